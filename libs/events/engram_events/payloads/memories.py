@@ -1,0 +1,58 @@
+"""Agent memories: write requests from the gateway, outcomes from the memory service."""
+
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints
+
+from engram_events.ids import Attributes, Id, Sha256
+from engram_events.payloads._base import Payload
+from engram_events.payloads.embeddings import VectorProvenance
+
+MemoryType = Annotated[
+    str, StringConstraints(min_length=1, max_length=64, pattern=r"^[a-z][a-z0-9_]*$")
+]
+WithdrawReason = Literal["retention", "deleted", "agent_deleted", "source_tombstoned"]
+
+
+class MemoryWriteRequested(Payload):
+    """An agent wants to remember something; validated again by the memory service."""
+
+    memory_id: Id
+    agent_id: Id
+    content: str = Field(max_length=64_000)
+    type: MemoryType = "conversation"
+    metadata: Attributes = Field(default_factory=dict)
+    derived_from: list[Id] = Field(default_factory=list, max_length=100)
+    supersedes: Id | None = None
+    idempotency_key: Id | None = None
+
+
+class MemoryStored(Payload):
+    """A memory row and its vector are durable and recallable."""
+
+    memory_id: Id
+    agent_id: Id
+    type: MemoryType
+    content_sha256: Sha256
+    provenance: VectorProvenance
+    derived_from: list[Id] = Field(default_factory=list)
+    supersedes: Id | None = None
+
+
+class MemoryRejected(Payload):
+    """A write was refused (e.g. empty content) before any embedding."""
+
+    memory_id: Id
+    agent_id: Id
+    reason: str
+
+
+class MemoryWithdrawn(Payload):
+    """A memory left recall; its row keeps status and hashes only."""
+
+    memory_id: Id
+    agent_id: Id
+    reason: WithdrawReason
+    content_sha256: Sha256 | None = None
+    prune_job_id: Id | None = None
+    because_of: Id | None = None

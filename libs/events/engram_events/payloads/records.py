@@ -1,0 +1,58 @@
+"""Records: one source's assertion about one entity, owned by extraction."""
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints
+
+from engram_events.ids import Attributes, Id, Sha256
+from engram_events.payloads._base import Payload
+
+RecordType = Annotated[
+    str, StringConstraints(min_length=1, max_length=100, pattern=r"^[a-z][a-z0-9_]*$")
+]
+TombstoneReason = Literal["prune", "document_deleted", "drive_removed"]
+
+
+class Lineage(Payload):
+    """Exactly where a record came from."""
+
+    document_id: Id | None = None
+    document_version: Id | None = None
+    locator: Annotated[str, StringConstraints(max_length=512)] = ""
+    source_item_id: str | None = None
+
+
+class RecordUpserted(Payload):
+    """A record's current revision, announced after it is durable."""
+
+    record_id: Id
+    record_type: RecordType
+    entity_id: Id
+    revision: int = Field(ge=1)
+    attributes: Attributes
+    content_sha256: Sha256
+    lineage: Lineage
+    observed_at: datetime
+
+
+class RecordTombstoned(Payload):
+    """A record is gone; everything derived from it must follow."""
+
+    record_id: Id
+    entity_id: Id | None = None
+    reason: TombstoneReason
+    prune_job_id: Id | None = None
+    content_sha256: Sha256
+    last_revision: int = Field(ge=1)
+    document_id: Id | None = None
+
+
+class RecordsImportRequested(Payload):
+    """Structured rows imported without extraction (the non-AI path)."""
+
+    import_id: Id
+    source: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    record_type: RecordType
+    rows: list[Attributes] = Field(min_length=1, max_length=10_000)
+    key_field: str | None = None

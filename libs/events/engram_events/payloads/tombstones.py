@@ -1,0 +1,19 @@
+"""Acknowledgements that a service finished its part of a prune."""
+
+from typing import Literal
+
+from pydantic import Field
+
+from engram_events.ids import Count, Id
+from engram_events.payloads._base import Payload
+
+Stage = Literal["records", "documents", "facts", "articles", "memories", "vectors"]
+
+
+class TombstoneApplied(Payload):
+    """A service's deletes for a prune job are durable; counts per stage."""
+
+    prune_job_id: Id
+    service: Id
+    counts: dict[Stage, Count]
+    tombstoned_ids: list[Id] = Field(default_factory=list, max_length=100_000)

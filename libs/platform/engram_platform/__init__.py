@@ -1,0 +1,1 @@
+"""Shared plumbing for Engram services: settings, broker, Mongo, tracing, delivery guarantees."""

@@ -1,0 +1,87 @@
+"""One FastAPI app shape for every service: lifespan-built clients, health, problems, tracing."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+
+from fastapi import APIRouter, FastAPI
+
+from engram_platform.http import health_router
+from engram_platform.problems import install_problem_handlers
+from engram_platform.runtime import Runtime
+from engram_platform.topics import ensure_topics
+
+log = logging.getLogger(__name__)
+
+Register = Callable[[Runtime, FastAPI], Awaitable[None]]
+
+
+async def _with_backoff(
+    what: str, action: Callable[[], Awaitable[object]], attempts: int = 30
+) -> None:
+    """Start-up waits for Kafka/Mongo to come up instead of dying on the first refusal."""
+    delay = 0.5
+    for attempt in range(1, attempts + 1):
+        try:
+            await action()
+            return
+        except Exception as exc:
+            if attempt == attempts:
+                raise
+            log.warning(
+                "waiting for dependency",
+                extra={"dependency": what, "attempt": attempt, "error_type": type(exc).__name__},
+            )
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 5.0)
+
+
+def service_app(
+    runtime: Runtime,
+    *,
+    title: str,
+    register: Register,
+    routers: Sequence[APIRouter] = (),
+) -> FastAPI:
+    """Build the app; `register` wires stores and handlers once Mongo is connected."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with runtime.connected():
+            settings = runtime.settings
+            await _with_backoff(
+                "kafka-topics",
+                lambda: ensure_topics(
+                    settings.kafka_bootstrap_servers, prefix=settings.topic_prefix
+                ),
+            )
+            await register(runtime, app)
+            assert runtime.consumer is not None
+            if runtime.consumer.routes:
+                runtime.consumer.subscribe()
+            await _with_backoff("kafka", runtime.broker.start)
+            if runtime.settings.outbox_relay:
+                runtime.start_relay()
+            app.state.runtime = runtime
+            try:
+                yield
+            finally:
+                await runtime.broker.stop()
+
+    app = FastAPI(
+        title=title,
+        lifespan=lifespan,
+        telemetry={
+            "tracer_provider": runtime.tracer_provider,
+            "logs": False,
+            "operation_spans": False,
+        },
+    )
+    install_problem_handlers(app)
+    app.include_router(health_router(runtime.ready))
+    for router in routers:
+        app.include_router(router)
+    return app

@@ -1,0 +1,29 @@
+"""The FastStream Kafka broker every service uses, with telemetry on."""
+
+import logging
+
+from faststream.kafka import KafkaBroker
+from faststream.kafka.opentelemetry import KafkaTelemetryMiddleware
+from opentelemetry.sdk.trace import TracerProvider
+
+from engram_platform.settings import ServiceSettings
+
+MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+"""Documents travel inline; topics are created with a matching max.message.bytes."""
+
+
+def make_broker(
+    settings: ServiceSettings, *, service: str, tracer_provider: TracerProvider | None = None
+) -> KafkaBroker:
+    """An idempotent, acks=all producer and W3C trace context in headers."""
+    return KafkaBroker(
+        settings.kafka_bootstrap_servers,
+        client_id=f"engram-{service}",
+        acks="all",
+        enable_idempotence=True,
+        max_request_size=MAX_MESSAGE_BYTES,
+        request_timeout_ms=30_000,
+        middlewares=[KafkaTelemetryMiddleware(tracer_provider=tracer_provider)],
+        logger=logging.getLogger("engram.faststream"),
+        log_level=logging.DEBUG,
+    )

@@ -1,0 +1,75 @@
+"""Dead-lettering: the original message, the consumer, the error and the attempt count."""
+
+from __future__ import annotations
+
+import base64
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+from engram_events import Topics, topic_name
+from engram_events.payloads.dlq import DeadLetter
+
+log = logging.getLogger(__name__)
+
+
+class DeadLetters:
+    """Publishes DeadLetter records synchronously (acks=all) before the offset moves on."""
+
+    def __init__(self, broker: Any, *, topic_prefix: str = "") -> None:
+        self.broker = broker
+        self.topic = topic_name(Topics.DLQ, topic_prefix)
+
+    async def send(
+        self,
+        *,
+        consumer: str,
+        record: Any,
+        error: BaseException,
+        attempts: int,
+        envelope_fields: dict[str, str | None] | None = None,
+        reason: str | None = None,
+    ) -> DeadLetter:
+        """Publish and return the dead letter; raises if the DLQ itself cannot be written."""
+        value = record.value if isinstance(record.value, bytes | bytearray) else b""
+        key = record.key.decode("utf-8", "replace") if isinstance(record.key, bytes) else None
+        fields = envelope_fields or {}
+        letter = DeadLetter(
+            consumer=consumer,
+            topic=record.topic,
+            partition=record.partition,
+            offset=record.offset,
+            key=key,
+            event_id=fields.get("event_id"),
+            event_type=fields.get("event_type"),
+            tenant_id=fields.get("tenant_id"),
+            error_type=reason or getattr(error, "reason", None) or type(error).__name__,
+            error=str(error)[:4000] or type(error).__name__,
+            attempts=attempts,
+            value_base64=base64.b64encode(bytes(value)).decode(),
+            headers={
+                k: v.decode("utf-8", "replace")
+                for k, v in (record.headers or ())
+                if isinstance(v, bytes | bytearray)
+            },
+            failed_at=datetime.now(UTC),
+        )
+        await self.broker.publish(
+            letter.model_dump_json().encode(),
+            self.topic,
+            key=(key or consumer).encode(),
+            headers={"content-type": "application/json"},
+        )
+        log.warning(
+            "dead-lettered",
+            extra={
+                "consumer": consumer,
+                "topic": record.topic,
+                "partition": record.partition,
+                "offset": record.offset,
+                "error_type": letter.error_type,
+                "attempts": attempts,
+                "event_id": letter.event_id,
+            },
+        )
+        return letter

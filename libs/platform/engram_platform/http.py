@@ -1,0 +1,41 @@
+"""The HTTP side every service shares: health routes and serving (FastAPI traces natively)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from fastapi import APIRouter, FastAPI
+from fastapi.responses import JSONResponse
+from opentelemetry import context as otel_context
+
+
+def health_router(ready: Callable[[], Awaitable[dict[str, bool]]]) -> APIRouter:
+    """`/healthz` says the process lives; `/readyz` is 503 until every dependency answers."""
+    router = APIRouter(tags=["health"])
+
+    @router.get("/healthz")
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    @router.get("/readyz")
+    async def readyz() -> JSONResponse:
+        checks = await ready()
+        ok = all(checks.values())
+        return JSONResponse(
+            {"status": "ready" if ok else "unavailable", "checks": checks},
+            status_code=200 if ok else 503,
+        )
+
+    return router
+
+
+def current_context() -> otel_context.Context:
+    """The active trace context (for handing work to background tasks)."""
+    return otel_context.get_current()
+
+
+def serve(app: FastAPI, host: str, port: int) -> None:
+    """Run an app with uvicorn; logs go through the redacting JSON handler."""
+    import uvicorn
+
+    uvicorn.run(app, host=host, port=port, log_config=None, access_log=False, lifespan="on")

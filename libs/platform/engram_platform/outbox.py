@@ -1,0 +1,228 @@
+"""Transactional outbox without transactions: stage events durably, a relay publishes them.
+
+A consumer stages the events its handler returned before it marks the input applied and
+commits the offset, so a crash replays the handler and stages the same (deterministic) ids
+again. A state change made outside a consumer (an HTTP request) carries its events inside
+the same document (`_outbox`), one atomic write; the relay moves them to the outbox.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import uuid
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from engram_events import Envelope, encode, event_type_of, topic_name
+from opentelemetry import context as otel_context
+from opentelemetry import propagate
+from pymongo import ASCENDING, ReturnDocument
+from pymongo.errors import BulkWriteError, DuplicateKeyError
+
+log = logging.getLogger(__name__)
+
+OUTBOX = "outbox"
+LEASES = "outbox_leases"
+PENDING_FIELD = "_outbox"
+
+
+def outbox_entry(envelope: Envelope[Any], prefix: str, staged_at: datetime) -> dict[str, Any]:
+    """One pending publication: topic, key, bytes and the trace context that caused it."""
+    event_type = event_type_of(envelope.event_type)
+    headers: dict[str, str] = {}
+    propagate.inject(headers)
+    return {
+        "_id": str(envelope.event_id),
+        "topic": topic_name(event_type.topic, prefix),
+        "key": event_type.key(envelope.payload),
+        "value": encode(envelope),
+        "headers": headers,
+        "event_type": envelope.event_type,
+        "tenant_id": envelope.tenant_id,
+        "staged_at": staged_at,
+    }
+
+
+class Outbox:
+    """The service's pending events; `stage` is idempotent on event_id."""
+
+    def __init__(self, db: Any, *, topic_prefix: str = "") -> None:
+        self.db = db
+        self.collection = db[OUTBOX]
+        self.prefix = topic_prefix
+        self.wakeup = asyncio.Event()
+
+    async def stage(self, envelopes: Iterable[Envelope[Any]]) -> int:
+        """Durably record events to publish; re-staging an id already staged or sent is a no-op."""
+        now = datetime.now(UTC)
+        docs = [outbox_entry(e, self.prefix, now) for e in envelopes]
+        if not docs:
+            return 0
+        await self._insert(docs)
+        self.wakeup.set()
+        return len(docs)
+
+    async def _insert(self, docs: list[dict[str, Any]]) -> None:
+        """Insert, ignoring ids already present (a replay)."""
+        try:
+            await self.collection.insert_many(docs, ordered=False)
+        except BulkWriteError as exc:
+            fatal = [e for e in exc.details.get("writeErrors", []) if e.get("code") != 11000]
+            if fatal:
+                raise
+        except DuplicateKeyError:
+            pass
+
+    async def write_with_events(
+        self,
+        collection: Any,
+        doc_id: Any,
+        update: dict[str, Any],
+        events: Sequence[Envelope[Any]],
+        *,
+        upsert: bool = True,
+    ) -> None:
+        """Apply `update` and stage `events` in one atomic single-document write, then relay them."""
+        now = datetime.now(UTC)
+        pending = [outbox_entry(e, self.prefix, now) for e in events]
+        full = dict(update)
+        full["$push"] = {**full.get("$push", {}), PENDING_FIELD: {"$each": pending}}
+        await collection.update_one({"_id": doc_id}, full, upsert=upsert)
+        await self._move_pending(collection, doc_id, pending)
+
+    async def _move_pending(
+        self, collection: Any, doc_id: Any, pending: list[dict[str, Any]]
+    ) -> None:
+        """Copy a document's embedded events to the outbox, then remove them from the document."""
+        if pending:
+            await self._insert(pending)
+        await collection.update_one(
+            {"_id": doc_id},
+            {"$pull": {PENDING_FIELD: {"_id": {"$in": [p["_id"] for p in pending]}}}},
+        )
+        self.wakeup.set()
+
+    async def recover(self, collection: Any) -> int:
+        """After a crash, move events still embedded in documents to the outbox."""
+        moved = 0
+        async for doc in collection.find({f"{PENDING_FIELD}.0": {"$exists": True}}):
+            pending = doc[PENDING_FIELD]
+            await self._move_pending(collection, doc["_id"], pending)
+            moved += len(pending)
+        return moved
+
+    async def pending(self, limit: int = 500) -> list[dict[str, Any]]:
+        """The oldest unsent events, in staging order."""
+        cursor = self.collection.find({}).sort([("staged_at", ASCENDING), ("_id", ASCENDING)])
+        return [doc async for doc in cursor.limit(limit)]
+
+    async def mark_sent(self, ids: Sequence[str]) -> None:
+        """Sent events leave the outbox; consumers dedup any resend by event_id."""
+        if ids:
+            await self.collection.delete_many({"_id": {"$in": list(ids)}})
+
+
+class OutboxRelay:
+    """Publishes staged events in order; one active relay per service database (a lease)."""
+
+    def __init__(
+        self,
+        outbox: Outbox,
+        broker: Any,
+        *,
+        service: str,
+        interval: float = 0.05,
+        lease_seconds: float = 10.0,
+        recover_collections: Sequence[Any] = (),
+    ) -> None:
+        self.outbox = outbox
+        self.broker = broker
+        self.service = service
+        self.interval = interval
+        self.lease = timedelta(seconds=lease_seconds)
+        self.owner = f"{socket.gethostname()}:{uuid.uuid4().hex[:8]}"
+        self.recover_collections = list(recover_collections)
+        self._task: asyncio.Task[None] | None = None
+        self.published = 0
+
+    async def _hold_lease(self) -> bool:
+        """Take or renew the lease; another live relay keeps it until it expires."""
+        now = datetime.now(UTC)
+        leases = self.outbox.db[LEASES]
+        try:
+            doc = await leases.find_one_and_update(
+                {"_id": self.service, "$or": [{"owner": self.owner}, {"expires_at": {"$lt": now}}]},
+                {"$set": {"owner": self.owner, "expires_at": now + self.lease}},
+                upsert=True,
+                return_document=ReturnDocument.AFTER,
+            )
+        except DuplicateKeyError:
+            return False
+        return bool(doc and doc.get("owner") == self.owner)
+
+    async def publish_pending(self) -> int:
+        """One pass: publish what is staged, then mark it sent. Returns how many were sent."""
+        batch = await self.outbox.pending()
+        sent: list[str] = []
+        try:
+            for doc in batch:
+                await self._publish(doc)
+                sent.append(doc["_id"])
+        finally:
+            await self.outbox.mark_sent(sent)
+        self.published += len(sent)
+        return len(sent)
+
+    async def _publish(self, doc: dict[str, Any]) -> None:
+        """Publish under the trace context of the work that staged the event."""
+        token = otel_context.attach(propagate.extract(doc.get("headers") or {}))
+        try:
+            await self.broker.publish(
+                bytes(doc["value"]),
+                doc["topic"],
+                key=doc["key"].encode(),
+                headers={"content-type": "application/json", "event_type": doc["event_type"]},
+            )
+        finally:
+            otel_context.detach(token)
+
+    async def run(self) -> None:
+        """Loop until cancelled; wakes early when something is staged in this process."""
+        for collection in self.recover_collections:
+            moved = await self.outbox.recover(collection)
+            if moved:
+                log.info("outbox recovered embedded events", extra={"count": moved})
+        while True:
+            try:
+                if await self._hold_lease():
+                    while await self.publish_pending():
+                        pass
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("outbox relay pass failed", extra={"error_type": type(exc).__name__})
+                await asyncio.sleep(1.0)
+            self.outbox.wakeup.clear()
+            try:
+                await asyncio.wait_for(self.outbox.wakeup.wait(), timeout=self.interval)
+            except TimeoutError:
+                pass
+
+    def start(self) -> None:
+        """Run the relay in the background of the current event loop."""
+        self._task = asyncio.get_running_loop().create_task(
+            self.run(), name=f"relay-{self.service}"
+        )
+
+    async def stop(self) -> None:
+        """Cancel the loop; whatever is unsent stays staged for the next start."""
+        if self._task:
+            self._task.cancel()
+            try:
+                await self._task
+            except (asyncio.CancelledError, Exception):
+                pass
+            self._task = None

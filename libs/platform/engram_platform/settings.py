@@ -1,0 +1,61 @@
+"""Settings every service shares; each service subclasses with its own env prefix."""
+
+from pydantic import AliasChoices, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class ServiceSettings(BaseSettings):
+    """Infrastructure addresses use the unprefixed names operators expect; the rest is prefixed."""
+
+    model_config = SettingsConfigDict(env_prefix="ENGRAM_", extra="ignore")
+
+    kafka_bootstrap_servers: str = Field(
+        default="127.0.0.1:9092",
+        validation_alias=AliasChoices("KAFKA_BOOTSTRAP_SERVERS", "kafka_bootstrap_servers"),
+    )
+    mongodb_uri: SecretStr = Field(
+        default=SecretStr("mongodb://127.0.0.1:27017"),
+        validation_alias=AliasChoices("MONGODB_URI", "mongodb_uri"),
+    )
+    qdrant_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("QDRANT_URL", "qdrant_url")
+    )
+    topic_prefix: str = Field(
+        default="", validation_alias=AliasChoices("ENGRAM_TOPIC_PREFIX", "topic_prefix")
+    )
+    database_prefix: str = Field(
+        default="engram_",
+        validation_alias=AliasChoices("ENGRAM_DATABASE_PREFIX", "database_prefix"),
+    )
+    otlp_endpoint: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("OTEL_EXPORTER_OTLP_ENDPOINT", "otlp_endpoint"),
+    )
+    tracing_enabled: bool = Field(
+        default=True, validation_alias=AliasChoices("ENGRAM_TRACING", "tracing_enabled")
+    )
+    log_level: str = Field(
+        default="INFO", validation_alias=AliasChoices("ENGRAM_LOG_LEVEL", "log_level")
+    )
+    internal_token: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("ENGRAM_INTERNAL_TOKEN", "internal_token"),
+    )
+    max_attempts: int = Field(default=5, ge=1, le=100)
+    retry_base_seconds: float = Field(default=0.2, ge=0)
+    retry_max_seconds: float = Field(default=5.0, ge=0)
+    relay_interval_seconds: float = Field(default=0.05, gt=0)
+    outbox_relay: bool = Field(
+        default=True,
+        validation_alias=AliasChoices("ENGRAM_OUTBOX_RELAY", "outbox_relay"),
+        description="publish staged events from this process (off for a consumer-only instance)",
+    )
+
+    def database_name(self, service: str) -> str:
+        """Each service owns one database; the prefix isolates tests and deployments."""
+        return f"{self.database_prefix}{service}"
+
+    @property
+    def telemetry_database(self) -> str:
+        """Where local spans go when no OTLP endpoint is configured."""
+        return f"{self.database_prefix}telemetry"

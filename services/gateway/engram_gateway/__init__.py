@@ -1,0 +1,1 @@
+"""The HTTP gateway workflow apps call: tenancy, API keys, agents, and the public API."""

@@ -1,0 +1,98 @@
+"""Tenants, API keys and agents in the gateway's own database; every query carries the tenant."""
+
+from __future__ import annotations
+
+import secrets
+from datetime import UTC, datetime
+from typing import Any
+
+from engram_gateway.domain.keys import IssuedKey, issue_key, parse_key, verify
+from engram_gateway.domain.model import Agent, Caller
+
+TENANTS = "tenants"
+API_KEYS = "api_keys"
+AGENTS = "agents"
+
+
+class Registry:
+    """The gateway's store of who may call and which agents they own."""
+
+    def __init__(self, db: Any) -> None:
+        self.db = db
+
+    async def create_tenant(self, name: str) -> tuple[str, IssuedKey]:
+        """A new tenant with its first API key; the plaintext key is only in the return value."""
+        tenant_id = f"tnt_{secrets.token_hex(8)}"
+        now = datetime.now(UTC)
+        await self.db[TENANTS].insert_one({"_id": tenant_id, "name": name, "created_at": now})
+        key = await self.add_key(tenant_id)
+        return tenant_id, key
+
+    async def add_key(self, tenant_id: str, roles: tuple[str, ...] = ()) -> IssuedKey:
+        """Issue another key for a tenant (keys are bound to exactly one tenant)."""
+        key = issue_key()
+        await self.db[API_KEYS].insert_one(
+            {
+                "_id": key.key_id,
+                "tenant_id": tenant_id,
+                "secret_hash": key.secret_hash,
+                "salt": key.salt,
+                "roles": list(roles),
+                "created_at": datetime.now(UTC),
+                "revoked": False,
+            }
+        )
+        return key
+
+    async def authenticate(self, presented: str) -> Caller | None:
+        """The caller for a presented key, or None (malformed, unknown, revoked or wrong)."""
+        parts = parse_key(presented)
+        if parts is None:
+            return None
+        key_id, secret = parts
+        row = await self.db[API_KEYS].find_one({"_id": key_id})
+        if not row or row.get("revoked") or not verify(secret, row["salt"], row["secret_hash"]):
+            return None
+        return Caller(tenant_id=row["tenant_id"], key_id=key_id, roles=tuple(row.get("roles", ())))
+
+    async def create_agent(self, tenant_id: str, name: str | None) -> Agent:
+        """Register an agent under the caller's tenant."""
+        agent = Agent(
+            agent_id=f"agt_{secrets.token_hex(12)}",
+            tenant_id=tenant_id,
+            name=name,
+            created_at=datetime.now(UTC),
+        )
+        await self.db[AGENTS].insert_one(
+            {"_id": agent.agent_id, **agent.model_dump(exclude={"agent_id"}), "deleted": False}
+        )
+        return agent
+
+    async def get_agent(self, tenant_id: str, agent_id: str) -> Agent | None:
+        """The agent only if this tenant owns it (the predicate is in the query, not after it)."""
+        row = await self.db[AGENTS].find_one(
+            {"_id": agent_id, "tenant_id": tenant_id, "deleted": False}
+        )
+        return _agent(row) if row else None
+
+    async def list_agents(self, tenant_id: str) -> list[Agent]:
+        """The tenant's live agents, oldest first."""
+        cursor = self.db[AGENTS].find({"tenant_id": tenant_id, "deleted": False})
+        return sorted([_agent(r) async for r in cursor], key=lambda a: (a.created_at, a.agent_id))
+
+    async def delete_agent(self, tenant_id: str, agent_id: str) -> bool:
+        """Mark an owned agent deleted; False when it is not this tenant's live agent."""
+        result = await self.db[AGENTS].update_one(
+            {"_id": agent_id, "tenant_id": tenant_id, "deleted": False},
+            {"$set": {"deleted": True, "deleted_at": datetime.now(UTC)}},
+        )
+        return bool(result.modified_count)
+
+
+def _agent(row: dict[str, Any]) -> Agent:
+    return Agent(
+        agent_id=row["_id"],
+        tenant_id=row["tenant_id"],
+        name=row.get("name"),
+        created_at=row["created_at"],
+    )

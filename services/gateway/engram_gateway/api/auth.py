@@ -1,0 +1,34 @@
+"""Bearer-key authentication: every /v1 route depends on `caller`."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from engram_platform.problems import Problem
+from fastapi import Depends, Request
+
+from engram_gateway.adapters.registry import Registry
+from engram_gateway.domain.model import Caller
+
+
+def registry(request: Request) -> Registry:
+    """The registry built in the lifespan."""
+    reg: Registry = request.app.state.registry
+    return reg
+
+
+async def caller(request: Request) -> Caller:
+    """The authenticated caller, or 401 with a problem document saying what to send."""
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Problem(401, detail="send 'Authorization: Bearer <api key>'")
+    found = await registry(request).authenticate(token)
+    if found is None:
+        raise Problem(401, detail="the API key is not valid")
+    request.state.tenant_id = found.tenant_id
+    return found
+
+
+CallerDep = Annotated[Caller, Depends(caller)]
+RegistryDep = Annotated[Registry, Depends(registry)]

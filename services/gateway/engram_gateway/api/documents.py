@@ -1,0 +1,144 @@
+"""`/v1/documents`: accept uploads (JSON or multipart) and report their status."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+from typing import Annotated, Any, Literal
+
+from engram_events import new_event
+from engram_events.catalog import DOCUMENT_SUBMITTED
+from engram_events.payloads.documents import DocumentSubmitted
+from engram_platform.problems import Problem
+from engram_platform.publish import publish_now
+from fastapi import APIRouter, Path, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from engram_gateway.api.auth import CallerDep
+from engram_gateway.domain.documents import DocumentRejected, check_content, check_name, document_id
+
+router = APIRouter(prefix="/v1/documents", tags=["documents"])
+DocumentId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
+
+
+class SubmitDocument(BaseModel):
+    """A document as JSON: text or base64 bytes, with its name and type."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=512)
+    mime: str = Field(min_length=3, max_length=127)
+    text: str | None = None
+    content_base64: str | None = None
+    source: Literal["gateway"] = "gateway"
+
+    @model_validator(mode="after")
+    def _one_body(self) -> SubmitDocument:
+        if (self.text is None) == (self.content_base64 is None):
+            raise ValueError("give exactly one of text or content_base64")
+        return self
+
+
+class Accepted(BaseModel):
+    """What a 202 says: the id and where to watch it."""
+
+    document_id: str
+    version: str
+    status: str = "pending"
+    status_url: str
+
+
+async def _parse(request: Request) -> tuple[str, str, bytes]:
+    """Name, mime and bytes from either JSON or a multipart `file` field."""
+    ctype = request.headers.get("content-type", "")
+    if ctype.startswith("multipart/form-data"):
+        form = await request.form()
+        upload: Any = form.get("file")
+        if upload is None or isinstance(upload, str):
+            raise Problem(422, "validation-error", "multipart uploads need a 'file' field")
+        content = await upload.read()
+        mime = str(form.get("mime") or upload.content_type or "")
+        return str(form.get("name") or upload.filename or ""), mime.split(";")[0].strip(), content
+    if not ctype.startswith("application/json"):
+        raise Problem(415, detail="send application/json or multipart/form-data")
+    try:
+        body = SubmitDocument.model_validate_json(await request.body())
+    except ValidationError as exc:
+        errors = [{"loc": [str(p) for p in e["loc"]], "msg": e["msg"]} for e in exc.errors()[:20]]
+        raise Problem(422, detail="the document is not valid; see errors", errors=errors) from None
+    if body.text is not None:
+        return body.name, body.mime, body.text.encode("utf-8")
+    try:
+        return body.name, body.mime, base64.b64decode(body.content_base64 or "", validate=True)
+    except (binascii.Error, ValueError):
+        raise Problem(422, "invalid-base64", "content_base64 is not valid base64") from None
+
+
+@router.post("", status_code=202, response_model=Accepted)
+async def submit_document(request: Request, caller: CallerDep) -> JSONResponse:
+    """Validate, publish `document.submitted` (acks=all), then answer 202."""
+    settings = request.app.state.settings
+    max_bytes = settings.max_document_bytes
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > max_bytes * 4 // 3 + 65536:
+        raise Problem(413, detail=f"documents are limited to {max_bytes} bytes")
+    name, mime, content = await _parse(request)
+    try:
+        name = check_name(name)
+        check_content(content, mime, max_bytes)
+    except DocumentRejected as exc:
+        raise Problem(exc.status, exc.kind, exc.detail) from None
+    sha = hashlib.sha256(content).hexdigest()
+    doc_id = document_id(caller.tenant_id, "gateway", name)
+    payload = DocumentSubmitted(
+        document_id=doc_id,
+        version=sha[:16],
+        source="gateway",
+        source_item_id=name,
+        name=name,
+        mime=mime,
+        content_sha256=sha,
+        size_bytes=len(content),
+        content_base64=base64.b64encode(content).decode(),
+        submitted_by=caller.key_id,
+    )
+    event = new_event(DOCUMENT_SUBMITTED, payload, tenant_id=caller.tenant_id)
+    try:
+        await publish_now(
+            request.app.state.runtime.broker, event, topic_prefix=settings.topic_prefix
+        )
+    except Exception:
+        raise Problem(
+            503, "broker-unavailable", "the document could not be queued; retry"
+        ) from None
+    await request.app.state.submissions.record(
+        caller.tenant_id,
+        "document",
+        doc_id,
+        version=payload.version,
+        name_sha256=hashlib.sha256(name.encode()).hexdigest(),
+    )
+    accepted = Accepted(
+        document_id=doc_id, version=payload.version, status_url=f"/v1/documents/{doc_id}"
+    )
+    return JSONResponse(accepted.model_dump(), status_code=202)
+
+
+@router.get("/{doc_id}")
+async def get_document(doc_id: DocumentId, request: Request, caller: CallerDep) -> JSONResponse:
+    """The owner's view (ingest); `pending` while only the gateway knows the submission."""
+    response = await request.app.state.internal.request(
+        "ingest", "GET", f"/internal/v1/documents/{doc_id}", tenant_id=caller.tenant_id
+    )
+    if response.status_code == 200:
+        return JSONResponse(response.json())
+    if response.status_code != 404:
+        raise Problem(503, "service-unavailable", "the ingest service could not answer")
+    submitted = await request.app.state.submissions.get(caller.tenant_id, "document", doc_id)
+    if submitted is None:
+        raise Problem(404, detail="no such document")
+    return JSONResponse(
+        {"document_id": doc_id, "version": submitted.get("version"), "status": "pending"}
+    )

@@ -1,0 +1,20 @@
+"""Gateway settings (env prefix ENGRAM_GATEWAY_)."""
+
+from engram_platform.settings import ServiceSettings
+from pydantic import Field
+from pydantic_settings import SettingsConfigDict
+
+
+class GatewaySettings(ServiceSettings):
+    """Where the gateway listens, what it accepts, and where the owning services answer."""
+
+    model_config = SettingsConfigDict(env_prefix="ENGRAM_GATEWAY_", extra="ignore")
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8080, ge=1, le=65535)
+    max_document_bytes: int = Field(default=10 * 1024 * 1024, ge=1)
+    ingest_url: str = "http://127.0.0.1:8081"
+    extraction_url: str = "http://127.0.0.1:8082"
+    memory_url: str = "http://127.0.0.1:8084"
+    enrichment_url: str = "http://127.0.0.1:8085"
+    internal_timeout_seconds: float = Field(default=10.0, gt=0)

@@ -1,0 +1,1 @@
+"""Ingest: stores each document version once and keeps its extract log."""

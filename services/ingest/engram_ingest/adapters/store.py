@@ -1,0 +1,112 @@
+"""Ingest's database: content-addressed blobs, documents and the extract log per version."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from pymongo.errors import DuplicateKeyError
+
+BLOBS = "blobs"
+DOCUMENTS = "documents"
+EXTRACT_LOG = "extract_log"
+
+
+class IngestStore:
+    """Every key starts with the tenant, and every query carries the tenant predicate."""
+
+    def __init__(self, db: Any) -> None:
+        self.db = db
+
+    async def put_blob(self, tenant_id: str, sha256: str, content: bytes) -> bool:
+        """Store bytes once per tenant and hash; False when they were already there."""
+        try:
+            await self.db[BLOBS].insert_one(
+                {
+                    "_id": f"{tenant_id}:{sha256}",
+                    "tenant_id": tenant_id,
+                    "size": len(content),
+                    "content": content,
+                }
+            )
+        except DuplicateKeyError:
+            return False
+        return True
+
+    async def record_version(
+        self, tenant_id: str, document_id: str, version: str, meta: dict[str, Any]
+    ) -> None:
+        """Upsert the document and open an extract-log row for this version (idempotent)."""
+        now = datetime.now(UTC)
+        await self.db[DOCUMENTS].update_one(
+            {"_id": f"{tenant_id}:{document_id}", "tenant_id": tenant_id},
+            {
+                "$set": {**meta, "latest_version": version, "status": "active", "updated_at": now},
+                "$setOnInsert": {"document_id": document_id, "created_at": now},
+                "$addToSet": {"versions": version},
+            },
+            upsert=True,
+        )
+        await self.db[EXTRACT_LOG].update_one(
+            {"_id": f"{tenant_id}:{document_id}:{version}", "tenant_id": tenant_id},
+            {
+                "$setOnInsert": {
+                    "document_id": document_id,
+                    "version": version,
+                    "status": "pending",
+                    "attempts": 0,
+                    "last_error": None,
+                    "record_count": 0,
+                    "rejected_count": 0,
+                    "created_at": now,
+                    "updated_at": now,
+                }
+            },
+            upsert=True,
+        )
+
+    async def extract_entry(
+        self, tenant_id: str, document_id: str, version: str
+    ) -> dict[str, Any] | None:
+        """The extract-log row of one version."""
+        row: dict[str, Any] | None = await self.db[EXTRACT_LOG].find_one(
+            {"_id": f"{tenant_id}:{document_id}:{version}", "tenant_id": tenant_id}
+        )
+        return row
+
+    async def document(self, tenant_id: str, document_id: str) -> dict[str, Any] | None:
+        """A document with its versions' extract-log rows."""
+        doc: dict[str, Any] | None = await self.db[DOCUMENTS].find_one(
+            {"_id": f"{tenant_id}:{document_id}", "tenant_id": tenant_id}
+        )
+        if doc is None:
+            return None
+        ids = [f"{tenant_id}:{document_id}:{v}" for v in doc.get("versions", [])]
+        rows = self.db[EXTRACT_LOG].find({"_id": {"$in": ids}, "tenant_id": tenant_id})
+        doc["extract_log"] = {row["version"]: row async for row in rows}
+        return doc
+
+    async def mark_deleted(self, tenant_id: str, document_id: str) -> dict[str, Any] | None:
+        """Mark the document deleted and drop blobs no live document of the tenant still uses."""
+        doc = await self.db[DOCUMENTS].find_one_and_update(
+            {"_id": f"{tenant_id}:{document_id}", "tenant_id": tenant_id},
+            {"$set": {"status": "deleted", "deleted_at": datetime.now(UTC)}},
+        )
+        if doc is None:
+            return None
+        for sha in set(doc.get("content_hashes", [])):
+            still_used = await self.db[DOCUMENTS].find_one(
+                {"tenant_id": tenant_id, "status": "active", "content_hashes": sha}, {"_id": 1}
+            )
+            if still_used is None:
+                await self.db[BLOBS].delete_many(
+                    {"_id": f"{tenant_id}:{sha}", "tenant_id": tenant_id}
+                )
+        return dict(doc)
+
+    async def add_content_hash(self, tenant_id: str, document_id: str, sha256: str) -> None:
+        """Remember which blobs a document references (for dropping them on deletion)."""
+        await self.db[DOCUMENTS].update_one(
+            {"_id": f"{tenant_id}:{document_id}", "tenant_id": tenant_id},
+            {"$addToSet": {"content_hashes": sha256}},
+        )

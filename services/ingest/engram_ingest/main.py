@@ -1,0 +1,34 @@
+"""Ingest's composition root."""
+
+from __future__ import annotations
+
+from engram_events.catalog import DOCUMENT_DELETED, DOCUMENT_SUBMITTED
+from engram_platform.app import service_app
+from engram_platform.runtime import Runtime
+from fastapi import FastAPI
+
+from engram_ingest import api
+from engram_ingest.adapters.store import IngestStore
+from engram_ingest.config import IngestSettings
+from engram_ingest.handlers import IngestHandlers
+
+SERVICE = "ingest"
+
+
+def create_app(settings: IngestSettings | None = None, *, install_global: bool = True) -> FastAPI:
+    """Consumes document submissions and deletions; serves document status internally."""
+    settings = settings or IngestSettings()
+    runtime = Runtime.build(SERVICE, settings, install_global=install_global)
+
+    async def register(rt: Runtime, app: FastAPI) -> None:
+        assert rt.consumer is not None
+        store = IngestStore(rt.db)
+        handlers = IngestHandlers(store)
+        rt.consumer.on(DOCUMENT_SUBMITTED, handlers.on_submitted)
+        rt.consumer.on(DOCUMENT_DELETED, handlers.on_deleted)
+        app.state.store = store
+        app.state.internal_token = (
+            settings.internal_token.get_secret_value() if settings.internal_token else None
+        )
+
+    return service_app(runtime, title="engram-ingest", register=register, routers=[api.router])

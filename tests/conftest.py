@@ -1,0 +1,73 @@
+"""Fixtures every tier shares: the real broker and database, and isolated names per test."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Infra:
+    """Addresses of the Kafka broker and the MongoDB-protocol server the tests use."""
+
+    bootstrap: str
+    mongodb_uri: str
+
+
+@pytest.fixture(scope="session")
+def infra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Infra]:
+    """External servers when KAFKA_BOOTSTRAP_SERVERS and MONGODB_URI are set, else our own."""
+    external_kafka = os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
+    external_mongo = os.environ.get("MONGODB_URI")
+    if external_kafka and external_mongo:
+        yield Infra(external_kafka, external_mongo)
+        return
+    from engram_devstack.ferretdb import FerretServer
+    from engram_devstack.kafka import KafkaServer
+    from engram_devstack.ports import free_ports
+
+    state = tmp_path_factory.mktemp("infra")
+    kafka_port, controller_port, mongo_port = free_ports(3)
+    kafka = KafkaServer(state_dir=state / "kafka", port=kafka_port, controller_port=controller_port)
+    ferret = FerretServer(state_dir=state / "ferretdb", port=mongo_port)
+    started = []
+    try:
+        for server in (kafka, ferret):
+            server.ensure_installed()
+            server.start()
+            started.append(server)
+        for server in (kafka, ferret):
+            server.wait_ready(120)
+        yield Infra(
+            external_kafka or kafka.address, external_mongo or f"mongodb://{ferret.address}"
+        )
+    finally:
+        for server in reversed(started):
+            server.stop()
+
+
+@pytest.fixture
+def names() -> dict[str, str]:
+    """A unique topic and database prefix, so tests never see each other's data."""
+    tag = uuid.uuid4().hex[:10]
+    return {"ENGRAM_TOPIC_PREFIX": f"t{tag}.", "ENGRAM_DATABASE_PREFIX": f"t{tag}_"}
+
+
+@pytest.fixture
+def stack_env(infra: Infra, names: dict[str, str]) -> dict[str, str]:
+    """Environment for service processes under test."""
+    return {
+        "KAFKA_BOOTSTRAP_SERVERS": infra.bootstrap,
+        "MONGODB_URI": infra.mongodb_uri,
+        "ENGRAM_LOG_LEVEL": "INFO",
+        "ENGRAM_RETRY_BASE_SECONDS": "0.05",
+        "ENGRAM_RETRY_MAX_SECONDS": "0.2",
+        **names,
+    }

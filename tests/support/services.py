@@ -1,0 +1,100 @@
+"""Run Engram services as real processes, the way `make run` does, for integration tests."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class ServiceProcess:
+    """One `python -m engram_<name>` process with its own log file."""
+
+    name: str
+    env: dict[str, str]
+    port: int
+    log_dir: Path
+    proc: subprocess.Popen[bytes] | None = None
+    starts: int = field(default=0)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def log_path(self) -> Path:
+        return self.log_dir / f"{self.name}.log"
+
+    def start(self, extra_env: dict[str, str] | None = None, wait: bool = True) -> ServiceProcess:
+        """Spawn the service and (by default) wait until /readyz is 200."""
+        env = {**os.environ, **self.env, **(extra_env or {})}
+        env[f"ENGRAM_{self.name.upper()}_PORT"] = str(self.port)
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        log = self.log_path.open("ab")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", f"engram_{self.name}"],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self.starts += 1
+        if wait:
+            self.wait_ready()
+        return self
+
+    def wait_ready(self, timeout: float = 60.0) -> None:
+        """Poll /readyz; fail with the log tail when the process dies or never gets ready."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc is not None and self.proc.poll() is not None:
+                raise RuntimeError(
+                    f"{self.name} exited with {self.proc.returncode}:\n{self.tail()}"
+                )
+            try:
+                if httpx.get(f"{self.url}/readyz", timeout=1.0).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        raise TimeoutError(f"{self.name} not ready after {timeout}s:\n{self.tail()}")
+
+    def kill9(self) -> None:
+        """SIGKILL: no shutdown hooks, no flushing — the crash the guarantees are about."""
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(10)
+
+    def stop(self) -> None:
+        """SIGTERM, then SIGKILL if it lingers."""
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.kill9()
+
+    def tail(self, lines: int = 40) -> str:
+        """The end of the service's log, for failure messages."""
+        if not self.log_path.exists():
+            return "(no log)"
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+
+    def logs(self) -> str:
+        """Everything the service logged (tests grep it for canaries)."""
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
