@@ -1,0 +1,186 @@
+"""Validation and collection bookkeeping shared by every adapter; engines fill in the rest."""
+
+from __future__ import annotations
+
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+
+from engram_vectors.checks import (
+    PreparedPoint,
+    UnitVector,
+    check_collection_name,
+    check_threshold,
+    check_top_k,
+    prepare_points,
+    unit_vector,
+)
+from engram_vectors.errors import (
+    CollectionNotFound,
+    DimensionMismatch,
+    FingerprintMismatch,
+    InvalidFilter,
+    InvalidQuery,
+    VectorStoreError,
+)
+from engram_vectors.filters import Conditions, parse_filter
+from engram_vectors.ids import check_id, engine_id
+from engram_vectors.models import CollectionInfo, Hit, PayloadFilter, Point, VectorLike
+
+
+class BaseVectorStore(ABC):
+    """Implements the VectorStore port's checks once; subclasses only talk to their engine."""
+
+    def __init__(self) -> None:
+        self._infos: dict[str, CollectionInfo] = {}
+        self._closed = False
+
+    @abstractmethod
+    async def _read_info(self, name: str) -> CollectionInfo | None:
+        """The stored dimension and fingerprint, or None when the collection does not exist."""
+
+    @abstractmethod
+    async def _create(self, name: str, info: CollectionInfo) -> CollectionInfo:
+        """Create the collection and persist its info; return the info now stored (a concurrent
+        creator may have won)."""
+
+    @abstractmethod
+    async def _upsert(self, name: str, points: list[PreparedPoint]) -> None:
+        """Write validated points; returns once they are durable in the engine."""
+
+    @abstractmethod
+    async def _delete_ids(self, name: str, ids: list[uuid.UUID]) -> None:
+        """Remove points by engine id."""
+
+    @abstractmethod
+    async def _delete_matching(self, name: str, conditions: Conditions) -> None:
+        """Remove points matching non-empty conditions."""
+
+    @abstractmethod
+    async def _search(
+        self,
+        name: str,
+        vector: UnitVector,
+        top_k: int,
+        conditions: Conditions,
+        score_threshold: float | None,
+    ) -> list[Hit]:
+        """Nearest points among those matching the conditions."""
+
+    @abstractmethod
+    async def _count(self, name: str, conditions: Conditions) -> int:
+        """Exact count of matching points."""
+
+    @abstractmethod
+    async def _get(self, name: str, ids: list[uuid.UUID]) -> list[Point]:
+        """Stored points for these engine ids, in order, missing ones left out."""
+
+    @abstractmethod
+    async def _close(self) -> None:
+        """Release the engine."""
+
+    async def _info(self, name: str) -> CollectionInfo:
+        """The collection's info from cache or storage; CollectionNotFound if it has none."""
+        if self._closed:
+            raise VectorStoreError("the vector store is closed")
+        check_collection_name(name)
+        info = self._infos.get(name)
+        if info is None:
+            info = await self._read_info(name)
+            if info is None:
+                raise CollectionNotFound(f"collection {name!r} does not exist")
+            self._infos[name] = info
+        return info
+
+    @staticmethod
+    def _check_fingerprint(name: str, info: CollectionInfo, fingerprint: str | None) -> None:
+        """Refuse a caller that declares a vector space other than the collection's."""
+        if fingerprint is not None and fingerprint != info.fingerprint:
+            raise FingerprintMismatch(name, info.fingerprint, fingerprint)
+
+    async def ensure_collection(self, name: str, dimension: int, fingerprint: str) -> None:
+        """Create the collection, or check an existing one has this dimension and fingerprint."""
+        if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1:
+            raise VectorStoreError("dimension must be a positive integer")
+        if not isinstance(fingerprint, str) or not fingerprint:
+            raise VectorStoreError("fingerprint must be a non-empty string")
+        try:
+            existing = await self._info(name)
+        except CollectionNotFound:
+            wanted = CollectionInfo(dimension=dimension, fingerprint=fingerprint)
+            existing = await self._create(name, wanted)
+            self._infos[name] = existing
+        if existing.dimension != dimension:
+            raise DimensionMismatch(name, existing.dimension, dimension)
+        self._check_fingerprint(name, existing, fingerprint)
+
+    async def collection_fingerprint(self, name: str) -> str:
+        """The embedder fingerprint stored with the collection."""
+        return (await self._info(name)).fingerprint
+
+    async def collection_dimension(self, name: str) -> int:
+        """The vector width stored with the collection."""
+        return (await self._info(name)).dimension
+
+    async def upsert(
+        self, name: str, points: Sequence[Point], *, fingerprint: str | None = None
+    ) -> None:
+        """Insert or replace points by id; with `fingerprint`, refuse a foreign vector space."""
+        info = await self._info(name)
+        self._check_fingerprint(name, info, fingerprint)
+        prepared = prepare_points(points, info.dimension, name)
+        if prepared:
+            await self._upsert(name, prepared)
+
+    async def delete(self, name: str, ids: Sequence[str]) -> None:
+        """Remove points by id; unknown ids are ignored."""
+        await self._info(name)
+        engine_ids = list(dict.fromkeys(engine_id(check_id(point_id)) for point_id in ids))
+        if engine_ids:
+            await self._delete_ids(name, engine_ids)
+
+    async def delete_by_filter(self, name: str, filter: PayloadFilter) -> None:
+        """Remove every point matching a non-empty filter; an empty filter is refused."""
+        await self._info(name)
+        conditions = parse_filter(filter)
+        if not conditions:
+            raise InvalidFilter("delete_by_filter needs at least one condition")
+        await self._delete_matching(name, conditions)
+
+    async def search(
+        self,
+        name: str,
+        vector: VectorLike,
+        top_k: int,
+        filter: PayloadFilter | None = None,
+        score_threshold: float | None = None,
+        *,
+        fingerprint: str | None = None,
+    ) -> list[Hit]:
+        """Nearest points by cosine similarity, best first, never below `score_threshold`."""
+        info = await self._info(name)
+        self._check_fingerprint(name, info, fingerprint)
+        query = unit_vector(vector, info.dimension, name, InvalidQuery)
+        conditions = parse_filter(filter)
+        threshold = check_threshold(score_threshold)
+        hits = await self._search(name, query, check_top_k(top_k), conditions, threshold)
+        return [hit for hit in hits if threshold is None or hit.score >= threshold]
+
+    async def count(self, name: str, filter: PayloadFilter | None = None) -> int:
+        """Exact number of points matching the filter."""
+        await self._info(name)
+        return await self._count(name, parse_filter(filter))
+
+    async def get(self, name: str, ids: Sequence[str]) -> list[Point]:
+        """Stored points in the order asked for; missing ids are left out."""
+        await self._info(name)
+        engine_ids = list(dict.fromkeys(engine_id(check_id(point_id)) for point_id in ids))
+        return await self._get(name, engine_ids) if engine_ids else []
+
+    async def close(self) -> None:
+        """Flush and release the engine; later calls raise VectorStoreError."""
+        if self._closed:
+            return
+        self._closed = True
+        await self._close()
+        self._infos.clear()

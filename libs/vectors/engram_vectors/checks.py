@@ -1,0 +1,124 @@
+"""Validation shared by every adapter, run before any engine call."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from engram_vectors.errors import DimensionMismatch, InvalidPoint, InvalidQuery, VectorStoreError
+from engram_vectors.ids import ORIGINAL_ID_KEY, RESERVED_PAYLOAD_PREFIX, check_id, engine_id
+from engram_vectors.models import Payload, Point, VectorLike
+
+UnitVector = npt.NDArray[np.float32]
+
+COLLECTION_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+MAX_TOP_K = 1000
+
+
+@dataclass(frozen=True)
+class PreparedPoint:
+    """A validated point: caller id, engine UUID, unit vector, payload carrying the caller id."""
+
+    original_id: str
+    engine_id: uuid.UUID
+    vector: UnitVector
+    payload: Payload
+
+
+def check_collection_name(name: object) -> str:
+    """Names double as directory names in the edge store, so keep them plain."""
+    if not isinstance(name, str) or not COLLECTION_NAME_PATTERN.match(name):
+        raise VectorStoreError("collection names are 1-64 chars of letters, digits, '_' and '-'")
+    return name
+
+
+def unit_vector(
+    vector: VectorLike, dimension: int, collection: str, error: type[VectorStoreError]
+) -> UnitVector:
+    """A finite, non-zero vector of the collection's width, scaled to unit length."""
+    try:
+        array = np.asarray(vector, dtype=np.float64)
+    except (TypeError, ValueError) as bad:
+        raise error("vector must be a sequence of numbers") from bad
+    if array.ndim != 1:
+        raise error("vector must be one-dimensional")
+    if array.shape[0] != dimension:
+        raise DimensionMismatch(collection, dimension, int(array.shape[0]))
+    if not np.all(np.isfinite(array)):
+        raise error("vector has non-finite values")
+    norm = float(np.linalg.norm(array))
+    if norm == 0.0:
+        raise error("vector has zero length; cosine similarity is undefined")
+    return (array / norm).astype(np.float32)
+
+
+def check_payload(payload: Mapping[str, Any]) -> Payload:
+    """A JSON-only copy of the payload; keys under the reserved prefix are refused."""
+    if not isinstance(payload, Mapping):
+        raise InvalidPoint("payload must be a mapping")
+    for key in payload:
+        if not isinstance(key, str) or not key:
+            raise InvalidPoint("payload keys must be non-empty strings")
+        if key.startswith(RESERVED_PAYLOAD_PREFIX):
+            raise InvalidPoint(
+                f"payload keys starting with {RESERVED_PAYLOAD_PREFIX!r} are reserved"
+            )
+    try:
+        copied: Payload = json.loads(json.dumps(payload, allow_nan=False))
+    except (TypeError, ValueError) as bad:
+        raise InvalidPoint("payload must be JSON-serialisable without NaN or infinity") from bad
+    return copied
+
+
+def prepare_points(points: Sequence[Point], dimension: int, collection: str) -> list[PreparedPoint]:
+    """Validate a batch; a repeated id keeps its last occurrence, as a sequential upsert would."""
+    prepared: dict[str, PreparedPoint] = {}
+    for point in points:
+        if not isinstance(point, Point):
+            raise InvalidPoint("upsert takes engram_vectors.Point values")
+        original = check_id(point.id)
+        payload = check_payload(point.payload)
+        payload[ORIGINAL_ID_KEY] = original
+        prepared.pop(original, None)
+        prepared[original] = PreparedPoint(
+            original_id=original,
+            engine_id=engine_id(original),
+            vector=unit_vector(point.vector, dimension, collection, InvalidPoint),
+            payload=payload,
+        )
+    return list(prepared.values())
+
+
+def check_top_k(top_k: object) -> int:
+    """A positive integer no larger than MAX_TOP_K."""
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
+        raise InvalidQuery(f"top_k must be an integer within [1, {MAX_TOP_K}]")
+    return top_k
+
+
+def check_threshold(score_threshold: object) -> float | None:
+    """None, or a finite number: the lowest cosine similarity a hit may have."""
+    if score_threshold is None:
+        return None
+    if isinstance(score_threshold, bool) or not isinstance(score_threshold, int | float):
+        raise InvalidQuery("score_threshold must be a number or None")
+    if not math.isfinite(score_threshold):
+        raise InvalidQuery("score_threshold must be finite")
+    return float(score_threshold)
+
+
+def split_payload(stored: Mapping[str, Any] | None, fallback_id: str) -> tuple[str, Payload]:
+    """The caller's id and the caller's payload, with the reserved keys removed."""
+    payload = dict(stored or {})
+    original = payload.pop(ORIGINAL_ID_KEY, None)
+    for key in [key for key in payload if key.startswith(RESERVED_PAYLOAD_PREFIX)]:
+        payload.pop(key)
+    return (original if isinstance(original, str) else fallback_id), payload

@@ -1,0 +1,167 @@
+"""qdrant-client adapter: a Qdrant server (`url`), or the client's local mode (`:memory:`/path).
+
+The collection's dimension and embedder fingerprint live in Qdrant's collection metadata
+(server 1.16 or newer; older servers drop it, which `ensure_collection` detects and refuses).
+Local mode is a pure-Python engine that blocks the event loop and is slow past a few thousand
+points: fine for tests, not for serving.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from pydantic import SecretStr
+from qdrant_client import AsyncQdrantClient
+from qdrant_client.http import models
+
+from engram_vectors.base import BaseVectorStore
+from engram_vectors.checks import PreparedPoint, UnitVector, split_payload
+from engram_vectors.client_filters import to_client_filter
+from engram_vectors.defaults import DEFAULT_KEYWORD_INDEXES, TENANT_KEY, UPSERT_CHUNK
+from engram_vectors.errors import VectorStoreError
+from engram_vectors.filters import Conditions
+from engram_vectors.models import CollectionInfo, Hit, Point
+
+METADATA_FORMAT_KEY = "engram_format"
+METADATA_DIMENSION_KEY = "engram_dimension"
+METADATA_FINGERPRINT_KEY = "engram_fingerprint"
+METADATA_FORMAT = "engram-vectors-collection-v1"
+
+
+class QdrantClientStore(BaseVectorStore):
+    """Collections in a Qdrant server or in qdrant-client's local mode."""
+
+    def __init__(
+        self,
+        *,
+        url: str | None = None,
+        location: str | None = None,
+        path: str | None = None,
+        api_key: SecretStr | None = None,
+        timeout_seconds: int = 10,
+        keyword_indexes: Sequence[str] = DEFAULT_KEYWORD_INDEXES,
+    ) -> None:
+        super().__init__()
+        chosen = [option for option in (url, location, path) if option is not None]
+        if len(chosen) != 1:
+            raise ValueError("give exactly one of url (server), location (':memory:') or path")
+        self._server = url is not None
+        self._keyword_indexes = tuple(keyword_indexes)
+        options: dict[str, Any] = {"url": url, "location": location, "path": path}
+        if url is not None:
+            options["timeout"] = timeout_seconds
+            if api_key is not None:
+                options["api_key"] = api_key.get_secret_value()
+        self._client = AsyncQdrantClient(**{k: v for k, v in options.items() if v is not None})
+
+    async def _read_info(self, name: str) -> CollectionInfo | None:
+        if not await self._client.collection_exists(name):
+            return None
+        config = (await self._client.get_collection(name)).config
+        metadata = config.metadata or {}
+        if metadata.get(METADATA_FORMAT_KEY) != METADATA_FORMAT:
+            raise VectorStoreError(
+                f"collection {name!r} has no engram metadata (created elsewhere, or the server "
+                "predates collection metadata)"
+            )
+        return CollectionInfo(
+            dimension=int(metadata[METADATA_DIMENSION_KEY]),
+            fingerprint=str(metadata[METADATA_FINGERPRINT_KEY]),
+        )
+
+    async def _create(self, name: str, info: CollectionInfo) -> CollectionInfo:
+        try:
+            await self._client.create_collection(
+                name,
+                vectors_config=models.VectorParams(
+                    size=info.dimension, distance=models.Distance.COSINE
+                ),
+                metadata={
+                    METADATA_FORMAT_KEY: METADATA_FORMAT,
+                    METADATA_DIMENSION_KEY: info.dimension,
+                    METADATA_FINGERPRINT_KEY: info.fingerprint,
+                },
+            )
+        except Exception:
+            if not await self._client.collection_exists(name):
+                raise
+        stored = await self._read_info(name)
+        if stored is None:
+            raise VectorStoreError(f"collection {name!r} vanished while being created")
+        if self._server:
+            for key in self._keyword_indexes:
+                schema = models.KeywordIndexParams(
+                    type=models.KeywordIndexType.KEYWORD, is_tenant=key == TENANT_KEY
+                )
+                await self._client.create_payload_index(name, key, field_schema=schema, wait=True)
+        return stored
+
+    async def _upsert(self, name: str, points: list[PreparedPoint]) -> None:
+        for start in range(0, len(points), UPSERT_CHUNK):
+            chunk = points[start : start + UPSERT_CHUNK]
+            structs = [
+                models.PointStruct(
+                    id=str(point.engine_id), vector=point.vector.tolist(), payload=point.payload
+                )
+                for point in chunk
+            ]
+            await self._client.upsert(name, points=structs, wait=True)
+
+    async def _delete_ids(self, name: str, ids: list[uuid.UUID]) -> None:
+        selector = models.PointIdsList(points=[str(point_id) for point_id in ids])
+        await self._client.delete(name, points_selector=selector, wait=True)
+
+    async def _delete_matching(self, name: str, conditions: Conditions) -> None:
+        query_filter = to_client_filter(conditions)
+        assert query_filter is not None
+        selector = models.FilterSelector(filter=query_filter)
+        await self._client.delete(name, points_selector=selector, wait=True)
+
+    async def _search(
+        self,
+        name: str,
+        vector: UnitVector,
+        top_k: int,
+        conditions: Conditions,
+        score_threshold: float | None,
+    ) -> list[Hit]:
+        response = await self._client.query_points(
+            name,
+            query=vector.tolist(),
+            query_filter=to_client_filter(conditions),
+            limit=top_k,
+            score_threshold=score_threshold,
+            with_payload=True,
+            with_vectors=False,
+        )
+        hits = []
+        for scored in response.points:
+            original, payload = split_payload(scored.payload, str(scored.id))
+            hits.append(Hit(id=original, score=float(scored.score), payload=payload))
+        return hits
+
+    async def _count(self, name: str, conditions: Conditions) -> int:
+        result = await self._client.count(
+            name, count_filter=to_client_filter(conditions), exact=True
+        )
+        return int(result.count)
+
+    async def _get(self, name: str, ids: list[uuid.UUID]) -> list[Point]:
+        records = await self._client.retrieve(
+            name, [str(point_id) for point_id in ids], with_payload=True, with_vectors=True
+        )
+        by_id = {str(record.id): record for record in records}
+        found = []
+        for point_id in ids:
+            record = by_id.get(str(point_id))
+            if record is not None:
+                original, payload = split_payload(record.payload, str(point_id))
+                vector = np.asarray(record.vector, dtype=np.float32)
+                found.append(Point(id=original, vector=vector, payload=payload))
+        return found
+
+    async def _close(self) -> None:
+        await self._client.close()

@@ -1,0 +1,238 @@
+"""The embedded Qdrant engine (qdrant-edge-py): the local default, one shard per collection.
+
+Layout under `root`: `<collection>/collection.json` (dimension and embedder fingerprint, written
+before the shard so a crash never leaves a shard without it) and `<collection>/shard/` (the
+engine's files). Only one process may open a shard directory; a second gets StoreUnavailable.
+
+Writes go through the engine's write-ahead log, which survives a killed process; a machine crash
+can lose the last writes unless `fsync_each_write=True` (about 20 ms per write here).
+All engine calls run on one worker thread per store, so the event loop is never blocked and
+calls on a shard never interleave. `optimize()` builds HNSW indexes and holds the GIL while it
+runs: call it from a maintenance task, never on a request path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import uuid
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+import qdrant_edge as edge
+
+from engram_vectors.base import BaseVectorStore
+from engram_vectors.checks import PreparedPoint, UnitVector, split_payload
+from engram_vectors.defaults import DEFAULT_KEYWORD_INDEXES, TENANT_KEY, UPSERT_CHUNK
+from engram_vectors.edge_filters import to_edge_filter
+from engram_vectors.errors import CollectionNotFound, StoreUnavailable, VectorStoreError
+from engram_vectors.filters import Conditions
+from engram_vectors.models import CollectionInfo, Hit, Point
+
+T = TypeVar("T")
+
+INFO_FILE = "collection.json"
+SHARD_DIR = "shard"
+INFO_FORMAT = "engram-vectors-collection-v1"
+
+
+class QdrantEdgeStore(BaseVectorStore):
+    """Vector collections as embedded Qdrant shards in directories under `root`."""
+
+    def __init__(
+        self,
+        root: Path | str,
+        *,
+        keyword_indexes: Sequence[str] = DEFAULT_KEYWORD_INDEXES,
+        search_threads: int | None = 1,
+        fsync_each_write: bool = False,
+    ) -> None:
+        super().__init__()
+        self._root = Path(root)
+        self._keyword_indexes = tuple(keyword_indexes)
+        self._search_threads = search_threads
+        self._fsync_each_write = fsync_each_write
+        self._shards: dict[str, edge.EdgeShard] = {}
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="engram-edge")
+
+    async def _run(self, call: Callable[..., T], *args: Any) -> T:
+        """Run an engine call on the store's worker thread."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, call, *args)
+
+    def _dir(self, name: str) -> Path:
+        return self._root / name
+
+    def _config(self, dimension: int) -> edge.EdgeConfig:
+        """Cosine vectors of `dimension`; on load the engine checks the shard agrees."""
+        vectors = edge.EdgeVectorParams(size=dimension, distance=edge.Distance.Cosine)
+        return edge.EdgeConfig(vectors=vectors, max_search_threads=self._search_threads)
+
+    def _read_info_sync(self, name: str) -> CollectionInfo | None:
+        path = self._dir(name) / INFO_FILE
+        if not path.is_file():
+            return None
+        stored = json.loads(path.read_text(encoding="utf-8"))
+        if stored.get("format") != INFO_FORMAT:
+            raise VectorStoreError(f"{path} is not an engram collection file")
+        return CollectionInfo(dimension=int(stored["dimension"]), fingerprint=stored["fingerprint"])
+
+    async def _read_info(self, name: str) -> CollectionInfo | None:
+        return await self._run(self._read_info_sync, name)
+
+    def _write_info(self, name: str, info: CollectionInfo) -> None:
+        """Write the sidecar atomically: a temp file, fsync, rename."""
+        directory = self._dir(name)
+        directory.mkdir(parents=True, exist_ok=True)
+        body = {"format": INFO_FORMAT, "dimension": info.dimension, "fingerprint": info.fingerprint}
+        temporary = directory / f".{INFO_FILE}.tmp"
+        with temporary.open("w", encoding="utf-8") as handle:
+            json.dump(body, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, directory / INFO_FILE)
+
+    def _create_sync(self, name: str, info: CollectionInfo) -> CollectionInfo:
+        stored = self._read_info_sync(name)
+        if stored is None:
+            self._write_info(name, info)
+            stored = info
+        self._shard_sync(name)
+        return stored
+
+    async def _create(self, name: str, info: CollectionInfo) -> CollectionInfo:
+        return await self._run(self._create_sync, name, info)
+
+    def _create_indexes(self, shard: edge.EdgeShard) -> None:
+        """Keyword payload indexes; the tenant key is marked as the tenant for co-location."""
+        existing = shard.info().payload_schema
+        for key in self._keyword_indexes:
+            if key not in existing:
+                schema = edge.KeywordIndexParams(is_tenant=key == TENANT_KEY)
+                shard.update(edge.UpdateOperation.create_field_index(key, schema))
+
+    def _shard_sync(self, name: str) -> edge.EdgeShard:
+        """The open shard, opening it (or creating it, after its sidecar) on first use."""
+        shard = self._shards.get(name)
+        if shard is not None:
+            return shard
+        path = self._dir(name) / SHARD_DIR
+        info = self._read_info_sync(name)
+        if info is None:
+            raise CollectionNotFound(f"collection {name!r} has no {INFO_FILE}")
+        try:
+            if (path / "edge_config.json").is_file():
+                shard = edge.EdgeShard.load(str(path), self._config(info.dimension))
+            else:
+                shard = edge.EdgeShard.create(str(path), self._config(info.dimension))
+        except Exception as failure:
+            raise StoreUnavailable(
+                f"cannot open the shard of {name!r} (is another process using it?): {failure}"
+            ) from failure
+        self._create_indexes(shard)
+        self._shards[name] = shard
+        return shard
+
+    def _write(self, name: str, operation: edge.UpdateOperation) -> None:
+        shard = self._shard_sync(name)
+        shard.update(operation)
+        if self._fsync_each_write:
+            shard.flush()
+
+    def _upsert_sync(self, name: str, points: list[PreparedPoint]) -> None:
+        for start in range(0, len(points), UPSERT_CHUNK):
+            chunk = points[start : start + UPSERT_CHUNK]
+            engine_points = [
+                edge.Point(point.engine_id, point.vector.tolist(), point.payload) for point in chunk
+            ]
+            self._write(name, edge.UpdateOperation.upsert_points(engine_points))
+
+    async def _upsert(self, name: str, points: list[PreparedPoint]) -> None:
+        await self._run(self._upsert_sync, name, points)
+
+    async def _delete_ids(self, name: str, ids: list[uuid.UUID]) -> None:
+        operation = edge.UpdateOperation.delete_points(list(ids))
+        await self._run(self._write, name, operation)
+
+    async def _delete_matching(self, name: str, conditions: Conditions) -> None:
+        engine_filter = to_edge_filter(conditions)
+        assert engine_filter is not None
+        operation = edge.UpdateOperation.delete_points_by_filter(engine_filter)
+        await self._run(self._write, name, operation)
+
+    def _search_sync(
+        self,
+        name: str,
+        vector: UnitVector,
+        top_k: int,
+        conditions: Conditions,
+        score_threshold: float | None,
+    ) -> list[Hit]:
+        request = edge.QueryRequest(
+            limit=top_k,
+            query=edge.Query.Nearest(vector.tolist()),
+            filter=to_edge_filter(conditions),
+            score_threshold=score_threshold,
+            with_payload=True,
+            with_vector=False,
+        )
+        hits = []
+        for scored in self._shard_sync(name).query(request):
+            original, payload = split_payload(scored.payload, str(scored.id))
+            hits.append(Hit(id=original, score=float(scored.score), payload=payload))
+        return hits
+
+    async def _search(
+        self,
+        name: str,
+        vector: UnitVector,
+        top_k: int,
+        conditions: Conditions,
+        score_threshold: float | None,
+    ) -> list[Hit]:
+        return await self._run(self._search_sync, name, vector, top_k, conditions, score_threshold)
+
+    def _count_sync(self, name: str, conditions: Conditions) -> int:
+        request = edge.CountRequest(exact=True, filter=to_edge_filter(conditions))
+        return self._shard_sync(name).count(request)
+
+    async def _count(self, name: str, conditions: Conditions) -> int:
+        return await self._run(self._count_sync, name, conditions)
+
+    def _get_sync(self, name: str, ids: list[uuid.UUID]) -> list[Point]:
+        records = {
+            record.id: record for record in self._shard_sync(name).retrieve(list(ids), True, True)
+        }
+        found = []
+        for point_id in ids:
+            record = records.get(point_id)
+            if record is not None:
+                original, payload = split_payload(record.payload, str(point_id))
+                vector = np.asarray(record.vector, dtype=np.float32)
+                found.append(Point(id=original, vector=vector, payload=payload))
+        return found
+
+    async def _get(self, name: str, ids: list[uuid.UUID]) -> list[Point]:
+        return await self._run(self._get_sync, name, ids)
+
+    def _optimize_sync(self, name: str) -> bool:
+        return self._shard_sync(name).optimize()
+
+    async def optimize(self, name: str) -> bool:
+        """Merge segments and build indexes; holds the GIL, so only for background maintenance."""
+        await self._info(name)
+        return await self._run(self._optimize_sync, name)
+
+    def _close_sync(self) -> None:
+        shards, self._shards = self._shards, {}
+        for shard in shards.values():
+            shard.flush()
+            shard.close()
+
+    async def _close(self) -> None:
+        await self._run(self._close_sync)
+        self._executor.shutdown(wait=True)

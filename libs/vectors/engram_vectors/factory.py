@@ -1,0 +1,25 @@
+"""One place that turns a configured kind into a vector store."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from engram_vectors.numpy_store import ExactNumpyStore
+from engram_vectors.port import VectorStore
+
+VectorStoreKind = Literal["edge", "qdrant", "numpy"]
+
+
+def make_vector_store(kind: VectorStoreKind, **options: Any) -> VectorStore:
+    """Build a store of `kind`; options are that adapter's keyword arguments."""
+    if kind == "edge":
+        from engram_vectors.edge_store import QdrantEdgeStore
+
+        return QdrantEdgeStore(**options)
+    if kind == "qdrant":
+        from engram_vectors.client_store import QdrantClientStore
+
+        return QdrantClientStore(**options)
+    if kind == "numpy":
+        return ExactNumpyStore(**options)
+    raise ValueError(f"unknown vector store kind: {kind!r}")

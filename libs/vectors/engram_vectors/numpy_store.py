@@ -1,0 +1,114 @@
+"""Exact in-memory cosine search: the benchmark baseline and a third contract target."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engram_vectors.base import BaseVectorStore
+from engram_vectors.checks import PreparedPoint, UnitVector, split_payload
+from engram_vectors.filters import Conditions, payload_matches
+from engram_vectors.models import CollectionInfo, Hit, Point
+
+
+@dataclass
+class _Collection:
+    """Points by engine id plus a lazily rebuilt matrix of their vectors."""
+
+    info: CollectionInfo
+    points: dict[uuid.UUID, PreparedPoint] = field(default_factory=dict)
+    _order: list[uuid.UUID] | None = None
+    _matrix: UnitVector | None = None
+
+    def invalidate(self) -> None:
+        """Forget the matrix after a write."""
+        self._order = None
+        self._matrix = None
+
+    def matrix(self) -> tuple[list[uuid.UUID], UnitVector]:
+        """Engine ids and the stacked unit vectors, in the same order."""
+        if self._order is None or self._matrix is None:
+            self._order = list(self.points)
+            rows = [self.points[point_id].vector for point_id in self._order]
+            width = self.info.dimension
+            self._matrix = np.vstack(rows) if rows else np.empty((0, width), dtype=np.float32)
+        return self._order, self._matrix
+
+
+class ExactNumpyStore(BaseVectorStore):
+    """Brute-force cosine over unit vectors held in process memory; nothing is persisted."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._collections: dict[str, _Collection] = {}
+
+    async def _read_info(self, name: str) -> CollectionInfo | None:
+        collection = self._collections.get(name)
+        return collection.info if collection is not None else None
+
+    async def _create(self, name: str, info: CollectionInfo) -> CollectionInfo:
+        return self._collections.setdefault(name, _Collection(info=info)).info
+
+    async def _upsert(self, name: str, points: list[PreparedPoint]) -> None:
+        collection = self._collections[name]
+        for point in points:
+            collection.points[point.engine_id] = point
+        collection.invalidate()
+
+    async def _delete_ids(self, name: str, ids: list[uuid.UUID]) -> None:
+        collection = self._collections[name]
+        for point_id in ids:
+            collection.points.pop(point_id, None)
+        collection.invalidate()
+
+    async def _delete_matching(self, name: str, conditions: Conditions) -> None:
+        collection = self._collections[name]
+        doomed = [
+            point_id
+            for point_id, point in collection.points.items()
+            if payload_matches(point.payload, conditions)
+        ]
+        await self._delete_ids(name, doomed)
+
+    async def _search(
+        self,
+        name: str,
+        vector: UnitVector,
+        top_k: int,
+        conditions: Conditions,
+        score_threshold: float | None,
+    ) -> list[Hit]:
+        collection = self._collections[name]
+        order, matrix = collection.matrix()
+        scores = matrix @ vector
+        hits: list[Hit] = []
+        for row in np.argsort(-scores):
+            score = float(scores[row])
+            if score_threshold is not None and score < score_threshold:
+                break
+            point = collection.points[order[row]]
+            if payload_matches(point.payload, conditions):
+                original, payload = split_payload(point.payload, str(point.engine_id))
+                hits.append(Hit(id=original, score=score, payload=payload))
+                if len(hits) == top_k:
+                    break
+        return hits
+
+    async def _count(self, name: str, conditions: Conditions) -> int:
+        points = self._collections[name].points.values()
+        return sum(1 for point in points if payload_matches(point.payload, conditions))
+
+    async def _get(self, name: str, ids: list[uuid.UUID]) -> list[Point]:
+        collection = self._collections[name]
+        found = []
+        for point_id in ids:
+            point = collection.points.get(point_id)
+            if point is not None:
+                original, payload = split_payload(point.payload, str(point_id))
+                found.append(Point(id=original, vector=point.vector.copy(), payload=payload))
+        return found
+
+    async def _close(self) -> None:
+        self._collections.clear()

@@ -1,0 +1,60 @@
+"""The VectorStore port: cosine search over collections tied to one embedder fingerprint."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from engram_vectors.models import Hit, PayloadFilter, Point, VectorLike
+
+
+@runtime_checkable
+class VectorStore(Protocol):
+    """What services rely on; every adapter passes the same contract tests."""
+
+    async def ensure_collection(self, name: str, dimension: int, fingerprint: str) -> None:
+        """Create the collection, or check an existing one has this dimension and fingerprint."""
+        ...
+
+    async def collection_fingerprint(self, name: str) -> str:
+        """The embedder fingerprint stored with the collection."""
+        ...
+
+    async def upsert(
+        self, name: str, points: Sequence[Point], *, fingerprint: str | None = None
+    ) -> None:
+        """Insert or replace points by id; with `fingerprint`, refuse a foreign vector space."""
+        ...
+
+    async def delete(self, name: str, ids: Sequence[str]) -> None:
+        """Remove points by id; unknown ids are ignored."""
+        ...
+
+    async def delete_by_filter(self, name: str, filter: PayloadFilter) -> None:
+        """Remove every point matching a non-empty filter (the same filter count() takes)."""
+        ...
+
+    async def search(
+        self,
+        name: str,
+        vector: VectorLike,
+        top_k: int,
+        filter: PayloadFilter | None = None,
+        score_threshold: float | None = None,
+        *,
+        fingerprint: str | None = None,
+    ) -> list[Hit]:
+        """Nearest points by cosine similarity, best first, never below `score_threshold`."""
+        ...
+
+    async def count(self, name: str, filter: PayloadFilter | None = None) -> int:
+        """Exact number of points matching the filter."""
+        ...
+
+    async def get(self, name: str, ids: Sequence[str]) -> list[Point]:
+        """Stored points in the order asked for; missing ids are left out."""
+        ...
+
+    async def close(self) -> None:
+        """Flush and release the engine."""
+        ...

@@ -1,0 +1,42 @@
+"""Every implementation satisfies the Embedder port and is built by the factory."""
+
+from __future__ import annotations
+
+import pytest
+from engram_embedders import (
+    Embedder,
+    HashingEmbedder,
+    MiniLMEmbedder,
+    OpenAICompatibleEmbedder,
+    make_embedder,
+)
+
+pytestmark = pytest.mark.unit
+
+
+async def test_factory_kinds_build_port_implementations() -> None:
+    built = [
+        make_embedder("hashing"),
+        make_embedder("minilm"),
+        make_embedder("openai", base_url="http://127.0.0.1:9/v1", model="m"),
+    ]
+    assert [type(embedder) for embedder in built] == [
+        HashingEmbedder,
+        MiniLMEmbedder,
+        OpenAICompatibleEmbedder,
+    ]
+    for embedder in built:
+        port_members = ("provenance", "embed", "aclose")
+        assert all(hasattr(type(embedder), member) for member in port_members)
+        await embedder.aclose()
+
+
+def accepts_port(embedder: Embedder) -> Embedder:
+    """Type-checked by mypy: each implementation must be assignable to the port."""
+    return embedder
+
+
+def test_implementations_type_check_against_the_port() -> None:
+    accepts_port(HashingEmbedder())
+    accepts_port(MiniLMEmbedder())
+    accepts_port(OpenAICompatibleEmbedder(base_url="http://127.0.0.1:9/v1", model="m"))
