@@ -29,7 +29,7 @@ def infra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Infra]:
     if external_kafka and external_mongo:
         yield Infra(external_kafka, external_mongo)
         return
-    from engram_devstack.ferretdb import FerretServer
+    from engram_devstack.ferret import FerretServer
     from engram_devstack.kafka import KafkaServer
     from engram_devstack.ports import free_ports
 

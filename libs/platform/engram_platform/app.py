@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import APIRouter, FastAPI
 
@@ -17,6 +18,7 @@ from engram_platform.topics import ensure_topics
 log = logging.getLogger(__name__)
 
 Register = Callable[[Runtime, FastAPI], Awaitable[None]]
+Background = Callable[[], Coroutine[Any, Any, None]]
 
 
 async def _with_backoff(
@@ -39,14 +41,26 @@ async def _with_backoff(
             delay = min(delay * 2, 5.0)
 
 
+async def _cancel(tasks: Sequence[asyncio.Task[None]]) -> None:
+    """Stop background loops and wait for them, so none outlives the clients it uses."""
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
 def service_app(
     runtime: Runtime,
     *,
     title: str,
     register: Register,
     routers: Sequence[APIRouter] = (),
+    background: Sequence[Background] = (),
 ) -> FastAPI:
-    """Build the app; `register` wires stores and handlers once Mongo is connected."""
+    """Build the app; `register` wires stores and handlers once Mongo is connected.
+
+    `background` loops (watchers, pollers) start once the broker is up and are cancelled
+    before it stops.
+    """
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -66,9 +80,11 @@ def service_app(
             if runtime.settings.outbox_relay:
                 runtime.start_relay()
             app.state.runtime = runtime
+            tasks = [asyncio.create_task(loop()) for loop in background]
             try:
                 yield
             finally:
+                await _cancel(tasks)
                 await runtime.broker.stop()
 
     app = FastAPI(

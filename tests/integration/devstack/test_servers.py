@@ -1,0 +1,104 @@
+"""The local Kafka and FerretDB start, serve real clients, are reused, and stop without a trace."""
+
+import time
+import uuid
+
+import pytest
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+from engram_devstack import FerretServer, KafkaServer, create_topics, port_open
+from engram_devstack.processes import pid_alive
+
+pytestmark = pytest.mark.integration
+
+
+def _assert_gone(server: KafkaServer | FerretServer, pid: int) -> None:
+    assert not pid_alive(pid)
+    assert not server.pid_file.exists()
+    assert not port_open(server.host, server.port)
+    assert server.running_pid() is None
+
+
+async def test_kafka_serves_an_idempotent_producer_and_a_group_consumer(kafka: KafkaServer) -> None:
+    assert kafka.start() is True
+    kafka.wait_ready(90)
+    topic, compacted = f"devstack.{uuid.uuid4().hex}", f"devstack.c.{uuid.uuid4().hex}"
+
+    created = await create_topics(kafka.address, [topic, compacted], {compacted})
+    again = await create_topics(kafka.address, [topic, compacted], {compacted})
+    assert sorted(created) == sorted([topic, compacted])
+    assert again == []
+
+    producer = AIOKafkaProducer(bootstrap_servers=kafka.address, enable_idempotence=True)
+    await producer.start()
+    try:
+        await producer.send_and_wait(topic, b"hello", key=b"k")
+    finally:
+        await producer.stop()
+    consumer = AIOKafkaConsumer(
+        topic,
+        bootstrap_servers=kafka.address,
+        group_id=f"devstack-{uuid.uuid4().hex}",
+        auto_offset_reset="earliest",
+    )
+    await consumer.start()
+    try:
+        message = await consumer.getone()
+    finally:
+        await consumer.stop()
+    assert (message.key, message.value) == (b"k", b"hello")
+
+
+def test_kafka_start_reuses_a_running_broker_and_stop_leaves_no_process(
+    kafka: KafkaServer,
+) -> None:
+    kafka.start()
+    kafka.wait_ready(90)
+    pid = kafka.running_pid()
+    assert pid is not None
+
+    assert kafka.start() is False
+    assert kafka.running_pid() == pid
+
+    assert kafka.stop() is True
+    _assert_gone(kafka, pid)
+    assert kafka.stop() is False
+
+
+def test_ferretdb_answers_pymongo_and_stop_leaves_no_process(ferret: FerretServer) -> None:
+    pymongo = pytest.importorskip("pymongo")
+    assert ferret.start() is True
+    ferret.wait_ready(30)
+    pid = ferret.running_pid()
+    assert pid is not None
+    assert ferret.start() is False
+
+    with pymongo.MongoClient(ferret.uri, serverSelectionTimeoutMS=5000) as client:
+        assert client.admin.command("ping")["ok"] == 1.0
+        collection = client.devstack_test.items
+        collection.insert_one({"_id": "a", "n": 1})
+        assert collection.find_one({"_id": "a"}) == {"_id": "a", "n": 1}
+
+    assert ferret.stop() is True
+    _assert_gone(ferret, pid)
+
+
+def test_ferretdb_keeps_data_across_restarts(ferret: FerretServer) -> None:
+    pymongo = pytest.importorskip("pymongo")
+    ferret.start()
+    ferret.wait_ready(30)
+    with pymongo.MongoClient(ferret.uri, serverSelectionTimeoutMS=5000) as client:
+        client.devstack_test.items.insert_one({"_id": "kept"})
+    ferret.stop()
+
+    ferret.start()
+    ferret.wait_ready(30)
+    with pymongo.MongoClient(ferret.uri, serverSelectionTimeoutMS=5000) as client:
+        assert client.devstack_test.items.find_one({"_id": "kept"}) == {"_id": "kept"}
+
+
+def test_second_ensure_installed_is_a_fast_no_op(kafka: KafkaServer, ferret: FerretServer) -> None:
+    for server in (kafka, ferret):
+        started = time.monotonic()
+        result = server.ensure_installed()
+        assert result.changed is False
+        assert time.monotonic() - started < 1.0
