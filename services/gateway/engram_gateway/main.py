@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from engram_platform.app import service_app
-from engram_platform.runtime import Runtime
 from fastapi import FastAPI
 
+from engram_events.catalog import TOMBSTONE_APPLIED
 from engram_gateway.adapters.internal import InternalServices
+from engram_gateway.adapters.prune_jobs import JOBS, PruneJobs
 from engram_gateway.adapters.registry import Registry
 from engram_gateway.adapters.submissions import Submissions
-from engram_gateway.api import agents, documents
+from engram_gateway.api import agents, documents, prune
 from engram_gateway.config import GatewaySettings
+from engram_gateway.prune_flow import PruneFlow
+from engram_platform.app import service_app
+from engram_platform.runtime import Runtime
 
 SERVICE = "gateway"
 
@@ -19,6 +22,7 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
     """The public HTTP API; tests pass settings with a unique database and topic prefix."""
     settings = settings or GatewaySettings()
     runtime = Runtime.build(SERVICE, settings, install_global=install_global)
+    runtime.recover_collections = [JOBS]
 
     async def register(rt: Runtime, app: FastAPI) -> None:
         app.state.settings = settings
@@ -35,12 +39,19 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
             token=token,
             timeout=settings.internal_timeout_seconds,
         )
+        assert rt.consumer is not None and rt.outbox is not None
+        app.state.prune = PruneFlow(PruneJobs(rt.db), rt.outbox, app.state.internal)
+        rt.consumer.on(TOMBSTONE_APPLIED, app.state.prune.on_applied)
+
+    async def finalize_prune_jobs() -> None:
+        await app.state.prune.run_finalizer()
 
     app = service_app(
         runtime,
         title="Engram",
         register=register,
-        routers=[agents.router, documents.router],
+        background=[finalize_prune_jobs],
+        routers=[agents.router, documents.router, prune.router],
     )
     app.version = "1.0.0"
     return app

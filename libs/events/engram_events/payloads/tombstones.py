@@ -11,9 +11,15 @@ Stage = Literal["records", "documents", "facts", "articles", "memories", "vector
 
 
 class TombstoneApplied(Payload):
-    """A service's deletes for a prune job are durable; counts per stage."""
+    """A service's deletes for a prune job are durable; counts per stage.
+
+    `source_ids` are the tombstoned ids this acknowledgement covers (the records, facts or
+    documents the service was told about); `tombstoned_ids` are what the service itself
+    tombstoned in turn (records, withdrawn facts, memories), which the next stage must cover.
+    """
 
     prune_job_id: Id
     service: Id
     counts: dict[Stage, Count]
     tombstoned_ids: list[Id] = Field(default_factory=list, max_length=100_000)
+    source_ids: list[Id] = Field(default_factory=list, max_length=100_000)

@@ -7,17 +7,18 @@ import binascii
 import hashlib
 from typing import Annotated, Any, Literal
 
-from engram_events import new_event
-from engram_events.catalog import DOCUMENT_SUBMITTED
-from engram_events.payloads.documents import DocumentSubmitted
-from engram_platform.problems import Problem
-from engram_platform.publish import publish_now
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from engram_events import new_event
+from engram_events.catalog import DOCUMENT_SUBMITTED
+from engram_events.payloads.documents import DocumentSubmitted
+from engram_events.payloads.prune import PruneSelector
 from engram_gateway.api.auth import CallerDep
 from engram_gateway.domain.documents import DocumentRejected, check_content, check_name, document_id
+from engram_platform.problems import Problem
+from engram_platform.publish import publish_now
 
 router = APIRouter(prefix="/v1/documents", tags=["documents"])
 DocumentId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
@@ -141,4 +142,25 @@ async def get_document(doc_id: DocumentId, request: Request, caller: CallerDep) 
         raise Problem(404, detail="no such document")
     return JSONResponse(
         {"document_id": doc_id, "version": submitted.get("version"), "status": "pending"}
+    )
+
+
+@router.delete("/{doc_id}", status_code=202)
+async def delete_document(doc_id: DocumentId, request: Request, caller: CallerDep) -> JSONResponse:
+    """Tombstone a document and everything derived from it; returns the prune job to watch."""
+    response = await request.app.state.internal.request(
+        "ingest", "GET", f"/internal/v1/documents/{doc_id}", tenant_id=caller.tenant_id
+    )
+    known = response.status_code == 200 or await request.app.state.submissions.get(
+        caller.tenant_id, "document", doc_id
+    )
+    if not known:
+        raise Problem(404, detail="no such document")
+    if response.status_code == 200 and response.json().get("status") == "deleted":
+        raise Problem(409, "already-deleted", "the document is already deleted")
+    selector = PruneSelector(document_id=doc_id)
+    job_id = await request.app.state.prune.start(caller.tenant_id, "document", selector)
+    return JSONResponse(
+        {"prune_job_id": job_id, "status": "running", "status_url": f"/v1/prune-jobs/{job_id}"},
+        status_code=202,
     )

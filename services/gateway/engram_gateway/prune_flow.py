@@ -1,0 +1,186 @@
+"""The gateway's part of a prune: start jobs, collect acknowledgements, verify the end state."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from datetime import UTC, datetime
+from typing import Any
+
+from engram_events import Envelope, new_event
+from engram_events.catalog import DOCUMENT_DELETED, PRUNE_REQUESTED
+from engram_events.payloads.documents import DocumentDeleted
+from engram_events.payloads.prune import PruneRequested, PruneSelector
+from engram_events.payloads.tombstones import TombstoneApplied
+from engram_gateway.adapters.internal import InternalServices
+from engram_gateway.adapters.prune_jobs import JOBS, PruneJobs
+from engram_gateway.domain.prune import Ack, JobKind, expected, pending, stage_counts
+from engram_platform.outbox import Outbox
+from engram_platform.problems import Problem
+
+log = logging.getLogger(__name__)
+
+VERIFIERS: dict[str, tuple[str, ...]] = {
+    "extraction": ("records",),
+    "enrichment": ("records", "facts"),
+    "memory": ("records", "facts", "documents"),
+    "ingest": ("documents",),
+}
+"""Which owning services are asked to prove nothing they hold still references the ids."""
+
+
+class PruneFlow:
+    """Starts prune jobs (job row + event in one write) and completes them when acknowledged."""
+
+    def __init__(self, jobs: PruneJobs, outbox: Outbox, internal: InternalServices) -> None:
+        self.jobs = jobs
+        self.outbox = outbox
+        self.internal = internal
+
+    async def start(
+        self,
+        tenant_id: str,
+        kind: JobKind,
+        selector: PruneSelector,
+        *,
+        document_source: str = "gateway",
+    ) -> str:
+        """Create the job and stage its triggering event atomically with it."""
+        job_id = f"prj_{secrets.token_hex(10)}"
+        event: Envelope[Any]
+        if kind == "document":
+            assert selector.document_id is not None
+            event = new_event(
+                DOCUMENT_DELETED,
+                DocumentDeleted(
+                    document_id=selector.document_id,
+                    source=document_source,  # type: ignore[arg-type]
+                    reason="user_deleted",
+                    prune_job_id=job_id,
+                ),
+                tenant_id=tenant_id,
+            )
+        else:
+            event = new_event(
+                PRUNE_REQUESTED,
+                PruneRequested(prune_job_id=job_id, selector=selector),
+                tenant_id=tenant_id,
+            )
+        now = datetime.now(UTC)
+        await self.outbox.write_with_events(
+            self.jobs.db[JOBS],
+            self.jobs.job_key(tenant_id, job_id),
+            {
+                "$set": {
+                    "tenant_id": tenant_id,
+                    "job_id": job_id,
+                    "kind": kind,
+                    "selector": selector.model_dump(exclude_none=True),
+                    "status": "running",
+                    "verified_empty": None,
+                    "created_at": now,
+                    "updated_at": now,
+                    "ack_ids": [],
+                }
+            },
+            [event],
+        )
+        return job_id
+
+    async def on_applied(self, event: Envelope[TombstoneApplied]) -> list[Envelope[Any]]:
+        """Store one service's acknowledgement for a job of this tenant."""
+        applied = event.payload
+        job = await self.jobs.get(event.tenant_id, applied.prune_job_id)
+        if job is None:
+            log.warning(
+                "acknowledgement for an unknown prune job",
+                extra={"prune_job_id": applied.prune_job_id},
+            )
+            return []
+        ack = Ack(
+            service=applied.service,
+            source_ids=frozenset(applied.source_ids),
+            tombstoned_ids=frozenset(applied.tombstoned_ids),
+            counts=dict(applied.counts),
+        )
+        await self.jobs.add_ack(event.tenant_id, str(event.event_id), ack, applied.prune_job_id)
+        return []
+
+    async def describe(self, tenant_id: str, job_id: str) -> dict[str, Any]:
+        """What `GET /v1/prune-jobs/{id}` shows: counts per stage, acknowledgements, verification."""
+        job = await self.jobs.get(tenant_id, job_id)
+        if job is None:
+            raise Problem(404, detail="no such prune job")
+        acks = await self.jobs.acks(tenant_id, job)
+        waiting = pending(job["kind"], acks, job["selector"].get("document_id"))
+        need = expected(job["kind"], acks, job["selector"].get("document_id"))
+        return {
+            "prune_job_id": job_id,
+            "kind": job["kind"],
+            "status": job["status"],
+            "selector": job["selector"],
+            "counts": stage_counts(acks),
+            "acknowledgements": {
+                svc: {"expected": len(need[svc]), "pending": len(waiting[svc])}
+                for svc in sorted(need)
+            },
+            "verified_empty": job.get("verified_empty"),
+            "verification": job.get("verification"),
+            "created_at": job["created_at"].isoformat(),
+            "completed_at": job["completed_at"].isoformat() if job.get("completed_at") else None,
+        }
+
+    async def verify(self, tenant_id: str, job: dict[str, Any], acks: list[Ack]) -> dict[str, Any]:
+        """Ask every owning service whether anything active still references a tombstoned id."""
+        ids = {
+            "records": sorted(
+                {i for a in acks if a.service == "extraction" for i in a.tombstoned_ids}
+            ),
+            "facts": sorted(
+                {i for a in acks if a.service == "enrichment" for i in a.tombstoned_ids}
+            ),
+            "documents": [job["selector"]["document_id"]] if job["kind"] == "document" else [],
+        }
+        services = [s for s in VERIFIERS if s != "ingest" or job["kind"] == "document"]
+        remaining: dict[str, Any] = {}
+        unverified: list[str] = []
+        for service in services:
+            body = {k: ids[k] for k in VERIFIERS[service]}
+            try:
+                response = await self.internal.request(
+                    service, "POST", "/internal/v1/prune/verify", tenant_id=tenant_id, json=body
+                )
+            except Problem:
+                unverified.append(service)
+                continue
+            if response.status_code != 200:
+                unverified.append(service)
+                continue
+            remaining[service] = response.json().get("references", {})
+        clean = not unverified and all(n == 0 for refs in remaining.values() for n in refs.values())
+        return {"verified_empty": clean, "references": remaining, "unverified": unverified}
+
+    async def finalize_once(self) -> int:
+        """Complete every running job whose cascade is fully acknowledged; returns how many."""
+        done = 0
+        for job in await self.jobs.running():
+            tenant_id = job["tenant_id"]
+            acks = await self.jobs.acks(tenant_id, job)
+            waiting = pending(job["kind"], acks, job["selector"].get("document_id"))
+            if any(waiting.values()):
+                continue
+            await self.jobs.finish(job, await self.verify(tenant_id, job, acks))
+            done += 1
+        return done
+
+    async def run_finalizer(self, interval: float = 0.5) -> None:
+        """Background loop: finish jobs as their acknowledgements arrive."""
+        while True:
+            try:
+                await self.finalize_once()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("prune finalizer pass failed", extra={"error_type": type(exc).__name__})
+            await asyncio.sleep(interval)

@@ -1,0 +1,103 @@
+"""Prune jobs at the gateway: the job and its event are one write; acknowledgements complete it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import httpx
+
+from engram_events import encode, new_event
+from engram_events.catalog import TOMBSTONE_APPLIED
+from engram_events.payloads.tombstones import TombstoneApplied
+from tests.conftest import Infra
+from tests.support.kafka import produce, wait_for
+from tests.support.services import ServiceProcess, free_port
+from tests.support.tenants import create_tenant
+
+
+def _applied(
+    tenant: str, job: str, service: str, source: list[str], tombstoned: list[str], **counts: int
+) -> bytes:
+    payload = TombstoneApplied(
+        prune_job_id=job,
+        service=service,
+        counts=counts,
+        source_ids=source,
+        tombstoned_ids=tombstoned,
+    )
+    return encode(new_event(TOMBSTONE_APPLIED, payload, tenant_id=tenant))
+
+
+def _tenant_of(gateway: ServiceProcess, key: str) -> str:
+    from pymongo import MongoClient
+
+    db = MongoClient(gateway.env["MONGODB_URI"])[f"{gateway.env['ENGRAM_DATABASE_PREFIX']}gateway"]
+    return str(db.api_keys.find_one({"_id": key.split("_")[1]})["tenant_id"])
+
+
+async def test_a_prune_job_completes_when_every_stage_acknowledges(
+    service: Callable[..., ServiceProcess], infra: Infra, names: dict[str, str]
+) -> None:
+    dead = f"http://127.0.0.1:{free_port()}"
+    gateway = service(
+        "gateway",
+        ENGRAM_GATEWAY_EXTRACTION_URL=dead,
+        ENGRAM_GATEWAY_ENRICHMENT_URL=dead,
+        ENGRAM_GATEWAY_MEMORY_URL=dead,
+        ENGRAM_GATEWAY_INGEST_URL=dead,
+    )
+    key = create_tenant(gateway.env)
+    tenant = _tenant_of(gateway, key)
+    prefix = names["ENGRAM_TOPIC_PREFIX"]
+    with httpx.Client(base_url=gateway.url, headers={"Authorization": f"Bearer {key}"}) as client:
+        bad = client.post("/v1/prune", json={"filter": {"record_type": "carrier"}})
+        assert bad.status_code == 422
+        assert client.post("/v1/prune", json={"record_ids": [{"$ne": 1}]}).status_code == 422
+        started = client.post("/v1/prune", json={"record_ids": ["rec_1", "rec_2"]})
+        assert started.status_code == 202, started.text
+        job = started.json()["prune_job_id"]
+        requested = await wait_for(
+            infra.bootstrap,
+            f"{prefix}engram.prune.v1",
+            lambda m: m.get("event_type") == "prune.requested",
+        )
+        assert requested[0]["payload"]["prune_job_id"] == job
+        assert requested[0]["payload"]["selector"]["record_ids"] == ["rec_1", "rec_2"]
+
+        await produce(
+            infra.bootstrap,
+            f"{prefix}engram.tombstones.v1",
+            [
+                _applied(tenant, job, "extraction", [], ["rec_1", "rec_2"], records=2),
+                _applied(tenant, job, "enrichment", ["rec_1", "rec_2"], ["fact_1"], facts=1),
+                _applied(tenant, job, "memory", ["rec_1", "rec_2"], ["mem_1"], memories=1),
+            ],
+            key=job.encode(),
+        )
+        time.sleep(3)
+        waiting = client.get(f"/v1/prune-jobs/{job}").json()
+        assert waiting["status"] == "running"
+        assert waiting["acknowledgements"]["memory"] == {"expected": 3, "pending": 1}
+
+        await produce(
+            infra.bootstrap,
+            f"{prefix}engram.tombstones.v1",
+            [_applied(tenant, job, "memory", ["fact_1"], [], memories=0)],
+            key=job.encode(),
+        )
+        deadline = time.monotonic() + 30
+        state = waiting
+        while time.monotonic() < deadline and state["status"] != "completed":
+            time.sleep(0.5)
+            state = client.get(f"/v1/prune-jobs/{job}").json()
+        other = create_tenant(gateway.env, "other")
+        foreign = httpx.get(
+            f"{gateway.url}/v1/prune-jobs/{job}", headers={"Authorization": f"Bearer {other}"}
+        )
+
+    assert state["status"] == "completed"
+    assert state["counts"] == {"records": 2, "facts": 1, "memories": 1}
+    assert state["verified_empty"] is False, "no owning service answered, so nothing is verified"
+    assert set(state["verification"]["unverified"]) == {"extraction", "enrichment", "memory"}
+    assert foreign.status_code == 404

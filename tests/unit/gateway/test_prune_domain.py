@@ -1,0 +1,54 @@
+"""A prune job waits for every stage of the cascade: records → facts → memories."""
+
+import pytest
+
+from engram_gateway.domain.prune import SELECTION, Ack, pending, stage_counts
+
+pytestmark = pytest.mark.unit
+
+
+def ack(
+    service: str, source: set[str] | None = None, tombstoned: set[str] | None = None, **counts: int
+) -> Ack:
+    return Ack(service, frozenset(source or ()), frozenset(tombstoned or ()), counts)
+
+
+def test_a_new_job_waits_for_the_owner_of_records() -> None:
+    assert pending("records", []) == {
+        "extraction": {SELECTION},
+        "enrichment": set(),
+        "memory": set(),
+    }
+
+
+def test_each_record_must_be_covered_by_enrichment_and_memory() -> None:
+    acks = [
+        ack("extraction", tombstoned={"r1", "r2"}, records=2),
+        ack("enrichment", {"r1"}, {"f1"}),
+    ]
+    waiting = pending("records", acks)
+    assert waiting == {"extraction": set(), "enrichment": {"r2"}, "memory": {"r1", "r2", "f1"}}
+
+
+def test_withdrawn_facts_must_reach_memory_before_the_job_is_done() -> None:
+    acks = [
+        ack("extraction", tombstoned={"r1"}),
+        ack("enrichment", {"r1"}, {"f1"}, facts=1),
+        ack("memory", {"r1"}, {"m1"}, memories=1),
+    ]
+    assert pending("records", acks)["memory"] == {"f1"}
+    acks.append(ack("memory", {"f1"}, set(), memories=0))
+    assert not any(pending("records", acks).values())
+    assert stage_counts(acks) == {"facts": 1, "memories": 1}
+
+
+def test_a_document_job_also_waits_for_ingest_and_the_document_in_memory() -> None:
+    acks = [ack("extraction", tombstoned=set())]
+    waiting = pending("document", acks, "doc_1")
+    assert waiting["ingest"] == {"doc_1"} and waiting["memory"] == {"doc_1"}
+    acks += [ack("ingest", {"doc_1"}, {"doc_1"}), ack("memory", {"doc_1"})]
+    assert not any(pending("document", acks, "doc_1").values())
+
+
+def test_an_empty_selection_is_done_once_acknowledged() -> None:
+    assert not any(pending("records", [ack("extraction", records=0)]).values())
