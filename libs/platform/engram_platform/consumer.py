@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal, TypeVar
 
-from engram_events import Envelope, EventType, PoisonMessage, decode, topic_name
 from faststream import AckPolicy
 from faststream.kafka import KafkaBroker
 from faststream.kafka.annotations import KafkaMessage
 from opentelemetry import trace
 from pydantic import BaseModel
 
+from engram_events import Envelope, EventType, PoisonMessage, decode, topic_name
 from engram_platform.dlq import DeadLetters
 from engram_platform.idempotency import AppliedEvents
 from engram_platform.outbox import Outbox

@@ -16,11 +16,12 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from engram_events import Envelope, encode, event_type_of, topic_name
 from opentelemetry import context as otel_context
 from opentelemetry import propagate
 from pymongo import ASCENDING, ReturnDocument
 from pymongo.errors import BulkWriteError, DuplicateKeyError
+
+from engram_events import Envelope, encode, event_type_of, topic_name
 
 log = logging.getLogger(__name__)
 
