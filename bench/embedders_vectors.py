@@ -144,15 +144,23 @@ def main() -> None:
     if args.minilm_threads:
         print(json.dumps(bench_minilm(args.minilm_threads, args.sentences)), flush=True)
         return
+    results: dict[str, object] = {"minilm": [], "stores": []}
     if not args.skip_minilm:
         for threads in (1, 2):
             command = [sys.executable, __file__, "--minilm-threads", str(threads)]
             command += ["--sentences", str(args.sentences)]
-            subprocess.run(command, check=True)
+            out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+            print(out.strip(), flush=True)
+            results["minilm"].append(json.loads(out.strip().splitlines()[-1]))  # type: ignore[union-attr]
     with tempfile.TemporaryDirectory() as scratch:
         for kind in args.adapters.split(","):
             outcome = asyncio.run(bench_store(kind, args.points, args.queries, Path(scratch)))
             print(json.dumps(outcome), flush=True)
+            results["stores"].append(outcome)  # type: ignore[union-attr]
+    target = Path(__file__).resolve().parent.parent / "bench-results" / "embedders_vectors.json"
+    target.parent.mkdir(exist_ok=True)
+    target.write_text(json.dumps(results, indent=2))
+    print(f"wrote {target}", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,1 @@
+"""Benchmarks: `make bench` runs every script here and collects their figures."""
