@@ -1,8 +1,11 @@
 """The consumer runtime: decode, dedup, handle with retries, stage outgoing events, then ack.
 
-A handler takes one typed event and returns the events to publish. The runtime stages them
-in the outbox and marks the input applied before the offset is committed, so a crash at any
-point replays the handler (whose writes are idempotent upserts) and stages the same ids.
+A handler takes one typed event and returns the events to publish. Messages arrive in
+batches; for each one the runtime runs its handler (retrying with backoff, dead-lettering
+what cannot succeed) under the trace context the message carried. Then, for the whole batch,
+it stages the outgoing events in the outbox and marks the inputs applied, and only then is the
+offset committed. A crash at any point replays the batch: handlers' writes are idempotent
+upserts and outgoing events have deterministic ids, so a replay stages the same events.
 """
 
 from __future__ import annotations
@@ -18,7 +21,9 @@ from typing import Any, Literal, TypeVar
 from faststream import AckPolicy
 from faststream.kafka import KafkaBroker
 from faststream.kafka.annotations import KafkaMessage
-from opentelemetry import trace
+from opentelemetry import propagate, trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 from pydantic import BaseModel
 
 from engram_events import Envelope, EventType, PoisonMessage, decode, topic_name
@@ -53,6 +58,23 @@ class ConsumerStats:
         self.counts[outcome.value] = self.counts.get(outcome.value, 0) + 1
 
 
+@dataclass
+class _Pending:
+    """Work a batch accumulates before its one durable step."""
+
+    outbox_docs: list[dict[str, Any]] = field(default_factory=list)
+    applied: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _headers(record: Any) -> dict[str, str]:
+    """Kafka headers as text, for W3C context extraction."""
+    return {
+        k: v.decode("latin-1")
+        for k, v in (getattr(record, "headers", None) or ())
+        if isinstance(v, bytes | bytearray)
+    }
+
+
 class Consumer:
     """One service's consumer group: routes event types to handlers on their topics."""
 
@@ -65,6 +87,8 @@ class Consumer:
         outbox: Outbox,
         topic_prefix: str = "",
         retry: RetryPolicy | None = None,
+        batch_size: int = 100,
+        tracer_provider: TracerProvider | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self.service = service
@@ -72,11 +96,13 @@ class Consumer:
         self.outbox = outbox
         self.prefix = topic_prefix
         self.retry = retry or RetryPolicy()
+        self.batch_size = max(1, batch_size)
         self.applied = AppliedEvents(db, service)
         self.dead_letters = DeadLetters(broker, topic_prefix=topic_prefix)
         self.routes: dict[str, Handler] = {}
         self.topics: set[str] = set()
         self.stats = ConsumerStats()
+        self.tracer = (tracer_provider or trace.get_tracer_provider()).get_tracer("engram.consumer")
         self._sleep = sleep
 
     def on(
@@ -94,51 +120,100 @@ class Consumer:
     def subscribe(
         self, *, auto_offset_reset: Literal["earliest", "latest", "none"] = "earliest"
     ) -> None:
-        """Register one FastStream subscriber over every routed topic; commit only after process."""
+        """One batch subscriber over every routed topic; the offset moves only after a batch."""
         if not self.topics:
             raise RuntimeError(f"{self.service}: no handlers registered")
 
-        async def on_message(msg: KafkaMessage) -> None:
-            await self.process(msg.raw_message)
+        async def on_batch(msg: KafkaMessage) -> None:
+            raw = msg.raw_message
+            await self.process_batch(list(raw) if isinstance(raw, tuple) else [raw])
 
         self.broker.subscriber(
             *sorted(self.topics),
             group_id=self.group_id,
+            batch=True,
+            max_records=self.batch_size,
+            batch_timeout_ms=50,
             ack_policy=AckPolicy.NACK_ON_ERROR,
             auto_offset_reset=auto_offset_reset,
             max_poll_interval_ms=10 * 60 * 1000,
-        )(on_message)
+        )(on_batch)
 
     async def process(self, record: Any) -> Outcome:
-        """Everything one message gets; raises only when even the DLQ is unreachable (then nack)."""
-        span = trace.get_current_span()
-        started = time.perf_counter()
-        try:
-            envelope = decode(record.value)
-        except PoisonMessage as exc:
-            await self.dead_letters.send(
-                consumer=self.service, record=record, error=exc, attempts=1
+        """One message on its own (a batch of one)."""
+        return (await self.process_batch([record]))[0]
+
+    async def process_batch(self, records: Sequence[Any]) -> list[Outcome]:
+        """Handle every message, then stage all outgoing events and mark all inputs applied.
+
+        Raises only when the DLQ or the database is unreachable; the batch is then redelivered.
+        """
+        decoded: list[Envelope[Any] | None] = []
+        for record in records:
+            try:
+                decoded.append(decode(record.value))
+            except PoisonMessage as exc:
+                await self.dead_letters.send(
+                    consumer=self.service, record=record, error=exc, attempts=1
+                )
+                decoded.append(None)
+        ids = [str(e.event_id) for e in decoded if e is not None and e.event_type in self.routes]
+        seen = await self.applied.seen_many(ids)
+        pending = _Pending()
+        outcomes: list[Outcome] = []
+        for record, envelope in zip(records, decoded, strict=True):
+            if envelope is None:
+                outcome = Outcome.DEAD_LETTERED
+            elif envelope.event_type not in self.routes:
+                outcome = Outcome.IGNORED
+            elif str(envelope.event_id) in seen:
+                outcome = Outcome.DUPLICATE
+            else:
+                outcome = await self._handle(envelope, record, pending)
+                seen.add(str(envelope.event_id))
+            self.stats.add(outcome)
+            outcomes.append(outcome)
+        await self.outbox.stage_entries(pending.outbox_docs)
+        await self.applied.mark_many(pending.applied)
+        return outcomes
+
+    async def _handle(self, envelope: Envelope[Any], record: Any, pending: _Pending) -> Outcome:
+        """Run one handler in a span continuing the message's trace; retries, then the DLQ."""
+        parent = propagate.extract(_headers(record))
+        batch_span = trace.get_current_span().get_span_context()
+        links = [Link(batch_span)] if batch_span.is_valid else []
+        with self.tracer.start_as_current_span(
+            f"{record.topic} process {envelope.event_type}",
+            context=parent,
+            kind=SpanKind.CONSUMER,
+            links=links,
+        ) as span:
+            span.set_attributes(
+                {
+                    "messaging.system": "kafka",
+                    "messaging.destination.name": record.topic,
+                    "messaging.kafka.offset": record.offset,
+                    "messaging.destination.partition.id": str(record.partition),
+                    "messaging.consumer.group.name": self.group_id,
+                    "engram.tenant_id": envelope.tenant_id,
+                    "engram.event_id": str(envelope.event_id),
+                    "engram.event_type": envelope.event_type,
+                    "engram.consumer": self.service,
+                }
             )
-            return self._done(Outcome.DEAD_LETTERED, span, started)
-        span.set_attributes(
-            {
-                "engram.tenant_id": envelope.tenant_id,
-                "engram.event_id": str(envelope.event_id),
-                "engram.event_type": envelope.event_type,
-                "engram.consumer": self.service,
-            }
-        )
-        handler = self.routes.get(envelope.event_type)
-        if handler is None:
-            return self._done(Outcome.IGNORED, span, started)
-        if await self.applied.seen(envelope.event_id):
-            return self._done(Outcome.DUPLICATE, span, started)
-        return await self._apply(handler, envelope, record, span, started)
+            started = time.perf_counter()
+            outcome = await self._apply(envelope, record, pending, span)
+            span.set_attribute("engram.outcome", outcome.value)
+            span.set_attribute("engram.handler_ms", round((time.perf_counter() - started) * 1000, 3))
+            if outcome is Outcome.DEAD_LETTERED:
+                span.set_status(Status(StatusCode.ERROR))
+            return outcome
 
     async def _apply(
-        self, handler: Handler, envelope: Envelope[Any], record: Any, span: Any, started: float
+        self, envelope: Envelope[Any], record: Any, pending: _Pending, span: Any
     ) -> Outcome:
-        """Run the handler with backoff; dead-letter permanent failures and exhausted retries."""
+        """The handler with backoff; dead-letter permanent failures and exhausted retries."""
+        handler = self.routes[envelope.event_type]
         fields: dict[str, str | None] = {
             "event_id": str(envelope.event_id),
             "event_type": envelope.event_type,
@@ -146,41 +221,40 @@ class Consumer:
         }
         for attempt in range(1, self.retry.max_attempts + 1):
             try:
-                published = await handler(envelope) or ()
-                await self.outbox.stage(published)
-                await self.applied.mark(envelope.event_id, envelope.event_type)
-                span.set_attribute("engram.published_count", len(published))
-                return self._done(Outcome.APPLIED, span, started)
+                published = list(await handler(envelope) or ())
             except (PermanentError, PoisonMessage) as exc:
-                await self.dead_letters.send(
-                    consumer=self.service,
-                    record=record,
-                    error=exc,
-                    attempts=attempt,
-                    envelope_fields=fields,
-                )
-                return self._done(Outcome.DEAD_LETTERED, span, started)
+                await self._dead_letter(record, exc, attempt, fields, None)
+                return Outcome.DEAD_LETTERED
             except Exception as exc:
                 log.warning(
                     "handler attempt failed",
                     extra={**fields, "attempt": attempt, "error_type": type(exc).__name__},
                 )
                 if attempt == self.retry.max_attempts:
-                    await self.dead_letters.send(
-                        consumer=self.service,
-                        record=record,
-                        error=exc,
-                        attempts=attempt,
-                        envelope_fields=fields,
-                        reason=f"retries_exhausted:{type(exc).__name__}",
-                    )
-                    return self._done(Outcome.DEAD_LETTERED, span, started)
+                    reason = f"retries_exhausted:{type(exc).__name__}"
+                    await self._dead_letter(record, exc, attempt, fields, reason)
+                    return Outcome.DEAD_LETTERED
                 await self._sleep(self.retry.delay(attempt))
+                continue
+            pending.outbox_docs.extend(self.outbox.entries(published))
+            pending.applied.append((str(envelope.event_id), envelope.event_type))
+            span.set_attribute("engram.published_count", len(published))
+            return Outcome.APPLIED
         raise AssertionError("unreachable")
 
-    def _done(self, outcome: Outcome, span: Any, started: float) -> Outcome:
-        """Count and annotate the outcome."""
-        self.stats.add(outcome)
-        span.set_attribute("engram.outcome", outcome.value)
-        span.set_attribute("engram.handler_ms", round((time.perf_counter() - started) * 1000, 3))
-        return outcome
+    async def _dead_letter(
+        self,
+        record: Any,
+        error: BaseException,
+        attempts: int,
+        fields: dict[str, str | None],
+        reason: str | None,
+    ) -> None:
+        await self.dead_letters.send(
+            consumer=self.service,
+            record=record,
+            error=error,
+            attempts=attempts,
+            envelope_fields=fields,
+            reason=reason,
+        )

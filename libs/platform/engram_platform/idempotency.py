@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from pymongo.errors import DuplicateKeyError
+from pymongo.errors import BulkWriteError, DuplicateKeyError
 
 APPLIED = "applied_events"
 
@@ -22,7 +23,16 @@ class AppliedEvents:
 
     async def seen(self, event_id: object) -> bool:
         """True when this consumer already applied the event."""
-        return await self.collection.find_one({"_id": self._key(event_id)}, {"_id": 1}) is not None
+        return bool(await self.seen_many([str(event_id)]))
+
+    async def seen_many(self, event_ids: Iterable[str]) -> set[str]:
+        """Which of these events this consumer already applied (one keyed lookup)."""
+        keys = [self._key(e) for e in event_ids]
+        if not keys:
+            return set()
+        prefix = len(self.consumer) + 1
+        cursor = self.collection.find({"_id": {"$in": keys}}, {"_id": 1})
+        return {doc["_id"][prefix:] async for doc in cursor}
 
     async def mark(self, event_id: object, event_type: str) -> bool:
         """Record the event as applied; False when it already was."""
@@ -33,3 +43,15 @@ class AppliedEvents:
         except DuplicateKeyError:
             return False
         return True
+
+    async def mark_many(self, applied: Sequence[tuple[str, str]]) -> None:
+        """Record many applied events in one write; ids already recorded are skipped."""
+        if not applied:
+            return
+        now = datetime.now(UTC)
+        docs = [{"_id": self._key(e), "event_type": t, "at": now} for e, t in applied]
+        try:
+            await self.collection.insert_many(docs, ordered=False)
+        except BulkWriteError as exc:
+            if any(e.get("code") != 11000 for e in exc.details.get("writeErrors", [])):
+                raise

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
+import time
 import uuid
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
@@ -30,8 +31,10 @@ LEASES = "outbox_leases"
 PENDING_FIELD = "_outbox"
 
 
-def outbox_entry(envelope: Envelope[Any], prefix: str, staged_at: datetime) -> dict[str, Any]:
-    """One pending publication: topic, key, bytes and the trace context that caused it."""
+def outbox_entry(
+    envelope: Envelope[Any], prefix: str, staged_at: datetime, order: int
+) -> dict[str, Any]:
+    """One pending publication: topic, key, bytes, its place in line, and the causing trace."""
     event_type = event_type_of(envelope.event_type)
     headers: dict[str, str] = {}
     propagate.inject(headers)
@@ -44,7 +47,19 @@ def outbox_entry(envelope: Envelope[Any], prefix: str, staged_at: datetime) -> d
         "event_type": envelope.event_type,
         "tenant_id": envelope.tenant_id,
         "staged_at": staged_at,
+        "order": order,
     }
+
+
+_last_order = 0
+
+
+def next_order() -> int:
+    """Microseconds since the epoch times 1000, strictly increasing within this process."""
+    global _last_order
+    candidate = (time.time_ns() // 1000) * 1000
+    _last_order = max(candidate, _last_order + 1)
+    return _last_order
 
 
 class Outbox:
@@ -56,10 +71,17 @@ class Outbox:
         self.prefix = topic_prefix
         self.wakeup = asyncio.Event()
 
+    def entries(self, envelopes: Iterable[Envelope[Any]]) -> list[dict[str, Any]]:
+        """Outbox documents for events, capturing the current trace context and their order."""
+        now = datetime.now(UTC)
+        return [outbox_entry(e, self.prefix, now, next_order()) for e in envelopes]
+
     async def stage(self, envelopes: Iterable[Envelope[Any]]) -> int:
         """Durably record events to publish; re-staging an id already staged or sent is a no-op."""
-        now = datetime.now(UTC)
-        docs = [outbox_entry(e, self.prefix, now) for e in envelopes]
+        return await self.stage_entries(self.entries(envelopes))
+
+    async def stage_entries(self, docs: list[dict[str, Any]]) -> int:
+        """Insert prepared entries (see `entries`) in one write."""
         if not docs:
             return 0
         await self._insert(docs)
@@ -87,8 +109,7 @@ class Outbox:
         upsert: bool = True,
     ) -> None:
         """Apply `update` and stage `events` in one atomic single-document write, then relay them."""
-        now = datetime.now(UTC)
-        pending = [outbox_entry(e, self.prefix, now) for e in events]
+        pending = self.entries(events)
         full = dict(update)
         full["$push"] = {**full.get("$push", {}), PENDING_FIELD: {"$each": pending}}
         await collection.update_one({"_id": doc_id}, full, upsert=upsert)
@@ -117,7 +138,7 @@ class Outbox:
 
     async def pending(self, limit: int = 500) -> list[dict[str, Any]]:
         """The oldest unsent events, in staging order."""
-        cursor = self.collection.find({}).sort([("staged_at", ASCENDING), ("_id", ASCENDING)])
+        cursor = self.collection.find({}).sort([("order", ASCENDING), ("_id", ASCENDING)])
         return [doc async for doc in cursor.limit(limit)]
 
     async def mark_sent(self, ids: Sequence[str]) -> None:
@@ -165,27 +186,26 @@ class OutboxRelay:
         return bool(doc and doc.get("owner") == self.owner)
 
     async def publish_pending(self) -> int:
-        """One pass: publish what is staged, then mark it sent. Returns how many were sent."""
+        """One pass: publish what is staged (pipelined, in order), then mark it sent."""
         batch = await self.outbox.pending()
-        sent: list[str] = []
-        try:
-            for doc in batch:
-                await self._publish(doc)
-                sent.append(doc["_id"])
-        finally:
-            await self.outbox.mark_sent(sent)
-        self.published += len(sent)
-        return len(sent)
+        if not batch:
+            return 0
+        confirmations = [await self._publish(doc) for doc in batch]
+        await asyncio.gather(*[c for c in confirmations if isinstance(c, asyncio.Future)])
+        await self.outbox.mark_sent([doc["_id"] for doc in batch])
+        self.published += len(batch)
+        return len(batch)
 
-    async def _publish(self, doc: dict[str, Any]) -> None:
-        """Publish under the trace context of the work that staged the event."""
+    async def _publish(self, doc: dict[str, Any]) -> Any:
+        """Hand one event to the producer under the trace context of the work that staged it."""
         token = otel_context.attach(propagate.extract(doc.get("headers") or {}))
         try:
-            await self.broker.publish(
+            return await self.broker.publish(
                 bytes(doc["value"]),
                 doc["topic"],
                 key=doc["key"].encode(),
                 headers={"content-type": "application/json", "event_type": doc["event_type"]},
+                no_confirm=True,
             )
         finally:
             otel_context.detach(token)

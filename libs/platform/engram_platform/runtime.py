@@ -68,6 +68,8 @@ class Runtime:
                 self.settings.retry_base_seconds,
                 self.settings.retry_max_seconds,
             ),
+            batch_size=self.settings.consumer_batch_size,
+            tracer_provider=self.tracer_provider,
         )
         self.relay = OutboxRelay(
             self.outbox,

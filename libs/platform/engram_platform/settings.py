@@ -44,6 +44,12 @@ class ServiceSettings(BaseSettings):
     max_attempts: int = Field(default=5, ge=1, le=100)
     retry_base_seconds: float = Field(default=0.2, ge=0)
     retry_max_seconds: float = Field(default=5.0, ge=0)
+    consumer_batch_size: int = Field(
+        default=100,
+        ge=1,
+        le=5000,
+        validation_alias=AliasChoices("ENGRAM_CONSUMER_BATCH_SIZE", "consumer_batch_size"),
+    )
     relay_interval_seconds: float = Field(default=0.05, gt=0)
     outbox_relay: bool = Field(
         default=True,
