@@ -1,0 +1,1 @@
+"""Connectors: turn a drop folder and a Google Drive changes feed into document events."""

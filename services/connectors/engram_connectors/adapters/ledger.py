@@ -1,0 +1,132 @@
+"""What the connectors submitted, in MongoDB: drop-file submissions, Drive items, Drive cursors."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from pymongo.errors import DuplicateKeyError
+
+DROP_SUBMISSIONS = "drop_submissions"
+DRIVE_ITEMS = "drive_items"
+DRIVE_CURSORS = "drive_cursors"
+
+
+class SubmissionLedger(Protocol):
+    """Drop-file submissions keyed by tenant, relative path and content hash."""
+
+    async def get(self, tenant_id: str, relative: str, sha256: str) -> dict[str, Any] | None: ...
+
+    async def begin(
+        self, tenant_id: str, relative: str, sha256: str, fields: dict[str, Any]
+    ) -> None: ...
+
+    async def mark(self, tenant_id: str, relative: str, sha256: str, status: str) -> None: ...
+
+
+class MongoSubmissionLedger:
+    """`_id` = `tenant:file_drop:sha:path`, so every lookup is a fast primary-key read."""
+
+    def __init__(self, db: Any) -> None:
+        self.collection = db[DROP_SUBMISSIONS]
+
+    @staticmethod
+    def _key(tenant_id: str, relative: str, sha256: str) -> str:
+        return f"{tenant_id}:file_drop:{sha256}:{relative}"
+
+    async def get(self, tenant_id: str, relative: str, sha256: str) -> dict[str, Any] | None:
+        """The submission of this exact content at this path, if any."""
+        row: dict[str, Any] | None = await self.collection.find_one(
+            {"_id": self._key(tenant_id, relative, sha256), "tenant_id": tenant_id}
+        )
+        return row
+
+    async def begin(
+        self, tenant_id: str, relative: str, sha256: str, fields: dict[str, Any]
+    ) -> None:
+        """Record the intent to submit before publishing (status `submitting`); a retry keeps it."""
+        now = datetime.now(UTC)
+        try:
+            await self.collection.insert_one(
+                {
+                    **fields,
+                    "_id": self._key(tenant_id, relative, sha256),
+                    "tenant_id": tenant_id,
+                    "relative_path": relative,
+                    "content_sha256": sha256,
+                    "status": "submitting",
+                    "created_at": now,
+                    "updated_at": now,
+                }
+            )
+        except DuplicateKeyError:
+            pass
+
+    async def mark(self, tenant_id: str, relative: str, sha256: str, status: str) -> None:
+        """Advance a submission: `submitted` once Kafka acked, `moved` once out of the inbox."""
+        await self.collection.update_one(
+            {"_id": self._key(tenant_id, relative, sha256), "tenant_id": tenant_id},
+            {"$set": {"status": status, "updated_at": datetime.now(UTC)}},
+        )
+
+
+class DriveState(Protocol):
+    """The Drive connection's cursor and what it last submitted per file."""
+
+    async def cursor(self, tenant_id: str, connection: str) -> str | None: ...
+
+    async def save_cursor(self, tenant_id: str, connection: str, page_token: str) -> None: ...
+
+    async def item(self, tenant_id: str, file_id: str) -> dict[str, Any] | None: ...
+
+    async def save_item(self, tenant_id: str, file_id: str, fields: dict[str, Any]) -> None: ...
+
+
+class MongoDriveState:
+    """Cursors and items keyed by `_id` (tenant first); the cursor moves only when told."""
+
+    def __init__(self, db: Any) -> None:
+        self.cursors = db[DRIVE_CURSORS]
+        self.items = db[DRIVE_ITEMS]
+
+    async def cursor(self, tenant_id: str, connection: str) -> str | None:
+        """The page token to read next, or None before the first start."""
+        row = await self.cursors.find_one(
+            {"_id": f"{tenant_id}:gdrive:{connection}", "tenant_id": tenant_id}
+        )
+        return None if row is None else str(row["page_token"])
+
+    async def save_cursor(self, tenant_id: str, connection: str, page_token: str) -> None:
+        """Advance the cursor (call only once the page's events are acknowledged)."""
+        now = datetime.now(UTC)
+        await self.cursors.update_one(
+            {"_id": f"{tenant_id}:gdrive:{connection}", "tenant_id": tenant_id},
+            {
+                "$set": {"page_token": page_token, "updated_at": now},
+                "$setOnInsert": {"created_at": now},
+                "$inc": {"advances": 1},
+            },
+            upsert=True,
+        )
+
+    async def item(self, tenant_id: str, file_id: str) -> dict[str, Any] | None:
+        """What was last done for one Drive file."""
+        row: dict[str, Any] | None = await self.items.find_one(
+            {"_id": f"{tenant_id}:gdrive:{file_id}", "tenant_id": tenant_id}
+        )
+        return row
+
+    async def save_item(self, tenant_id: str, file_id: str, fields: dict[str, Any]) -> None:
+        """Remember a Drive file's submitted revision, deletion or rejection."""
+        await self.items.update_one(
+            {"_id": f"{tenant_id}:gdrive:{file_id}", "tenant_id": tenant_id},
+            {
+                "$set": {
+                    **fields,
+                    "tenant_id": tenant_id,
+                    "file_id": file_id,
+                    "updated_at": datetime.now(UTC),
+                }
+            },
+            upsert=True,
+        )

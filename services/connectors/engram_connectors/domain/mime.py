@@ -1,0 +1,43 @@
+"""Which files the pipeline can read, and the MIME type each one travels with."""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+BY_EXTENSION: dict[str, str] = {
+    ".csv": "text/csv",
+    ".tsv": "text/tab-separated-values",
+    ".json": "application/json",
+    ".ndjson": "application/x-ndjson",
+    ".jsonl": "application/x-ndjson",
+    ".md": "text/markdown",
+    ".txt": "text/plain",
+}
+"""The built-in extractors' formats; anything else is refused as unsupported."""
+
+SUPPORTED = frozenset(BY_EXTENSION.values())
+
+GOOGLE_EXPORTS: dict[str, str] = {
+    "application/vnd.google-apps.document": "text/plain",
+    "application/vnd.google-apps.spreadsheet": "text/csv",
+}
+"""Google-native files have no bytes of their own; Drive exports them to these types."""
+
+GOOGLE_FOLDER = "application/vnd.google-apps.folder"
+GOOGLE_PREFIX = "application/vnd.google-apps."
+
+
+def mime_for_name(name: str) -> str | None:
+    """The MIME type a file name's extension maps to, or None when it is unsupported."""
+    return BY_EXTENSION.get(PurePosixPath(name).suffix.lower())
+
+
+def mime_for_drive(drive_mime: str, name: str) -> str | None:
+    """A Drive file's type: its declared type when supported, else its extension's."""
+    if drive_mime in SUPPORTED:
+        return drive_mime
+    if drive_mime in GOOGLE_EXPORTS:
+        return GOOGLE_EXPORTS[drive_mime]
+    if drive_mime.startswith(GOOGLE_PREFIX):
+        return None
+    return mime_for_name(name)
