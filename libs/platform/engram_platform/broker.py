@@ -1,6 +1,7 @@
 """The FastStream Kafka broker every service uses, with telemetry on."""
 
 import logging
+from typing import Any
 
 from faststream.kafka import KafkaBroker
 from faststream.kafka.opentelemetry import KafkaTelemetryMiddleware
@@ -27,3 +28,9 @@ def make_broker(
         logger=logging.getLogger("engram.faststream"),
         log_level=logging.DEBUG,
     )
+
+
+def raw_producer(broker: KafkaBroker) -> Any:
+    """The underlying aiokafka producer: a Kafka tombstone needs a null value, which
+    FastStream's `publish` cannot send (it encodes None as empty bytes)."""
+    return broker.config.producer._producer.producer  # type: ignore[attr-defined]

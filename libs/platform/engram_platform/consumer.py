@@ -204,7 +204,9 @@ class Consumer:
             started = time.perf_counter()
             outcome = await self._apply(envelope, record, pending, span)
             span.set_attribute("engram.outcome", outcome.value)
-            span.set_attribute("engram.handler_ms", round((time.perf_counter() - started) * 1000, 3))
+            span.set_attribute(
+                "engram.handler_ms", round((time.perf_counter() - started) * 1000, 3)
+            )
             if outcome is Outcome.DEAD_LETTERED:
                 span.set_status(Status(StatusCode.ERROR))
             return outcome

@@ -23,6 +23,7 @@ from pymongo import ASCENDING, ReturnDocument
 from pymongo.errors import BulkWriteError, DuplicateKeyError
 
 from engram_events import Envelope, encode, event_type_of, topic_name
+from engram_platform.broker import raw_producer
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +76,20 @@ class Outbox:
         """Outbox documents for events, capturing the current trace context and their order."""
         now = datetime.now(UTC)
         return [outbox_entry(e, self.prefix, now, next_order()) for e in envelopes]
+
+    def tombstone_entry(self, base_topic: str, key: str, entry_id: str) -> dict[str, Any]:
+        """An outbox entry for a Kafka tombstone (null value) on a compacted topic."""
+        return {
+            "_id": entry_id,
+            "topic": topic_name(base_topic, self.prefix),
+            "key": key,
+            "value": None,
+            "headers": {},
+            "event_type": "kafka.tombstone",
+            "tenant_id": None,
+            "staged_at": datetime.now(UTC),
+            "order": next_order(),
+        }
 
     async def stage(self, envelopes: Iterable[Envelope[Any]]) -> int:
         """Durably record events to publish; re-staging an id already staged or sent is a no-op."""
@@ -198,6 +213,8 @@ class OutboxRelay:
 
     async def _publish(self, doc: dict[str, Any]) -> Any:
         """Hand one event to the producer under the trace context of the work that staged it."""
+        if doc["value"] is None:
+            return await raw_producer(self.broker).send(doc["topic"], None, key=doc["key"].encode())
         token = otel_context.attach(propagate.extract(doc.get("headers") or {}))
         try:
             return await self.broker.publish(

@@ -10,11 +10,11 @@ from typing import Any
 
 import httpx
 import pytest
+from pymongo import MongoClient
+
 from engram_events import encode, new_event
 from engram_events.catalog import DOCUMENT_SUBMITTED
 from engram_events.payloads.documents import DocumentSubmitted
-from pymongo import MongoClient
-
 from tests.conftest import Infra
 from tests.support.kafka import produce, read_all, wait_for
 from tests.support.services import ServiceProcess
