@@ -81,6 +81,8 @@ def service_app(
                 runtime.start_relay()
             app.state.runtime = runtime
             tasks = [asyncio.create_task(loop()) for loop in background]
+            if runtime.consumer.routes and runtime.settings.metrics_enabled:
+                tasks.append(asyncio.create_task(runtime.lag_sampler().run()))
             try:
                 yield
             finally:
@@ -92,6 +94,8 @@ def service_app(
         lifespan=lifespan,
         telemetry={
             "tracer_provider": runtime.tracer_provider,
+            "meter_provider": runtime.meter_provider,
+            "metrics": runtime.meter_provider is not None,
             "logs": False,
             "operation_spans": False,
         },

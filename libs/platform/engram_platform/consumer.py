@@ -29,6 +29,7 @@ from pydantic import BaseModel
 from engram_events import Envelope, EventType, PoisonMessage, decode, topic_name
 from engram_platform.dlq import DeadLetters
 from engram_platform.idempotency import AppliedEvents
+from engram_platform.metrics import ConsumerMetrics
 from engram_platform.outbox import Outbox
 from engram_platform.retry import PermanentError, RetryPolicy
 
@@ -37,6 +38,16 @@ log = logging.getLogger(__name__)
 P = TypeVar("P", bound=BaseModel)
 Published = Sequence[Envelope[Any]] | None
 Handler = Callable[[Envelope[Any]], Awaitable[Published]]
+ID_FIELDS = (
+    "document_id",
+    "record_id",
+    "memory_id",
+    "agent_id",
+    "fact_id",
+    "prune_job_id",
+    "import_id",
+)
+"""Payload ids copied onto the handler span as `engram.<field>`, so ops can find a trace by id."""
 
 
 class Outcome(StrEnum):
@@ -89,6 +100,7 @@ class Consumer:
         retry: RetryPolicy | None = None,
         batch_size: int = 100,
         tracer_provider: TracerProvider | None = None,
+        metrics: ConsumerMetrics | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self.service = service
@@ -103,6 +115,7 @@ class Consumer:
         self.topics: set[str] = set()
         self.stats = ConsumerStats()
         self.tracer = (tracer_provider or trace.get_tracer_provider()).get_tracer("engram.consumer")
+        self.metrics = metrics or ConsumerMetrics(service)
         self._sleep = sleep
 
     def on(
@@ -162,6 +175,7 @@ class Consumer:
         pending = _Pending()
         outcomes: list[Outcome] = []
         for record, envelope in zip(records, decoded, strict=True):
+            started = time.perf_counter()
             if envelope is None:
                 outcome = Outcome.DEAD_LETTERED
             elif envelope.event_type not in self.routes:
@@ -172,6 +186,8 @@ class Consumer:
                 outcome = await self._handle(envelope, record, pending)
                 seen.add(str(envelope.event_id))
             self.stats.add(outcome)
+            event_type = envelope.event_type if envelope is not None else "undecodable"
+            self.metrics.outcome(event_type, outcome.value, time.perf_counter() - started)
             outcomes.append(outcome)
         await self.outbox.stage_entries(pending.outbox_docs)
         await self.applied.mark_many(pending.applied)
@@ -199,6 +215,7 @@ class Consumer:
                     "engram.event_id": str(envelope.event_id),
                     "engram.event_type": envelope.event_type,
                     "engram.consumer": self.service,
+                    **_payload_ids(envelope),
                 }
             )
             started = time.perf_counter()
@@ -228,6 +245,7 @@ class Consumer:
                 await self._dead_letter(record, exc, attempt, fields, None)
                 return Outcome.DEAD_LETTERED
             except Exception as exc:
+                self.metrics.failure(envelope.event_type, type(exc).__name__)
                 log.warning(
                     "handler attempt failed",
                     extra={**fields, "attempt": attempt, "error_type": type(exc).__name__},
@@ -260,3 +278,10 @@ class Consumer:
             envelope_fields=fields,
             reason=reason,
         )
+
+
+def _payload_ids(envelope: Envelope[Any]) -> dict[str, str]:
+    """The aggregate ids an event names (ids only, never content)."""
+    payload = envelope.payload
+    found = {f"engram.{name}": getattr(payload, name, None) for name in ID_FIELDS}
+    return {key: value for key, value in found.items() if isinstance(value, str) and value}

@@ -9,11 +9,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from faststream.kafka import KafkaBroker
+from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.trace import TracerProvider
 
 from engram_platform.broker import make_broker
 from engram_platform.consumer import Consumer
 from engram_platform.logs import configure_logging
+from engram_platform.metrics import ConsumerLagSampler, ConsumerMetrics, setup_metrics
 from engram_platform.mongo import connect_mongo, ping
 from engram_platform.outbox import Outbox, OutboxRelay
 from engram_platform.retry import RetryPolicy
@@ -37,17 +39,25 @@ class Runtime:
     relay: OutboxRelay | None = None
     consumer: Consumer | None = None
     recover_collections: list[str] = field(default_factory=list)
+    meter_provider: MeterProvider | None = None
 
     @classmethod
     def build(
         cls, service: str, settings: ServiceSettings, *, install_global: bool = True
     ) -> Runtime:
-        """Configure logging, tracing and the broker; nothing connects yet."""
+        """Configure logging, tracing, metrics and the broker; nothing connects yet."""
         if install_global:
             configure_logging(service, settings.log_level)
         provider = setup_tracing(service, settings, install_global=install_global)
+        meters = setup_metrics(service, settings, install_global=install_global)
         broker = make_broker(settings, service=service, tracer_provider=provider)
-        return cls(service=service, settings=settings, tracer_provider=provider, broker=broker)
+        return cls(
+            service=service,
+            settings=settings,
+            tracer_provider=provider,
+            broker=broker,
+            meter_provider=meters,
+        )
 
     @asynccontextmanager
     async def connected(self) -> AsyncIterator[Runtime]:
@@ -70,6 +80,7 @@ class Runtime:
             ),
             batch_size=self.settings.consumer_batch_size,
             tracer_provider=self.tracer_provider,
+            metrics=ConsumerMetrics(self.service, self.meter_provider),
         )
         self.relay = OutboxRelay(
             self.outbox,
@@ -84,12 +95,26 @@ class Runtime:
             if self.relay:
                 await self.relay.stop()
             self.tracer_provider.force_flush(5000)
+            if self.meter_provider is not None:
+                self.meter_provider.force_flush(5000)
             self.mongo.close()
 
     def start_relay(self) -> None:
         """Begin publishing staged events (call after the broker has started)."""
         assert self.relay is not None
         self.relay.start()
+
+    def lag_sampler(self) -> ConsumerLagSampler:
+        """Samples this service's consumer lag (start it once the consumer has subscribed)."""
+        assert self.consumer is not None
+        return ConsumerLagSampler(
+            bootstrap=self.settings.kafka_bootstrap_servers,
+            service=self.service,
+            group_id=self.consumer.group_id,
+            topics=self.consumer.topics,
+            interval=self.settings.lag_interval_seconds,
+            provider=self.meter_provider,
+        )
 
     async def ready(self) -> dict[str, bool]:
         """What /readyz reports: each dependency answering now."""

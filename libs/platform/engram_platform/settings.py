@@ -34,6 +34,21 @@ class ServiceSettings(BaseSettings):
     tracing_enabled: bool = Field(
         default=True, validation_alias=AliasChoices("ENGRAM_TRACING", "tracing_enabled")
     )
+    metrics_enabled: bool = Field(
+        default=True, validation_alias=AliasChoices("ENGRAM_METRICS", "metrics_enabled")
+    )
+    metrics_interval_seconds: float = Field(
+        default=10.0,
+        gt=0,
+        validation_alias=AliasChoices(
+            "ENGRAM_METRICS_INTERVAL_SECONDS", "metrics_interval_seconds"
+        ),
+    )
+    lag_interval_seconds: float = Field(
+        default=15.0,
+        gt=0,
+        validation_alias=AliasChoices("ENGRAM_LAG_INTERVAL_SECONDS", "lag_interval_seconds"),
+    )
     log_level: str = Field(
         default="INFO", validation_alias=AliasChoices("ENGRAM_LOG_LEVEL", "log_level")
     )
@@ -63,5 +78,5 @@ class ServiceSettings(BaseSettings):
 
     @property
     def telemetry_database(self) -> str:
-        """Where local spans go when no OTLP endpoint is configured."""
+        """Where local spans and metric points go when no OTLP endpoint is configured."""
         return f"{self.database_prefix}telemetry"
