@@ -9,10 +9,12 @@ the same document (`_outbox`), one atomic write; the relay moves them to the out
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import socket
 import time
 import uuid
+from collections import deque
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -30,6 +32,7 @@ log = logging.getLogger(__name__)
 OUTBOX = "outbox"
 LEASES = "outbox_leases"
 PENDING_FIELD = "_outbox"
+PARCEL_SIZE = 500
 
 
 def outbox_entry(
@@ -64,16 +67,23 @@ def next_order() -> int:
 
 
 class Outbox:
-    """The service's pending events; `stage` is idempotent on event_id."""
+    """The service's pending events, packed into parcels of entries in staging order.
 
-    def __init__(self, db: Any, *, topic_prefix: str = "") -> None:
+    A parcel's id is derived from the event ids it holds, so re-staging the same batch after a
+    crash is a no-op. Parcels are read and deleted by `_id` only: on the local MongoDB-protocol
+    server any other query scans the whole collection (see docs/DEVELOPING.md).
+    """
+
+    def __init__(self, db: Any, *, topic_prefix: str = "", parcel_size: int = PARCEL_SIZE) -> None:
         self.db = db
         self.collection = db[OUTBOX]
         self.prefix = topic_prefix
+        self.parcel_size = parcel_size
         self.wakeup = asyncio.Event()
+        self.queue: deque[str] = deque()
 
     def entries(self, envelopes: Iterable[Envelope[Any]]) -> list[dict[str, Any]]:
-        """Outbox documents for events, capturing the current trace context and their order."""
+        """Outbox entries for events, capturing the current trace context and their order."""
         now = datetime.now(UTC)
         return [outbox_entry(e, self.prefix, now, next_order()) for e in envelopes]
 
@@ -92,27 +102,26 @@ class Outbox:
         }
 
     async def stage(self, envelopes: Iterable[Envelope[Any]]) -> int:
-        """Durably record events to publish; re-staging an id already staged or sent is a no-op."""
+        """Durably record events to publish; re-staging the same events is a no-op."""
         return await self.stage_entries(self.entries(envelopes))
 
     async def stage_entries(self, docs: list[dict[str, Any]]) -> int:
-        """Insert prepared entries (see `entries`) in one write."""
+        """Pack prepared entries (see `entries`) into parcels and insert them in one write."""
+        docs = list({str(d["_id"]): d for d in docs}.values())
         if not docs:
             return 0
-        await self._insert(docs)
+        parcels = [
+            _parcel(docs[i : i + self.parcel_size]) for i in range(0, len(docs), self.parcel_size)
+        ]
+        try:
+            await self.collection.insert_many(parcels, ordered=False)
+        except BulkWriteError as exc:
+            if any(e.get("code") != 11000 for e in exc.details.get("writeErrors", [])):
+                raise
+        queued = set(self.queue)
+        self.queue.extend(p["_id"] for p in parcels if p["_id"] not in queued)
         self.wakeup.set()
         return len(docs)
-
-    async def _insert(self, docs: list[dict[str, Any]]) -> None:
-        """Insert, ignoring ids already present (a replay)."""
-        try:
-            await self.collection.insert_many(docs, ordered=False)
-        except BulkWriteError as exc:
-            fatal = [e for e in exc.details.get("writeErrors", []) if e.get("code") != 11000]
-            if fatal:
-                raise
-        except DuplicateKeyError:
-            pass
 
     async def write_with_events(
         self,
@@ -134,13 +143,11 @@ class Outbox:
         self, collection: Any, doc_id: Any, pending: list[dict[str, Any]]
     ) -> None:
         """Copy a document's embedded events to the outbox, then remove them from the document."""
-        if pending:
-            await self._insert(pending)
+        await self.stage_entries(pending)
         await collection.update_one(
             {"_id": doc_id},
             {"$pull": {PENDING_FIELD: {"_id": {"$in": [p["_id"] for p in pending]}}}},
         )
-        self.wakeup.set()
 
     async def recover(self, collection: Any) -> int:
         """After a crash, move events still embedded in documents to the outbox."""
@@ -151,15 +158,43 @@ class Outbox:
             moved += len(pending)
         return moved
 
-    async def pending(self, limit: int = 500) -> list[dict[str, Any]]:
-        """The oldest unsent events, in staging order."""
-        cursor = self.collection.find({}).sort([("order", ASCENDING), ("_id", ASCENDING)])
-        return [doc async for doc in cursor.limit(limit)]
+    async def rescan(self) -> None:
+        """Queue parcels staged elsewhere (another instance, or before a restart), in order."""
+        queued = set(self.queue)
+        cursor = self.collection.find({}, {"_id": 1, "order": 1}).sort(
+            [("order", ASCENDING), ("_id", ASCENDING)]
+        )
+        found = [doc["_id"] async for doc in cursor]
+        self.queue.extend(pid for pid in found if pid not in queued)
 
-    async def mark_sent(self, ids: Sequence[str]) -> None:
-        """Sent events leave the outbox; consumers dedup any resend by event_id."""
-        if ids:
-            await self.collection.delete_many({"_id": {"$in": list(ids)}})
+    async def next_parcels(self, limit: int = 20) -> list[dict[str, Any]]:
+        """The next parcels to publish, read by `_id`; ones already sent are skipped."""
+        parcels: list[dict[str, Any]] = []
+        taken: set[str] = set()
+        while self.queue and len(parcels) < limit:
+            parcel_id = self.queue.popleft()
+            if parcel_id in taken:
+                continue
+            taken.add(parcel_id)
+            parcel = await self.collection.find_one({"_id": parcel_id})
+            if parcel is not None:
+                parcels.append(parcel)
+        return parcels
+
+    async def mark_sent(self, parcel_id: str) -> None:
+        """A sent parcel leaves the outbox; consumers dedup any resend by event_id."""
+        await self.collection.delete_one({"_id": parcel_id})
+
+
+def _parcel(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """One outbox document holding entries in order; its id is derived from theirs."""
+    digest = hashlib.sha256("\x1f".join(str(e["_id"]) for e in entries).encode()).hexdigest()
+    return {
+        "_id": f"parcel-{digest[:32]}",
+        "order": entries[0]["order"],
+        "count": len(entries),
+        "entries": entries,
+    }
 
 
 class OutboxRelay:
@@ -184,6 +219,8 @@ class OutboxRelay:
         self.recover_collections = list(recover_collections)
         self._task: asyncio.Task[None] | None = None
         self.published = 0
+        self.rescan_seconds = 1.0
+        self._last_scan = float("-inf")
 
     async def _hold_lease(self) -> bool:
         """Take or renew the lease; another live relay keeps it until it expires."""
@@ -201,15 +238,21 @@ class OutboxRelay:
         return bool(doc and doc.get("owner") == self.owner)
 
     async def publish_pending(self) -> int:
-        """One pass: publish what is staged (pipelined, in order), then mark it sent."""
-        batch = await self.outbox.pending()
-        if not batch:
-            return 0
-        confirmations = [await self._publish(doc) for doc in batch]
-        await asyncio.gather(*[c for c in confirmations if isinstance(c, asyncio.Future)])
-        await self.outbox.mark_sent([doc["_id"] for doc in batch])
-        self.published += len(batch)
-        return len(batch)
+        """One pass: publish queued parcels (pipelined, in order), marking each sent after."""
+        if not self.outbox.queue:
+            now = time.monotonic()
+            if now - self._last_scan < self.rescan_seconds:
+                return 0
+            self._last_scan = now
+            await self.outbox.rescan()
+        sent = 0
+        for parcel in await self.outbox.next_parcels():
+            confirmations = [await self._publish(entry) for entry in parcel["entries"]]
+            await asyncio.gather(*[c for c in confirmations if isinstance(c, asyncio.Future)])
+            await self.outbox.mark_sent(parcel["_id"])
+            sent += len(parcel["entries"])
+        self.published += sent
+        return sent
 
     async def _publish(self, doc: dict[str, Any]) -> Any:
         """Hand one event to the producer under the trace context of the work that staged it."""

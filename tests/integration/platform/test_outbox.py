@@ -1,4 +1,4 @@
-"""The outbox relay publishes in staged order, including null-valued Kafka tombstones."""
+"""The outbox relay publishes in staged order, once per staged batch, including null tombstones."""
 
 from __future__ import annotations
 
@@ -54,6 +54,8 @@ async def test_relay_publishes_in_order_and_sends_null_tombstones(
             await runtime.outbox.stage(acks)
             tomb = runtime.outbox.tombstone_entry(Topics.RECORDS, "rec_1", "tomb-rec_1")
             await runtime.outbox.stage_entries([tomb, tomb])
+            await runtime.outbox.stage_entries([tomb])
+            await runtime.outbox.stage(acks)
             sent = await runtime.relay.publish_pending()
             assert sent == 21
             assert await runtime.relay.publish_pending() == 0
