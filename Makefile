@@ -52,7 +52,7 @@ test-e2e: venv ## only the whole-platform tier
 lint: venv ## ruff (lint + format check) everywhere, mypy --strict on libs/
 	@$(BIN)/ruff check .
 	@$(BIN)/ruff format --check .
-	@$(BIN)/mypy libs/events/engram_events libs/platform/engram_platform libs/vectors/engram_vectors libs/embedders/engram_embedders
+	@$(BIN)/mypy libs/events/engram_events libs/platform/engram_platform libs/vectors/engram_vectors libs/embedders/engram_embedders libs/client/engram_client
 
 format: venv ## apply ruff's fixes and formatting
 	@$(BIN)/ruff check --fix .

@@ -2,13 +2,21 @@
 
 from engram_events.payloads.documents import (
     DocumentDeleted,
+    DocumentExtracted,
+    DocumentExtractionFailed,
     DocumentIngested,
     DocumentSubmitted,
     DocumentTombstoned,
 )
 from engram_events.payloads.embeddings import EmbeddingComputed, EmbeddingRequested
-from engram_events.payloads.knowledge import ContradictionOpened, FactChanged, FactWithdrawn
+from engram_events.payloads.knowledge import (
+    ContradictionOpened,
+    ContradictionResolved,
+    FactChanged,
+    FactWithdrawn,
+)
 from engram_events.payloads.memories import (
+    AgentDeleted,
     MemoryRejected,
     MemoryStored,
     MemoryWithdrawn,
@@ -79,3 +87,32 @@ CONTRADICTION_OPENED = register(
 TOMBSTONE_APPLIED = register(
     EventType("tombstone.applied", TombstoneApplied, Topics.TOMBSTONES, lambda p: p.prune_job_id)
 )
+CONTRADICTION_RESOLVED = register(
+    EventType(
+        "contradiction.resolved", ContradictionResolved, Topics.KNOWLEDGE, lambda p: p.entity_id
+    )
+)
+RECORD_STATE = register(
+    EventType("record.state", RecordUpserted, Topics.RECORDS, lambda p: p.record_id)
+)
+"""A record's latest state on the compacted records topic (a null value there is its tombstone)."""
+DOCUMENT_EXTRACTED = register(
+    EventType("document.extracted", DocumentExtracted, Topics.DOCUMENTS, lambda p: p.document_id)
+)
+DOCUMENT_EXTRACTION_FAILED = register(
+    EventType(
+        "document.extraction_failed",
+        DocumentExtractionFailed,
+        Topics.DOCUMENTS,
+        lambda p: p.document_id,
+    )
+)
+AGENT_DELETED = register(
+    EventType(
+        "agent.deleted",
+        AgentDeleted,
+        Topics.MEMORIES,
+        lambda p: p.agent_id,
+    )
+)
+"""An agent was deleted at the gateway; the memory service withdraws its memories."""

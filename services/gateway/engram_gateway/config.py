@@ -1,8 +1,9 @@
 """Gateway settings (env prefix ENGRAM_GATEWAY_)."""
 
-from engram_platform.settings import ServiceSettings
 from pydantic import Field
 from pydantic_settings import SettingsConfigDict
+
+from engram_platform.settings import ServiceSettings
 
 
 class GatewaySettings(ServiceSettings):

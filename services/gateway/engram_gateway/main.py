@@ -9,7 +9,7 @@ from engram_gateway.adapters.internal import InternalServices
 from engram_gateway.adapters.prune_jobs import JOBS, PruneJobs
 from engram_gateway.adapters.registry import Registry
 from engram_gateway.adapters.submissions import Submissions
-from engram_gateway.api import agents, documents, prune
+from engram_gateway.api import agents, documents, knowledge, memories, ops, prune, records
 from engram_gateway.config import GatewaySettings
 from engram_gateway.prune_flow import PruneFlow
 from engram_platform.app import service_app
@@ -51,7 +51,15 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
         title="Engram",
         register=register,
         background=[finalize_prune_jobs],
-        routers=[agents.router, documents.router, prune.router],
+        routers=[
+            agents.router,
+            documents.router,
+            prune.router,
+            knowledge.router,
+            records.router,
+            memories.router,
+            ops.router,
+        ],
     )
     app.version = "1.0.0"
     return app

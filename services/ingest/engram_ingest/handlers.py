@@ -8,11 +8,12 @@ from engram_events import Envelope, derive_event_id, new_event
 from engram_events.catalog import DOCUMENT_INGESTED, DOCUMENT_TOMBSTONED
 from engram_events.payloads.documents import (
     DocumentDeleted,
+    DocumentExtracted,
+    DocumentExtractionFailed,
     DocumentIngested,
     DocumentSubmitted,
     DocumentTombstoned,
 )
-
 from engram_ingest.adapters.store import IngestStore
 from engram_ingest.domain.content import decode_content
 
@@ -40,6 +41,8 @@ class IngestHandlers:
         entry = await self.store.extract_entry(tenant, doc.document_id, doc.version)
         if entry and entry.get("status") == "extracted":
             return []
+        if entry and entry.get("status") == "failed":
+            await self.store.reopen(tenant, doc.document_id, doc.version)
         ingested = DocumentIngested(
             document_id=doc.document_id,
             version=doc.version,
@@ -83,3 +86,40 @@ class IngestHandlers:
                 event_id=derive_event_id(event.event_id, "tombstoned"),
             )
         ]
+
+    async def on_extracted(self, event: Envelope[DocumentExtracted]) -> list[Envelope[Any]]:
+        """A version's records are durable: it dedups from now on (only successes dedup)."""
+        done = event.payload
+        await self.store.record_outcome(
+            event.tenant_id,
+            done.document_id,
+            done.version,
+            {
+                "status": "extracted",
+                "attempts": done.attempts,
+                "last_error": None,
+                "record_count": done.record_count,
+                "rejected_count": done.rejected_count,
+                "unchanged_count": done.unchanged_count,
+                "extractor": done.extractor,
+            },
+        )
+        return []
+
+    async def on_extraction_failed(
+        self, event: Envelope[DocumentExtractionFailed]
+    ) -> list[Envelope[Any]]:
+        """A version extraction gave up on shows `failed` with its reason; a resubmission retries it."""
+        failed = event.payload
+        await self.store.record_outcome(
+            event.tenant_id,
+            failed.document_id,
+            failed.version,
+            {
+                "status": "failed",
+                "attempts": failed.attempt,
+                "last_error": failed.error,
+                "permanent": failed.permanent,
+            },
+        )
+        return []

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from engram_events.catalog import DOCUMENT_DELETED, DOCUMENT_SUBMITTED
-from engram_platform.app import service_app
-from engram_platform.runtime import Runtime
 from fastapi import FastAPI
 
+from engram_events.catalog import (
+    DOCUMENT_DELETED,
+    DOCUMENT_EXTRACTED,
+    DOCUMENT_EXTRACTION_FAILED,
+    DOCUMENT_SUBMITTED,
+)
 from engram_ingest import api
 from engram_ingest.adapters.store import IngestStore
 from engram_ingest.config import IngestSettings
 from engram_ingest.handlers import IngestHandlers
+from engram_platform.app import service_app
+from engram_platform.runtime import Runtime
 
 SERVICE = "ingest"
 
@@ -26,6 +31,8 @@ def create_app(settings: IngestSettings | None = None, *, install_global: bool =
         handlers = IngestHandlers(store)
         rt.consumer.on(DOCUMENT_SUBMITTED, handlers.on_submitted)
         rt.consumer.on(DOCUMENT_DELETED, handlers.on_deleted)
+        rt.consumer.on(DOCUMENT_EXTRACTED, handlers.on_extracted)
+        rt.consumer.on(DOCUMENT_EXTRACTION_FAILED, handlers.on_extraction_failed)
         app.state.store = store
         app.state.internal_token = (
             settings.internal_token.get_secret_value() if settings.internal_token else None

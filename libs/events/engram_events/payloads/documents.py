@@ -63,3 +63,25 @@ class DocumentTombstoned(Payload):
     reason: DeletionReason
     prune_job_id: Id | None = None
     content_sha256: Sha256 | None = None
+
+
+class DocumentExtracted(Payload):
+    """Extraction finished a document version: its records are durable; counts only."""
+
+    document_id: Id
+    version: Id
+    record_count: Count
+    rejected_count: Count
+    unchanged_count: Count = 0
+    extractor: Annotated[str, StringConstraints(max_length=64)] = ""
+    attempts: int = Field(default=1, ge=1)
+
+
+class DocumentExtractionFailed(Payload):
+    """Extraction gave up on a document version; `error` names the reason, never the content."""
+
+    document_id: Id
+    version: Id
+    attempt: int = Field(ge=1)
+    error: Annotated[str, StringConstraints(max_length=1000)]
+    permanent: bool = True

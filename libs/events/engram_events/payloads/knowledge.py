@@ -15,6 +15,7 @@ class Support(Payload):
 
     record_id: Id
     revision: int = Field(ge=1)
+    document_id: Id | None = None
 
 
 class FactChanged(Payload):
@@ -54,3 +55,15 @@ class ContradictionOpened(Payload):
     entity_id: Id
     attribute: str
     claims: list[Claim] = Field(min_length=2)
+
+
+class ContradictionResolved(Payload):
+    """A contradiction closed: by a caller's choice, or because one side lost its support."""
+
+    contradiction_id: Id
+    entity_id: Id
+    attribute: str
+    winner_fact_id: Id | None = None
+    superseded_fact_ids: list[Id] = Field(default_factory=list)
+    mode: Literal["manual", "automatic"]
+    reason: str = Field(max_length=1000)

@@ -56,3 +56,9 @@ class MemoryWithdrawn(Payload):
     content_sha256: Sha256 | None = None
     prune_job_id: Id | None = None
     because_of: Id | None = None
+
+
+class AgentDeleted(Payload):
+    """The gateway deleted an agent; its memories must be withdrawn."""
+
+    agent_id: Id

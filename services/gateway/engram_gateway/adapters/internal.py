@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from engram_platform.problems import Problem
 from opentelemetry import propagate
+
+from engram_platform.problems import Problem
 
 TENANT_HEADER = "x-engram-tenant"
 TOKEN_HEADER = "x-engram-internal-token"

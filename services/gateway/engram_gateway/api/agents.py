@@ -5,11 +5,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated
 
-from engram_platform.problems import Problem
-from fastapi import APIRouter, Path, Response
+from fastapi import APIRouter, Path, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
+from engram_events import new_event
+from engram_events.catalog import AGENT_DELETED
+from engram_events.payloads.memories import AgentDeleted
 from engram_gateway.api.auth import CallerDep, RegistryDep
+from engram_platform.problems import Problem
 
 router = APIRouter(prefix="/v1/agents", tags=["agents"])
 AgentId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
@@ -63,8 +66,12 @@ async def get_agent(agent_id: AgentId, caller: CallerDep, registry: RegistryDep)
 
 
 @router.delete("/{agent_id}", status_code=204)
-async def delete_agent(agent_id: AgentId, caller: CallerDep, registry: RegistryDep) -> Response:
-    """Delete an owned agent; another tenant's agent is 404."""
+async def delete_agent(
+    agent_id: AgentId, request: Request, caller: CallerDep, registry: RegistryDep
+) -> Response:
+    """Delete an owned agent (another tenant's is 404); its memories are withdrawn after."""
     if not await registry.delete_agent(caller.tenant_id, agent_id):
         raise Problem(404, detail="no such agent")
+    deleted = new_event(AGENT_DELETED, AgentDeleted(agent_id=agent_id), tenant_id=caller.tenant_id)
+    await request.app.state.runtime.outbox.stage([deleted])
     return Response(status_code=204)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from engram_platform.problems import Problem
 from fastapi import Depends, Request
 
 from engram_gateway.adapters.registry import Registry
 from engram_gateway.domain.model import Caller
+from engram_platform.problems import Problem
 
 
 def registry(request: Request) -> Registry:

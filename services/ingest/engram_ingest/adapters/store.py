@@ -74,6 +74,28 @@ class IngestStore:
         )
         return row
 
+    async def record_outcome(
+        self, tenant_id: str, document_id: str, version: str, outcome: dict[str, Any]
+    ) -> None:
+        """Extraction's verdict on one version: `extracted` with counts, or `failed` with why."""
+        now = datetime.now(UTC)
+        stamp = "extracted_at" if outcome.get("status") == "extracted" else "failed_at"
+        await self.db[EXTRACT_LOG].update_one(
+            {"_id": f"{tenant_id}:{document_id}:{version}", "tenant_id": tenant_id},
+            {
+                "$set": {**outcome, "updated_at": now, stamp: now},
+                "$setOnInsert": {"document_id": document_id, "version": version, "created_at": now},
+            },
+            upsert=True,
+        )
+
+    async def reopen(self, tenant_id: str, document_id: str, version: str) -> None:
+        """A failed version submitted again is `pending` while extraction retries it."""
+        await self.db[EXTRACT_LOG].update_one(
+            {"_id": f"{tenant_id}:{document_id}:{version}", "tenant_id": tenant_id},
+            {"$set": {"status": "pending", "updated_at": datetime.now(UTC)}},
+        )
+
     async def document(self, tenant_id: str, document_id: str) -> dict[str, Any] | None:
         """A document with its versions' extract-log rows."""
         doc: dict[str, Any] | None = await self.db[DOCUMENTS].find_one(

@@ -1,0 +1,526 @@
+"""Memory benchmark: recall latency through the gateway, store→recallable, write throughput.
+
+Run: python bench/memory_recall.py [--sizes 10000,100000] [--queries 200] [--steady-seconds 20]
+Needs KAFKA_BOOTSTRAP_SERVERS and MONGODB_URI (`python -m bench` provides them).
+
+1. Recall p50/p95 at each size, memories spread over 10 tenants x 10 agents, MiniLM query
+   embedding included: through the gateway (memory service on the embedded Qdrant engine), and
+   side by side in this process with qdrant-client local mode and exact numpy search over the
+   agent's own vectors. Stored vectors are MiniLM vectors of a sentence pool plus noise (embedding
+   100k distinct texts would take ~10 minutes on 2 cores); queries are embedded for real.
+2. Store→recallable: POSTs at a steady 50/s through gateway → memory → embedding → memory; the
+   latency is from the POST to `memory.stored` on Kafka (published once row and point are durable).
+3. Sustained write throughput, as a ratio of the standalone MiniLM throughput on the same texts.
+
+Writes bench-results/memory_recall.json and memory_recall.png (when matplotlib is installed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import sys
+import tempfile
+import time
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from engram_embedders import MiniLMEmbedder  # noqa: E402
+from engram_vectors import Point, QdrantClientStore, QdrantEdgeStore  # noqa: E402
+from tests.support.services import ServiceProcess, free_port  # noqa: E402
+from tests.support.tenants import create_tenant  # noqa: E402
+
+RESULTS = ROOT / "bench-results"
+COLLECTION = "memories"
+TENANTS = 10
+AGENTS_PER_TENANT = 10
+SUBJECTS = (
+    "the user|our team|the customer|the supplier|the carrier|the driver|finance|support".split("|")
+)
+VERBS = "prefers|reported|asked about|scheduled|cancelled|renewed|paid|shipped|reviewed".split("|")
+OBJECTS = (
+    "the quarterly invoice|a window seat|the Rotterdam warehouse|the late delivery|"
+    "the insurance claim|a discount|the new contract|the on-call rotation|the tax filing|"
+    "the data export|the standing desk|oat milk|the Lisbon office|the audit report"
+).split("|")
+WHEN = "on Monday|last week|in March|every spring|before noon|after the release|yesterday".split(
+    "|"
+)
+
+
+def percentiles(samples: list[float]) -> dict[str, float]:
+    """p50/p95/mean in milliseconds."""
+    arr = np.array(samples) * 1000
+    return {
+        "p50_ms": round(float(np.percentile(arr, 50)), 2),
+        "p95_ms": round(float(np.percentile(arr, 95)), 2),
+        "mean_ms": round(float(arr.mean()), 2),
+        "n": len(samples),
+    }
+
+
+def sentences(count: int, seed: int) -> list[str]:
+    """Memory-like sentences from a small grammar."""
+    rng = random.Random(seed)
+    return [
+        f"{rng.choice(SUBJECTS)} {rng.choice(VERBS)} {rng.choice(OBJECTS)} {rng.choice(WHEN)} "
+        f"(note {rng.randint(1, 99999)})"
+        for _ in range(count)
+    ]
+
+
+def base_env() -> dict[str, str]:
+    """A fresh topic/database prefix on the runner's broker and database; tracing off."""
+    tag = f"b{uuid.uuid4().hex[:8]}"
+    return {
+        "KAFKA_BOOTSTRAP_SERVERS": os.environ["KAFKA_BOOTSTRAP_SERVERS"],
+        "MONGODB_URI": os.environ["MONGODB_URI"],
+        "ENGRAM_TOPIC_PREFIX": f"{tag}.",
+        "ENGRAM_DATABASE_PREFIX": f"{tag}_",
+        "ENGRAM_LOG_LEVEL": "WARNING",
+        "ENGRAM_TRACING": "false",
+        "ENGRAM_EMBEDDING_EMBEDDER": "minilm",
+        "ENGRAM_MEMORY_EMBEDDER": "minilm",
+        "PYTHONPATH": str(ROOT),
+    }
+
+
+def tenants_and_agents(gateway: ServiceProcess, env: dict[str, str]) -> list[dict[str, str]]:
+    """10 tenants x 10 agents, created the way users do; tenant ids read from the registry."""
+    from pymongo import MongoClient
+
+    registry = MongoClient(env["MONGODB_URI"])[f"{env['ENGRAM_DATABASE_PREFIX']}gateway"]
+    agents = []
+    for t in range(TENANTS):
+        key = create_tenant(env, f"bench{t}")
+        with httpx.Client(base_url=gateway.url, headers={"Authorization": f"Bearer {key}"}) as c:
+            for _ in range(AGENTS_PER_TENANT):
+                agent_id = c.post("/v1/agents", json={}).json()["agent_id"]
+                tenant_id = registry.agents.find_one({"_id": agent_id})["tenant_id"]
+                agents.append({"key": key, "tenant_id": tenant_id, "agent_id": agent_id})
+    return agents
+
+
+def synthetic_points(
+    size: int,
+    agents: list[dict[str, str]],
+    pool: np.ndarray,
+    texts: list[str],
+    seed: int,
+    provenance: dict[str, Any],
+) -> tuple[np.ndarray, list[dict[str, Any]]]:
+    """Unit vectors near pool vectors, and the row of each point (round-robin over agents)."""
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(pool), size)
+    vectors = pool[picks] + rng.normal(0, 0.02, (size, pool.shape[1])).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    now = datetime.now(UTC)
+    rows = []
+    for i in range(size):
+        owner = agents[i % len(agents)]
+        memory_id = f"mem_bench_{i:07d}"
+        rows.append(
+            {
+                "_id": f"{owner['tenant_id']}:{memory_id}",
+                "memory_id": memory_id,
+                "tenant_id": owner["tenant_id"],
+                "agent_id": owner["agent_id"],
+                "type": "conversation",
+                "status": "active",
+                "content": texts[int(picks[i])],
+                "derived_from": [],
+                "provenance": provenance,
+                "created_at": now,
+                "updated_at": now,
+            }
+        )
+    return vectors.astype(np.float32), rows
+
+
+def payload(row: dict[str, Any]) -> dict[str, Any]:
+    """The memory service's point payload (ids, status, and what recall returns)."""
+    kept = {k: row[k] for k in ("tenant_id", "agent_id", "memory_id", "type", "status", "content")}
+    return {**kept, "provenance": row["provenance"], "created_at": row["created_at"].isoformat()}
+
+
+async def load_edge(
+    directory: Path, vectors: np.ndarray, rows: list[dict[str, Any]], fp: str
+) -> float:
+    """Write the memory collection the way the service lays it out; returns seconds taken."""
+    started = time.perf_counter()
+    store = QdrantEdgeStore(directory)
+    await store.ensure_collection(COLLECTION, vectors.shape[1], fp)
+    for start in range(0, len(rows), 4096):
+        chunk = range(start, min(start + 4096, len(rows)))
+        points = [
+            Point(f"{rows[i]['tenant_id']}:{rows[i]['memory_id']}", vectors[i], payload(rows[i]))
+            for i in chunk
+        ]
+        await store.upsert(COLLECTION, points)
+    await store.optimize(COLLECTION)
+    await store.close()
+    return time.perf_counter() - started
+
+
+def load_rows(env: dict[str, str], rows: list[dict[str, Any]]) -> float:
+    """Insert the memory service's rows in batches; returns seconds taken."""
+    from pymongo import MongoClient
+
+    started = time.perf_counter()
+    collection = MongoClient(env["MONGODB_URI"])[f"{env['ENGRAM_DATABASE_PREFIX']}memory"].memories
+    for start in range(0, len(rows), 5000):
+        collection.insert_many(rows[start : start + 5000], ordered=False)
+    return time.perf_counter() - started
+
+
+def gateway_recalls(
+    gateway: ServiceProcess, agents: list[dict[str, str]], queries: list[str], count: int
+) -> list[float]:
+    """Sequential recalls through the gateway for random (tenant, agent) pairs."""
+    rng = random.Random(7)
+    clients: dict[str, httpx.Client] = {}
+    samples = []
+    try:
+        for n in range(count + 10):
+            owner = rng.choice(agents)
+            client = clients.setdefault(
+                owner["key"],
+                httpx.Client(
+                    base_url=gateway.url,
+                    headers={"Authorization": f"Bearer {owner['key']}"},
+                    timeout=30,
+                ),
+            )
+            started = time.perf_counter()
+            response = client.post(
+                f"/v1/agents/{owner['agent_id']}/recall", json={"query": rng.choice(queries)}
+            )
+            took = time.perf_counter() - started
+            assert response.status_code == 200, response.text
+            if n >= 10:
+                samples.append(took)
+    finally:
+        for client in clients.values():
+            client.close()
+    return samples
+
+
+def gateway_agent_reads(
+    gateway: ServiceProcess, agents: list[dict[str, str]], count: int
+) -> list[float]:
+    """GET /v1/agents/{id}: the gateway's own share of a recall (key check + agent lookup)."""
+    rng = random.Random(8)
+    samples = []
+    for _ in range(count):
+        owner = rng.choice(agents)
+        headers = {"Authorization": f"Bearer {owner['key']}"}
+        started = time.perf_counter()
+        response = httpx.get(f"{gateway.url}/v1/agents/{owner['agent_id']}", headers=headers)
+        samples.append(time.perf_counter() - started)
+        assert response.status_code == 200
+    return samples
+
+
+async def in_process(
+    kind: str,
+    embedder: MiniLMEmbedder,
+    vectors: np.ndarray,
+    rows: list[dict[str, Any]],
+    agents: list[dict[str, str]],
+    queries: list[str],
+    count: int,
+    directory: Path,
+) -> dict[str, Any]:
+    """MiniLM query embedding + search with tenant/agent predicates, in this process."""
+    rng = random.Random(11)
+    started = time.perf_counter()
+    if kind == "numpy_exact":
+        by_agent: dict[str, list[int]] = {}
+        for i, row in enumerate(rows):
+            by_agent.setdefault(row["agent_id"], []).append(i)
+        matrices = {a: vectors[idx] for a, idx in by_agent.items()}
+
+        async def search(owner: dict[str, str], q: np.ndarray) -> Any:
+            scores = matrices[owner["agent_id"]] @ q
+            top = np.argpartition(-scores, 5)[:5]
+            return top[np.argsort(-scores[top])]
+
+    else:
+        if kind == "qdrant_client_local":
+            store: Any = QdrantClientStore(location=":memory:")
+            await store.ensure_collection(COLLECTION, vectors.shape[1], "bench")
+            for start in range(0, len(rows), 2048):
+                chunk = range(start, min(start + 2048, len(rows)))
+                await store.upsert(
+                    COLLECTION,
+                    [Point(rows[i]["memory_id"], vectors[i], payload(rows[i])) for i in chunk],
+                )
+        else:
+            store = QdrantEdgeStore(directory)
+
+        async def search(owner: dict[str, str], q: np.ndarray) -> Any:
+            where = {
+                "tenant_id": owner["tenant_id"],
+                "agent_id": owner["agent_id"],
+                "status": ["active"],
+            }
+            return await store.search(COLLECTION, q, 5, filter=where)
+
+    load_seconds = time.perf_counter() - started
+    samples = []
+    for n in range(count + 5):
+        owner = rng.choice(agents)
+        t0 = time.perf_counter()
+        q = (await embedder.embed([rng.choice(queries)])).vectors[0]
+        await search(owner, q)
+        if n >= 5:
+            samples.append(time.perf_counter() - t0)
+    if kind != "numpy_exact":
+        await store.close()
+    return {**percentiles(samples), "load_seconds": round(load_seconds, 1)}
+
+
+async def recall_latency(
+    size: int, queries: int, pool: np.ndarray, texts: list[str], work: Path
+) -> dict[str, Any]:
+    """One size: load, then measure gateway recall and the in-process alternatives."""
+    env = base_env()
+    directory = work / f"vectors-{size}"
+    memory = ServiceProcess(
+        "memory", {**env, "ENGRAM_MEMORY_VECTOR_PATH": str(directory)}, free_port(), work / "logs"
+    )
+    gateway = ServiceProcess(
+        "gateway", {**env, "ENGRAM_GATEWAY_MEMORY_URL": memory.url}, free_port(), work / "logs"
+    )
+    embedder = MiniLMEmbedder(threads=1)
+    questions = sentences(200, seed=99)
+    result: dict[str, Any] = {"size": size}
+    try:
+        gateway.start()
+        agents = tenants_and_agents(gateway, env)
+        provenance = {
+            **embedder.provenance.model_dump(),
+            "fingerprint": embedder.provenance.fingerprint,
+        }
+        vectors, rows = synthetic_points(size, agents, pool, texts, size, provenance)
+        result["load_rows_seconds"] = round(load_rows(env, rows), 1)
+        result["load_edge_seconds"] = round(
+            await load_edge(directory, vectors, rows, embedder.provenance.fingerprint), 1
+        )
+        memory.start()
+        result["gateway_edge"] = percentiles(gateway_recalls(gateway, agents, questions, queries))
+        result["gateway_auth_and_agent_only"] = percentiles(
+            gateway_agent_reads(gateway, agents, queries)
+        )
+    finally:
+        memory.stop()
+        gateway.stop()
+    for kind in ("edge_in_process", "qdrant_client_local", "numpy_exact"):
+        count = queries if kind != "qdrant_client_local" else min(queries, 50)
+        result[kind] = await in_process(
+            kind, embedder, vectors, rows, agents, questions, count, directory
+        )
+    await embedder.aclose()
+    print(json.dumps(result), flush=True)
+    return result
+
+
+async def stored_listener(
+    env: dict[str, str], seen: dict[str, float], ready: asyncio.Event
+) -> None:
+    """Record when each `memory.stored` arrives."""
+    from aiokafka import AIOKafkaConsumer
+
+    topic = f"{env['ENGRAM_TOPIC_PREFIX']}engram.memories.v1"
+    consumer = AIOKafkaConsumer(
+        topic, bootstrap_servers=env["KAFKA_BOOTSTRAP_SERVERS"], auto_offset_reset="earliest"
+    )
+    await consumer.start()
+    ready.set()
+    try:
+        while True:
+            batch = await consumer.getmany(timeout_ms=100)
+            now = time.perf_counter()
+            for records in batch.values():
+                for record in records:
+                    event = json.loads(record.value)
+                    if event.get("event_type") == "memory.stored":
+                        seen[event["payload"]["memory_id"]] = now
+    finally:
+        await consumer.stop()
+
+
+async def post_memories(
+    gateway: ServiceProcess,
+    key: str,
+    agent_id: str,
+    texts: list[str],
+    rate: float | None,
+    concurrency: int = 8,
+) -> dict[str, float]:
+    """POST memories at `rate` per second (None: as fast as `concurrency` allows); send times."""
+    sent: dict[str, float] = {}
+    headers = {"Authorization": f"Bearer {key}"}
+    async with httpx.AsyncClient(base_url=gateway.url, headers=headers, timeout=30) as client:
+
+        async def one(text: str) -> None:
+            t0 = time.perf_counter()
+            response = await client.post(f"/v1/agents/{agent_id}/memories", json={"content": text})
+            assert response.status_code == 202, response.text
+            sent[response.json()["memory_id"]] = t0
+
+        if rate is None:
+            gate = asyncio.Semaphore(concurrency)
+
+            async def bounded(text: str) -> None:
+                async with gate:
+                    await one(text)
+
+            await asyncio.gather(*(bounded(t) for t in texts))
+        else:
+            start = time.perf_counter()
+            tasks = []
+            for n, text in enumerate(texts):
+                await asyncio.sleep(max(0.0, start + n / rate - time.perf_counter()))
+                tasks.append(asyncio.create_task(one(text)))
+            await asyncio.gather(*tasks)
+    return sent
+
+
+async def wait_stored(sent: dict[str, float], seen: dict[str, float], seconds: float) -> None:
+    """Until every sent memory was seen stored, or `seconds` passed (missing ones count as lost)."""
+    deadline = time.perf_counter() + seconds
+    while time.perf_counter() < deadline and not set(sent) <= set(seen):  # noqa: ASYNC110
+        await asyncio.sleep(0.1)
+
+
+async def write_path(steady_seconds: int, burst: int, work: Path) -> dict[str, Any]:
+    """Store→recallable at 50 writes/s, then sustained throughput vs the standalone embedder."""
+    env = base_env()
+    embedding = ServiceProcess("embedding", env, free_port(), work / "logs")
+    memory = ServiceProcess(
+        "memory",
+        {**env, "ENGRAM_MEMORY_VECTOR_PATH": str(work / "vectors-writes")},
+        free_port(),
+        work / "logs",
+    )
+    gateway = ServiceProcess(
+        "gateway", {**env, "ENGRAM_GATEWAY_MEMORY_URL": memory.url}, free_port(), work / "logs"
+    )
+    seen: dict[str, float] = {}
+    ready = asyncio.Event()
+    listener = asyncio.create_task(stored_listener(env, seen, ready))
+    result: dict[str, Any] = {}
+    try:
+        for process in (embedding, memory, gateway):
+            process.start()
+        await ready.wait()
+        key = create_tenant(env, "writes")
+        headers = {"Authorization": f"Bearer {key}"}
+        async with httpx.AsyncClient(base_url=gateway.url, headers=headers) as c:
+            agent_id = (await c.post("/v1/agents", json={})).json()["agent_id"]
+        warm = await post_memories(gateway, key, agent_id, sentences(20, seed=1), rate=10)
+        await wait_stored(warm, seen, 60)
+        steady = await post_memories(
+            gateway, key, agent_id, sentences(50 * steady_seconds, seed=2), rate=50
+        )
+        await wait_stored(steady, seen, 120)
+        latencies = [seen[m] - t for m, t in steady.items() if m in seen]
+        result["store_to_recallable_at_50_per_s"] = {
+            **percentiles(latencies),
+            "lost": len(steady) - len(latencies),
+        }
+        texts = sentences(burst, seed=3)
+        started = time.perf_counter()
+        sent = await post_memories(gateway, key, agent_id, texts, rate=None)
+        await wait_stored(sent, seen, 600)
+        finished = max(seen[m] for m in sent if m in seen)
+        result["write_throughput_per_s"] = round(len(sent) / (finished - started), 1)
+    finally:
+        listener.cancel()
+        for process in (gateway, memory, embedding):
+            process.stop()
+    embedder = MiniLMEmbedder(threads=1)
+    await embedder.embed(texts[:8])
+    started = time.perf_counter()
+    for start in range(0, len(texts), 64):
+        await embedder.embed(texts[start : start + 64])
+    result["standalone_minilm_per_s"] = round(len(texts) / (time.perf_counter() - started), 1)
+    result["throughput_ratio"] = round(
+        result["write_throughput_per_s"] / result["standalone_minilm_per_s"], 3
+    )
+    await embedder.aclose()
+    print(json.dumps(result), flush=True)
+    return result
+
+
+def plot(results: dict[str, Any], target: Path) -> bool:
+    """Recall p50/p95 per engine and size; False when matplotlib is not installed."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    if not results["recall"]:
+        return False
+    kinds = ["gateway_edge", "edge_in_process", "qdrant_client_local", "numpy_exact"]
+    fig, axes = plt.subplots(
+        1, len(results["recall"]), figsize=(6 * len(results["recall"]), 4), squeeze=False
+    )
+    for ax, entry in zip(axes[0], results["recall"], strict=True):
+        x = np.arange(len(kinds))
+        ax.bar(x - 0.2, [entry[k]["p50_ms"] for k in kinds], 0.4, label="p50")
+        ax.bar(x + 0.2, [entry[k]["p95_ms"] for k in kinds], 0.4, label="p95")
+        ax.set_xticks(x, [k.replace("_", "\n") for k in kinds], fontsize=8)
+        ax.set_yscale("log")
+        ax.set_ylabel("ms (MiniLM query embedding included)")
+        ax.axhline(25, color="red", linestyle="--", linewidth=0.8, label="25 ms target")
+        ax.set_title(f"recall, {entry['size']:,} memories, 10 tenants x 10 agents")
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(target, dpi=110)
+    return True
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--steady-seconds", type=int, default=20)
+    parser.add_argument("--burst", type=int, default=600)
+    parser.add_argument("--skip-writes", action="store_true")
+    args = parser.parse_args()
+    RESULTS.mkdir(exist_ok=True)
+    embedder = MiniLMEmbedder(threads=1)
+    texts = sentences(2000, seed=5)
+    pool = (await embedder.embed(texts)).vectors
+    await embedder.aclose()
+    results: dict[str, Any] = {"recall": [], "machine_cpus": os.cpu_count()}
+    with tempfile.TemporaryDirectory(prefix="engram-bench-memory-") as tmp:
+        work = Path(tmp)
+        for size in [int(s) for s in args.sizes.split(",") if s]:
+            results["recall"].append(await recall_latency(size, args.queries, pool, texts, work))
+        if not args.skip_writes:
+            results["writes"] = await write_path(args.steady_seconds, args.burst, work)
+    (RESULTS / "memory_recall.json").write_text(json.dumps(results, indent=2))
+    if plot(results, RESULTS / "memory_recall.png"):
+        print(f"plot: {RESULTS / 'memory_recall.png'}")
+    print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

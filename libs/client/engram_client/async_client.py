@@ -1,0 +1,465 @@
+"""`AsyncEngramClient`: the asyncio twin of `EngramClient`, the same methods awaited."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TypeVar
+
+import httpx
+
+from engram_client import calls, models
+from engram_client.calls import Call
+from engram_client.errors import NotFound
+from engram_client.retry import RetryPolicy
+from engram_client.settings import resolve_connection
+from engram_client.transport import (
+    USER_AGENT,
+    read_answer,
+    request_args,
+    retry_delay_after_exception,
+    retry_delay_after_status,
+)
+from engram_client.uploads import guess_mime
+from engram_client.waiting import (
+    DOCUMENT_FINAL,
+    MEMORY_PENDING,
+    PRUNE_FINAL,
+    Deadline,
+    Progress,
+)
+
+T = TypeVar("T")
+_UNSET: Any = object()
+
+
+class AsyncEngramClient:
+    """Typed async access to the gateway; retries what is safe to retry (see `engram_client.calls`)."""
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        *,
+        timeout: float = 30.0,
+        retry: RetryPolicy | None = None,
+        env_file: Path | str | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.connection = resolve_connection(base_url, api_key, env_file=env_file)
+        self.retry = retry or RetryPolicy()
+        self._http = httpx.AsyncClient(
+            base_url=self.connection.base_url,
+            timeout=timeout,
+            headers={"User-Agent": USER_AGENT},
+            transport=transport,
+        )
+
+    async def __aenter__(self) -> AsyncEngramClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Release pooled connections."""
+        await self._http.aclose()
+
+    async def run(self, call: Call[T]) -> T:
+        """Send one call, retrying with backoff when the call is safe to repeat."""
+        attempt = 1
+        while True:
+            try:
+                response = await self._http.request(**request_args(call, self.connection.api_key))
+            except httpx.TransportError as exc:
+                await asyncio.sleep(retry_delay_after_exception(call, exc, attempt, self.retry))
+                attempt += 1
+                continue
+            delay = retry_delay_after_status(call, response, attempt, self.retry)
+            if delay is None:
+                return read_answer(call, response)
+            await asyncio.sleep(delay)
+            attempt += 1
+
+    # Agents
+
+    async def create_agent(self, name: str | None = None) -> models.Agent:
+        """Register an agent."""
+        return await self.run(calls.create_agent(name))
+
+    async def list_agents(self) -> list[models.Agent]:
+        """The caller's agents."""
+        return await self.run(calls.list_agents())
+
+    async def get_agent(self, agent_id: str) -> models.Agent:
+        """One agent."""
+        return await self.run(calls.get_agent(agent_id))
+
+    async def delete_agent(self, agent_id: str) -> None:
+        """Delete an agent."""
+        await self.run(calls.delete_agent(agent_id))
+
+    # Memories
+
+    async def write_memory(
+        self,
+        agent_id: str,
+        content: str,
+        *,
+        type: str = "conversation",
+        metadata: Mapping[str, Any] | None = None,
+        derived_from: Sequence[str] | None = None,
+        supersedes: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> models.MemoryAccepted:
+        """Store a memory (202, `pending`); one idempotency key covers every retry."""
+        return await self.run(
+            calls.write_memory(
+                agent_id,
+                content,
+                type=type,
+                metadata=metadata,
+                derived_from=derived_from,
+                supersedes=supersedes,
+                idempotency_key=idempotency_key,
+            )
+        )
+
+    async def get_memory(self, agent_id: str, memory_id: str) -> models.Memory:
+        """One memory with its status and provenance."""
+        return await self.run(calls.get_memory(agent_id, memory_id))
+
+    async def list_memories(
+        self,
+        agent_id: str | None = None,
+        *,
+        search: str | None = None,
+        type: str | None = None,
+        status: str | None = None,
+        cursor: str | None = None,
+        limit: int | None = None,
+    ) -> models.MemoryPage:
+        """One page of an agent's memories, or across all the caller's agents when agent_id=None."""
+        return await self.run(
+            calls.list_memories(
+                agent_id, search=search, type=type, status=status, cursor=cursor, limit=limit
+            )
+        )
+
+    async def iter_memories(
+        self,
+        agent_id: str | None = None,
+        *,
+        search: str | None = None,
+        type: str | None = None,
+        status: str | None = None,
+        page_size: int | None = None,
+    ) -> AsyncIterator[models.Memory]:
+        """Every matching memory, fetching pages as the iteration needs them."""
+        cursor: str | None = None
+        while True:
+            page = await self.list_memories(
+                agent_id, search=search, type=type, status=status, cursor=cursor, limit=page_size
+            )
+            for item in page.memories:
+                yield item
+            if not page.next_cursor or not page.memories:
+                return
+            cursor = page.next_cursor
+
+    async def delete_memory(self, agent_id: str, memory_id: str) -> models.Memory:
+        """Withdraw one memory."""
+        return await self.run(calls.delete_memory(agent_id, memory_id))
+
+    async def clear_memories(self, agent_id: str) -> models.MemoriesCleared:
+        """Withdraw all of an agent's memories."""
+        return await self.run(calls.clear_memories(agent_id))
+
+    async def recall(
+        self,
+        agent_id: str,
+        query: str,
+        *,
+        top_k: int = 5,
+        min_score: float | None = None,
+        types: Sequence[str] | None = None,
+        include_statuses: Sequence[str] | None = None,
+    ) -> models.Recall:
+        """Memories similar to the query, at or above the floor (`min_score` overrides it)."""
+        return await self.run(
+            calls.recall(
+                agent_id,
+                query,
+                top_k=top_k,
+                min_score=min_score,
+                types=types,
+                include_statuses=include_statuses,
+            )
+        )
+
+    async def wait_for_memory(
+        self,
+        agent_id: str,
+        memory_id: str,
+        timeout: float = 60.0,  # noqa: ASYNC109 - same surface as the sync client
+        *,
+        interval: float = 0.5,
+        on_progress: Progress | None = None,
+    ) -> models.Memory:
+        """Poll until the memory is no longer `pending` (a 404 right after the write counts as pending)."""
+        deadline = Deadline(timeout, interval)
+        while True:
+            try:
+                memory = await self.get_memory(agent_id, memory_id)
+            except NotFound:
+                memory = None
+            if memory is not None:
+                if on_progress:
+                    on_progress(memory)
+                if memory.status != MEMORY_PENDING:
+                    return memory
+            await asyncio.sleep(deadline.next_sleep(f"memory {memory_id}"))
+
+    # Documents
+
+    async def upload_document(
+        self,
+        name: str,
+        content: bytes | str,
+        *,
+        mime: str | None = None,
+        multipart: bool = False,
+    ) -> models.DocumentAccepted:
+        """Upload text (sent as `text`) or bytes (base64, or multipart when asked)."""
+        chosen = mime or guess_mime(name)
+        return await self.run(calls.upload_document(name, content, chosen, multipart=multipart))
+
+    async def upload_file(
+        self,
+        path: Path | str,
+        *,
+        name: str | None = None,
+        mime: str | None = None,
+        multipart: bool = True,
+    ) -> models.DocumentAccepted:
+        """Upload a local file; its name is the file name unless given."""
+        source = Path(path)
+        return await self.upload_document(
+            name or source.name,
+            await asyncio.to_thread(source.read_bytes),
+            mime=mime or guess_mime(source),
+            multipart=multipart,
+        )
+
+    async def get_document(self, document_id: str) -> models.Document:
+        """A document's status and versions."""
+        return await self.run(calls.get_document(document_id))
+
+    async def delete_document(self, document_id: str) -> models.PruneJobAccepted:
+        """Tombstone a document and everything derived from it; returns the prune job."""
+        return await self.run(calls.delete_document(document_id))
+
+    async def wait_for_document(
+        self,
+        document_id: str,
+        timeout: float = 120.0,  # noqa: ASYNC109 - same surface as the sync client
+        *,
+        interval: float = 0.5,
+        on_progress: Progress | None = None,
+    ) -> models.Document:
+        """Poll until the document is `extracted`, `failed` or `deleted`."""
+        deadline = Deadline(timeout, interval)
+        while True:
+            document = await self.get_document(document_id)
+            if on_progress:
+                on_progress(document)
+            if document.status in DOCUMENT_FINAL:
+                return document
+            await asyncio.sleep(deadline.next_sleep(f"document {document_id}"))
+
+    # Records
+
+    async def import_records(
+        self,
+        record_type: str,
+        rows: Sequence[Mapping[str, Any]],
+        *,
+        source: str = "engram-client",
+        key_field: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> models.ImportAccepted:
+        """Import structured rows (the non-AI path); one idempotency key covers every retry."""
+        return await self.run(
+            calls.import_records(
+                record_type,
+                rows,
+                source=source,
+                key_field=key_field,
+                idempotency_key=idempotency_key,
+            )
+        )
+
+    async def get_import(self, import_id: str) -> models.ImportStatus:
+        """An import's outcome."""
+        return await self.run(calls.get_import(import_id))
+
+    async def get_record(self, record_id: str) -> models.Record:
+        """A record with its revisions and lineage."""
+        return await self.run(calls.get_record(record_id))
+
+    async def list_records(
+        self,
+        *,
+        type: str | None = None,
+        document_id: str | None = None,
+        entity_id: str | None = None,
+        cursor: str | None = None,
+        limit: int | None = None,
+    ) -> models.RecordPage:
+        """One page of records."""
+        return await self.run(
+            calls.list_records(
+                type=type, document_id=document_id, entity_id=entity_id, cursor=cursor, limit=limit
+            )
+        )
+
+    async def iter_records(
+        self,
+        *,
+        type: str | None = None,
+        document_id: str | None = None,
+        entity_id: str | None = None,
+        page_size: int | None = None,
+    ) -> AsyncIterator[models.Record]:
+        """Every matching record, following `next_cursor`."""
+        cursor: str | None = None
+        while True:
+            page = await self.list_records(
+                type=type,
+                document_id=document_id,
+                entity_id=entity_id,
+                cursor=cursor,
+                limit=page_size,
+            )
+            for item in page.records:
+                yield item
+            if not page.next_cursor or not page.records:
+                return
+            cursor = page.next_cursor
+
+    # Knowledge
+
+    async def get_entity(self, entity_id: str, *, include_withdrawn: bool = False) -> models.Entity:
+        """An entity's Markdown article and facts."""
+        return await self.run(calls.get_entity(entity_id, include_withdrawn=include_withdrawn))
+
+    async def list_entities(
+        self, *, type: str | None = None, after: str | None = None, limit: int | None = None
+    ) -> models.EntityPage:
+        """One page of entities (optionally of one type)."""
+        return await self.run(calls.list_entities(type=type, after=after, limit=limit))
+
+    async def iter_entities(
+        self, *, type: str | None = None, page_size: int | None = None
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Every entity summary, following `next_after`."""
+        after: str | None = None
+        while True:
+            page = await self.list_entities(type=type, after=after, limit=page_size)
+            for item in page.entities:
+                yield item
+            if not page.next_after or not page.entities:
+                return
+            after = page.next_after
+
+    async def search_knowledge(
+        self, query: str, *, top_k: int = 5, min_score: float | None = None
+    ) -> models.KnowledgeSearch:
+        """Knowledge similar to the query."""
+        return await self.run(calls.search_knowledge(query, top_k=top_k, min_score=min_score))
+
+    async def list_contradictions(
+        self, *, status: str | None = None, limit: int | None = None
+    ) -> list[models.Contradiction]:
+        """Contradictions, optionally filtered by status (`open` or `resolved`)."""
+        return await self.run(calls.list_contradictions(status=status, limit=limit))
+
+    async def resolve_contradiction(
+        self, contradiction_id: str, *, keep: str | None = None, value: Any = _UNSET
+    ) -> models.Resolution:
+        """Keep one claim by fact id (`keep=`) or by value (`value=`)."""
+        return await self.run(
+            calls.resolve_contradiction(
+                contradiction_id,
+                keep=keep,
+                value=None if value is _UNSET else value,
+                has_value=value is not _UNSET,
+            )
+        )
+
+    # Prune, lineage, health
+
+    async def start_prune(
+        self,
+        *,
+        older_than_days: int | None = None,
+        record_ids: Sequence[str] | None = None,
+        filter: Mapping[str, str] | None = None,
+    ) -> models.PruneJobAccepted:
+        """Start a prune job (one selection: age, record ids, or a filter)."""
+        return await self.run(
+            calls.start_prune(older_than_days=older_than_days, record_ids=record_ids, filter=filter)
+        )
+
+    async def get_prune_job(self, job_id: str) -> models.PruneJob:
+        """A prune job's progress."""
+        return await self.run(calls.get_prune_job(job_id))
+
+    async def wait_for_prune_job(
+        self,
+        job_id: str,
+        timeout: float = 300.0,  # noqa: ASYNC109 - same surface as the sync client
+        *,
+        interval: float = 1.0,
+        on_progress: Progress | None = None,
+    ) -> models.PruneJob:
+        """Poll until the job completes; check `.verified_empty` on the returned job."""
+        deadline = Deadline(timeout, interval)
+        while True:
+            job = await self.get_prune_job(job_id)
+            if on_progress:
+                on_progress(job)
+            if job.status in PRUNE_FINAL:
+                return job
+            await asyncio.sleep(deadline.next_sleep(f"prune job {job_id}"))
+
+    async def lineage(self, item_id: str) -> models.Lineage:
+        """What a record/document derives and what a fact/memory derives from."""
+        return await self.run(calls.lineage(item_id))
+
+    async def list_dead_letters(self) -> list[models.DeadLetter]:
+        """The tenant's dead letters, newest first (needs a key with the `ops` role)."""
+        return await self.run(calls.list_dead_letters())
+
+    async def replay_dead_letters(
+        self, *, letter_id: str | None = None, consumer: str | None = None
+    ) -> dict[str, str]:
+        """Replay one letter, or all not-yet-replayed letters of a consumer; outcome per letter."""
+        if (letter_id is None) == (consumer is None):
+            raise ValueError("give exactly one of letter_id or consumer")
+        return await self.run(calls.replay_dead_letters(letter_id=letter_id, consumer=consumer))
+
+    async def health(self) -> models.Health:
+        """`/healthz`: the gateway process is up."""
+        return await self.run(calls.health())
+
+    async def ready(self) -> models.Health:
+        """`/readyz`: the gateway's dependencies answer (503 raises ServiceUnavailable)."""
+        return await self.run(calls.ready())

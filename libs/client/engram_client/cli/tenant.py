@@ -1,0 +1,70 @@
+"""`engram tenant create NAME`: an operator action run against MongoDB, not the public API."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+
+from engram_client.cli import exit_codes
+from engram_client.cli.output import fail
+
+HELP = (
+    "Create a tenant and print only its new API key. This talks to MongoDB directly through "
+    "the gateway package (`python -m engram_gateway create-tenant NAME`), so run it where "
+    "engram-gateway is installed, with MONGODB_URI (and ENGRAM_DATABASE_PREFIX if used) set "
+    "as for the gateway. On the local platform `make tenant name=NAME` does the same."
+)
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `tenant create`."""
+    tenant = commands.add_parser("tenant", help="manage tenants (operator, needs MongoDB access)")
+    actions = tenant.add_subparsers(dest="action", required=True, metavar="ACTION")
+    create = actions.add_parser(
+        "create", help="create a tenant and print its API key", description=HELP
+    )
+    create.add_argument("name", help="display name of the tenant")
+    create.add_argument(
+        "--ops", action="store_true", help="print a key with the ops role (for `engram dlq`)"
+    )
+    create.set_defaults(handler=create_tenant)
+
+
+def create_tenant(args: argparse.Namespace) -> int:
+    """Run the gateway's tenant command; stdout carries the key and nothing else."""
+    try:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "engram_gateway",
+                "create-tenant",
+                args.name,
+                *(["--ops"] if args.ops else []),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        fail("creating the tenant timed out", "is MongoDB reachable at MONGODB_URI?")
+        return exit_codes.TIMEOUT
+    if done.returncode != 0:
+        missing = "No module named engram_gateway" in done.stderr
+        hint = (
+            "install engram-gateway in this environment, or run `make tenant name=NAME`"
+            if missing
+            else "check MONGODB_URI; the gateway's message was: "
+            + (done.stderr.strip().splitlines() or ["(none)"])[-1]
+        )
+        fail("could not create the tenant", hint)
+        return exit_codes.API_ERROR
+    key = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
+    if not key:
+        fail("the tenant command printed no key", "check the gateway installation")
+        return exit_codes.API_ERROR
+    print(json.dumps({"api_key": key}) if args.json else key)
+    return exit_codes.OK

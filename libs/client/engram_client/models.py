@@ -1,0 +1,293 @@
+"""Response models: the fields callers rely on, typed; anything newer the API adds is kept."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ApiModel(BaseModel):
+    """Extra fields are kept (as attributes) so a newer gateway never breaks an older client."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+
+class Agent(ApiModel):
+    """A registered agent."""
+
+    agent_id: str
+    name: str | None = None
+    created_at: datetime | None = None
+
+
+class MemoryAccepted(ApiModel):
+    """The 202 for a memory write: the id to poll and its first status."""
+
+    memory_id: str
+    status: str = "pending"
+    status_url: str | None = None
+
+
+class Memory(ApiModel):
+    """A memory with its status (`pending|active|superseded|withdrawn|rejected`) and provenance."""
+
+    memory_id: str
+    agent_id: str | None = None
+    status: str
+    type: str | None = None
+    content: str | None = None
+    metadata: dict[str, Any] | None = None
+    derived_from: list[str] | None = None
+    supersedes: str | None = None
+    superseded_by: str | None = None
+    provenance: dict[str, Any] | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+
+
+class MemoriesCleared(ApiModel):
+    """How many of an agent's memories were withdrawn."""
+
+    agent_id: str
+    withdrawn: int = 0
+
+
+class MemoryPage(ApiModel):
+    """One page of memories and the cursor to the next (None at the end)."""
+
+    memories: list[Memory] = Field(default_factory=list)
+    next_cursor: str | None = None
+
+
+class RecallHit(ApiModel):
+    """One recalled memory with its similarity score."""
+
+    memory_id: str
+    content: str | None = None
+    score: float
+    type: str | None = None
+    provenance: dict[str, Any] | None = None
+    created_at: datetime | None = None
+
+
+class Recall(ApiModel):
+    """Hits at or above `floor`, and how many were dropped below it."""
+
+    results: list[RecallHit] = Field(default_factory=list)
+    floor: float | None = None
+    dropped_below_floor: int = 0
+
+
+class DocumentAccepted(ApiModel):
+    """The 202 for an upload: the stable document id and the version this content became."""
+
+    document_id: str
+    version: str | None = None
+    status: str = "pending"
+    status_url: str | None = None
+
+
+class DocumentVersion(ApiModel):
+    """One version's extraction outcome."""
+
+    version: str
+    status: str | None = None
+    attempts: int = 0
+    last_error: str | None = None
+    record_count: int = 0
+
+
+class Document(ApiModel):
+    """A document's status (`pending|extracted|failed|deleted`) and its versions."""
+
+    document_id: str
+    status: str
+    name: str | None = None
+    mime: str | None = None
+    source: str | None = None
+    version: str | None = None
+    latest_version: str | None = None
+    record_count: int = 0
+    rejected_count: int = 0
+    attempts: int = 0
+    error: str | None = None
+    versions: list[DocumentVersion] = Field(default_factory=list)
+
+
+class PruneJobAccepted(ApiModel):
+    """The 202 for a prune or a document delete: the job to follow."""
+
+    prune_job_id: str
+    status: str = "running"
+    status_url: str | None = None
+
+
+class Acknowledgement(ApiModel):
+    """How many acknowledgements a service owes a prune job and how many are still missing."""
+
+    expected: int = 0
+    pending: int = 0
+
+
+class PruneJob(ApiModel):
+    """A prune job: counts per stage, acknowledgements per service, and `verified_empty`."""
+
+    prune_job_id: str
+    status: str
+    kind: str | None = None
+    selector: dict[str, Any] = Field(default_factory=dict)
+    counts: dict[str, int] = Field(default_factory=dict)
+    acknowledgements: dict[str, Acknowledgement] = Field(default_factory=dict)
+    verified_empty: bool | None = None
+    verification: dict[str, Any] | None = None
+    created_at: datetime | None = None
+    completed_at: datetime | None = None
+
+
+class ImportAccepted(ApiModel):
+    """The 202 for a records import."""
+
+    import_id: str
+    status: str = "pending"
+    status_url: str | None = None
+
+
+class ImportStatus(ApiModel):
+    """An import's outcome as extraction reports it (`pending` until it has run)."""
+
+    import_id: str
+    status: str
+
+
+class RecordLineage(ApiModel):
+    """Where a record came from."""
+
+    document_id: str | None = None
+    document_version: str | None = None
+    locator: str = ""
+    source_item_id: str | None = None
+
+
+class RecordRevision(ApiModel):
+    """A past revision: its content hash, never the content."""
+
+    revision: int
+    content_sha256: str | None = None
+    observed_at: datetime | None = None
+
+
+class Record(ApiModel):
+    """One source's assertion about one entity, with its lineage (and revisions when read)."""
+
+    record_id: str
+    record_type: str | None = None
+    entity_id: str | None = None
+    status: str = "active"
+    revision: int | None = None
+    attributes: dict[str, Any] = Field(default_factory=dict)
+    content_sha256: str | None = None
+    lineage: RecordLineage | None = None
+    revisions: list[RecordRevision] | None = None
+    updated_at: datetime | None = None
+
+
+class RecordPage(ApiModel):
+    """One page of records and the cursor to the next (None at the end)."""
+
+    records: list[Record] = Field(default_factory=list)
+    next_cursor: str | None = None
+
+
+class Fact(ApiModel):
+    """A consolidated fact with its status and supporting records."""
+
+    fact_id: str
+    attribute: str
+    value: Any = None
+    status: str
+    contested: bool = False
+    support: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class Entity(ApiModel):
+    """An entity's Markdown article and the facts it was rendered from."""
+
+    entity_id: str
+    entity_type: str | None = None
+    article: str | None = None
+    facts: list[Fact] = Field(default_factory=list)
+    contradictions: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class EntityPage(ApiModel):
+    """A page of entity summaries; `next_after` continues the listing."""
+
+    entities: list[dict[str, Any]] = Field(default_factory=list)
+    next_after: str | None = None
+
+
+class KnowledgeHit(ApiModel):
+    """One fact found by similarity, with its status, contested flag and support."""
+
+    score: float | None = None
+    fact_id: str | None = None
+    entity_id: str | None = None
+    attribute: str | None = None
+    value: Any = None
+    status: str | None = None
+    contested: bool = False
+    support: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class KnowledgeSearch(ApiModel):
+    """Facts at or above `floor`, and how many were dropped below it."""
+
+    results: list[KnowledgeHit] = Field(default_factory=list)
+    floor: float | None = None
+    dropped_below_floor: int = 0
+
+
+class Contradiction(ApiModel):
+    """Two or more claims on one single-valued attribute, and whether it is resolved."""
+
+    contradiction_id: str
+    status: str
+    entity_id: str | None = None
+    attribute: str | None = None
+
+
+class Resolution(ApiModel):
+    """A resolved contradiction and the entity as regenerated."""
+
+    contradiction: Contradiction
+    entity: Entity | None = None
+
+
+class Lineage(ApiModel):
+    """What an id derives and what it derives from; the exact edges are the gateway's."""
+
+    id: str | None = None
+
+
+class DeadLetter(ApiModel):
+    """A failed event in the DLQ: who failed it, why, how often; never its payload."""
+
+    letter_id: str
+    consumer: str
+    topic: str | None = None
+    event_type: str | None = None
+    event_id: str | None = None
+    error_type: str | None = None
+    error: str | None = None
+    attempts: int = 0
+    failed_at: datetime | None = None
+    replayed_at: datetime | None = None
+
+
+class Health(ApiModel):
+    """Liveness (`/healthz`) or readiness (`/readyz` with per-dependency checks)."""
+
+    status: str
+    checks: dict[str, Any] = Field(default_factory=dict)

@@ -1,0 +1,462 @@
+"""`EngramClient`: the blocking client, one method per public endpoint (DESIGN.md §5)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TypeVar
+
+import httpx
+
+from engram_client import calls, models
+from engram_client.calls import Call
+from engram_client.errors import NotFound
+from engram_client.retry import RetryPolicy
+from engram_client.settings import resolve_connection
+from engram_client.transport import (
+    USER_AGENT,
+    read_answer,
+    request_args,
+    retry_delay_after_exception,
+    retry_delay_after_status,
+)
+from engram_client.uploads import guess_mime
+from engram_client.waiting import (
+    DOCUMENT_FINAL,
+    MEMORY_PENDING,
+    PRUNE_FINAL,
+    Deadline,
+    Progress,
+)
+
+T = TypeVar("T")
+_UNSET: Any = object()
+
+
+class EngramClient:
+    """Typed access to the gateway; retries what is safe to retry (see `engram_client.calls`)."""
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        *,
+        timeout: float = 30.0,
+        retry: RetryPolicy | None = None,
+        env_file: Path | str | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.connection = resolve_connection(base_url, api_key, env_file=env_file)
+        self.retry = retry or RetryPolicy()
+        self._http = httpx.Client(
+            base_url=self.connection.base_url,
+            timeout=timeout,
+            headers={"User-Agent": USER_AGENT},
+            transport=transport,
+        )
+
+    def __enter__(self) -> EngramClient:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release pooled connections."""
+        self._http.close()
+
+    def run(self, call: Call[T]) -> T:
+        """Send one call, retrying with backoff when the call is safe to repeat."""
+        attempt = 1
+        while True:
+            try:
+                response = self._http.request(**request_args(call, self.connection.api_key))
+            except httpx.TransportError as exc:
+                time.sleep(retry_delay_after_exception(call, exc, attempt, self.retry))
+                attempt += 1
+                continue
+            delay = retry_delay_after_status(call, response, attempt, self.retry)
+            if delay is None:
+                return read_answer(call, response)
+            time.sleep(delay)
+            attempt += 1
+
+    # Agents
+
+    def create_agent(self, name: str | None = None) -> models.Agent:
+        """Register an agent."""
+        return self.run(calls.create_agent(name))
+
+    def list_agents(self) -> list[models.Agent]:
+        """The caller's agents."""
+        return self.run(calls.list_agents())
+
+    def get_agent(self, agent_id: str) -> models.Agent:
+        """One agent."""
+        return self.run(calls.get_agent(agent_id))
+
+    def delete_agent(self, agent_id: str) -> None:
+        """Delete an agent."""
+        self.run(calls.delete_agent(agent_id))
+
+    # Memories
+
+    def write_memory(
+        self,
+        agent_id: str,
+        content: str,
+        *,
+        type: str = "conversation",
+        metadata: Mapping[str, Any] | None = None,
+        derived_from: Sequence[str] | None = None,
+        supersedes: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> models.MemoryAccepted:
+        """Store a memory (202, `pending`); one idempotency key covers every retry."""
+        return self.run(
+            calls.write_memory(
+                agent_id,
+                content,
+                type=type,
+                metadata=metadata,
+                derived_from=derived_from,
+                supersedes=supersedes,
+                idempotency_key=idempotency_key,
+            )
+        )
+
+    def get_memory(self, agent_id: str, memory_id: str) -> models.Memory:
+        """One memory with its status and provenance."""
+        return self.run(calls.get_memory(agent_id, memory_id))
+
+    def list_memories(
+        self,
+        agent_id: str | None = None,
+        *,
+        search: str | None = None,
+        type: str | None = None,
+        status: str | None = None,
+        cursor: str | None = None,
+        limit: int | None = None,
+    ) -> models.MemoryPage:
+        """One page of an agent's memories, or across all the caller's agents when agent_id=None."""
+        return self.run(
+            calls.list_memories(
+                agent_id, search=search, type=type, status=status, cursor=cursor, limit=limit
+            )
+        )
+
+    def iter_memories(
+        self,
+        agent_id: str | None = None,
+        *,
+        search: str | None = None,
+        type: str | None = None,
+        status: str | None = None,
+        page_size: int | None = None,
+    ) -> Iterator[models.Memory]:
+        """Every matching memory, fetching pages as the iteration needs them."""
+        cursor: str | None = None
+        while True:
+            page = self.list_memories(
+                agent_id, search=search, type=type, status=status, cursor=cursor, limit=page_size
+            )
+            yield from page.memories
+            if not page.next_cursor or not page.memories:
+                return
+            cursor = page.next_cursor
+
+    def delete_memory(self, agent_id: str, memory_id: str) -> models.Memory:
+        """Withdraw one memory."""
+        return self.run(calls.delete_memory(agent_id, memory_id))
+
+    def clear_memories(self, agent_id: str) -> models.MemoriesCleared:
+        """Withdraw all of an agent's memories."""
+        return self.run(calls.clear_memories(agent_id))
+
+    def recall(
+        self,
+        agent_id: str,
+        query: str,
+        *,
+        top_k: int = 5,
+        min_score: float | None = None,
+        types: Sequence[str] | None = None,
+        include_statuses: Sequence[str] | None = None,
+    ) -> models.Recall:
+        """Memories similar to the query, at or above the floor (`min_score` overrides it)."""
+        return self.run(
+            calls.recall(
+                agent_id,
+                query,
+                top_k=top_k,
+                min_score=min_score,
+                types=types,
+                include_statuses=include_statuses,
+            )
+        )
+
+    def wait_for_memory(
+        self,
+        agent_id: str,
+        memory_id: str,
+        timeout: float = 60.0,
+        *,
+        interval: float = 0.5,
+        on_progress: Progress | None = None,
+    ) -> models.Memory:
+        """Poll until the memory is no longer `pending` (a 404 right after the write counts as pending)."""
+        deadline = Deadline(timeout, interval)
+        while True:
+            try:
+                memory = self.get_memory(agent_id, memory_id)
+            except NotFound:
+                memory = None
+            if memory is not None:
+                if on_progress:
+                    on_progress(memory)
+                if memory.status != MEMORY_PENDING:
+                    return memory
+            time.sleep(deadline.next_sleep(f"memory {memory_id}"))
+
+    # Documents
+
+    def upload_document(
+        self,
+        name: str,
+        content: bytes | str,
+        *,
+        mime: str | None = None,
+        multipart: bool = False,
+    ) -> models.DocumentAccepted:
+        """Upload text (sent as `text`) or bytes (base64, or multipart when asked)."""
+        chosen = mime or guess_mime(name)
+        return self.run(calls.upload_document(name, content, chosen, multipart=multipart))
+
+    def upload_file(
+        self,
+        path: Path | str,
+        *,
+        name: str | None = None,
+        mime: str | None = None,
+        multipart: bool = True,
+    ) -> models.DocumentAccepted:
+        """Upload a local file; its name is the file name unless given."""
+        source = Path(path)
+        return self.upload_document(
+            name or source.name,
+            source.read_bytes(),
+            mime=mime or guess_mime(source),
+            multipart=multipart,
+        )
+
+    def get_document(self, document_id: str) -> models.Document:
+        """A document's status and versions."""
+        return self.run(calls.get_document(document_id))
+
+    def delete_document(self, document_id: str) -> models.PruneJobAccepted:
+        """Tombstone a document and everything derived from it; returns the prune job."""
+        return self.run(calls.delete_document(document_id))
+
+    def wait_for_document(
+        self,
+        document_id: str,
+        timeout: float = 120.0,
+        *,
+        interval: float = 0.5,
+        on_progress: Progress | None = None,
+    ) -> models.Document:
+        """Poll until the document is `extracted`, `failed` or `deleted`."""
+        deadline = Deadline(timeout, interval)
+        while True:
+            document = self.get_document(document_id)
+            if on_progress:
+                on_progress(document)
+            if document.status in DOCUMENT_FINAL:
+                return document
+            time.sleep(deadline.next_sleep(f"document {document_id}"))
+
+    # Records
+
+    def import_records(
+        self,
+        record_type: str,
+        rows: Sequence[Mapping[str, Any]],
+        *,
+        source: str = "engram-client",
+        key_field: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> models.ImportAccepted:
+        """Import structured rows (the non-AI path); one idempotency key covers every retry."""
+        return self.run(
+            calls.import_records(
+                record_type,
+                rows,
+                source=source,
+                key_field=key_field,
+                idempotency_key=idempotency_key,
+            )
+        )
+
+    def get_import(self, import_id: str) -> models.ImportStatus:
+        """An import's outcome."""
+        return self.run(calls.get_import(import_id))
+
+    def get_record(self, record_id: str) -> models.Record:
+        """A record with its revisions and lineage."""
+        return self.run(calls.get_record(record_id))
+
+    def list_records(
+        self,
+        *,
+        type: str | None = None,
+        document_id: str | None = None,
+        entity_id: str | None = None,
+        cursor: str | None = None,
+        limit: int | None = None,
+    ) -> models.RecordPage:
+        """One page of records."""
+        return self.run(
+            calls.list_records(
+                type=type, document_id=document_id, entity_id=entity_id, cursor=cursor, limit=limit
+            )
+        )
+
+    def iter_records(
+        self,
+        *,
+        type: str | None = None,
+        document_id: str | None = None,
+        entity_id: str | None = None,
+        page_size: int | None = None,
+    ) -> Iterator[models.Record]:
+        """Every matching record, following `next_cursor`."""
+        cursor: str | None = None
+        while True:
+            page = self.list_records(
+                type=type,
+                document_id=document_id,
+                entity_id=entity_id,
+                cursor=cursor,
+                limit=page_size,
+            )
+            yield from page.records
+            if not page.next_cursor or not page.records:
+                return
+            cursor = page.next_cursor
+
+    # Knowledge
+
+    def get_entity(self, entity_id: str, *, include_withdrawn: bool = False) -> models.Entity:
+        """An entity's Markdown article and facts."""
+        return self.run(calls.get_entity(entity_id, include_withdrawn=include_withdrawn))
+
+    def list_entities(
+        self, *, type: str | None = None, after: str | None = None, limit: int | None = None
+    ) -> models.EntityPage:
+        """One page of entities (optionally of one type)."""
+        return self.run(calls.list_entities(type=type, after=after, limit=limit))
+
+    def iter_entities(
+        self, *, type: str | None = None, page_size: int | None = None
+    ) -> Iterator[dict[str, Any]]:
+        """Every entity summary, following `next_after`."""
+        after: str | None = None
+        while True:
+            page = self.list_entities(type=type, after=after, limit=page_size)
+            yield from page.entities
+            if not page.next_after or not page.entities:
+                return
+            after = page.next_after
+
+    def search_knowledge(
+        self, query: str, *, top_k: int = 5, min_score: float | None = None
+    ) -> models.KnowledgeSearch:
+        """Knowledge similar to the query."""
+        return self.run(calls.search_knowledge(query, top_k=top_k, min_score=min_score))
+
+    def list_contradictions(
+        self, *, status: str | None = None, limit: int | None = None
+    ) -> list[models.Contradiction]:
+        """Contradictions, optionally filtered by status (`open` or `resolved`)."""
+        return self.run(calls.list_contradictions(status=status, limit=limit))
+
+    def resolve_contradiction(
+        self, contradiction_id: str, *, keep: str | None = None, value: Any = _UNSET
+    ) -> models.Resolution:
+        """Keep one claim by fact id (`keep=`) or by value (`value=`)."""
+        return self.run(
+            calls.resolve_contradiction(
+                contradiction_id,
+                keep=keep,
+                value=None if value is _UNSET else value,
+                has_value=value is not _UNSET,
+            )
+        )
+
+    # Prune, lineage, health
+
+    def start_prune(
+        self,
+        *,
+        older_than_days: int | None = None,
+        record_ids: Sequence[str] | None = None,
+        filter: Mapping[str, str] | None = None,
+    ) -> models.PruneJobAccepted:
+        """Start a prune job (one selection: age, record ids, or a filter)."""
+        return self.run(
+            calls.start_prune(older_than_days=older_than_days, record_ids=record_ids, filter=filter)
+        )
+
+    def get_prune_job(self, job_id: str) -> models.PruneJob:
+        """A prune job's progress."""
+        return self.run(calls.get_prune_job(job_id))
+
+    def wait_for_prune_job(
+        self,
+        job_id: str,
+        timeout: float = 300.0,
+        *,
+        interval: float = 1.0,
+        on_progress: Progress | None = None,
+    ) -> models.PruneJob:
+        """Poll until the job completes; check `.verified_empty` on the returned job."""
+        deadline = Deadline(timeout, interval)
+        while True:
+            job = self.get_prune_job(job_id)
+            if on_progress:
+                on_progress(job)
+            if job.status in PRUNE_FINAL:
+                return job
+            time.sleep(deadline.next_sleep(f"prune job {job_id}"))
+
+    def lineage(self, item_id: str) -> models.Lineage:
+        """What a record/document derives and what a fact/memory derives from."""
+        return self.run(calls.lineage(item_id))
+
+    def list_dead_letters(self) -> list[models.DeadLetter]:
+        """The tenant's dead letters, newest first (needs a key with the `ops` role)."""
+        return self.run(calls.list_dead_letters())
+
+    def replay_dead_letters(
+        self, *, letter_id: str | None = None, consumer: str | None = None
+    ) -> dict[str, str]:
+        """Replay one letter, or all not-yet-replayed letters of a consumer; outcome per letter."""
+        if (letter_id is None) == (consumer is None):
+            raise ValueError("give exactly one of letter_id or consumer")
+        return self.run(calls.replay_dead_letters(letter_id=letter_id, consumer=consumer))
+
+    def health(self) -> models.Health:
+        """`/healthz`: the gateway process is up."""
+        return self.run(calls.health())
+
+    def ready(self) -> models.Health:
+        """`/readyz`: the gateway's dependencies answer (503 raises ServiceUnavailable)."""
+        return self.run(calls.ready())

@@ -1,0 +1,1 @@
+"""Enrichment: turns records into facts with support, contradictions and articles."""

@@ -1,0 +1,137 @@
+"""Enrichment's database: one document per entity, keyed `tenant:entity`, plus small indexes.
+
+FerretDB (SQLite) answers `_id` equality fast and scans for everything else, so the hot path
+is one `_id` read and one `_id` write per entity change; listings are the only scans. Its
+update cost still grows with the collection, so entities are spread over `shards` collections
+(`entities_00`...) by a hash of their key, keeping each one small.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+from datetime import UTC, datetime
+from typing import Any
+
+from pymongo import ASCENDING
+from pymongo.errors import DuplicateKeyError
+
+from engram_enrichment.ports import ConcurrentUpdate
+
+ENTITIES = "entities"
+CONTRADICTIONS = "contradictions"
+RECORD_ENTITIES = "record_entities"
+HIDDEN_CONTRADICTION_FIELDS = {
+    "_id": 0,
+    "tenant_id": 0,
+    "last_cause": 0,
+    "opened_by": 0,
+    "resolved_by": 0,
+}
+SUMMARY_FIELDS = {
+    "_id": 0,
+    "entity_id": 1,
+    "entity_type": 1,
+    "fact_count": 1,
+    "open_contradictions": 1,
+    "updated_at": 1,
+}
+
+
+def entity_collection(key: str, shards: int) -> str:
+    """The collection holding the entity stored under `tenant:entity`."""
+    if shards <= 1:
+        return ENTITIES
+    shard = int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) % shards
+    return f"{ENTITIES}_{shard:02d}"
+
+
+class MongoEntityStore:
+    """Every key starts with the tenant, and every query carries the tenant predicate."""
+
+    def __init__(self, db: Any, *, shards: int = 1) -> None:
+        self.db = db
+        self.shards = shards
+
+    def _all_entity_collections(self) -> list[str]:
+        if self.shards <= 1:
+            return [ENTITIES]
+        return [f"{ENTITIES}_{shard:02d}" for shard in range(self.shards)]
+
+    def _entities(self, key: str) -> Any:
+        return self.db[entity_collection(key, self.shards)]
+
+    async def load(self, tenant_id: str, entity_id: str) -> dict[str, Any] | None:
+        doc: dict[str, Any] | None = await self._entities(f"{tenant_id}:{entity_id}").find_one(
+            {"_id": f"{tenant_id}:{entity_id}", "tenant_id": tenant_id}
+        )
+        return doc
+
+    async def save(self, tenant_id: str, doc: dict[str, Any], expected_version: int) -> None:
+        key = f"{tenant_id}:{doc['entity_id']}"
+        body = {**doc, "_id": key, "tenant_id": tenant_id, "updated_at": datetime.now(UTC)}
+        if expected_version == 0:
+            try:
+                await self._entities(key).insert_one(body)
+            except DuplicateKeyError:
+                raise ConcurrentUpdate(key) from None
+            return
+        result = await self._entities(key).replace_one(
+            {"_id": key, "tenant_id": tenant_id, "version": expected_version}, body
+        )
+        if result.matched_count != 1:
+            raise ConcurrentUpdate(key)
+
+    async def index_contradictions(self, tenant_id: str, docs: list[dict[str, Any]]) -> None:
+        for doc in docs:
+            key = f"{tenant_id}:{doc['contradiction_id']}"
+            await self.db[CONTRADICTIONS].replace_one(
+                {"_id": key, "tenant_id": tenant_id},
+                {**doc, "_id": key, "tenant_id": tenant_id},
+                upsert=True,
+            )
+
+    async def contradiction(self, tenant_id: str, contradiction_id: str) -> dict[str, Any] | None:
+        doc: dict[str, Any] | None = await self.db[CONTRADICTIONS].find_one(
+            {"_id": f"{tenant_id}:{contradiction_id}", "tenant_id": tenant_id}, {"_id": 0}
+        )
+        return doc
+
+    async def list_contradictions(
+        self, tenant_id: str, status: str | None, limit: int
+    ) -> list[dict[str, Any]]:
+        query: dict[str, Any] = {"tenant_id": tenant_id}
+        if status:
+            query["status"] = status
+        cursor = self.db[CONTRADICTIONS].find(query, HIDDEN_CONTRADICTION_FIELDS)
+        cursor = cursor.sort([("opened_at", ASCENDING), ("contradiction_id", ASCENDING)])
+        return [doc async for doc in cursor.limit(limit)]
+
+    async def list_entities(
+        self, tenant_id: str, entity_type: str | None, after: str | None, limit: int
+    ) -> list[dict[str, Any]]:
+        query: dict[str, Any] = {"tenant_id": tenant_id}
+        if entity_type:
+            query["entity_type"] = entity_type
+        if after:
+            query["entity_id"] = {"$gt": after}
+        pages = []
+        for name in self._all_entity_collections():
+            cursor = self.db[name].find(query, SUMMARY_FIELDS).sort("entity_id", ASCENDING)
+            pages.append([doc async for doc in cursor.limit(limit)])
+        merged = heapq.merge(*pages, key=lambda doc: str(doc["entity_id"]))
+        return list(merged)[:limit]
+
+    async def remember_record(self, tenant_id: str, record_id: str, entity_id: str) -> None:
+        try:
+            await self.db[RECORD_ENTITIES].insert_one(
+                {"_id": f"{tenant_id}:{record_id}", "tenant_id": tenant_id, "entity_id": entity_id}
+            )
+        except DuplicateKeyError:
+            pass
+
+    async def entity_of_record(self, tenant_id: str, record_id: str) -> str | None:
+        doc = await self.db[RECORD_ENTITIES].find_one(
+            {"_id": f"{tenant_id}:{record_id}", "tenant_id": tenant_id}
+        )
+        return str(doc["entity_id"]) if doc else None

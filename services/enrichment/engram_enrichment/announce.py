@@ -1,0 +1,144 @@
+"""The events a cause owes, read from the durably written entity (never from intentions)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engram_enrichment.domain.model import Entity, SupportRef
+from engram_events import Envelope, derive_event_id, new_event
+from engram_events.catalog import (
+    CONTRADICTION_OPENED,
+    CONTRADICTION_RESOLVED,
+    EMBEDDING_REQUESTED,
+    FACT_CHANGED,
+    FACT_WITHDRAWN,
+)
+from engram_events.payloads.embeddings import EmbeddingRequested, TextItem
+from engram_events.payloads.knowledge import (
+    Claim,
+    ContradictionOpened,
+    ContradictionResolved,
+    FactChanged,
+    FactWithdrawn,
+    Support,
+)
+
+REQUESTER = "enrichment"
+
+
+def _support(refs: list[SupportRef]) -> list[Support]:
+    return [
+        Support(record_id=r.record_id, revision=r.revision, document_id=r.document_id) for r in refs
+    ]
+
+
+def announcements(
+    entity: Entity,
+    *,
+    cause: str,
+    caused_by: Envelope[Any] | None = None,
+    because_record_id: str | None = None,
+    prune_job_id: str | None = None,
+) -> list[Envelope[Any]]:
+    """fact.changed / fact.withdrawn per fact and contradiction events, with deterministic ids."""
+    tenant = entity.tenant_id
+    out: list[Envelope[Any]] = []
+
+    def add(event_type: Any, payload: Any, what: str) -> None:
+        out.append(
+            new_event(
+                event_type,
+                payload,
+                tenant_id=tenant,
+                caused_by=caused_by,
+                event_id=derive_event_id(cause, what),
+            )
+        )
+
+    for fid, fact in sorted(entity.facts.items()):
+        if fact.last_cause != cause or fact.last_change is None:
+            continue
+        if fact.status == "withdrawn":
+            withdrawn = FactWithdrawn(
+                fact_id=fid,
+                entity_id=entity.entity_id,
+                attribute=fact.attribute,
+                because_record_id=because_record_id,
+                prune_job_id=prune_job_id,
+            )
+            add(FACT_WITHDRAWN, withdrawn, f"fact.withdrawn:{fid}")
+            continue
+        changed = FactChanged(
+            fact_id=fid,
+            entity_id=entity.entity_id,
+            attribute=fact.attribute,
+            value=fact.value,
+            status=fact.status,
+            support=_support(fact.support),
+            change=fact.last_change,
+        )
+        add(FACT_CHANGED, changed, f"fact.changed:{fid}")
+    for cid, item in sorted(entity.contradictions.items()):
+        if item.opened_by == cause:
+            opened = ContradictionOpened(
+                contradiction_id=cid,
+                entity_id=entity.entity_id,
+                attribute=item.attribute,
+                claims=[
+                    Claim(fact_id=c.fact_id, value=c.value, support=_support(c.support))
+                    for c in item.claims
+                ],
+            )
+            add(CONTRADICTION_OPENED, opened, f"contradiction.opened:{cid}")
+        if item.resolved_by == cause and item.resolution is not None:
+            resolved = ContradictionResolved(
+                contradiction_id=cid,
+                entity_id=entity.entity_id,
+                attribute=item.attribute,
+                winner_fact_id=item.resolution.winner_fact_id,
+                superseded_fact_ids=item.resolution.superseded_fact_ids,
+                mode=item.resolution.mode,
+                reason=item.resolution.reason,
+            )
+            add(CONTRADICTION_RESOLVED, resolved, f"contradiction.resolved:{cid}")
+    return out
+
+
+def embedding_request(
+    entity: Entity, *, cause: str, caused_by: Envelope[Any] | None = None
+) -> list[Envelope[Any]]:
+    """Ask the embedding service for vectors of facts this cause made live (not mere support)."""
+    items = [
+        TextItem(item_id=fid, text=f"{entity.entity_id} {fact.attribute}: {fact.value}")
+        for fid, fact in sorted(entity.facts.items())
+        if fact.last_cause == cause
+        and fact.live
+        and fact.last_change != "support_changed"
+        and fid.count(":") >= 2
+    ]
+    if not items:
+        return []
+    request = EmbeddingRequested(
+        request_id=f"enr_{derive_event_id(cause, f'embed:{entity.entity_id}').hex}",
+        requester=REQUESTER,
+        purpose="fact",
+        items=items[:512],
+    )
+    return [
+        new_event(
+            EMBEDDING_REQUESTED,
+            request,
+            tenant_id=entity.tenant_id,
+            caused_by=caused_by,
+            event_id=derive_event_id(cause, f"embedding.requested:{entity.entity_id}"),
+        )
+    ]
+
+
+def withdrawn_by(entity: Entity, cause: str) -> list[str]:
+    """Facts this cause withdrew (their vectors must go too)."""
+    return [
+        fid
+        for fid, fact in sorted(entity.facts.items())
+        if fact.last_cause == cause and fact.status == "withdrawn"
+    ]

@@ -1,0 +1,55 @@
+"""Enrichment settings (env prefix ENGRAM_ENRICHMENT_)."""
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+from pydantic_settings import SettingsConfigDict
+
+from engram_embedders import EmbedderKind
+from engram_platform.settings import ServiceSettings
+
+
+class EnrichmentSettings(ServiceSettings):
+    """Internal API, schema registry, entity shards, and the recall embedder and vectors."""
+
+    model_config = SettingsConfigDict(env_prefix="ENGRAM_ENRICHMENT_", extra="ignore")
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8085, ge=1, le=65535)
+    entity_shards: int = Field(
+        default=16,
+        ge=1,
+        le=100,
+        description="entity collections; FerretDB's update cost grows with collection size",
+    )
+    schema_path: Path | None = Field(
+        default=None,
+        description=(
+            "JSON schema registry: {'multi_valued': {'<record type>' or '*': [attributes]},"
+            " 'identity': [attributes that are not facts]}; unset means every attribute is"
+            " single-valued and 'id'/'type' are identity"
+        ),
+    )
+    recall: bool = Field(
+        default=True, description="embed facts and serve knowledge search (needs the embedder)"
+    )
+    embedder: EmbedderKind = "minilm"
+    minilm_threads: int = Field(default=1, ge=1, le=2)
+    hashing_dimension: int = Field(default=384, ge=2)
+    openai_base_url: str | None = None
+    openai_model: str | None = None
+    vector_path: str = ".engram/data/vectors/enrichment"
+    collection: str = "knowledge"
+    min_score: float | None = Field(
+        default=None, description="search floor; None means the embedder model's default"
+    )
+    max_top_k: int = Field(default=100, ge=1, le=1000)
+
+    def embedder_options(self) -> dict[str, Any]:
+        """Keyword arguments for `make_embedder(self.embedder, ...)`."""
+        if self.embedder == "minilm":
+            return {"threads": self.minilm_threads}
+        if self.embedder == "hashing":
+            return {"dimension": self.hashing_dimension}
+        return {"base_url": self.openai_base_url, "model": self.openai_model}

@@ -1,0 +1,1 @@
+"""Pure knowledge logic: facts, support, contradictions and articles, with no IO."""

@@ -1,0 +1,139 @@
+"""The entity aggregate: its facts, their support, its contradictions and its records."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from engram_events.ids import Scalar
+
+FactStatus = Literal["active", "contested", "superseded", "withdrawn"]
+Change = Literal["created", "support_changed", "status_changed"]
+LIVE: frozenset[str] = frozenset({"active", "contested"})
+
+
+class SupportRef(BaseModel):
+    """One record revision asserting a fact, with the document it came from."""
+
+    record_id: str
+    revision: int
+    document_id: str | None = None
+    locator: str = ""
+
+
+class HistoryEntry(BaseModel):
+    """A status change; hashes only, so a withdrawn value leaves no content behind."""
+
+    at: datetime
+    status: FactStatus
+    value_sha256: str
+    support_count: int
+    cause: str
+
+
+class Fact(BaseModel):
+    """(entity, attribute, value) with the records that assert it."""
+
+    fact_id: str
+    attribute: str
+    value: Scalar = None
+    value_sha256: str
+    status: FactStatus = "active"
+    support: list[SupportRef] = Field(default_factory=list)
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    first_seen: datetime
+    last_seen: datetime
+    superseded_by: str | None = None
+    contradiction_id: str | None = None
+    withdrawn_because: str | None = None
+    last_cause: str | None = None
+    last_change: Change | None = None
+    history: list[HistoryEntry] = Field(default_factory=list)
+
+    @property
+    def live(self) -> bool:
+        """Active or contested: a current claim about the entity."""
+        return self.status in LIVE
+
+
+class Claim(BaseModel):
+    """One side of a contradiction; a withdrawn side keeps only its value hash."""
+
+    fact_id: str
+    value: Scalar = None
+    value_sha256: str
+    support: list[SupportRef] = Field(default_factory=list)
+    withdrawn: bool = False
+
+
+class Resolution(BaseModel):
+    """Who won and why, whether a caller chose or a side lost its support."""
+
+    winner_fact_id: str | None
+    superseded_fact_ids: list[str] = Field(default_factory=list)
+    mode: Literal["manual", "automatic"]
+    reason: str
+
+
+class Contradiction(BaseModel):
+    """Two or more live values of a single-valued attribute, from different records."""
+
+    contradiction_id: str
+    attribute: str
+    status: Literal["open", "resolved"] = "open"
+    claims: list[Claim]
+    opened_at: datetime
+    opened_by: str
+    resolved_at: datetime | None = None
+    resolved_by: str | None = None
+    resolution: Resolution | None = None
+    last_cause: str | None = None
+
+
+class RecordState(BaseModel):
+    """The latest revision seen of one record about this entity."""
+
+    record_id: str
+    revision: int
+    observed_at: datetime
+    document_id: str | None = None
+    tombstoned: bool = False
+
+
+class Entity(BaseModel):
+    """One entity of one tenant: the unit that is loaded, changed and written atomically."""
+
+    tenant_id: str
+    entity_id: str
+    entity_type: str
+    version: int = 0
+    facts: dict[str, Fact] = Field(default_factory=dict)
+    contradictions: dict[str, Contradiction] = Field(default_factory=dict)
+    records: dict[str, RecordState] = Field(default_factory=dict)
+    article: str = ""
+
+    def open_contradiction(self, attribute: str) -> Contradiction | None:
+        """The open contradiction on an attribute (there is at most one)."""
+        for item in self.contradictions.values():
+            if item.attribute == attribute and item.status == "open":
+                return item
+        return None
+
+    def state(self) -> dict[str, Any]:
+        """Everything that matters for equality, without the write version."""
+        return self.model_dump(mode="json", exclude={"version"})
+
+
+class RecordAssertion(BaseModel):
+    """What one record revision says about its entity."""
+
+    record_id: str
+    record_type: str
+    revision: int
+    attributes: dict[str, Scalar]
+    document_id: str | None = None
+    locator: str = ""
+    observed_at: datetime

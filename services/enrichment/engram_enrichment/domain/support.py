@@ -1,0 +1,82 @@
+"""Moving support: a record revision asserts its current values and stops asserting old ones."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+
+from engram_enrichment.domain.ids import fact_id, value_sha256
+from engram_enrichment.domain.model import Entity, Fact, RecordAssertion, RecordState, SupportRef
+from engram_enrichment.domain.schema import Schema
+from engram_events.ids import Scalar
+
+
+def is_stale(entity: Entity, record_id: str, revision: int) -> bool:
+    """An older revision than the one applied, or one at or below a tombstone, changes nothing."""
+    prior = entity.records.get(record_id)
+    if prior is None:
+        return False
+    if prior.tombstoned:
+        return revision <= prior.revision
+    return revision < prior.revision
+
+
+def asserts_something(value: Scalar) -> bool:
+    """Null says nothing; NaN and infinities equal nothing, not even themselves."""
+    if value is None:
+        return False
+    return not isinstance(value, float) or math.isfinite(value)
+
+
+def assert_record(entity: Entity, record: RecordAssertion, schema: Schema) -> None:
+    """Point this record's support at the facts its revision asserts, creating facts as needed."""
+    claims = {
+        attribute: value
+        for attribute, value in record.attributes.items()
+        if asserts_something(value) and schema.is_fact(attribute)
+    }
+    ref = SupportRef(
+        record_id=record.record_id,
+        revision=record.revision,
+        document_id=record.document_id,
+        locator=record.locator,
+    )
+    wanted = {fact_id(entity.entity_id, a, v): (a, v) for a, v in claims.items()}
+    for existing in entity.facts.values():
+        existing.support = [s for s in existing.support if s.record_id != record.record_id]
+    for fid, (attribute, value) in sorted(wanted.items()):
+        fact = entity.facts.get(fid)
+        if fact is None:
+            fact = Fact(
+                fact_id=fid,
+                attribute=attribute,
+                value=value,
+                value_sha256=value_sha256(value),
+                first_seen=record.observed_at,
+                last_seen=record.observed_at,
+                valid_from=record.observed_at,
+            )
+            entity.facts[fid] = fact
+        fact.value = value
+        fact.support = sorted([*fact.support, ref], key=lambda s: s.record_id)
+        fact.last_seen = max(fact.last_seen, record.observed_at)
+    entity.records[record.record_id] = RecordState(
+        record_id=record.record_id,
+        revision=record.revision,
+        observed_at=record.observed_at,
+        document_id=record.document_id,
+    )
+
+
+def retract_record(entity: Entity, record_id: str, revision: int, at: datetime) -> None:
+    """A tombstoned record supports nothing any more; its state remembers the tombstone."""
+    for fact in entity.facts.values():
+        fact.support = [s for s in fact.support if s.record_id != record_id]
+    prior = entity.records.get(record_id)
+    entity.records[record_id] = RecordState(
+        record_id=record_id,
+        revision=max(revision, prior.revision if prior else revision),
+        observed_at=at,
+        document_id=prior.document_id if prior else None,
+        tombstoned=True,
+    )

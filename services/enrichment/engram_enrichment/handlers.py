@@ -1,0 +1,189 @@
+"""Enrichment's handlers: one typed input each, returning the events its durable writes owe."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+from engram_enrichment.adapters.vectors import KnowledgeVectors
+from engram_enrichment.announce import (
+    REQUESTER,
+    announcements,
+    embedding_request,
+    withdrawn_by,
+)
+from engram_enrichment.domain.contradictions import reconcile
+from engram_enrichment.domain.model import Entity, RecordAssertion
+from engram_enrichment.domain.schema import Schema
+from engram_enrichment.domain.support import assert_record, is_stale, retract_record
+from engram_enrichment.knowledge import KnowledgeBase
+from engram_events import Envelope, derive_event_id, new_event
+from engram_events.catalog import TOMBSTONE_APPLIED
+from engram_events.payloads.embeddings import EmbeddingComputed
+from engram_events.payloads.records import RecordTombstoned, RecordUpserted
+from engram_events.payloads.tombstones import TombstoneApplied
+from engram_vectors import FingerprintMismatch
+
+log = logging.getLogger(__name__)
+SERVICE = "enrichment"
+
+
+def _utc(moment: datetime) -> datetime:
+    """Producers may omit the zone; the platform's clock is UTC."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+class EnrichmentHandlers:
+    """Records in, facts out; every announced change has been read back from the database."""
+
+    def __init__(
+        self, knowledge: KnowledgeBase, schema: Schema, vectors: KnowledgeVectors | None = None
+    ) -> None:
+        self.knowledge = knowledge
+        self.schema = schema
+        self.vectors = vectors
+
+    async def _follow_up(
+        self, entity: Entity, cause: str, event: Envelope[Any]
+    ) -> list[Envelope[Any]]:
+        """With recall on: embed facts made live, drop the vectors of withdrawn ones."""
+        if self.vectors is None:
+            return []
+        await self.vectors.remove(entity.tenant_id, withdrawn_by(entity, cause))
+        return embedding_request(entity, cause=cause, caused_by=event)
+
+    async def on_embedding_computed(
+        self, event: Envelope[EmbeddingComputed]
+    ) -> list[Envelope[Any]]:
+        """Store vectors for facts that are still live; another requester's results are not ours."""
+        computed = event.payload
+        if computed.requester != REQUESTER or self.vectors is None:
+            return []
+        tenant = event.tenant_id
+        stored = 0
+        entities: dict[str, Entity | None] = {}
+        for item in computed.items:
+            entity_id = item.item_id.rsplit(":", 2)[0]
+            if entity_id not in entities:
+                entities[entity_id] = await self.knowledge.load(tenant, entity_id)
+            entity = entities[entity_id]
+            fact = entity.facts.get(item.item_id) if entity else None
+            if fact is None or not fact.live:
+                continue
+            try:
+                await self.vectors.put(
+                    tenant, entity_id, item.item_id, item.vector, computed.provenance.fingerprint
+                )
+            except FingerprintMismatch:
+                log.warning(
+                    "embedder mismatch", extra={"tenant_id": tenant, "fact_id": item.item_id}
+                )
+                continue
+            stored += 1
+        log.info("fact vectors stored", extra={"tenant_id": tenant, "count": stored})
+        return []
+
+    async def on_record_upserted(self, event: Envelope[RecordUpserted]) -> list[Envelope[Any]]:
+        """Move the record's support to the values of this revision; stale revisions change nothing."""
+        record = event.payload
+        tenant, cause = event.tenant_id, str(event.event_id)
+        assertion = RecordAssertion(
+            record_id=record.record_id,
+            record_type=record.record_type,
+            revision=record.revision,
+            attributes=record.attributes,
+            document_id=record.lineage.document_id,
+            locator=record.lineage.locator,
+            observed_at=_utc(record.observed_at),
+        )
+        why = f"record {record.record_id} revision {record.revision} no longer asserts it"
+
+        def mutate(entity: Entity) -> None:
+            if is_stale(entity, record.record_id, record.revision):
+                return
+            assert_record(entity, assertion, self.schema)
+            reconcile(entity, self.schema, cause=cause, at=assertion.observed_at, why=why)
+
+        await self.knowledge.store.remember_record(tenant, record.record_id, record.entity_id)
+        outcome = await self.knowledge.change(
+            tenant,
+            record.entity_id,
+            record.record_type,
+            mutate,
+            cause=cause,
+            at=assertion.observed_at,
+        )
+        published = announcements(
+            outcome.entity, cause=cause, caused_by=event, because_record_id=record.record_id
+        )
+        published += await self._follow_up(outcome.entity, cause, event)
+        log.info(
+            "record applied",
+            extra={
+                "tenant_id": tenant,
+                "record_id": record.record_id,
+                "entity_id": record.entity_id,
+                "written": outcome.written,
+                "published_count": len(published),
+            },
+        )
+        return published
+
+    async def on_record_tombstoned(self, event: Envelope[RecordTombstoned]) -> list[Envelope[Any]]:
+        """Remove the record from every fact's support; withdraw emptied facts; ack a prune."""
+        tomb = event.payload
+        tenant, cause = event.tenant_id, str(event.event_id)
+        at = _utc(event.occurred_at)
+        entity_id = tomb.entity_id or await self.knowledge.store.entity_of_record(
+            tenant, tomb.record_id
+        )
+        published: list[Envelope[Any]] = []
+        withdrawn: list[str] = []
+        articles = 0
+        if entity_id is not None and await self.knowledge.load(tenant, entity_id) is not None:
+            why = f"record {tomb.record_id} was tombstoned ({tomb.reason})"
+
+            def mutate(entity: Entity) -> None:
+                retract_record(entity, tomb.record_id, tomb.last_revision, at)
+                reconcile(entity, self.schema, cause=cause, at=at, why=why)
+
+            outcome = await self.knowledge.change(
+                tenant, entity_id, "unknown", mutate, cause=cause, at=at
+            )
+            published = announcements(
+                outcome.entity,
+                cause=cause,
+                caused_by=event,
+                because_record_id=tomb.record_id,
+                prune_job_id=tomb.prune_job_id,
+            )
+            published += await self._follow_up(outcome.entity, cause, event)
+            withdrawn = [
+                fid
+                for fid, fact in outcome.entity.facts.items()
+                if fact.status == "withdrawn" and fact.last_cause == cause
+            ]
+            articles = 1 if outcome.written else 0
+        if tomb.prune_job_id:
+            ack = TombstoneApplied(
+                prune_job_id=tomb.prune_job_id,
+                service=SERVICE,
+                counts={
+                    "facts": len(withdrawn),
+                    "articles": articles,
+                    **({"vectors": len(withdrawn)} if self.vectors is not None else {}),
+                },
+                tombstoned_ids=sorted(withdrawn),
+                source_ids=[tomb.record_id],
+            )
+            published.append(
+                new_event(
+                    TOMBSTONE_APPLIED,
+                    ack,
+                    tenant_id=tenant,
+                    caused_by=event,
+                    event_id=derive_event_id(event.event_id, "tombstone.applied"),
+                )
+            )
+        return published

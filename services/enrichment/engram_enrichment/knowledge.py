@@ -1,0 +1,112 @@
+"""Changing an entity: load, apply pure logic, write, read back, and only then announce."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from engram_enrichment.documents import from_document, to_document, unconfirmed
+from engram_enrichment.domain.article import render
+from engram_enrichment.domain.changes import stamp
+from engram_enrichment.domain.model import Entity
+from engram_enrichment.ports import EntityStore
+
+log = logging.getLogger(__name__)
+
+Mutation = Callable[[Entity], None]
+
+
+class NotApplied(Exception):
+    """A write did not read back as written; nothing it carried may be reported as applied."""
+
+    def __init__(self, entity_key: str, failed: list[str], total: int) -> None:
+        super().__init__(
+            f"{len(failed)} of {total} updates to {entity_key} did not read back: "
+            + ", ".join(failed[:20])
+        )
+        self.failed = failed
+
+
+@dataclass
+class Outcome:
+    """The read-back entity and, per fact, whether this cause changed it durably."""
+
+    entity: Entity
+    written: bool
+    applied: dict[str, str] = field(default_factory=dict)
+
+
+class KnowledgeBase:
+    """The one path every change takes, from the consumer and from the API alike."""
+
+    def __init__(self, store: EntityStore) -> None:
+        self.store = store
+
+    async def load(self, tenant_id: str, entity_id: str) -> Entity | None:
+        """The entity as stored now."""
+        doc = await self.store.load(tenant_id, entity_id)
+        return from_document(doc) if doc else None
+
+    async def change(
+        self,
+        tenant_id: str,
+        entity_id: str,
+        entity_type: str,
+        mutate: Mutation,
+        *,
+        cause: str,
+        at: datetime,
+    ) -> Outcome:
+        """Apply `mutate`; returns what was durably written, or raises NotApplied/ConcurrentUpdate."""
+        before = await self.load(tenant_id, entity_id)
+        after = (
+            before.model_copy(deep=True)
+            if before
+            else Entity(tenant_id=tenant_id, entity_id=entity_id, entity_type=entity_type)
+        )
+        mutate(after)
+        stamp(before, after, cause=cause, at=at)
+        after.article = render(after)
+        written = before is None or before.state() != after.state()
+        stored = before
+        if written:
+            after.version = (before.version if before else 0) + 1
+            intended = to_document(after)
+            await self.store.save(tenant_id, intended, before.version if before else 0)
+            raw = await self.store.load(tenant_id, entity_id)
+            failed = unconfirmed(intended, raw)
+            if failed or raw is None:
+                log.warning(
+                    "entity write not confirmed",
+                    extra={
+                        "tenant_id": tenant_id,
+                        "entity_id": entity_id,
+                        "failed_count": len(failed),
+                    },
+                )
+                raise NotApplied(f"{tenant_id}:{entity_id}", failed or ["entity"], len(after.facts))
+            stored = from_document(raw)
+        assert stored is not None
+        await self._index(stored, cause)
+        applied = {
+            fid: "applied" if fact.last_cause == cause else "unchanged"
+            for fid, fact in stored.facts.items()
+        }
+        return Outcome(entity=stored, written=written, applied=applied)
+
+    async def _index(self, entity: Entity, cause: str) -> None:
+        """Refresh the listing copies of the contradictions this cause touched."""
+        docs: list[dict[str, Any]] = [
+            {
+                **item.model_dump(mode="json"),
+                "entity_id": entity.entity_id,
+                "entity_type": entity.entity_type,
+            }
+            for item in entity.contradictions.values()
+            if item.last_cause == cause
+        ]
+        if docs:
+            await self.store.index_contradictions(entity.tenant_id, docs)

@@ -1,0 +1,76 @@
+"""Enrichment's composition root."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI
+
+from engram_embedders import make_embedder
+from engram_enrichment import api, prune
+from engram_enrichment.adapters.schema_file import load_schema
+from engram_enrichment.adapters.store import MongoEntityStore
+from engram_enrichment.adapters.vectors import KnowledgeVectors
+from engram_enrichment.config import EnrichmentSettings
+from engram_enrichment.handlers import SERVICE, EnrichmentHandlers
+from engram_enrichment.knowledge import KnowledgeBase
+from engram_enrichment.search import KnowledgeSearch
+from engram_events.catalog import EMBEDDING_COMPUTED, RECORD_TOMBSTONED, RECORD_UPSERTED
+from engram_platform.app import service_app
+from engram_platform.runtime import Runtime
+from engram_vectors import VectorStore, make_vector_store
+
+log = logging.getLogger(__name__)
+
+
+def build_vector_store(settings: EnrichmentSettings) -> VectorStore:
+    """A Qdrant server when QDRANT_URL is set, else the embedded engine in `vector_path`."""
+    if settings.qdrant_url:
+        return make_vector_store("qdrant", url=settings.qdrant_url)
+    return make_vector_store("edge", root=settings.vector_path)
+
+
+async def open_recall(
+    settings: EnrichmentSettings, knowledge: KnowledgeBase, app: FastAPI
+) -> KnowledgeVectors:
+    """The query embedder and the knowledge collection; search refuses a foreign vector space."""
+    embedder = make_embedder(settings.embedder, **settings.embedder_options())
+    vectors = KnowledgeVectors(build_vector_store(settings), settings.collection)
+    provenance = embedder.provenance
+    if await vectors.open(provenance.dimension, provenance.fingerprint) != provenance.fingerprint:
+        log.warning(
+            "collection embedder differs from the configured embedder; search will refuse",
+            extra={"collection": settings.collection},
+        )
+    app.state.search = KnowledgeSearch(embedder, vectors, knowledge, min_score=settings.min_score)
+    app.state.max_top_k = settings.max_top_k
+    return vectors
+
+
+def create_app(
+    settings: EnrichmentSettings | None = None, *, install_global: bool = True
+) -> FastAPI:
+    """Consumes record upserts and tombstones; serves knowledge to the gateway internally."""
+    settings = settings or EnrichmentSettings()
+    runtime = Runtime.build(SERVICE, settings, install_global=install_global)
+
+    async def register(rt: Runtime, app: FastAPI) -> None:
+        assert rt.consumer is not None and rt.outbox is not None
+        knowledge = KnowledgeBase(MongoEntityStore(rt.db, shards=settings.entity_shards))
+        schema = load_schema(settings.schema_path)
+        vectors = await open_recall(settings, knowledge, app) if settings.recall else None
+        handlers = EnrichmentHandlers(knowledge, schema, vectors)
+        rt.consumer.on(RECORD_UPSERTED, handlers.on_record_upserted)
+        rt.consumer.on(RECORD_TOMBSTONED, handlers.on_record_tombstoned)
+        if vectors is not None:
+            rt.consumer.on(EMBEDDING_COMPUTED, handlers.on_embedding_computed)
+        app.state.knowledge = knowledge
+        app.state.schema = schema
+        app.state.outbox = rt.outbox
+        app.state.internal_token = (
+            settings.internal_token.get_secret_value() if settings.internal_token else None
+        )
+
+    return service_app(
+        runtime, title="engram-enrichment", register=register, routers=[api.router, prune.router]
+    )

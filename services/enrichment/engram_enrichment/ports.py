@@ -1,0 +1,49 @@
+"""The storage port the knowledge logic writes through; Mongo in production, fakes in tests."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+
+class ConcurrentUpdate(Exception):
+    """Someone else wrote the entity since it was loaded; recompute from the fresh state."""
+
+
+class EntityStore(Protocol):
+    """Entity aggregates keyed by `tenant:entity`, plus small indexes for listings."""
+
+    async def load(self, tenant_id: str, entity_id: str) -> dict[str, Any] | None:
+        """The stored entity document, read from the database (never a cache)."""
+        ...
+
+    async def save(self, tenant_id: str, doc: dict[str, Any], expected_version: int) -> None:
+        """Write the whole aggregate if its stored version is still `expected_version`."""
+        ...
+
+    async def index_contradictions(self, tenant_id: str, docs: list[dict[str, Any]]) -> None:
+        """Upsert the listing copies of contradictions (the entity document stays the truth)."""
+        ...
+
+    async def contradiction(self, tenant_id: str, contradiction_id: str) -> dict[str, Any] | None:
+        """One listing copy, which names the entity that owns the contradiction."""
+        ...
+
+    async def list_contradictions(
+        self, tenant_id: str, status: str | None, limit: int
+    ) -> list[dict[str, Any]]:
+        """The tenant's contradictions, optionally of one status."""
+        ...
+
+    async def list_entities(
+        self, tenant_id: str, entity_type: str | None, after: str | None, limit: int
+    ) -> list[dict[str, Any]]:
+        """Entity summaries (no facts), ordered by entity id, after a cursor."""
+        ...
+
+    async def remember_record(self, tenant_id: str, record_id: str, entity_id: str) -> None:
+        """Which entity a record is about, for tombstones that do not say."""
+        ...
+
+    async def entity_of_record(self, tenant_id: str, record_id: str) -> str | None:
+        """The entity a record was about, if it was ever seen."""
+        ...

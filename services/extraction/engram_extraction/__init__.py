@@ -1,0 +1,1 @@
+"""Extraction: turns documents and imported rows into records with lineage and revisions."""

@@ -1,0 +1,245 @@
+"""Extraction's database: record heads, revision history (hashes only), manifests, rejects.
+
+FerretDB costs shape this module: inserts are batched with `insert_many`, heads are read by
+`_id`, an update touches only small collections (manifests, imports, attempts), and a revised
+head is replaced by one `delete_many` per batch plus `insert_many`, never one update per row.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from pymongo import ASCENDING, ReturnDocument
+from pymongo.errors import BulkWriteError, DuplicateKeyError
+
+from engram_events.ids import Scalar
+from engram_extraction.domain.records import Rejection, Source
+from engram_extraction.domain.revisions import Change, Entry
+
+RECORDS = "records"
+REVISIONS = "record_revisions"
+MANIFESTS = "manifests"
+REJECTED = "rejected_candidates"
+ATTEMPTS = "attempts"
+IMPORTS = "imports"
+HISTORY_LIMIT = 100
+
+
+def pairs(attributes: dict[str, Scalar]) -> list[dict[str, Scalar]]:
+    """Attributes as a list of {k, v}: names may hold dots or `$`, which field names cannot."""
+    return [{"k": k, "v": v} for k, v in attributes.items()]
+
+
+def unpairs(stored: list[dict[str, Any]]) -> dict[str, Scalar]:
+    """The inverse of `pairs`, keeping the source's attribute order."""
+    return {item["k"]: item["v"] for item in stored}
+
+
+def _chunks(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
+class RecordStore:
+    """Every key starts with the tenant, and every query carries the tenant predicate."""
+
+    def __init__(self, db: Any, *, batch: int = 2000) -> None:
+        self.db = db
+        self.batch = batch
+
+    async def _insert_ignoring_duplicates(
+        self, collection: str, docs: list[dict[str, Any]]
+    ) -> None:
+        """Insert in batches; ids already present are a replay and are left as they are."""
+        for chunk in _chunks(docs, self.batch):
+            try:
+                await self.db[collection].insert_many(list(chunk), ordered=False)
+            except BulkWriteError as exc:
+                if any(e.get("code") != 11000 for e in exc.details.get("writeErrors", [])):
+                    raise
+            except DuplicateKeyError:
+                pass
+
+    async def manifest(self, tenant_id: str, source_item: str) -> dict[str, Entry]:
+        """What this source asserted so far, by record id."""
+        doc = await self.db[MANIFESTS].find_one(
+            {"_id": f"{tenant_id}:{source_item}", "tenant_id": tenant_id}
+        )
+        entries: dict[str, str] = (doc or {}).get("entries", {})
+        return {rid: Entry.decode(raw) for rid, raw in entries.items()}
+
+    async def save_manifest(
+        self, tenant_id: str, source_item: str, entries: dict[str, Entry], at: datetime
+    ) -> None:
+        """Written last: once it is saved, this source version's records are all durable."""
+        await self.db[MANIFESTS].replace_one(
+            {"_id": f"{tenant_id}:{source_item}"},
+            {
+                "tenant_id": tenant_id,
+                "source_item": source_item,
+                "entries": {rid: entry.encode() for rid, entry in entries.items()},
+                "updated_at": at,
+            },
+            upsert=True,
+        )
+
+    async def write(
+        self,
+        tenant_id: str,
+        source: Source,
+        created: list[Change],
+        revised: list[Change],
+        at: datetime,
+    ) -> None:
+        """History rows first, then heads: new heads inserted, revised heads replaced in batches."""
+        changes = [*created, *revised]
+        await self._insert_ignoring_duplicates(
+            REVISIONS, [self._revision_doc(tenant_id, source, c, at) for c in changes]
+        )
+        for chunk in _chunks(revised, self.batch):
+            ids = [f"{tenant_id}:{c.draft.record_id}" for c in chunk]
+            await self.db[RECORDS].delete_many({"_id": {"$in": ids}, "tenant_id": tenant_id})
+        await self._insert_ignoring_duplicates(
+            RECORDS, [self._head_doc(tenant_id, source, c, at) for c in changes]
+        )
+
+    @staticmethod
+    def _lineage(source: Source, locator: str) -> dict[str, Any]:
+        return {
+            "document_id": source.document_id,
+            "document_version": source.document_version,
+            "locator": locator,
+            "source_item_id": source.source_item_id,
+        }
+
+    def _head_doc(
+        self, tenant_id: str, source: Source, change: Change, at: datetime
+    ) -> dict[str, Any]:
+        draft = change.draft
+        return {
+            "_id": f"{tenant_id}:{draft.record_id}",
+            "tenant_id": tenant_id,
+            "record_id": draft.record_id,
+            "record_type": draft.record_type,
+            "entity_id": draft.entity_id,
+            "source_item": source.source_item,
+            "document_id": source.document_id,
+            "status": "active",
+            "revision": change.revision,
+            "attributes": pairs(draft.attributes),
+            "content_sha256": draft.content_sha256,
+            "lineage": self._lineage(source, draft.locator),
+            "updated_at": at,
+        }
+
+    def _revision_doc(
+        self, tenant_id: str, source: Source, change: Change, at: datetime
+    ) -> dict[str, Any]:
+        """History keeps hashes and where they came from, never the content itself."""
+        draft = change.draft
+        return {
+            "_id": f"{tenant_id}:{draft.record_id}:{change.revision}",
+            "tenant_id": tenant_id,
+            "record_id": draft.record_id,
+            "revision": change.revision,
+            "content_sha256": draft.content_sha256,
+            "lineage": self._lineage(source, draft.locator),
+            "observed_at": at,
+        }
+
+    async def keep_rejected(
+        self, tenant_id: str, source: Source, cause: str, rejected: list[Rejection], at: datetime
+    ) -> None:
+        """Invalid rows are kept with their reason, per source version (idempotent)."""
+        docs = [
+            {
+                "_id": f"{tenant_id}:{source.source_item}:{cause}:{r.locator}",
+                "tenant_id": tenant_id,
+                "source_item": source.source_item,
+                "document_id": source.document_id,
+                "document_version": source.document_version,
+                "locator": r.locator,
+                "reason": r.reason,
+                "attributes": pairs(r.attributes),
+                "rejected_at": at,
+            }
+            for r in rejected
+        ]
+        await self._insert_ignoring_duplicates(REJECTED, docs)
+
+    async def count_attempt(self, tenant_id: str, key: str) -> int:
+        """Count one more failed attempt at an input, across restarts."""
+        doc = await self.db[ATTEMPTS].find_one_and_update(
+            {"_id": f"{tenant_id}:{key}"},
+            {"$inc": {"attempts": 1}, "$set": {"tenant_id": tenant_id}},
+            upsert=True,
+            return_document=ReturnDocument.AFTER,
+        )
+        return int(doc["attempts"])
+
+    async def failed_attempts(self, tenant_id: str, key: str) -> int:
+        """How many attempts at an input failed before (0 when none did)."""
+        doc = await self.db[ATTEMPTS].find_one(
+            {"_id": f"{tenant_id}:{key}", "tenant_id": tenant_id}
+        )
+        return int(doc["attempts"]) if doc else 0
+
+    async def save_import(self, tenant_id: str, import_id: str, **fields: Any) -> None:
+        """The outcome of a structured import, for its status URL."""
+        await self.db[IMPORTS].update_one(
+            {"_id": f"{tenant_id}:{import_id}"},
+            {"$set": {**fields, "tenant_id": tenant_id, "import_id": import_id}},
+            upsert=True,
+        )
+
+    async def import_status(self, tenant_id: str, import_id: str) -> dict[str, Any] | None:
+        """One import's outcome, only within the tenant."""
+        doc: dict[str, Any] | None = await self.db[IMPORTS].find_one(
+            {"_id": f"{tenant_id}:{import_id}", "tenant_id": tenant_id}, {"_id": 0}
+        )
+        return doc
+
+    async def record(self, tenant_id: str, record_id: str) -> dict[str, Any] | None:
+        """A record head with its revision history (hashes, timestamps, lineage)."""
+        head: dict[str, Any] | None = await self.db[RECORDS].find_one(
+            {"_id": f"{tenant_id}:{record_id}", "tenant_id": tenant_id}
+        )
+        if head is None:
+            return None
+        first = max(1, int(head["revision"]) - HISTORY_LIMIT + 1)
+        found = await asyncio.gather(
+            *(
+                self.db[REVISIONS].find_one(
+                    {"_id": f"{tenant_id}:{record_id}:{n}", "tenant_id": tenant_id}
+                )
+                for n in range(first, int(head["revision"]) + 1)
+            )
+        )
+        head["revisions"] = [r for r in found if r]
+        return head
+
+    async def list_records(
+        self,
+        tenant_id: str,
+        *,
+        filters: dict[str, str],
+        after: tuple[datetime, str] | None,
+        limit: int,
+    ) -> list[dict[str, Any]]:
+        """Heads in (updated_at, _id) order after the cursor; equal timestamps are never skipped."""
+        query: dict[str, Any] = {"tenant_id": tenant_id, **filters}
+        if after is not None:
+            at, last_id = after
+            query["$or"] = [
+                {"updated_at": {"$gt": at}},
+                {"updated_at": at, "_id": {"$gt": f"{tenant_id}:{last_id}"}},
+            ]
+        cursor = (
+            self.db[RECORDS]
+            .find(query)
+            .sort([("updated_at", ASCENDING), ("_id", ASCENDING)])
+            .limit(limit)
+        )
+        return [doc async for doc in cursor]

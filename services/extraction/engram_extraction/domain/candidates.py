@@ -1,0 +1,77 @@
+"""What an extractor yields: one row's attributes and where it was found, or why it is invalid."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from engram_events.ids import Scalar
+
+
+class ExtractionFailed(Exception):
+    """The whole document cannot be read; the reason is safe to show (no content)."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Input bounds that keep one document from starving the pipeline."""
+
+    max_columns: int = 1000
+    max_records: int = 50_000
+    max_value_chars: int = 32_000
+
+
+@dataclass
+class Candidate:
+    """One extracted row; `problem` set means it is kept as a rejected candidate."""
+
+    locator: str
+    attributes: dict[str, Scalar] = field(default_factory=dict)
+    type_hint: str | None = None
+    problem: str | None = None
+
+
+@dataclass
+class Extraction:
+    """Everything one extractor found in one document."""
+
+    extractor: str
+    candidates: list[Candidate]
+
+
+def flatten(
+    value: object, prefix: str = "", out: dict[str, Scalar] | None = None
+) -> dict[str, Scalar]:
+    """Nested objects and lists become dotted scalar attributes (`address.city`, `tags.0`)."""
+    out = {} if out is None else out
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            flatten(inner, f"{prefix}.{key}" if prefix else str(key), out)
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            flatten(inner, f"{prefix}.{index}" if prefix else str(index), out)
+    elif value is None or isinstance(value, str | int | float | bool):
+        out[prefix or "value"] = value
+    else:
+        out[prefix or "value"] = str(value)
+    return out
+
+
+def check_values(candidate: Candidate, limits: Limits) -> Candidate:
+    """Reject rows with too many attributes, over-long names or over-long values."""
+    if candidate.problem:
+        return candidate
+    if len(candidate.attributes) > limits.max_columns:
+        candidate.problem = (
+            f"{len(candidate.attributes)} attributes exceed the limit of {limits.max_columns}"
+        )
+        return candidate
+    for name, value in candidate.attributes.items():
+        if not name or len(name) > 200:
+            candidate.problem = "an attribute name is empty or longer than 200 characters"
+            return candidate
+        if isinstance(value, str) and len(value) > limits.max_value_chars:
+            candidate.problem = (
+                f"attribute {name[:50]!r} is longer than {limits.max_value_chars} characters"
+            )
+            return candidate
+    return candidate

@@ -1,0 +1,129 @@
+"""From candidates to record drafts: type, entity key, deterministic id, hash and lineage."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from engram_events.ids import Scalar
+from engram_extraction.domain.candidates import Candidate
+from engram_extraction.domain.naming import (
+    content_hash,
+    entity_id,
+    entity_key,
+    record_id,
+    type_name,
+)
+from engram_extraction.domain.schema import SchemaRegistry
+
+
+@dataclass(frozen=True)
+class Source:
+    """Who asserts the rows: one source item (a document, or an import source) of one tenant."""
+
+    tenant_id: str
+    source_item: str
+    default_type: str
+    document_id: str | None = None
+    document_version: str | None = None
+    source_item_id: str | None = None
+    key_field: str | None = None
+    forced_type: str | None = None
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A record as this source version asserts it, before revisions are decided."""
+
+    record_id: str
+    record_type: str
+    entity_id: str
+    attributes: dict[str, Scalar]
+    content_sha256: str
+    locator: str
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """A candidate kept aside, with where it was and why."""
+
+    locator: str
+    reason: str
+    attributes: dict[str, Scalar] = field(default_factory=dict)
+
+
+@dataclass
+class Built:
+    """The drafts and the rejected candidates of one source version."""
+
+    drafts: list[Draft] = field(default_factory=list)
+    rejected: list[Rejection] = field(default_factory=list)
+
+
+def _key_of(
+    attributes: dict[str, Scalar], id_fields: tuple[str, ...], fallback: str
+) -> tuple[str | None, str | None]:
+    """(key, problem): the id fields joined, or the fallback when no id field is declared."""
+    if not id_fields:
+        return fallback, None
+    values = [attributes.get(name) for name in id_fields]
+    missing = [name for name, value in zip(id_fields, values, strict=True) if value in (None, "")]
+    if missing:
+        return None, f"missing id field(s): {', '.join(missing)}"
+    return entity_key("|".join(str(v) for v in values)), None
+
+
+def build(candidates: list[Candidate], source: Source, registry: SchemaRegistry) -> Built:
+    """Apply the schema (or the defaults), derive ids, and set duplicates and invalid rows aside."""
+    built = Built()
+    first_seen: dict[str, str] = {}
+    for candidate in candidates:
+        if candidate.problem:
+            built.rejected.append(
+                Rejection(candidate.locator, candidate.problem, candidate.attributes)
+            )
+            continue
+        attributes = candidate.attributes
+        raw_type = attributes.get("type")
+        if source.forced_type:
+            rtype = source.forced_type
+        elif isinstance(raw_type, str) and raw_type.strip():
+            rtype = type_name(raw_type)
+        else:
+            rtype = candidate.type_hint or source.default_type
+        schema = registry.get(rtype)
+        digest = content_hash(rtype, attributes)
+        if schema:
+            missing = [f for f in schema.required_fields if attributes.get(f) in (None, "")]
+            if missing:
+                built.rejected.append(
+                    Rejection(
+                        candidate.locator,
+                        f"missing required field(s): {', '.join(missing)}",
+                        attributes,
+                    )
+                )
+                continue
+            id_fields = schema.id_fields
+        elif source.key_field:
+            id_fields = (source.key_field,)
+        else:
+            id_fields = ("id",) if attributes.get("id") not in (None, "") else ()
+        key, problem = _key_of(attributes, id_fields, digest[:32])
+        if key is None:
+            built.rejected.append(Rejection(candidate.locator, problem or "no key", attributes))
+            continue
+        rid = record_id(source.tenant_id, source.source_item, rtype, key)
+        if rid in first_seen:
+            built.rejected.append(
+                Rejection(
+                    candidate.locator,
+                    f"duplicate entity {entity_id(rtype, key)} (first at {first_seen[rid]})",
+                    attributes,
+                )
+            )
+            continue
+        first_seen[rid] = candidate.locator
+        built.drafts.append(
+            Draft(rid, rtype, entity_id(rtype, key), attributes, digest, candidate.locator)
+        )
+    return built

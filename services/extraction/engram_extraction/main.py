@@ -1,0 +1,44 @@
+"""Extraction's composition root."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+from engram_events.catalog import DOCUMENT_INGESTED, RECORDS_IMPORT_REQUESTED
+from engram_extraction import api
+from engram_extraction.adapters.store import RecordStore
+from engram_extraction.config import ExtractionSettings
+from engram_extraction.domain.candidates import Limits
+from engram_extraction.domain.schema import SchemaRegistry
+from engram_extraction.handlers import ExtractionHandlers
+from engram_platform.app import service_app
+from engram_platform.runtime import Runtime
+
+SERVICE = "extraction"
+
+
+def create_app(
+    settings: ExtractionSettings | None = None, *, install_global: bool = True
+) -> FastAPI:
+    """Consumes ingested documents and import requests; serves records internally."""
+    settings = settings or ExtractionSettings()
+    runtime = Runtime.build(SERVICE, settings, install_global=install_global)
+
+    async def register(rt: Runtime, app: FastAPI) -> None:
+        assert rt.consumer is not None and rt.outbox is not None
+        store = RecordStore(rt.db, batch=settings.write_batch)
+        handlers = ExtractionHandlers(
+            store,
+            SchemaRegistry.load(settings.schema_path),
+            rt.outbox,
+            limits=Limits(settings.max_columns, settings.max_records, settings.max_value_chars),
+            max_attempts=settings.max_attempts,
+        )
+        rt.consumer.on(DOCUMENT_INGESTED, handlers.on_ingested)
+        rt.consumer.on(RECORDS_IMPORT_REQUESTED, handlers.on_import_requested)
+        app.state.store = store
+        app.state.internal_token = (
+            settings.internal_token.get_secret_value() if settings.internal_token else None
+        )
+
+    return service_app(runtime, title="engram-extraction", register=register, routers=[api.router])

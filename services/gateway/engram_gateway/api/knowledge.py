@@ -1,0 +1,132 @@
+"""`/v1/knowledge`: entities with their articles, and contradictions, proxied to enrichment."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+from urllib.parse import quote
+
+from fastapi import APIRouter, Path, Query, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from engram_gateway.api.auth import CallerDep
+from engram_platform.problems import Problem
+
+router = APIRouter(prefix="/v1/knowledge", tags=["knowledge"])
+ContradictionId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^ctr_[0-9a-f]+$")]
+_PASSED_THROUGH = {200, 400, 404, 409, 422, 503}
+
+
+async def _proxy(request: Request, caller: Any, method: str, path: str, **kwargs: Any) -> Any:
+    """Ask enrichment for the caller's tenant; its own errors pass through, outages are 503."""
+    response = await request.app.state.internal.request(
+        "enrichment", method, f"/internal/v1/knowledge{path}", tenant_id=caller.tenant_id, **kwargs
+    )
+    unavailable = Problem(503, "service-unavailable", "the enrichment service could not answer")
+    if response.status_code not in _PASSED_THROUGH:
+        raise unavailable
+    try:
+        body = response.json()
+    except ValueError:
+        raise unavailable from None
+    if response.status_code != 200:
+        raise Problem(
+            response.status_code,
+            str(body.get("type", "")).rsplit("/", 1)[-1] or None,
+            str(body.get("detail", "")),
+            **({"errors": body["errors"]} if "errors" in body else {}),
+        )
+    return body
+
+
+@router.get("/entities")
+async def list_entities(
+    request: Request,
+    caller: CallerDep,
+    entity_type: Annotated[str | None, Query(alias="type", max_length=100)] = None,
+    after: Annotated[str | None, Query(max_length=256)] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> JSONResponse:
+    """The caller's entities, optionally of one type, paged by entity id."""
+    params: dict[str, Any] = {"limit": limit}
+    if entity_type:
+        params["type"] = entity_type
+    if after:
+        params["after"] = after
+    return JSONResponse(await _proxy(request, caller, "GET", "/entities", params=params))
+
+
+@router.get("/entities/{entity_id:path}")
+async def get_entity(
+    entity_id: Annotated[str, Path(min_length=1, max_length=256)],
+    request: Request,
+    caller: CallerDep,
+    include_withdrawn: bool = False,
+) -> JSONResponse:
+    """The entity's Markdown article and its facts with status, support and contested flag."""
+    params = {"include_withdrawn": "true"} if include_withdrawn else {}
+    return JSONResponse(
+        await _proxy(
+            request, caller, "GET", f"/entities/{quote(entity_id, safe='')}", params=params
+        )
+    )
+
+
+@router.get("/contradictions")
+async def list_contradictions(
+    request: Request,
+    caller: CallerDep,
+    status: Literal["open", "resolved"] | None = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> JSONResponse:
+    """The caller's contradictions, each with both claims and their support."""
+    params: dict[str, Any] = {"limit": limit}
+    if status:
+        params["status"] = status
+    return JSONResponse(await _proxy(request, caller, "GET", "/contradictions", params=params))
+
+
+@router.get("/contradictions/{contradiction_id}")
+async def get_contradiction(
+    contradiction_id: ContradictionId, request: Request, caller: CallerDep
+) -> JSONResponse:
+    """One contradiction as its entity holds it now."""
+    return JSONResponse(await _proxy(request, caller, "GET", f"/contradictions/{contradiction_id}"))
+
+
+@router.post("/contradictions/{contradiction_id}/resolve")
+async def resolve_contradiction(
+    contradiction_id: ContradictionId, request: Request, caller: CallerDep
+) -> JSONResponse:
+    """Body `{keep: fact_id}` or `{value}`: the loser is superseded and the article regenerated."""
+    try:
+        body = await request.json()
+    except ValueError:
+        raise Problem(422, "validation-error", "send {keep: fact_id} or {value}") from None
+    if not isinstance(body, dict):
+        raise Problem(422, "validation-error", "send {keep: fact_id} or {value}")
+    return JSONResponse(
+        await _proxy(
+            request, caller, "POST", f"/contradictions/{contradiction_id}/resolve", json=body
+        )
+    )
+
+
+class SearchKnowledge(BaseModel):
+    """A literal query over the caller's facts, with an optional floor."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1, max_length=2000)
+    top_k: int = Field(default=5, ge=1, le=1000)
+    min_score: float | None = Field(default=None, ge=-1.0, le=1.0)
+
+
+@router.post("/search")
+async def search_knowledge(
+    body: SearchKnowledge, request: Request, caller: CallerDep
+) -> JSONResponse:
+    """Facts by similarity above the floor, with status, contested flag and support."""
+    return JSONResponse(
+        await _proxy(request, caller, "POST", "/search", json=body.model_dump(exclude_none=True))
+    )

@@ -1,0 +1,229 @@
+"""`/ops`: the ops dashboard — pipeline, traces, lookup by id, prune jobs, DLQ with replay."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Form, Query, Request
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
+from fastapi.templating import Jinja2Templates
+
+from engram_gateway.adapters.prune_jobs import JOBS
+from engram_gateway.domain.model import Caller
+from engram_gateway.ops import pipeline
+from engram_gateway.ops.dlq import DeadLetterBox, Letter
+from engram_gateway.ops.session import (
+    authenticate,
+    end_session,
+    ops_caller,
+    presented_key,
+    same_origin,
+    start_session,
+)
+from engram_gateway.ops.telemetry import TelemetryReader
+from engram_gateway.ops.waterfall import summary, waterfall
+from engram_platform.problems import Problem
+
+HERE = Path(__file__).resolve().parent.parent / "ops"
+STATIC = {"ops.css": "text/css", "ops.js": "text/javascript"}
+WINDOW = timedelta(minutes=15)
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:@/+=-]{0,255}$"
+_INPUT_VALUE = re.compile(r"input_value=.*?(?=, input_type=|\]|$)", re.DOTALL)
+
+router = APIRouter(tags=["ops"], include_in_schema=False)
+templates = Jinja2Templates(directory=str(HERE / "templates"))
+OpsDep = Annotated[Caller, Depends(ops_caller)]
+
+
+def _reader(request: Request) -> TelemetryReader:
+    runtime = request.app.state.runtime
+    return TelemetryReader(runtime.mongo[runtime.settings.telemetry_database])
+
+
+def _dead_letters(request: Request) -> DeadLetterBox:
+    runtime = request.app.state.runtime
+    return DeadLetterBox(
+        bootstrap=runtime.settings.kafka_bootstrap_servers,
+        topic_prefix=runtime.settings.topic_prefix,
+        db=runtime.db,
+        publisher=runtime.broker,
+    )
+
+
+def _page(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
+    return templates.TemplateResponse(request, name, context, status_code=status)
+
+
+def _safe_error(text: str) -> str:
+    """Validation errors can echo input; the dashboard shows the reason, not the input."""
+    return _INPUT_VALUE.sub("input_value=<redacted>", text)[:400]
+
+
+@router.get("/ops/static/{name}")
+async def static(name: str) -> FileResponse:
+    """The dashboard's own CSS and JavaScript (no CDN, no data)."""
+    if name not in STATIC:
+        raise Problem(404, detail="no such asset")
+    return FileResponse(HERE / "static" / name, media_type=STATIC[name])
+
+
+@router.post("/ops/login")
+async def login(request: Request, api_key: Annotated[str, Form(max_length=512)] = "") -> Response:
+    """Check the key once, then keep it in the HttpOnly session cookie."""
+    same_origin(request)
+    try:
+        await authenticate(request, api_key.strip())
+    except Problem as exc:
+        return _page(request, "login.html", exc.status, error=exc.detail)
+    response = RedirectResponse("/ops", status_code=303)
+    start_session(response, request, api_key.strip())
+    return response
+
+
+@router.post("/ops/logout")
+async def logout(request: Request) -> Response:
+    """Drop the session cookie."""
+    response = RedirectResponse("/ops", status_code=303)
+    end_session(response)
+    return response
+
+
+@router.get("/ops")
+async def dashboard(request: Request) -> Response:
+    """The login form without a session; else the pipeline, traces, prune jobs and DLQ."""
+    if not presented_key(request):
+        return _page(request, "login.html", 401, error=None)
+    try:
+        caller = await ops_caller(request)
+    except Problem as exc:
+        return _page(request, "login.html", exc.status, error=exc.detail)
+    reader = _reader(request)
+    figures = pipeline.summarize(await reader.metric_points(WINDOW))
+    trace_ids = await reader.recent_trace_ids(caller.tenant_id)
+    grouped = await reader.spans_of(trace_ids)
+    traces = [summary(grouped[t]) for t in trace_ids if grouped.get(t)]
+    letters = await _dead_letters(request).read(caller.tenant_id)
+    return _page(
+        request,
+        "dashboard.html",
+        tenant_id=caller.tenant_id,
+        picture=pipeline.picture(figures, WINDOW.total_seconds()),
+        window_minutes=int(WINDOW.total_seconds() // 60),
+        traces=traces,
+        jobs=await _prune_jobs(request, caller.tenant_id),
+        letters=[_letter_view(item) for item in letters],
+        consumers=sorted({item.letter.consumer for item in letters if not item.replayed_at}),
+        replay_result=request.query_params.get("replay"),
+    )
+
+
+@router.get("/ops/traces/{trace_id}")
+async def trace_page(request: Request, caller: OpsDep, trace_id: str) -> HTMLResponse:
+    """One trace as a waterfall."""
+    if not re.fullmatch(r"[0-9a-f]{32}", trace_id):
+        raise Problem(404, detail="no such trace")
+    spans = await _reader(request).trace(caller.tenant_id, trace_id)
+    if not spans:
+        return _page(request, "lookup.html", 404, query=trace_id, traces=[])
+    return _page(
+        request,
+        "trace.html",
+        trace=summary(spans),
+        rows=waterfall(spans),
+        tenant_id=caller.tenant_id,
+    )
+
+
+@router.get("/ops/lookup")
+async def lookup(
+    request: Request,
+    caller: OpsDep,
+    id: Annotated[str, Query(min_length=1, max_length=256, pattern=ID_PATTERN)],
+) -> Response:
+    """A document, record, memory, prune-job or trace id opens its trace (or lists several)."""
+    reader = _reader(request)
+    trace_ids = await reader.traces_naming(caller.tenant_id, id)
+    if not trace_ids and re.fullmatch(r"[0-9a-f]{32}", id):
+        trace_ids = [id] if await reader.trace(caller.tenant_id, id) else []
+    if len(trace_ids) == 1:
+        return RedirectResponse(f"/ops/traces/{trace_ids[0]}", status_code=303)
+    grouped = await reader.spans_of(trace_ids)
+    traces = [summary(grouped[t]) for t in trace_ids if grouped.get(t)]
+    return _page(request, "lookup.html", 200 if traces else 404, query=id, traces=traces)
+
+
+@router.get("/ops/prune-jobs/{job_id}")
+async def prune_job(request: Request, caller: OpsDep, job_id: str) -> JSONResponse:
+    """A job's stage-by-stage progress (the tenant's own jobs only)."""
+    described = await request.app.state.prune.describe(caller.tenant_id, job_id)
+    return JSONResponse(described)
+
+
+@router.get("/ops/dlq")
+async def dead_letters(request: Request, caller: OpsDep) -> list[dict[str, Any]]:
+    """The tenant's dead letters as JSON (what the DLQ table shows)."""
+    return [_letter_view(item) for item in await _dead_letters(request).read(caller.tenant_id)]
+
+
+@router.post("/ops/dlq/replay")
+async def replay(
+    request: Request,
+    caller: OpsDep,
+    letter_id: Annotated[str | None, Form(pattern=r"^\d+-\d+$")] = None,
+    consumer: Annotated[str | None, Form(pattern=r"^[a-z][a-z0-9_-]{0,63}$")] = None,
+) -> Response:
+    """Replay one letter, or every not-yet-replayed letter of one consumer."""
+    same_origin(request)
+    box = _dead_letters(request)
+    if letter_id:
+        chosen = {letter_id}
+    elif consumer:
+        letters = await box.read(caller.tenant_id)
+        chosen = {
+            i.letter_id for i in letters if i.letter.consumer == consumer and not i.replayed_at
+        }
+    else:
+        raise Problem(422, detail="give letter_id or consumer")
+    results = await box.replay(caller.tenant_id, chosen)
+    if "application/json" in request.headers.get("accept", ""):
+        return JSONResponse({"results": results})
+    replayed = sum(1 for r in results.values() if r == "replayed")
+    return RedirectResponse(f"/ops?replay={replayed}-of-{len(results)}#dlq", status_code=303)
+
+
+async def _prune_jobs(request: Request, tenant_id: str) -> list[dict[str, Any]]:
+    """The tenant's 20 newest prune jobs, each described the way the public API does."""
+    prune = request.app.state.prune
+    cursor = (
+        prune.jobs.db[JOBS]
+        .find({"tenant_id": tenant_id}, {"job_id": 1, "created_at": 1})
+        .sort("created_at", -1)
+        .limit(20)
+    )
+    jobs = []
+    async for job in cursor:
+        try:
+            jobs.append(await prune.describe(tenant_id, job["job_id"]))
+        except Problem:
+            continue
+    return jobs
+
+
+def _letter_view(item: Letter) -> dict[str, Any]:
+    letter = item.letter
+    return {
+        "letter_id": item.letter_id,
+        "consumer": letter.consumer,
+        "topic": letter.topic,
+        "event_type": letter.event_type,
+        "event_id": letter.event_id,
+        "key": letter.key,
+        "error_type": letter.error_type,
+        "error": _safe_error(letter.error),
+        "attempts": letter.attempts,
+        "failed_at": letter.failed_at.isoformat(),
+        "replayed_at": item.replayed_at.isoformat() if item.replayed_at else None,
+    }

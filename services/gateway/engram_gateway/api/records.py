@@ -1,0 +1,167 @@
+"""`/v1/records`: read records with revisions and lineage; import structured rows."""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Request
+from fastapi.responses import JSONResponse
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    StringConstraints,
+    ValidationError,
+)
+
+from engram_events import new_event
+from engram_events.catalog import RECORDS_IMPORT_REQUESTED
+from engram_events.payloads.records import RecordsImportRequested
+from engram_gateway.api.auth import CallerDep
+from engram_platform.problems import Problem
+from engram_platform.publish import publish_now
+
+router = APIRouter(tags=["records"])
+
+ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:@/+=-]*$"
+RecordId = Annotated[str, Path(min_length=1, max_length=256, pattern=ID_PATTERN)]
+ImportId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
+MAX_IMPORT_BYTES = 8 * 1024 * 1024
+MAX_ROWS = 10_000
+MAX_ATTRIBUTES = 500
+LIST_PARAMS = frozenset({"type", "document_id", "entity_id", "cursor", "limit"})
+
+AttributeName = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+ScalarValue = (
+    Annotated[StrictStr, StringConstraints(max_length=32_000)]
+    | StrictInt
+    | StrictFloat
+    | StrictBool
+    | None
+)
+Row = Annotated[dict[AttributeName, ScalarValue], Field(min_length=1, max_length=MAX_ATTRIBUTES)]
+
+
+class ImportRecords(BaseModel):
+    """Structured rows of one type from one named source; values must be scalars."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    record_type: str = Field(min_length=1, max_length=100, pattern=r"^[a-z][a-z0-9_]*$")
+    source: str = Field(min_length=1, max_length=200)
+    rows: list[Row] = Field(min_length=1, max_length=MAX_ROWS)
+    key_field: str | None = Field(default=None, min_length=1, max_length=200)
+    idempotency_key: str | None = Field(default=None, min_length=1, max_length=200)
+
+
+class ImportAccepted(BaseModel):
+    """What a 202 says: the import's id and where to watch it."""
+
+    import_id: str
+    status: str = "pending"
+    status_url: str
+
+
+def _import_id(tenant_id: str, idempotency_key: str | None) -> str:
+    """Random, or stable per (tenant, idempotency key) so a retried request is one import."""
+    if idempotency_key is None:
+        return f"imp_{uuid.uuid4().hex[:24]}"
+    digest = hashlib.sha256(f"{tenant_id}\x1f{idempotency_key}".encode()).hexdigest()
+    return f"imp_{digest[:24]}"
+
+
+def _scalar_query(request: Request) -> dict[str, str]:
+    """Known, single-valued query parameters only: `document_id[$ne]=` or repeats are refused."""
+    params = request.query_params
+    unknown = sorted(k for k in params if k not in LIST_PARAMS)
+    repeated = sorted(k for k in params if len(params.getlist(k)) > 1)
+    if unknown or repeated:
+        errors = [{"loc": ["query", k], "msg": "unknown parameter"} for k in unknown[:10]]
+        errors += [{"loc": ["query", k], "msg": "must be a single scalar"} for k in repeated[:10]]
+        raise Problem(422, detail="filter values must be single scalars", errors=errors)
+    return {k: params[k] for k in params}
+
+
+async def _proxy(request: Request, tenant_id: str, path: str, **kwargs: Any) -> JSONResponse:
+    """Ask extraction; pass 200/404/422 through as they are, anything else is 503."""
+    response = await request.app.state.internal.request(
+        "extraction", "GET", path, tenant_id=tenant_id, **kwargs
+    )
+    if response.status_code in (200, 404, 422):
+        media = response.headers.get("content-type", "application/json").split(";")[0]
+        return JSONResponse(response.json(), status_code=response.status_code, media_type=media)
+    raise Problem(503, "service-unavailable", "the extraction service could not answer")
+
+
+@router.get("/v1/records/{record_id}")
+async def get_record(record_id: RecordId, request: Request, caller: CallerDep) -> JSONResponse:
+    """One record with its revisions (hashes, timestamps) and lineage to its source row."""
+    return await _proxy(request, caller.tenant_id, f"/internal/v1/records/{record_id}")
+
+
+@router.get("/v1/records")
+async def list_records(request: Request, caller: CallerDep) -> JSONResponse:
+    """Records filtered by type, document or entity; `next_cursor` continues the listing."""
+    params = _scalar_query(request)
+    return await _proxy(request, caller.tenant_id, "/internal/v1/records", params=params)
+
+
+@router.post("/v1/records:import", status_code=202, response_model=ImportAccepted)
+async def import_records(request: Request, caller: CallerDep) -> JSONResponse:
+    """Validate rows, publish `records.import_requested` (acks=all), then answer 202."""
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > MAX_IMPORT_BYTES:
+        raise Problem(413, detail=f"imports are limited to {MAX_IMPORT_BYTES} bytes")
+    if not request.headers.get("content-type", "").startswith("application/json"):
+        raise Problem(415, detail="send application/json")
+    body = await request.body()
+    if len(body) > MAX_IMPORT_BYTES:
+        raise Problem(413, detail=f"imports are limited to {MAX_IMPORT_BYTES} bytes")
+    try:
+        parsed = ImportRecords.model_validate_json(body)
+    except ValidationError as exc:
+        errors = [{"loc": [str(p) for p in e["loc"]], "msg": e["msg"]} for e in exc.errors()[:20]]
+        raise Problem(422, detail="the import is not valid; see errors", errors=errors) from None
+    import_id = _import_id(caller.tenant_id, parsed.idempotency_key)
+    payload = RecordsImportRequested(
+        import_id=import_id,
+        source=parsed.source,
+        record_type=parsed.record_type,
+        rows=parsed.rows,
+        key_field=parsed.key_field,
+    )
+    event = new_event(RECORDS_IMPORT_REQUESTED, payload, tenant_id=caller.tenant_id)
+    settings = request.app.state.settings
+    try:
+        await publish_now(
+            request.app.state.runtime.broker, event, topic_prefix=settings.topic_prefix
+        )
+    except Exception:
+        raise Problem(503, "broker-unavailable", "the import could not be queued; retry") from None
+    await request.app.state.submissions.record(
+        caller.tenant_id, "import", import_id, row_count=len(parsed.rows)
+    )
+    accepted = ImportAccepted(import_id=import_id, status_url=f"/v1/records:import/{import_id}")
+    return JSONResponse(accepted.model_dump(), status_code=202)
+
+
+@router.get("/v1/records:import/{import_id}")
+async def get_import(import_id: ImportId, request: Request, caller: CallerDep) -> JSONResponse:
+    """The import's outcome (extraction), or `pending` while only the gateway knows it."""
+    response = await request.app.state.internal.request(
+        "extraction", "GET", f"/internal/v1/imports/{import_id}", tenant_id=caller.tenant_id
+    )
+    if response.status_code == 200:
+        return JSONResponse(response.json())
+    if response.status_code != 404:
+        raise Problem(503, "service-unavailable", "the extraction service could not answer")
+    submitted = await request.app.state.submissions.get(caller.tenant_id, "import", import_id)
+    if submitted is None:
+        raise Problem(404, detail="no such import")
+    return JSONResponse({"import_id": import_id, "status": "pending"})

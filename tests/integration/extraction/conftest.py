@@ -1,0 +1,77 @@
+"""A running document pipeline (ingest, extraction, gateway) and a tenant's client for it."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.support.services import ServiceProcess
+from tests.support.tenants import create_tenant
+
+
+@dataclass
+class Pipeline:
+    """The three processes and an authenticated client on the gateway."""
+
+    ingest: ServiceProcess
+    extraction: ServiceProcess
+    gateway: ServiceProcess
+    client: httpx.AsyncClient
+
+    async def submit(self, name: str, text: str, mime: str = "text/csv") -> dict[str, Any]:
+        response = await self.client.post(
+            "/v1/documents", json={"name": name, "mime": mime, "text": text}
+        )
+        assert response.status_code == 202, response.text
+        body: dict[str, Any] = response.json()
+        return body
+
+    async def document_when(
+        self, doc_id: str, predicate: Callable[[dict[str, Any]], bool], timeout: float = 60.0
+    ) -> dict[str, Any]:
+        """Poll the document's status until the predicate holds."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        last: dict[str, Any] = {}
+        while asyncio.get_running_loop().time() < deadline:
+            response = await self.client.get(f"/v1/documents/{doc_id}")
+            if response.status_code == 200:
+                last = response.json()
+                if predicate(last):
+                    return last
+            await asyncio.sleep(0.3)
+        raise AssertionError(f"document {doc_id} never matched; last status: {last}")
+
+    async def records(self, **params: str) -> list[dict[str, Any]]:
+        """Every record matching the filters, following the cursor."""
+        out: list[dict[str, Any]] = []
+        cursor: str | None = None
+        while True:
+            query = {**params, "limit": "200", **({"cursor": cursor} if cursor else {})}
+            response = await self.client.get("/v1/records", params=query)
+            assert response.status_code == 200, response.text
+            page = response.json()
+            out.extend(page["records"])
+            cursor = page["next_cursor"]
+            if not cursor:
+                return out
+
+
+@pytest.fixture
+async def pipeline(service: Callable[..., ServiceProcess]) -> AsyncIterator[Pipeline]:
+    ingest = service("ingest")
+    extraction = service("extraction")
+    gateway = service(
+        "gateway",
+        ENGRAM_GATEWAY_INGEST_URL=ingest.url,
+        ENGRAM_GATEWAY_EXTRACTION_URL=extraction.url,
+    )
+    key = create_tenant(gateway.env)
+    async with httpx.AsyncClient(
+        base_url=gateway.url, headers={"Authorization": f"Bearer {key}"}, timeout=30.0
+    ) as client:
+        yield Pipeline(ingest, extraction, gateway, client)

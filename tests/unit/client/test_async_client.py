@@ -1,0 +1,56 @@
+"""The async client has the same surface and the same retry, key-reuse and error behaviour."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from engram_client import AsyncEngramClient, EngramClient, NotFound, RetryPolicy
+from tests.unit.client.stub import Reply, StubServer, problem
+
+pytestmark = pytest.mark.unit
+
+
+def _public(cls: type) -> set[str]:
+    return {n for n in dir(cls) if not n.startswith("_")}
+
+
+def test_both_clients_expose_the_same_methods_with_the_same_parameters() -> None:
+    assert _public(EngramClient) == _public(AsyncEngramClient)
+    for name in _public(EngramClient) - {"connection", "retry"}:
+        sync_params = list(inspect.signature(getattr(EngramClient, name)).parameters)
+        async_params = list(inspect.signature(getattr(AsyncEngramClient, name)).parameters)
+        assert sync_params == async_params, name
+
+
+async def test_async_memory_write_retries_with_one_key(
+    stub: StubServer, fast_retry: RetryPolicy
+) -> None:
+    stub.on(
+        "POST",
+        "/v1/agents/agt_1/memories",
+        problem(503, "broker-unavailable"),
+        Reply(drop=True),
+        Reply(202, {"memory_id": "mem_1", "status": "pending"}),
+    )
+    async with AsyncEngramClient(stub.url, "egk_test", retry=fast_retry) as client:
+        accepted = await client.write_memory("agt_1", "remember this", type="fact")
+    keys = {r.json()["idempotency_key"] for r in stub.requests}
+    assert accepted.memory_id == "mem_1"
+    assert len(stub.requests) == 3 and len(keys) == 1
+
+
+async def test_async_errors_and_pages(stub: StubServer) -> None:
+    stub.on("GET", "/v1/documents/doc_x", problem(404, "not-found", "no such document"))
+    stub.on(
+        "GET",
+        "/v1/records",
+        Reply(200, {"records": [{"record_id": "r1"}], "next_cursor": "n1"}),
+        Reply(200, {"records": [{"record_id": "r2"}], "next_cursor": None}),
+    )
+    async with AsyncEngramClient(stub.url, "egk_test") as client:
+        with pytest.raises(NotFound, match="no such document"):
+            await client.get_document("doc_x")
+        ids = [r.record_id async for r in client.iter_records()]
+    assert ids == ["r1", "r2"]

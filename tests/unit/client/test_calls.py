@@ -1,0 +1,68 @@
+"""What each endpoint sends: bodies, paths and which calls are safe to retry."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+
+from engram_client import calls
+
+pytestmark = pytest.mark.unit
+
+
+def test_text_goes_as_text_and_bytes_as_base64() -> None:
+    as_text = calls.upload_document("a.csv", "id\n1\n", "text/csv", multipart=False)
+    as_bytes = calls.upload_document("a.csv", b"id\n1\n", "text/csv", multipart=False)
+    as_form = calls.upload_document("a.csv", "id\n1\n", "text/csv", multipart=True)
+    assert as_text.json == {"name": "a.csv", "mime": "text/csv", "text": "id\n1\n"}
+    assert base64.b64decode(as_bytes.json["content_base64"]) == b"id\n1\n"
+    assert as_form.files == {"file": ("a.csv", b"id\n1\n", "text/csv")}
+    assert as_form.data == {"name": "a.csv", "mime": "text/csv"}
+
+
+def test_resolve_keeps_by_fact_or_by_value_even_a_null_value() -> None:
+    by_fact = calls.resolve_contradiction("ctr_1", keep="fact_1", value=None, has_value=False)
+    by_null = calls.resolve_contradiction("ctr_1", keep=None, value=None, has_value=True)
+    assert by_fact.json == {"keep": "fact_1"}
+    assert by_null.json == {"value": None}
+    assert by_fact.path == "/v1/knowledge/contradictions/ctr_1/resolve"
+
+
+def test_ids_are_one_path_segment_and_entity_colons_stay_readable() -> None:
+    assert calls.get_entity("carrier:c1").path == "/v1/knowledge/entities/carrier:c1"
+    assert calls.get_document("../x").path == "/v1/documents/..%2Fx"
+
+
+def test_prune_sends_only_the_chosen_selection() -> None:
+    assert calls.start_prune(older_than_days=30, record_ids=None, filter=None).json == {
+        "older_than_days": 30
+    }
+    by_doc = calls.start_prune(older_than_days=None, record_ids=None, filter={"document_id": "d"})
+    assert by_doc.json == {"filter": {"document_id": "d"}}
+
+
+@pytest.mark.parametrize(
+    ("call", "safe"),
+    [
+        (calls.list_agents(), True),
+        (calls.create_agent("x"), False),
+        (calls.start_prune(older_than_days=1, record_ids=None, filter=None), False),
+        (calls.delete_document("doc_1"), False),
+        (calls.recall("a", "q", top_k=5, min_score=None, types=None), True),
+        (calls.upload_document("a.csv", "x", "text/csv", multipart=False), True),
+        (
+            calls.import_records(
+                "carrier", [{"id": "1"}], source="s", key_field=None, idempotency_key=None
+            ),
+            True,
+        ),
+    ],
+)
+def test_retry_safety_per_endpoint(call: calls.Call[object], safe: bool) -> None:
+    assert call.retry_safe is safe
+
+
+def test_health_and_readiness_need_no_key() -> None:
+    assert not calls.health().authenticated and not calls.ready().authenticated
+    assert not calls.ready().retry_safe, "a 503 from /readyz is the answer, not a retry"

@@ -1,0 +1,178 @@
+"""The CLI's exit codes and output against the stub gateway (main() called in-process)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from engram_client.cli.main import main
+from tests.unit.client.stub import Reply, StubServer, problem
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.fixture
+def env_file(tmp_path: Path, stub: StubServer) -> Path:
+    path = tmp_path / "run.env"
+    path.write_text(f"ENGRAM_URL={stub.url}\nENGRAM_API_KEY=egk_cli_key\n")
+    return path
+
+
+def run(env_file: Path, *argv: str) -> int:
+    return int(main([*argv, "--env-file", str(env_file)]))
+
+
+def test_not_found_exits_3_with_one_line_and_a_hint(
+    stub: StubServer, env_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stub.on("GET", "/v1/documents/doc_x", problem(404, "not-found", "no such document"))
+    assert run(env_file, "docs", "status", "doc_x") == 3
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "engram: error: 404 not-found: no such document "
+        "(check the id and that it belongs to this API key's tenant)"
+    ]
+
+
+def test_validation_errors_exit_1_and_say_where(
+    stub: StubServer, env_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    errors = [{"loc": ["body", "older_than_days"], "msg": "must be >= 0"}]
+    stub.on("POST", "/v1/prune", problem(422, "validation-error", "invalid", errors=errors))
+    assert run(env_file, "prune", "--older-than-days", "-1") == 1
+    assert "body.older_than_days: must be >= 0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("verified", "code"), [(True, 0), (False, 5)])
+def test_prune_follow_exits_0_only_when_verified_empty(
+    stub: StubServer,
+    env_file: Path,
+    capsys: pytest.CaptureFixture[str],
+    verified: bool,
+    code: int,
+) -> None:
+    stub.on("POST", "/v1/prune", Reply(202, {"prune_job_id": "job_1", "status": "running"}))
+    stub.on(
+        "GET",
+        "/v1/prune-jobs/job_1",
+        Reply(
+            200,
+            {
+                "prune_job_id": "job_1",
+                "status": "completed",
+                "counts": {"records": 2},
+                "verified_empty": verified,
+            },
+        ),
+    )
+    assert run(env_file, "prune", "--record-id", "r1", "r2", "--follow", "--json") == code
+    assert json.loads(capsys.readouterr().out)["verified_empty"] is verified
+    assert stub.seen("POST", "/v1/prune")[0].json() == {"record_ids": ["r1", "r2"]}
+
+
+def test_following_a_job_that_never_completes_exits_4(stub: StubServer, env_file: Path) -> None:
+    stub.on(
+        "GET", "/v1/prune-jobs/job_1", Reply(200, {"prune_job_id": "job_1", "status": "running"})
+    )
+    assert run(env_file, "prune-job", "job_1", "--follow", "--timeout", "0.3") == 4
+
+
+def test_docs_upload_sends_multipart_and_prints_ids(
+    stub: StubServer, env_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "carriers.csv").write_text("id,name\nc1,Acme\n")
+    (tmp_path / "notes.md").write_text("# Notes\n")
+    stub.on("POST", "/v1/documents", Reply(202, {"document_id": "doc_1", "status": "pending"}))
+    code = run(
+        env_file,
+        "docs",
+        "upload",
+        str(tmp_path / "carriers.csv"),
+        str(tmp_path / "notes.md"),
+        "--json",
+    )
+    assert code == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [o["document_id"] for o in out] == ["doc_1", "doc_1"]
+    bodies = [r.body for r in stub.requests]
+    assert b'filename="carriers.csv"' in bodies[0] and b"text/csv" in bodies[0]
+    assert b"text/markdown" in bodies[1]
+
+
+def test_upload_dir_skips_unsupported_types(
+    stub: StubServer, env_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "drop"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "a.csv").write_text("id\n1\n")
+    (folder / "sub" / "b.txt").write_text("hello\n")
+    (folder / "c.png").write_bytes(b"\x89PNG")
+    (folder / ".hidden.csv").write_text("id\n2\n")
+    stub.on("POST", "/v1/documents", Reply(202, {"document_id": "doc_1", "status": "pending"}))
+    assert run(env_file, "docs", "upload-dir", str(folder)) == 0
+    assert len(stub.requests) == 2
+    assert "skipping 1 file(s)" in capsys.readouterr().err
+
+
+def test_a_missing_file_is_a_usage_error_and_nothing_is_sent(
+    stub: StubServer, env_file: Path, tmp_path: Path
+) -> None:
+    assert run(env_file, "docs", "upload", str(tmp_path / "nope.csv")) == 2
+    assert stub.requests == []
+
+
+def test_records_import_derives_the_type_and_sends_rows(
+    stub: StubServer, env_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "carriers.csv"
+    source.write_text("id,name\nc1,Acme\nc2,Bolt\n")
+    stub.on("POST", "/v1/records:import", Reply(202, {"import_id": "imp_1", "status": "pending"}))
+    assert run(env_file, "records", "import", str(source)) == 0
+    body = stub.requests[0].json()
+    assert body["record_type"] == "carrier" and body["source"] == "carriers.csv"
+    assert body["rows"] == [{"id": "c1", "name": "Acme"}, {"id": "c2", "name": "Bolt"}]
+    assert capsys.readouterr().out.strip() == "imp_1"
+
+
+def test_memory_store_and_recall(
+    stub: StubServer, env_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stub.on(
+        "POST", "/v1/agents/agt_1/memories", Reply(202, {"memory_id": "mem_1", "status": "pending"})
+    )
+    hit = {"memory_id": "mem_1", "content": "prefers email", "score": 0.91}
+    stub.on(
+        "POST",
+        "/v1/agents/agt_1/recall",
+        Reply(200, {"results": [hit], "floor": 0.5, "dropped_below_floor": 2}),
+    )
+    assert run(env_file, "memory", "store", "agt_1", "prefers email") == 0
+    assert (
+        run(env_file, "memory", "recall", "agt_1", "contact", "--top-k", "3", "--min-score", "0.5")
+        == 0
+    )
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "mem_1"
+    assert out[1] == "0.910  mem_1  prefers email"
+    assert "2 below the floor" in out[2]
+    assert stub.requests[1].json() == {"query": "contact", "top_k": 3, "min_score": 0.5}
+
+
+def test_bad_arguments_exit_2() -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["prune", "--older-than-days", "3", "--record-id", "r1"])
+    assert caught.value.code == 2
+
+
+def test_an_unreachable_gateway_exits_1_with_what_to_do(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.support.services import free_port
+
+    env = tmp_path / "dead.env"
+    env.write_text(f"ENGRAM_URL=http://127.0.0.1:{free_port()}\nENGRAM_API_KEY=egk_x\n")
+    assert main(["agents", "list", "--env-file", str(env), "--http-timeout", "1"]) == 1
+    err = capsys.readouterr().err
+    assert "is the gateway up?" in err and "egk_x" not in err

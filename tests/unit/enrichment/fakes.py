@@ -1,0 +1,82 @@
+"""Hand-written stores behind the enrichment storage port: one honest, two that fail."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from engram_enrichment.ports import ConcurrentUpdate
+
+
+class MemoryStore:
+    """The port in memory, with Mongo's semantics for versions and copies."""
+
+    def __init__(self) -> None:
+        self.entities: dict[str, dict[str, Any]] = {}
+        self.contradictions: dict[str, dict[str, Any]] = {}
+        self.records: dict[str, str] = {}
+        self.saves = 0
+
+    async def load(self, tenant_id: str, entity_id: str) -> dict[str, Any] | None:
+        doc = self.entities.get(f"{tenant_id}:{entity_id}")
+        return copy.deepcopy(doc) if doc else None
+
+    async def save(self, tenant_id: str, doc: dict[str, Any], expected_version: int) -> None:
+        key = f"{tenant_id}:{doc['entity_id']}"
+        current = self.entities.get(key)
+        if (current["version"] if current else 0) != expected_version:
+            raise ConcurrentUpdate(key)
+        self.saves += 1
+        self.entities[key] = copy.deepcopy(doc)
+
+    async def index_contradictions(self, tenant_id: str, docs: list[dict[str, Any]]) -> None:
+        for doc in docs:
+            self.contradictions[f"{tenant_id}:{doc['contradiction_id']}"] = copy.deepcopy(doc)
+
+    async def contradiction(self, tenant_id: str, contradiction_id: str) -> dict[str, Any] | None:
+        return copy.deepcopy(self.contradictions.get(f"{tenant_id}:{contradiction_id}"))
+
+    async def list_contradictions(
+        self, tenant_id: str, status: str | None, limit: int
+    ) -> list[dict[str, Any]]:
+        rows = [
+            d
+            for k, d in self.contradictions.items()
+            if k.startswith(f"{tenant_id}:") and (status is None or d["status"] == status)
+        ]
+        return rows[:limit]
+
+    async def list_entities(
+        self, tenant_id: str, entity_type: str | None, after: str | None, limit: int
+    ) -> list[dict[str, Any]]:
+        rows = [
+            {"entity_id": d["entity_id"], "entity_type": d["entity_type"]}
+            for k, d in sorted(self.entities.items())
+            if k.startswith(f"{tenant_id}:")
+            and (entity_type is None or d["entity_type"] == entity_type)
+            and (after is None or d["entity_id"] > after)
+        ]
+        return rows[:limit]
+
+    async def remember_record(self, tenant_id: str, record_id: str, entity_id: str) -> None:
+        self.records.setdefault(f"{tenant_id}:{record_id}", entity_id)
+
+    async def entity_of_record(self, tenant_id: str, record_id: str) -> str | None:
+        return self.records.get(f"{tenant_id}:{record_id}")
+
+
+class SilentlyIgnoringStore(MemoryStore):
+    """Acknowledges every save and keeps nothing: the 'applied: true' defect."""
+
+    async def save(self, tenant_id: str, doc: dict[str, Any], expected_version: int) -> None:
+        self.saves += 1
+
+
+class OneFactLostStore(MemoryStore):
+    """Writes the entity but drops the support of one fact: a partial write."""
+
+    async def save(self, tenant_id: str, doc: dict[str, Any], expected_version: int) -> None:
+        damaged = copy.deepcopy(doc)
+        if damaged["facts"]:
+            damaged["facts"][-1]["support"] = []
+        await super().save(tenant_id, damaged, expected_version)

@@ -1,0 +1,162 @@
+"""The extraction handlers over hand-written fakes: events, replays and the failure record."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from datetime import datetime
+from typing import Any
+
+import pytest
+
+from engram_events import Envelope, new_event
+from engram_events.catalog import DOCUMENT_INGESTED
+from engram_events.payloads.documents import DocumentIngested
+from engram_extraction.domain.records import Rejection, Source
+from engram_extraction.domain.revisions import Change, Entry
+from engram_extraction.domain.schema import SchemaRegistry
+from engram_extraction.handlers import ExtractionHandlers
+from engram_platform.retry import PermanentError
+
+pytestmark = pytest.mark.unit
+CANARY = "canary-7f3e-secret-content"
+
+
+class FakeStore:
+    """The RecordStore surface the handlers use, in memory; `fail_writes` simulates an outage."""
+
+    def __init__(self) -> None:
+        self.manifests: dict[str, dict[str, Entry]] = {}
+        self.heads: dict[str, int] = {}
+        self.rejected: list[Rejection] = []
+        self.attempts: dict[str, int] = {}
+        self.imports: dict[str, dict[str, Any]] = {}
+        self.fail_writes = False
+
+    async def manifest(self, tenant_id: str, source_item: str) -> dict[str, Entry]:
+        return dict(self.manifests.get(f"{tenant_id}:{source_item}", {}))
+
+    async def save_manifest(
+        self, tenant_id: str, source_item: str, entries: dict[str, Entry], at: datetime
+    ) -> None:
+        self.manifests[f"{tenant_id}:{source_item}"] = dict(entries)
+
+    async def write(
+        self,
+        tenant_id: str,
+        source: Source,
+        created: list[Change],
+        revised: list[Change],
+        at: datetime,
+    ) -> None:
+        if self.fail_writes:
+            raise ConnectionError(f"database unavailable while writing {CANARY}")
+        for change in [*created, *revised]:
+            self.heads[change.draft.record_id] = change.revision
+
+    async def keep_rejected(
+        self, tenant_id: str, source: Source, cause: str, rejected: list[Rejection], at: datetime
+    ) -> None:
+        self.rejected.extend(rejected)
+
+    async def count_attempt(self, tenant_id: str, key: str) -> int:
+        self.attempts[key] = self.attempts.get(key, 0) + 1
+        return self.attempts[key]
+
+    async def failed_attempts(self, tenant_id: str, key: str) -> int:
+        return self.attempts.get(key, 0)
+
+    async def save_import(self, tenant_id: str, import_id: str, **fields: Any) -> None:
+        self.imports[import_id] = fields
+
+
+class FakeOutbox:
+    """Collects what would be staged."""
+
+    def __init__(self) -> None:
+        self.staged: list[Envelope[Any]] = []
+
+    async def stage(self, envelopes: list[Envelope[Any]]) -> int:
+        self.staged.extend(envelopes)
+        return len(envelopes)
+
+
+def ingested(content: bytes, name: str = "carriers.csv", mime: str = "text/csv") -> Envelope[Any]:
+    sha = hashlib.sha256(content).hexdigest()
+    payload = DocumentIngested(
+        document_id="doc_1",
+        version=sha[:16],
+        source="gateway",
+        source_item_id=name,
+        name=name,
+        mime=mime,
+        content_sha256=sha,
+        size_bytes=len(content),
+        content_base64=base64.b64encode(content).decode(),
+    )
+    return new_event(DOCUMENT_INGESTED, payload, tenant_id="tnt_a")
+
+
+def handlers(store: FakeStore, outbox: FakeOutbox, attempts: int = 3) -> ExtractionHandlers:
+    return ExtractionHandlers(store, SchemaRegistry(), outbox, max_attempts=attempts)  # type: ignore[arg-type]
+
+
+async def test_records_are_announced_after_the_write_and_replays_stage_the_same_ids() -> None:
+    store, outbox = FakeStore(), FakeOutbox()
+    event = ingested(b"id,name\nc1,Acme\nc2,Beta\nc2,Dup\n")
+    first = await handlers(store, outbox).on_ingested(event)
+    types = [e.event_type for e in first]
+    assert types.count("record.upserted") == 2 and types.count("record.state") == 2
+    assert types[-1] == "document.extracted"
+    summary = first[-1].payload
+    assert (summary.record_count, summary.rejected_count) == (2, 1)
+    assert len(store.heads) == 2
+
+    replay = await handlers(store, outbox).on_ingested(event)
+    assert [e.event_id for e in replay] == [e.event_id for e in first]
+
+
+async def test_a_new_version_announces_only_what_changed() -> None:
+    store, outbox = FakeStore(), FakeOutbox()
+    await handlers(store, outbox).on_ingested(ingested(b"id,name\nc1,Acme\nc2,Beta\n"))
+    second = await handlers(store, outbox).on_ingested(ingested(b"id,name\nc1,Acme\nc2,Beta Co\n"))
+    upserts = [e.payload for e in second if e.event_type == "record.upserted"]
+    assert [(u.entity_id, u.revision) for u in upserts] == [("carrier:c2", 2)]
+    assert second[-1].payload.unchanged_count == 1
+
+
+async def test_unreadable_content_fails_at_once_with_its_reason() -> None:
+    store, outbox = FakeStore(), FakeOutbox()
+    (failed,) = await handlers(store, outbox).on_ingested(ingested(b"id,name\nc1,\xff\n"))
+    assert failed.event_type == "document.extraction_failed"
+    assert failed.payload.error == "the document is not valid UTF-8 (invalid byte at 11)"
+    assert failed.payload.permanent and store.heads == {}
+
+
+async def test_transient_failures_are_retried_then_recorded_as_failed_and_dead_lettered() -> None:
+    store, outbox = FakeStore(), FakeOutbox()
+    store.fail_writes = True
+    event = ingested(b"id,name\nc1,Acme\n")
+    for _ in range(2):
+        with pytest.raises(ConnectionError):
+            await handlers(store, outbox, attempts=3).on_ingested(event)
+        assert outbox.staged == []
+    with pytest.raises(PermanentError) as raised:
+        await handlers(store, outbox, attempts=3).on_ingested(event)
+    (failed,) = outbox.staged
+    assert failed.event_type == "document.extraction_failed"
+    assert failed.payload.error == "extraction failed after 3 attempts (ConnectionError)"
+    assert failed.payload.attempt == 3 and not failed.payload.permanent
+    assert CANARY not in str(raised.value) and CANARY not in failed.payload.error
+
+
+async def test_a_later_success_still_succeeds_after_failed_attempts() -> None:
+    store, outbox = FakeStore(), FakeOutbox()
+    store.fail_writes = True
+    event = ingested(b"id,name\nc1,Acme\n")
+    with pytest.raises(ConnectionError):
+        await handlers(store, outbox).on_ingested(event)
+    store.fail_writes = False
+    done = await handlers(store, outbox).on_ingested(event)
+    assert done[-1].event_type == "document.extracted"
+    assert done[-1].payload.attempts == 2
