@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request
+from pydantic import BaseModel, ConfigDict, Field
 
 from engram_extraction.adapters.store import unpairs
 from engram_extraction.domain.cursor import BadCursor, decode_cursor, encode_cursor
@@ -106,3 +107,20 @@ async def get_import(import_id: IdPath, request: Request, tenant_id: TenantDep) 
     if status is None:
         raise Problem(404, detail="no such import")
     return status
+
+
+class VerifyBody(BaseModel):
+    """The records a prune job tombstoned."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    records: list[Annotated[str, Field(min_length=1, max_length=256)]] = Field(
+        default_factory=list, max_length=100_000
+    )
+
+
+@router.post("/prune/verify")
+async def verify_prune(body: VerifyBody, request: Request, tenant_id: TenantDep) -> dict[str, Any]:
+    """How many of the tombstoned records are live again (0 means clean)."""
+    live = await request.app.state.tombstones.live_among(tenant_id, body.records)
+    return {"references": {"records": live}}

@@ -4,13 +4,19 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
-from engram_events.catalog import DOCUMENT_INGESTED, RECORDS_IMPORT_REQUESTED
+from engram_events.catalog import (
+    DOCUMENT_INGESTED,
+    DOCUMENT_TOMBSTONED,
+    PRUNE_REQUESTED,
+    RECORDS_IMPORT_REQUESTED,
+)
 from engram_extraction import api
-from engram_extraction.adapters.store import RecordStore
+from engram_extraction.adapters.store import RecordStore, TombstoneStore
 from engram_extraction.config import ExtractionSettings
 from engram_extraction.domain.candidates import Limits
 from engram_extraction.domain.schema import SchemaRegistry
 from engram_extraction.handlers import ExtractionHandlers
+from engram_extraction.tombstones import TombstoneHandlers
 from engram_platform.app import service_app
 from engram_platform.runtime import Runtime
 
@@ -36,7 +42,11 @@ def create_app(
         )
         rt.consumer.on(DOCUMENT_INGESTED, handlers.on_ingested)
         rt.consumer.on(RECORDS_IMPORT_REQUESTED, handlers.on_import_requested)
+        tombstones = TombstoneHandlers(TombstoneStore(store), rt.outbox)
+        rt.consumer.on(PRUNE_REQUESTED, tombstones.on_prune_requested)
+        rt.consumer.on(DOCUMENT_TOMBSTONED, tombstones.on_document_tombstoned)
         app.state.store = store
+        app.state.tombstones = tombstones.store
         app.state.internal_token = (
             settings.internal_token.get_secret_value() if settings.internal_token else None
         )

@@ -1,9 +1,8 @@
 """`python -m engram_ingest`: run the ingest service."""
 
-from engram_platform.http import serve
-
 from engram_ingest.config import IngestSettings
 from engram_ingest.main import create_app
+from engram_platform.http import serve
 
 
 def main() -> None:

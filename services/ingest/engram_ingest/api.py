@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+from fastapi import APIRouter, Path, Request
+from pydantic import BaseModel, ConfigDict, Field
+
 from engram_platform.internal import TenantDep
 from engram_platform.problems import Problem
-from fastapi import APIRouter, Path, Request
 
 router = APIRouter(prefix="/internal/v1", tags=["internal"])
 
@@ -54,3 +56,21 @@ async def get_document(
         "created_at": doc.get("created_at"),
         "updated_at": doc.get("updated_at"),
     }
+
+
+class VerifyBody(BaseModel):
+    """The documents a prune job tombstoned."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    documents: list[Annotated[str, Field(min_length=1, max_length=256)]] = Field(
+        default_factory=list, max_length=10_000
+    )
+
+
+@router.post("/prune/verify")
+async def verify_prune(body: VerifyBody, request: Request, tenant_id: TenantDep) -> dict[str, Any]:
+    """Documents not marked deleted, and raw content still kept for deleted ones (0 is clean)."""
+    store = request.app.state.store
+    live, blobs = await store.remaining(tenant_id, body.documents)
+    return {"references": {"documents": live, "blobs": blobs}}

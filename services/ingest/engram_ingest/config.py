@@ -1,8 +1,9 @@
 """Ingest settings (env prefix ENGRAM_INGEST_)."""
 
-from engram_platform.settings import ServiceSettings
 from pydantic import Field
 from pydantic_settings import SettingsConfigDict
+
+from engram_platform.settings import ServiceSettings
 
 
 class IngestSettings(ServiceSettings):

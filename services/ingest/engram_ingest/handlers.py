@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from engram_events import Envelope, derive_event_id, new_event
-from engram_events.catalog import DOCUMENT_INGESTED, DOCUMENT_TOMBSTONED
+from engram_events.catalog import DOCUMENT_INGESTED, DOCUMENT_TOMBSTONED, TOMBSTONE_APPLIED
 from engram_events.payloads.documents import (
     DocumentDeleted,
     DocumentExtracted,
@@ -14,6 +14,7 @@ from engram_events.payloads.documents import (
     DocumentSubmitted,
     DocumentTombstoned,
 )
+from engram_events.payloads.tombstones import TombstoneApplied
 from engram_ingest.adapters.store import IngestStore
 from engram_ingest.domain.content import decode_content
 
@@ -65,19 +66,23 @@ class IngestHandlers:
         ]
 
     async def on_deleted(self, event: Envelope[DocumentDeleted]) -> list[Envelope[Any]]:
-        """Mark the document deleted, drop its raw content, and tombstone it downstream."""
+        """Mark the document deleted, drop its raw content, and tombstone it downstream.
+
+        A prune job always gets its acknowledgement, even for a document ingest never stored,
+        so the job can finish and report what it found.
+        """
         deleted = event.payload
         doc = await self.store.mark_deleted(event.tenant_id, deleted.document_id)
-        if doc is None:
+        if doc is None and deleted.prune_job_id is None:
             return []
-        hashes = doc.get("content_hashes") or [None]
+        hashes = (doc or {}).get("content_hashes") or [None]
         tombstone = DocumentTombstoned(
             document_id=deleted.document_id,
             reason=deleted.reason,
             prune_job_id=deleted.prune_job_id,
             content_sha256=hashes[-1],
         )
-        return [
+        events: list[Envelope[Any]] = [
             new_event(
                 DOCUMENT_TOMBSTONED,
                 tombstone,
@@ -86,6 +91,24 @@ class IngestHandlers:
                 event_id=derive_event_id(event.event_id, "tombstoned"),
             )
         ]
+        if deleted.prune_job_id is not None:
+            ack = TombstoneApplied(
+                prune_job_id=deleted.prune_job_id,
+                service="ingest",
+                counts={"documents": 1 if doc is not None else 0},
+                tombstoned_ids=[deleted.document_id] if doc is not None else [],
+                source_ids=[deleted.document_id],
+            )
+            events.append(
+                new_event(
+                    TOMBSTONE_APPLIED,
+                    ack,
+                    tenant_id=event.tenant_id,
+                    caused_by=event,
+                    event_id=derive_event_id(event.event_id, "tombstone-applied"),
+                )
+            )
+        return events
 
     async def on_extracted(self, event: Envelope[DocumentExtracted]) -> list[Envelope[Any]]:
         """A version's records are durable: it dedups from now on (only successes dedup)."""

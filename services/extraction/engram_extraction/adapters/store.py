@@ -17,7 +17,7 @@ from pymongo.errors import BulkWriteError, DuplicateKeyError
 
 from engram_events.ids import Scalar
 from engram_extraction.domain.records import Rejection, Source
-from engram_extraction.domain.revisions import Change, Entry
+from engram_extraction.domain.revisions import TOMBSTONED_CAUSE, Change, Entry
 
 RECORDS = "records"
 REVISIONS = "record_revisions"
@@ -243,3 +243,77 @@ class RecordStore:
             .limit(limit)
         )
         return [doc async for doc in cursor]
+
+
+class TombstoneStore:
+    """Record heads become tombstone markers: status, last revision and hashes, no content."""
+
+    def __init__(self, records: RecordStore) -> None:
+        self.records = records
+        self.db = records.db
+
+    async def heads_by_id(self, tenant_id: str, record_ids: Sequence[str]) -> list[dict[str, Any]]:
+        """Heads looked up by `_id` (concurrently), in the given order; missing ones skipped."""
+        found = await asyncio.gather(
+            *(
+                self.db[RECORDS].find_one({"_id": f"{tenant_id}:{rid}", "tenant_id": tenant_id})
+                for rid in dict.fromkeys(record_ids)
+            )
+        )
+        return [head for head in found if head is not None]
+
+    async def heads_matching(self, query: dict[str, Any]) -> list[dict[str, Any]]:
+        """Heads matching a selection query (a scan on the local server)."""
+        return [doc async for doc in self.db[RECORDS].find(query)]
+
+    async def document_record_ids(self, tenant_id: str, document_id: str) -> list[str]:
+        """Every record a document's source item asserted (from its manifest)."""
+        return list(await self.records.manifest(tenant_id, document_id))
+
+    async def tombstone(
+        self, tenant_id: str, heads: list[dict[str, Any]], marker: dict[str, Any]
+    ) -> None:
+        """Replace heads with markers (content dropped) and mark their manifest entries."""
+        markers = [
+            {
+                "_id": head["_id"],
+                "tenant_id": tenant_id,
+                "record_id": head["record_id"],
+                "record_type": head.get("record_type"),
+                "entity_id": head.get("entity_id"),
+                "source_item": head.get("source_item"),
+                "document_id": head.get("document_id"),
+                "status": "tombstoned",
+                "revision": head.get("revision", 1),
+                "content_sha256": head.get("content_sha256"),
+                "lineage": head.get("lineage"),
+                "updated_at": head.get("updated_at"),
+                **marker,
+            }
+            for head in heads
+        ]
+        for chunk in _chunks(markers, self.records.batch):
+            ids = [m["_id"] for m in chunk]
+            await self.db[RECORDS].delete_many({"_id": {"$in": ids}, "tenant_id": tenant_id})
+            await self.records._insert_ignoring_duplicates(RECORDS, list(chunk))
+        by_source: dict[str, set[str]] = {}
+        for head in heads:
+            if head.get("source_item"):
+                by_source.setdefault(head["source_item"], set()).add(head["record_id"])
+        for source_item, record_ids in by_source.items():
+            await self._mark_manifest(tenant_id, source_item, record_ids, marker["tombstoned_at"])
+
+    async def _mark_manifest(
+        self, tenant_id: str, source_item: str, record_ids: set[str], at: datetime
+    ) -> None:
+        """A tombstoned entry keeps its revision and fingerprint, so a replay cannot resurrect it."""
+        entries = await self.records.manifest(tenant_id, source_item)
+        for rid in record_ids & set(entries):
+            entry = entries[rid]
+            entries[rid] = Entry(entry.revision, entry.fingerprint, TOMBSTONED_CAUSE)
+        await self.records.save_manifest(tenant_id, source_item, entries, at)
+
+    async def live_among(self, tenant_id: str, record_ids: Sequence[str]) -> int:
+        """How many of these records are still live (not tombstoned)."""
+        heads = await self.heads_by_id(tenant_id, record_ids)
+        return sum(1 for head in heads if head.get("status") != "tombstoned")

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from engram_extraction.domain.records import Draft
 
 FINGERPRINT_CHARS = 16
+TOMBSTONED_CAUSE = "tombstoned"
+"""The cause a manifest entry gets when its record is tombstoned."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,8 @@ def plan(drafts: list[Draft], manifest: dict[str, Entry], cause: str) -> Plan:
             revision = known.revision + 1
             result.revised.append(Change(draft, revision, known))
             result.manifest[draft.record_id] = Entry(revision, fingerprint, cause)
+        elif known.cause == TOMBSTONED_CAUSE:
+            result.unchanged += 1
         elif known.cause == cause:
             result.replayed.append(Change(draft, known.revision))
         else:

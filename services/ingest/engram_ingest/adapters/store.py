@@ -132,3 +132,24 @@ class IngestStore:
             {"_id": f"{tenant_id}:{document_id}", "tenant_id": tenant_id},
             {"$addToSet": {"content_hashes": sha256}},
         )
+
+    async def remaining(self, tenant_id: str, document_ids: list[str]) -> tuple[int, int]:
+        """Of these documents: how many are not deleted, and how many deleted ones keep blobs."""
+        live = blobs = 0
+        for document_id in dict.fromkeys(document_ids):
+            doc = await self.db[DOCUMENTS].find_one(
+                {"_id": f"{tenant_id}:{document_id}", "tenant_id": tenant_id}
+            )
+            if doc is None:
+                continue
+            if doc.get("status") != "deleted":
+                live += 1
+                continue
+            for sha in set(doc.get("content_hashes", [])):
+                still_used = await self.db[DOCUMENTS].find_one(
+                    {"tenant_id": tenant_id, "status": "active", "content_hashes": sha}, {"_id": 1}
+                )
+                blob = await self.db[BLOBS].find_one({"_id": f"{tenant_id}:{sha}"}, {"_id": 1})
+                if blob is not None and still_used is None:
+                    blobs += 1
+        return live, blobs

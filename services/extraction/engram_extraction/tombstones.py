@@ -1,0 +1,147 @@
+"""Extraction's part of a prune: tombstone the selected records and say so.
+
+The owner of records selects them with one predicate (so what is counted is what is
+deleted), replaces each head with a marker that keeps its last revision and hashes, and only
+then returns a `record.tombstoned` per record, a null-valued Kafka tombstone on the
+compacted records topic, and the job's `tombstone.applied` acknowledgement.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from engram_events import Envelope, Topics, derive_event_id, new_event
+from engram_events.catalog import RECORD_TOMBSTONED, TOMBSTONE_APPLIED
+from engram_events.payloads.documents import DocumentTombstoned
+from engram_events.payloads.prune import PruneRequested, PruneSelector
+from engram_events.payloads.records import RecordTombstoned
+from engram_events.payloads.tombstones import TombstoneApplied
+from engram_extraction.adapters.store import TombstoneStore
+from engram_extraction.domain.selection import mongo_filter, selects
+from engram_platform.outbox import Outbox
+
+log = logging.getLogger(__name__)
+SERVICE = "extraction"
+Reason = Literal["prune", "document_deleted", "drive_removed"]
+DRIVE_REASONS = frozenset({"drive_trashed", "drive_removed", "permission_lost"})
+
+
+class TombstoneHandlers:
+    """Handles `prune.requested` and `document.tombstoned`."""
+
+    def __init__(self, store: TombstoneStore, outbox: Outbox) -> None:
+        self.store = store
+        self.outbox = outbox
+
+    async def on_prune_requested(self, event: Envelope[PruneRequested]) -> list[Envelope[Any]]:
+        """Tombstone the job's selection."""
+        request = event.payload
+        return await self._tombstone(
+            event, request.selector, "prune", request.prune_job_id, source_ids=[]
+        )
+
+    async def on_document_tombstoned(
+        self, event: Envelope[DocumentTombstoned]
+    ) -> list[Envelope[Any]]:
+        """A deleted document takes every record it asserted with it."""
+        doc = event.payload
+        reason: Reason = "drive_removed" if doc.reason in DRIVE_REASONS else "document_deleted"
+        selector = PruneSelector(document_id=doc.document_id)
+        return await self._tombstone(
+            event, selector, reason, doc.prune_job_id, source_ids=[doc.document_id]
+        )
+
+    async def _select(
+        self, tenant_id: str, selector: PruneSelector, now: datetime
+    ) -> list[dict[str, Any]]:
+        """The selected heads; candidates from ids or a query, then the one predicate."""
+        if selector.record_ids:
+            candidates = await self.store.heads_by_id(tenant_id, selector.record_ids)
+        elif selector.document_id is not None and selector.older_than_days is None:
+            ids = await self.store.document_record_ids(tenant_id, selector.document_id)
+            candidates = await self.store.heads_by_id(tenant_id, ids)
+        else:
+            candidates = await self.store.heads_matching(mongo_filter(tenant_id, selector, now))
+        return [head for head in candidates if selects(head, tenant_id, selector, now)]
+
+    async def _tombstone(
+        self,
+        event: Envelope[Any],
+        selector: PruneSelector,
+        reason: Reason,
+        prune_job_id: str | None,
+        *,
+        source_ids: list[str],
+    ) -> list[Envelope[Any]]:
+        now = (
+            event.occurred_at if event.occurred_at.tzinfo else event.occurred_at.replace(tzinfo=UTC)
+        )
+        heads = await self._select(event.tenant_id, selector, now)
+        marker = {
+            "tombstoned_at": datetime.now(UTC),
+            "reason": reason,
+            "prune_job_id": prune_job_id,
+        }
+        await self.store.tombstone(event.tenant_id, heads, marker)
+        events = [self._record_tombstoned(event, head, reason, prune_job_id) for head in heads]
+        await self.outbox.stage_entries(
+            [
+                self.outbox.tombstone_entry(
+                    Topics.RECORDS,
+                    head["record_id"],
+                    str(
+                        derive_event_id(
+                            head["record_id"], f"kafka-tombstone:{head.get('revision', 1)}"
+                        )
+                    ),
+                )
+                for head in heads
+            ]
+        )
+        log.info(
+            "records tombstoned",
+            extra={"count": len(heads), "prune_job_id": prune_job_id, "reason": reason},
+        )
+        if prune_job_id is not None:
+            ack = TombstoneApplied(
+                prune_job_id=prune_job_id,
+                service=SERVICE,
+                counts={"records": len(heads)},
+                tombstoned_ids=[head["record_id"] for head in heads],
+                source_ids=source_ids,
+            )
+            events.append(
+                new_event(
+                    TOMBSTONE_APPLIED,
+                    ack,
+                    tenant_id=event.tenant_id,
+                    caused_by=event,
+                    event_id=derive_event_id(event.event_id, "tombstone-applied"),
+                )
+            )
+        return events
+
+    @staticmethod
+    def _record_tombstoned(
+        event: Envelope[Any], head: dict[str, Any], reason: Reason, prune_job_id: str | None
+    ) -> Envelope[Any]:
+        """The typed tombstone: ids and the hash of what was removed, never the content."""
+        revision = int(head.get("revision", 1))
+        payload = RecordTombstoned(
+            record_id=head["record_id"],
+            entity_id=head.get("entity_id"),
+            reason=reason,
+            prune_job_id=prune_job_id,
+            content_sha256=head["content_sha256"],
+            last_revision=revision,
+            document_id=head.get("document_id"),
+        )
+        return new_event(
+            RECORD_TOMBSTONED,
+            payload,
+            tenant_id=event.tenant_id,
+            caused_by=event,
+            event_id=derive_event_id(head["record_id"], f"tombstoned:{revision}"),
+        )
