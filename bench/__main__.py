@@ -70,11 +70,16 @@ def main(argv: list[str] | None = None) -> int:
             started = time.monotonic()
             code = subprocess.call([sys.executable, str(HERE / f"{name}.py")], env=env)
             took = time.monotonic() - started
-            print(f"[bench] {name}: {'ok' if code == 0 else f'FAILED ({code})'} in {took:.1f}s", flush=True)
+            print(
+                f"[bench] {name}: {'ok' if code == 0 else f'FAILED ({code})'} in {took:.1f}s",
+                flush=True,
+            )
             if code:
                 failed.append(name)
     summary = {
-        p.stem: json.loads(p.read_text()) for p in sorted(RESULTS.glob("*.json")) if p.stem != "summary"
+        p.stem: json.loads(p.read_text())
+        for p in sorted(RESULTS.glob("*.json"))
+        if p.stem != "summary"
     }
     (RESULTS / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
     print(f"[bench] results in {RESULTS}/ (summary.json); failed: {failed or 'none'}")

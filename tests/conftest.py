@@ -35,7 +35,9 @@ def infra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Infra]:
 
     state = tmp_path_factory.mktemp("infra")
     kafka_port, controller_port, mongo_port = free_ports(3)
-    kafka = KafkaServer(state_dir=state / "kafka", port=kafka_port, controller_port=controller_port)
+    kafka = KafkaServer(
+        state_dir=state / "kafka", port=kafka_port, controller_port=controller_port, heap_mb=1536
+    )
     ferret = FerretServer(state_dir=state / "ferretdb", port=mongo_port)
     started = []
     try:
@@ -69,5 +71,6 @@ def stack_env(infra: Infra, names: dict[str, str]) -> dict[str, str]:
         "ENGRAM_LOG_LEVEL": "INFO",
         "ENGRAM_RETRY_BASE_SECONDS": "0.05",
         "ENGRAM_RETRY_MAX_SECONDS": "0.2",
+        "ENGRAM_TOPIC_PARTITIONS": "1",
         **names,
     }

@@ -73,12 +73,11 @@ def start_platform(infra: Infra, root: Path, **extra: str) -> Platform:
         "ENGRAM_CONNECTORS_DROP_SCAN_INTERVAL_SECONDS": "0.3",
         "ENGRAM_RETRY_BASE_SECONDS": "0.05",
         "ENGRAM_RETRY_MAX_SECONDS": "0.3",
+        "ENGRAM_TOPIC_PARTITIONS": "1",
         **extra,
     }
     logs = root / "logs"
-    services = {
-        name: ServiceProcess(name, env, free_port(), logs) for name in BACKENDS
-    }
+    services = {name: ServiceProcess(name, env, free_port(), logs) for name in BACKENDS}
     gateway_env = {**env, **{var: services[name].url for name, var in GATEWAY_URLS.items()}}
     services["gateway"] = ServiceProcess("gateway", gateway_env, free_port(), logs)
     try:

@@ -69,7 +69,9 @@ def service_app(
             await _with_backoff(
                 "kafka-topics",
                 lambda: ensure_topics(
-                    settings.kafka_bootstrap_servers, prefix=settings.topic_prefix
+                    settings.kafka_bootstrap_servers,
+                    prefix=settings.topic_prefix,
+                    partitions=settings.topic_partitions,
                 ),
             )
             await register(runtime, app)

@@ -23,6 +23,13 @@ class ServiceSettings(BaseSettings):
     topic_prefix: str = Field(
         default="", validation_alias=AliasChoices("ENGRAM_TOPIC_PREFIX", "topic_prefix")
     )
+    topic_partitions: int = Field(
+        default=3,
+        ge=1,
+        le=1000,
+        validation_alias=AliasChoices("ENGRAM_TOPIC_PARTITIONS", "topic_partitions"),
+        description="partitions for topics this service creates when they are missing",
+    )
     database_prefix: str = Field(
         default="engram_",
         validation_alias=AliasChoices("ENGRAM_DATABASE_PREFIX", "database_prefix"),

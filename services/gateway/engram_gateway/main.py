@@ -7,7 +7,7 @@ from fastapi import FastAPI
 from engram_events.catalog import TOMBSTONE_APPLIED
 from engram_gateway.adapters.internal import InternalServices
 from engram_gateway.adapters.prune_jobs import JOBS, PruneJobs
-from engram_gateway.adapters.registry import Registry
+from engram_gateway.adapters.registry import AGENTS, Registry
 from engram_gateway.adapters.submissions import Submissions
 from engram_gateway.api import agents, documents, knowledge, memories, ops, prune, records
 from engram_gateway.config import GatewaySettings
@@ -22,7 +22,7 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
     """The public HTTP API; tests pass settings with a unique database and topic prefix."""
     settings = settings or GatewaySettings()
     runtime = Runtime.build(SERVICE, settings, install_global=install_global)
-    runtime.recover_collections = [JOBS]
+    runtime.recover_collections = [JOBS, AGENTS]
 
     async def register(rt: Runtime, app: FastAPI) -> None:
         app.state.settings = settings

@@ -4,6 +4,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from engram_devstack import FerretServer, KafkaServer, Layout, free_ports
 
 

@@ -5,6 +5,7 @@ import uuid
 
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+
 from engram_devstack import FerretServer, KafkaServer, create_topics, port_open
 from engram_devstack.processes import pid_alive
 

@@ -9,6 +9,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
 from engram_devstack import free_ports
 from engram_devstack.envfiles import read_env_file
 from engram_devstack.processes import PidFile, pid_alive

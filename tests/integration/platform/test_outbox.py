@@ -13,7 +13,9 @@ from engram_platform.topics import ensure_topics
 from tests.conftest import Infra
 
 
-async def _records(bootstrap: str, topic: str, expected: int) -> list[tuple[bytes | None, bytes | None]]:
+async def _records(
+    bootstrap: str, topic: str, expected: int
+) -> list[tuple[bytes | None, bytes | None]]:
     consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest")
     await consumer.start()
     seen: list[tuple[bytes | None, bytes | None]] = []

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 from engram_embedders import HashingEmbedder, make_embedder
 
 pytestmark = pytest.mark.unit

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 import pytest
+
 from engram_embedders import MiniLMEmbedder
 
 pytestmark = pytest.mark.unit

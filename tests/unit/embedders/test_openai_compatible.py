@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from pydantic import SecretStr
+
 from engram_embedders import (
     EmbeddingServiceError,
     InvalidEmbeddingInput,
@@ -21,7 +23,6 @@ from engram_embedders import (
     ProvenanceUnavailable,
     make_embedder,
 )
-from pydantic import SecretStr
 
 pytestmark = pytest.mark.unit
 

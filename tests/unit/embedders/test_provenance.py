@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from engram_embedders import Embeddings, Provenance
 from pydantic import ValidationError
+
+from engram_embedders import Embeddings, Provenance
 
 pytestmark = pytest.mark.unit
 

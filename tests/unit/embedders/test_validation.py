@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
+
 from engram_embedders import HashingEmbedder, InvalidEmbeddingInput, validate_texts
 
 pytestmark = pytest.mark.unit

@@ -4,6 +4,7 @@ import json
 from datetime import UTC, datetime
 
 import pytest
+
 from engram_events import (
     EVENT_TYPES,
     MalformedEvent,

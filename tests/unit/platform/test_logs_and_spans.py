@@ -5,6 +5,7 @@ import json
 import logging
 
 import pytest
+
 from engram_platform.logs import configure_logging
 from engram_platform.retry import RetryPolicy
 from engram_platform.tracing import sanitize_attributes

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
+
 from engram_vectors import (
     BaseVectorStore,
     ExactNumpyStore,

@@ -80,13 +80,15 @@ class Registry:
         cursor = self.db[AGENTS].find({"tenant_id": tenant_id, "deleted": False})
         return sorted([_agent(r) async for r in cursor], key=lambda a: (a.created_at, a.agent_id))
 
-    async def delete_agent(self, tenant_id: str, agent_id: str) -> bool:
-        """Mark an owned agent deleted; False when it is not this tenant's live agent."""
-        result = await self.db[AGENTS].update_one(
-            {"_id": agent_id, "tenant_id": tenant_id, "deleted": False},
+    async def delete_agent_with(self, outbox: Any, agent_id: str, events: list[Any]) -> None:
+        """Mark an agent deleted and stage its events in the same document write."""
+        await outbox.write_with_events(
+            self.db[AGENTS],
+            agent_id,
             {"$set": {"deleted": True, "deleted_at": datetime.now(UTC)}},
+            events,
+            upsert=False,
         )
-        return bool(result.modified_count)
 
 
 def _agent(row: dict[str, Any]) -> Agent:

@@ -69,9 +69,12 @@ async def get_agent(agent_id: AgentId, caller: CallerDep, registry: RegistryDep)
 async def delete_agent(
     agent_id: AgentId, request: Request, caller: CallerDep, registry: RegistryDep
 ) -> Response:
-    """Delete an owned agent (another tenant's is 404); its memories are withdrawn after."""
-    if not await registry.delete_agent(caller.tenant_id, agent_id):
+    """Delete an owned agent (another tenant's is 404); its memories are withdrawn after.
+
+    The deletion and its `agent.deleted` event are one single-document write (outbox).
+    """
+    if await registry.get_agent(caller.tenant_id, agent_id) is None:
         raise Problem(404, detail="no such agent")
     deleted = new_event(AGENT_DELETED, AgentDeleted(agent_id=agent_id), tenant_id=caller.tenant_id)
-    await request.app.state.runtime.outbox.stage([deleted])
+    await registry.delete_agent_with(request.app.state.runtime.outbox, agent_id, [deleted])
     return Response(status_code=204)

@@ -1,0 +1,1 @@
+"""Embedding: turns requested texts into vectors carrying the embedder's own provenance."""

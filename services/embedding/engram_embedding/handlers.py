@@ -1,0 +1,97 @@
+"""The embedding handler: one request in, one `embedding.computed` out (vectors + provenance)."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from engram_embedders import Embedder, Embeddings
+from engram_embedding.validation import screen
+from engram_events import Envelope, derive_event_id, new_event
+from engram_events.catalog import EMBEDDING_COMPUTED
+from engram_events.payloads.embeddings import (
+    EmbeddedItem,
+    EmbeddingComputed,
+    EmbeddingRequested,
+    VectorProvenance,
+)
+
+log = logging.getLogger(__name__)
+
+
+def vector_provenance(embeddings: Embeddings | None, embedder: Embedder) -> VectorProvenance:
+    """The provenance the embedder returned with the vectors (its own, never configuration)."""
+    source = embeddings.provenance if embeddings is not None else embedder.provenance
+    return VectorProvenance(**source.model_dump())
+
+
+class EmbeddingHandlers:
+    """Embeds requested texts in batches; results of a prefetched batch are reused per event."""
+
+    def __init__(self, embedder: Embedder, batch_size: int) -> None:
+        self.embedder = embedder
+        self.batch_size = batch_size
+        self._prefetched: dict[str, tuple[np.ndarray[Any, Any], VectorProvenance]] = {}
+        self.embed_calls = 0
+
+    async def _embed(self, texts: list[str]) -> Embeddings:
+        self.embed_calls += 1
+        return await self.embedder.embed(texts)
+
+    async def prefetch(self, events: Sequence[Envelope[EmbeddingRequested]]) -> None:
+        """Embed the valid texts of many requests together, in chunks of `batch_size`."""
+        wanted = [(e, item) for e in events for item in screen(list(e.payload.items)).accepted]
+        for start in range(0, len(wanted), self.batch_size):
+            chunk = wanted[start : start + self.batch_size]
+            result = await self._embed([item.text for _, item in chunk])
+            provenance = vector_provenance(result, self.embedder)
+            for (event, item), vector in zip(chunk, result.vectors, strict=True):
+                self._prefetched[f"{event.event_id}:{item.item_id}"] = (vector, provenance)
+        if wanted:
+            log.info("embedded batch", extra={"requests": len(events), "texts": len(wanted)})
+
+    def forget(self) -> None:
+        """Drop vectors no handler claimed (duplicates skipped by the consumer)."""
+        self._prefetched.clear()
+
+    async def on_requested(self, event: Envelope[EmbeddingRequested]) -> list[Envelope[Any]]:
+        """Vectors for the valid items, `rejected` for the rest, with the embedder's provenance."""
+        request = event.payload
+        screened = screen(list(request.items))
+        keys = [f"{event.event_id}:{item.item_id}" for item in screened.accepted]
+        missing = [
+            item
+            for item, key in zip(screened.accepted, keys, strict=True)
+            if key not in self._prefetched
+        ]
+        if missing:
+            await self.prefetch([event])
+        found = [self._prefetched.pop(key) for key in keys]
+        provenance = found[0][1] if found else vector_provenance(None, self.embedder)
+        computed = EmbeddingComputed(
+            request_id=request.request_id,
+            requester=request.requester,
+            purpose=request.purpose,
+            items=[
+                EmbeddedItem(item_id=item.item_id, vector=[float(x) for x in vector])
+                for item, (vector, _) in zip(screened.accepted, found, strict=True)
+            ],
+            rejected=screened.rejected,
+            provenance=provenance,
+            text_sha256=[
+                hashlib.sha256(item.text.encode("utf-8")).hexdigest() for item in screened.accepted
+            ],
+        )
+        return [
+            new_event(
+                EMBEDDING_COMPUTED,
+                computed,
+                tenant_id=event.tenant_id,
+                caused_by=event,
+                event_id=derive_event_id(event.event_id, "computed"),
+            )
+        ]

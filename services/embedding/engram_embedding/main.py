@@ -1,0 +1,46 @@
+"""The embedding service's composition root."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+from engram_embedders import make_embedder
+from engram_embedding.batching import BatchingConsumer
+from engram_embedding.config import EmbeddingSettings
+from engram_embedding.handlers import EmbeddingHandlers
+from engram_events.catalog import EMBEDDING_REQUESTED
+from engram_platform.app import service_app
+from engram_platform.runtime import Runtime
+
+SERVICE = "embedding"
+
+
+def create_app(
+    settings: EmbeddingSettings | None = None, *, install_global: bool = True
+) -> FastAPI:
+    """Consumes `embedding.requested` and publishes `embedding.computed`; no durable data."""
+    settings = settings or EmbeddingSettings()
+    runtime = Runtime.build(SERVICE, settings, install_global=install_global)
+
+    async def register(rt: Runtime, app: FastAPI) -> None:
+        assert rt.consumer is not None and rt.outbox is not None
+        embedder = make_embedder(settings.embedder, **settings.embedder_options())
+        handlers = EmbeddingHandlers(embedder, settings.batch_size)
+        consumer = BatchingConsumer(
+            handlers,
+            settings.linger_ms,
+            service=SERVICE,
+            broker=rt.broker,
+            db=rt.db,
+            outbox=rt.outbox,
+            topic_prefix=settings.topic_prefix,
+            retry=rt.consumer.retry,
+            batch_size=max(settings.batch_size, settings.consumer_batch_size),
+            tracer_provider=rt.tracer_provider,
+        )
+        consumer.on(EMBEDDING_REQUESTED, handlers.on_requested)
+        rt.consumer = consumer
+        app.state.embedder = embedder
+        app.state.handlers = handlers
+
+    return service_app(runtime, title="engram-embedding", register=register)

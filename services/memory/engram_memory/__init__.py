@@ -1,0 +1,1 @@
+"""Memory: agents' memories, their vectors, recall with a floor, retention and tombstones."""

@@ -1,0 +1,1 @@
+"""The memory service's stores: Mongo rows and the vector collection."""

@@ -1,0 +1,132 @@
+"""Memory rows in Mongo, keyed `tenant:memory_id`; every query carries the tenant predicate."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from pymongo import ASCENDING
+from pymongo.errors import DuplicateKeyError
+
+MEMORIES = "memories"
+GONE_SOURCES = "gone_sources"
+CONTENT_FIELDS = ("content", "metadata")
+"""What a withdrawn row loses: only status, ids and hashes remain."""
+
+
+def row_id(tenant_id: str, memory_id: str) -> str:
+    """Rows are keyed by tenant first, so one tenant's ids never address another's rows."""
+    return f"{tenant_id}:{memory_id}"
+
+
+def mongo_filter(selection: Mapping[str, Any]) -> dict[str, Any]:
+    """A flat selection (scalars, or lists meaning 'one of') as a Mongo query."""
+    return {
+        key: {"$in": list(value)} if isinstance(value, list | tuple) else value
+        for key, value in selection.items()
+    }
+
+
+class MemoryRows:
+    """The memory service's own rows."""
+
+    def __init__(self, db: Any) -> None:
+        self.db = db
+        self.collection = db[MEMORIES]
+
+    async def get(self, tenant_id: str, memory_id: str) -> dict[str, Any] | None:
+        """One row of the tenant: the key starts with the tenant, and the row must say so too.
+
+        Looked up by `_id` alone: FerretDB scans the collection for any other predicate.
+        """
+        row: dict[str, Any] | None = await self.collection.find_one(
+            {"_id": row_id(tenant_id, memory_id)}
+        )
+        return row if row is not None and row.get("tenant_id") == tenant_id else None
+
+    async def get_many(
+        self, tenant_id: str, memory_ids: Sequence[str]
+    ) -> dict[str, dict[str, Any]]:
+        """Rows by id, keyed by memory id (concurrent `_id` lookups; `$in` is a scan on FerretDB)."""
+        found = await asyncio.gather(*(self.get(tenant_id, m) for m in dict.fromkeys(memory_ids)))
+        return {row["memory_id"]: row for row in found if row is not None}
+
+    async def open(
+        self, tenant_id: str, fields: dict[str, Any], status: str
+    ) -> dict[str, Any] | None:
+        """Create the row with `status`; None when it already exists (a replay or a retried write).
+
+        An insert, not an upsert: FerretDB serves `_id` inserts fast and scans for updates.
+        """
+        row = {
+            **fields,
+            "_id": row_id(tenant_id, fields["memory_id"]),
+            "tenant_id": tenant_id,
+            "status": status,
+            "updated_at": datetime.now(UTC),
+        }
+        try:
+            await self.collection.insert_one(row)
+        except DuplicateKeyError:
+            return None
+        return row
+
+    async def set_fields(
+        self,
+        tenant_id: str,
+        memory_id: str,
+        fields: Mapping[str, Any],
+        *,
+        drop_content: bool = False,
+    ) -> None:
+        """Update one row; `drop_content` removes the content, keeping status and hashes."""
+        update: dict[str, Any] = {"$set": {**fields, "updated_at": datetime.now(UTC)}}
+        if drop_content:
+            update["$unset"] = {name: "" for name in CONTENT_FIELDS}
+        await self.collection.update_one({"_id": row_id(tenant_id, memory_id)}, update)
+
+    async def count(self, selection: Mapping[str, Any]) -> int:
+        """How many rows a selection holds (the same selection `select` returns)."""
+        return int(await self.collection.count_documents(mongo_filter(selection)))
+
+    async def select(self, selection: Mapping[str, Any], *, limit: int = 0) -> list[dict[str, Any]]:
+        """Rows of a selection, oldest first."""
+        cursor = self.collection.find(mongo_filter(selection)).sort(
+            [("created_at", ASCENDING), ("memory_id", ASCENDING)]
+        )
+        if limit:
+            cursor = cursor.limit(limit)
+        return [row async for row in cursor]
+
+    async def derived_from_any(
+        self, tenant_id: str, source_ids: Sequence[str], statuses: Sequence[str]
+    ) -> list[dict[str, Any]]:
+        """Rows of the tenant naming any of the sources in `derived_from`."""
+        cursor = self.collection.find(
+            {
+                "tenant_id": tenant_id,
+                "derived_from": {"$in": list(source_ids)},
+                "status": {"$in": list(statuses)},
+            }
+        )
+        return [row async for row in cursor]
+
+    async def mark_gone(self, tenant_id: str, source_id: str) -> None:
+        """Remember a tombstoned source (for the 'all sources gone' policy)."""
+        await self.db[GONE_SOURCES].update_one(
+            {"_id": row_id(tenant_id, source_id)},
+            {"$set": {"tenant_id": tenant_id, "source_id": source_id}},
+            upsert=True,
+        )
+
+    async def gone(self, tenant_id: str, source_ids: Sequence[str]) -> set[str]:
+        """Which of these sources are known to be tombstoned (concurrent `_id` lookups)."""
+        rows = self.db[GONE_SOURCES]
+        found = await asyncio.gather(
+            *(rows.find_one({"_id": row_id(tenant_id, s)}) for s in dict.fromkeys(source_ids))
+        )
+        return {
+            row["source_id"] for row in found if row is not None and row["tenant_id"] == tenant_id
+        }

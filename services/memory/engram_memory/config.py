@@ -1,0 +1,52 @@
+"""Memory settings (env prefix ENGRAM_MEMORY_)."""
+
+from typing import Any
+
+from pydantic import Field
+from pydantic_settings import SettingsConfigDict
+
+from engram_embedders import EmbedderKind
+from engram_memory.domain.content import ContentLimits
+from engram_memory.domain.retention import RetentionPolicy
+from engram_platform.settings import ServiceSettings
+
+
+class MemorySettings(ServiceSettings):
+    """Embedder (same kind as the embedding service), vector store, limits and retention."""
+
+    model_config = SettingsConfigDict(env_prefix="ENGRAM_MEMORY_", extra="ignore")
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8084, ge=1, le=65535)
+    embedder: EmbedderKind = "minilm"
+    minilm_threads: int = Field(default=1, ge=1, le=2)
+    hashing_dimension: int = Field(default=384, ge=2)
+    openai_base_url: str | None = None
+    openai_model: str | None = None
+    vector_path: str = ".engram/data/vectors/memory"
+    collection: str = "memories"
+    min_content_chars: int = Field(default=1, ge=1)
+    max_content_chars: int = Field(default=8000, ge=1, le=32_000)
+    min_score: float | None = Field(
+        default=None, description="recall floor; None means the embedder model's default"
+    )
+    max_top_k: int = Field(default=100, ge=1, le=1000)
+    retention: list[RetentionPolicy] = Field(
+        default_factory=list, description='JSON, e.g. [{"type":"conversation","max_count":100}]'
+    )
+    withdraw_requires_all_sources: bool = Field(
+        default=False, description="withdraw a memory only when every derived_from source is gone"
+    )
+
+    @property
+    def limits(self) -> ContentLimits:
+        """The content length bounds."""
+        return ContentLimits(self.min_content_chars, self.max_content_chars)
+
+    def embedder_options(self) -> dict[str, Any]:
+        """Keyword arguments for `make_embedder(self.embedder, ...)`."""
+        if self.embedder == "minilm":
+            return {"threads": self.minilm_threads}
+        if self.embedder == "hashing":
+            return {"dimension": self.hashing_dimension}
+        return {"base_url": self.openai_base_url, "model": self.openai_model}

@@ -1,0 +1,1 @@
+"""Pure memory rules: content checks, retention, the recall floor, tombstone cascades."""

@@ -1,0 +1,42 @@
+"""The recall floor: default per embedder model, applied to the raw top-k, drops counted."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
+
+DEFAULT_FLOORS: dict[str, float] = {
+    "sentence-transformers/all-MiniLM-L6-v2": 0.25,
+    "engram-hashing-v1": 0.05,
+}
+"""The lowest answer score on tests/fixtures/retrieval, rounded down to 0.05 (see README.md).
+
+MiniLM: answers score 0.27-0.83 (p5 0.39); 0.25 keeps every answer and drops 93% of
+non-answers. Hashing: answers score from 0.09; 0.05 keeps every answer (it separates poorly).
+"""
+FALLBACK_FLOOR = 0.30
+
+
+def default_floor(model_id: str) -> float:
+    """The floor for a model; hashing model ids carry their dimension as a suffix."""
+    for prefix, floor in DEFAULT_FLOORS.items():
+        if model_id == prefix or model_id.startswith(f"{prefix}-"):
+            return floor
+    return FALLBACK_FLOOR
+
+
+@dataclass(frozen=True)
+class Floored(Generic[T]):
+    """What survives the floor, and how many of the raw top-k it dropped."""
+
+    kept: list[tuple[T, float]]
+    dropped: int
+
+
+def apply_floor(scored: Sequence[tuple[T, float]], floor: float) -> Floored[T]:
+    """Keep hits scoring at least `floor`; `dropped` counts raw top-k hits below it."""
+    kept = [(item, score) for item, score in scored if score >= floor]
+    return Floored(kept=kept, dropped=len(scored) - len(kept))

@@ -1,0 +1,260 @@
+"""The memory service's handlers: one typed input each, returning the events to publish."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+from engram_events import Envelope, derive_event_id, new_event
+from engram_events.catalog import EMBEDDING_REQUESTED, TOMBSTONE_APPLIED
+from engram_events.payloads.documents import DocumentTombstoned
+from engram_events.payloads.embeddings import (
+    EmbeddedItem,
+    EmbeddingComputed,
+    EmbeddingRequested,
+    TextItem,
+)
+from engram_events.payloads.knowledge import FactWithdrawn
+from engram_events.payloads.memories import AgentDeleted, MemoryWriteRequested
+from engram_events.payloads.records import RecordTombstoned
+from engram_events.payloads.tombstones import Stage, TombstoneApplied
+from engram_memory import events
+from engram_memory.adapters.rows import MemoryRows
+from engram_memory.adapters.vectors import MemoryVectors
+from engram_memory.domain.content import ContentLimits, content_problem, content_sha256
+from engram_memory.domain.sources import withdrawn_by
+from engram_memory.retention import Retention
+from engram_memory.withdrawal import LIVE_STATUSES, Withdrawals
+from engram_vectors import FingerprintMismatch
+
+log = logging.getLogger(__name__)
+
+REQUESTER = "memory"
+SERVICE = "memory"
+
+
+class MemoryHandlers:
+    """Validate before embedding, store after embedding, withdraw when sources go."""
+
+    def __init__(
+        self,
+        rows: MemoryRows,
+        vectors: MemoryVectors,
+        retention: Retention,
+        withdrawals: Withdrawals,
+        limits: ContentLimits,
+        *,
+        require_all_sources: bool = False,
+    ) -> None:
+        self.rows = rows
+        self.vectors = vectors
+        self.retention = retention
+        self.withdrawals = withdrawals
+        self.limits = limits
+        self.require_all_sources = require_all_sources
+
+    async def on_write_requested(
+        self, event: Envelope[MemoryWriteRequested]
+    ) -> list[Envelope[Any]]:
+        """Check the content itself; only valid content is sent to the embedder."""
+        request = event.payload
+        tenant = event.tenant_id
+        fields: dict[str, Any] = {
+            "memory_id": request.memory_id,
+            "agent_id": request.agent_id,
+            "type": request.type,
+            "derived_from": list(request.derived_from),
+            "supersedes": request.supersedes,
+            "idempotency_key": request.idempotency_key,
+            "content_sha256": content_sha256(request.content),
+            "content_chars": len(request.content),
+            "created_at": event.occurred_at,
+        }
+        problem = content_problem(request.content, self.limits)
+        if problem is not None:
+            row = await self.rows.open(tenant, {**fields, "reason": problem}, "rejected")
+            if row is None:
+                return []
+            log.info("memory rejected", extra={"memory_id": request.memory_id, "reason": problem})
+            return [events.rejected(row, problem, event)]
+        gone = await self.rows.gone(tenant, request.derived_from) if request.derived_from else set()
+        if withdrawn_by(request.derived_from, gone, self.require_all_sources):
+            row = await self.rows.open(
+                tenant, {**fields, "withdrawn_reason": "source_tombstoned"}, "withdrawn"
+            )
+            if row is None:
+                return []
+            return [events.withdrawn(row, "source_tombstoned", event)]
+        row = await self.rows.open(
+            tenant, {**fields, "content": request.content, "metadata": request.metadata}, "pending"
+        )
+        if row is None:
+            return []
+        embed = EmbeddingRequested(
+            request_id=request.memory_id,
+            requester=REQUESTER,
+            purpose="memory",
+            items=[TextItem(item_id=request.memory_id, text=request.content)],
+        )
+        return [
+            new_event(
+                EMBEDDING_REQUESTED,
+                embed,
+                tenant_id=tenant,
+                caused_by=event,
+                event_id=derive_event_id(event.event_id, "embed"),
+            )
+        ]
+
+    async def on_computed(self, event: Envelope[EmbeddingComputed]) -> list[Envelope[Any]]:
+        """Write the point and the row for each vector of ours, then announce and retain."""
+        computed = event.payload
+        if computed.requester != REQUESTER:
+            return []
+        tenant = event.tenant_id
+        ids = [item.item_id for item in computed.items] + [r.item_id for r in computed.rejected]
+        rows = await self.rows.get_many(tenant, ids)
+        published: list[Envelope[Any]] = []
+        for refused in computed.rejected:
+            row = rows.get(refused.item_id)
+            if row is not None and row["status"] == "pending":
+                published.append(await self._reject(row, f"embedder_{refused.reason}", event))
+        for item in computed.items:
+            row = rows.get(item.item_id)
+            if row is not None and row["status"] == "pending":
+                published.extend(await self._store(row, item, event))
+        return published
+
+    async def _reject(
+        self, row: dict[str, Any], reason: str, cause: Envelope[Any]
+    ) -> Envelope[Any]:
+        await self.rows.set_fields(
+            row["tenant_id"],
+            row["memory_id"],
+            {"status": "rejected", "reason": reason},
+            drop_content=True,
+        )
+        return events.rejected(row, reason, cause)
+
+    async def _store(
+        self, row: dict[str, Any], item: EmbeddedItem, cause: Envelope[EmbeddingComputed]
+    ) -> list[Envelope[Any]]:
+        """Point first, then the row: a row never says `active` without its vector."""
+        provenance = cause.payload.provenance
+        tenant, memory_id = row["tenant_id"], row["memory_id"]
+        status = "superseded" if row.get("superseded_by") else "active"
+        try:
+            await self.vectors.put(row, item.vector, provenance.model_dump(), status)
+        except FingerprintMismatch:
+            return [await self._reject(row, "embedder_mismatch", cause)]
+        await self.rows.set_fields(
+            tenant,
+            memory_id,
+            {
+                "status": status,
+                "provenance": provenance.model_dump(),
+                "stored_at": datetime.now(UTC),
+            },
+        )
+        published: list[Envelope[Any]] = []
+        if row.get("supersedes"):
+            await self._supersede(row, row["supersedes"])
+        published.append(events.stored(row, provenance, cause))
+        published.extend(await self.retention.enforce(tenant, row["agent_id"], row["type"], cause))
+        log.info("memory stored", extra={"memory_id": memory_id, "agent_id": row["agent_id"]})
+        return published
+
+    async def _supersede(self, newer: dict[str, Any], older_id: str) -> None:
+        """Mark the older memory of the same agent superseded; it stays, recall skips it."""
+        tenant = newer["tenant_id"]
+        older = await self.rows.get(tenant, older_id)
+        if older is None or older["agent_id"] != newer["agent_id"]:
+            return
+        if older["status"] not in ("pending", "active"):
+            return
+        await self.rows.set_fields(
+            tenant,
+            older_id,
+            {
+                "status": "superseded" if older["status"] == "active" else older["status"],
+                "superseded_by": newer["memory_id"],
+            },
+        )
+        if older["status"] == "active":
+            await self.vectors.set_status(tenant, older_id, "superseded")
+
+    async def on_agent_deleted(self, event: Envelope[AgentDeleted]) -> list[Envelope[Any]]:
+        """A deleted agent's memories are withdrawn (rows keep status and hashes)."""
+        tenant, agent_id = event.tenant_id, event.payload.agent_id
+        targets = await self.rows.select(
+            {"tenant_id": tenant, "agent_id": agent_id, "status": list(LIVE_STATUSES)}
+        )
+        published = await self.withdrawals.in_handler(tenant, targets, "agent_deleted", event)
+        log.info("agent deleted", extra={"agent_id": agent_id, "withdrawn": len(published)})
+        return published
+
+    async def on_record_tombstoned(self, event: Envelope[RecordTombstoned]) -> list[Envelope[Any]]:
+        """Memories derived from a pruned record follow it."""
+        gone = event.payload
+        return await self._source_gone(event, gone.record_id, gone.prune_job_id, "records")
+
+    async def on_fact_withdrawn(self, event: Envelope[FactWithdrawn]) -> list[Envelope[Any]]:
+        """Memories derived from a withdrawn fact follow it."""
+        gone = event.payload
+        return await self._source_gone(event, gone.fact_id, gone.prune_job_id, "facts")
+
+    async def on_document_tombstoned(
+        self, event: Envelope[DocumentTombstoned]
+    ) -> list[Envelope[Any]]:
+        """Memories derived from a deleted document follow it."""
+        gone = event.payload
+        return await self._source_gone(event, gone.document_id, gone.prune_job_id, "documents")
+
+    async def _source_gone(
+        self, event: Envelope[Any], source_id: str, prune_job_id: str | None, stage: Stage
+    ) -> list[Envelope[Any]]:
+        """Withdraw what the source took with it; acknowledge the prune job when there is one."""
+        tenant = event.tenant_id
+        await self.rows.mark_gone(tenant, source_id)
+        candidates = await self.rows.derived_from_any(tenant, [source_id], LIVE_STATUSES)
+        gone = {source_id}
+        if self.require_all_sources and candidates:
+            sources = sorted({s for row in candidates for s in row.get("derived_from", [])})
+            gone |= await self.rows.gone(tenant, sources)
+        targets = [
+            row
+            for row in candidates
+            if withdrawn_by(row.get("derived_from", []), gone, self.require_all_sources)
+        ]
+        had_vectors = sum(1 for row in targets if row["status"] in ("active", "superseded"))
+        published = await self.withdrawals.in_handler(
+            tenant,
+            targets,
+            "source_tombstoned",
+            event,
+            because_of=source_id,
+            prune_job_id=prune_job_id,
+        )
+        log.info(
+            "source tombstoned",
+            extra={"source_id": source_id, "stage": stage, "withdrawn": len(published)},
+        )
+        if prune_job_id:
+            applied = TombstoneApplied(
+                prune_job_id=prune_job_id,
+                service=SERVICE,
+                counts={"memories": len(published), "vectors": had_vectors},
+                source_ids=[source_id],
+                tombstoned_ids=[row["memory_id"] for row in targets],
+            )
+            published.append(
+                new_event(
+                    TOMBSTONE_APPLIED,
+                    applied,
+                    tenant_id=tenant,
+                    caused_by=event,
+                    event_id=derive_event_id(event.event_id, "tombstone-applied"),
+                )
+            )
+        return published

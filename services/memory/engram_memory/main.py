@@ -1,0 +1,86 @@
+"""The memory service's composition root."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI
+
+from engram_embedders import make_embedder
+from engram_events.catalog import (
+    AGENT_DELETED,
+    DOCUMENT_TOMBSTONED,
+    EMBEDDING_COMPUTED,
+    FACT_WITHDRAWN,
+    MEMORY_WRITE_REQUESTED,
+    RECORD_TOMBSTONED,
+)
+from engram_memory import api
+from engram_memory.adapters.rows import MEMORIES, MemoryRows
+from engram_memory.adapters.vectors import MemoryVectors
+from engram_memory.config import MemorySettings
+from engram_memory.handlers import MemoryHandlers
+from engram_memory.recall import Recall
+from engram_memory.retention import Retention
+from engram_memory.withdrawal import Withdrawals
+from engram_platform.app import service_app
+from engram_platform.runtime import Runtime
+from engram_vectors import VectorStore, make_vector_store
+
+SERVICE = "memory"
+log = logging.getLogger(__name__)
+
+
+def build_vector_store(settings: MemorySettings) -> VectorStore:
+    """A Qdrant server when QDRANT_URL is set, else the embedded engine in `vector_path`."""
+    if settings.qdrant_url:
+        return make_vector_store("qdrant", url=settings.qdrant_url)
+    return make_vector_store("edge", root=settings.vector_path)
+
+
+def create_app(settings: MemorySettings | None = None, *, install_global: bool = True) -> FastAPI:
+    """Consumes memory writes, embeddings and tombstones; serves recall and reads internally."""
+    settings = settings or MemorySettings()
+    runtime = Runtime.build(SERVICE, settings, install_global=install_global)
+    runtime.recover_collections = [MEMORIES]
+
+    async def register(rt: Runtime, app: FastAPI) -> None:
+        assert rt.consumer is not None and rt.outbox is not None
+        embedder = make_embedder(settings.embedder, **settings.embedder_options())
+        store = build_vector_store(settings)
+        rows = MemoryRows(rt.db)
+        vectors = MemoryVectors(store, settings.collection)
+        provenance = embedder.provenance
+        held = await vectors.open(provenance.dimension, provenance.fingerprint)
+        if held != provenance.fingerprint:
+            log.warning(
+                "collection embedder differs from the configured embedder; recall will refuse",
+                extra={"collection": settings.collection},
+            )
+        withdrawals = Withdrawals(rows, vectors)
+        retention = Retention(settings.retention, rows, vectors, withdrawals)
+        handlers = MemoryHandlers(
+            rows,
+            vectors,
+            retention,
+            withdrawals,
+            settings.limits,
+            require_all_sources=settings.withdraw_requires_all_sources,
+        )
+        rt.consumer.on(MEMORY_WRITE_REQUESTED, handlers.on_write_requested)
+        rt.consumer.on(EMBEDDING_COMPUTED, handlers.on_computed)
+        rt.consumer.on(RECORD_TOMBSTONED, handlers.on_record_tombstoned)
+        rt.consumer.on(FACT_WITHDRAWN, handlers.on_fact_withdrawn)
+        rt.consumer.on(DOCUMENT_TOMBSTONED, handlers.on_document_tombstoned)
+        rt.consumer.on(AGENT_DELETED, handlers.on_agent_deleted)
+        app.state.rows = rows
+        app.state.vectors = vectors
+        app.state.store = store
+        app.state.withdrawals = withdrawals
+        app.state.outbox = rt.outbox
+        app.state.recall = Recall(embedder, vectors, min_score=settings.min_score)
+        app.state.internal_token = (
+            settings.internal_token.get_secret_value() if settings.internal_token else None
+        )
+
+    return service_app(runtime, title="engram-memory", register=register, routers=[api.router])

@@ -1,0 +1,100 @@
+"""Gateways for the client's tests: alone (the rest unreachable), with the document pipeline, or with memory."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.support.services import ServiceProcess, free_port
+from tests.support.tenants import create_tenant
+
+
+def engram(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the CLI in a fresh interpreter, without inheriting a developer's key or URL."""
+    base = {k: v for k, v in os.environ.items() if k not in {"ENGRAM_URL", "ENGRAM_API_KEY"}}
+    return subprocess.run(
+        [sys.executable, "-m", "engram_client", *args],
+        env={**base, **(env or {})},
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@dataclass
+class Stack:
+    """A running gateway and a tenant's API key on it."""
+
+    gateway: ServiceProcess
+    key: str
+
+
+@pytest.fixture
+def lone_gateway(service: Callable[..., ServiceProcess]) -> Stack:
+    """Only the gateway; calls it proxies to other services answer 503."""
+    dead = f"http://127.0.0.1:{free_port()}"
+    gateway = service(
+        "gateway",
+        ENGRAM_GATEWAY_EXTRACTION_URL=dead,
+        ENGRAM_GATEWAY_ENRICHMENT_URL=dead,
+        ENGRAM_GATEWAY_MEMORY_URL=dead,
+        ENGRAM_GATEWAY_INGEST_URL=dead,
+    )
+    return Stack(gateway, create_tenant(gateway.env))
+
+
+@pytest.fixture
+def pipeline(service: Callable[..., ServiceProcess]) -> Stack:
+    """Gateway, ingest and extraction: documents reach `extracted` and become records."""
+    ingest = service("ingest")
+    extraction = service("extraction")
+    dead = f"http://127.0.0.1:{free_port()}"
+    gateway = service(
+        "gateway",
+        ENGRAM_GATEWAY_INGEST_URL=ingest.url,
+        ENGRAM_GATEWAY_EXTRACTION_URL=extraction.url,
+        ENGRAM_GATEWAY_ENRICHMENT_URL=dead,
+        ENGRAM_GATEWAY_MEMORY_URL=dead,
+    )
+    return Stack(gateway, create_tenant(gateway.env))
+
+
+@pytest.fixture
+def memory_stack(service: Callable[..., ServiceProcess], tmp_path: Path) -> Stack:
+    """Gateway, memory and embedding with the deterministic hashing embedder."""
+    env = {
+        "ENGRAM_EMBEDDING_EMBEDDER": "hashing",
+        "ENGRAM_MEMORY_EMBEDDER": "hashing",
+        "ENGRAM_MEMORY_VECTOR_PATH": str(tmp_path / "vectors"),
+    }
+    service("embedding", **env)
+    memory = service("memory", **env)
+    gateway = service("gateway", ENGRAM_GATEWAY_MEMORY_URL=memory.url, **env)
+    return Stack(gateway, create_tenant(gateway.env))
+
+
+@pytest.fixture
+def full_stack(service: Callable[..., ServiceProcess], tmp_path: Path) -> Stack:
+    """Every service a document's prune cascade touches, with the hashing embedder."""
+    env = {
+        "ENGRAM_EMBEDDING_EMBEDDER": "hashing",
+        "ENGRAM_MEMORY_EMBEDDER": "hashing",
+        "ENGRAM_ENRICHMENT_EMBEDDER": "hashing",
+        "ENGRAM_MEMORY_VECTOR_PATH": str(tmp_path / "memory-vectors"),
+        "ENGRAM_ENRICHMENT_VECTOR_PATH": str(tmp_path / "knowledge-vectors"),
+    }
+    urls = {}
+    for name in ("ingest", "extraction", "enrichment", "embedding", "memory"):
+        urls[f"ENGRAM_GATEWAY_{name.upper()}_URL"] = service(name, **env).url
+    gateway = service("gateway", **urls, **env)
+    return Stack(gateway, create_tenant(gateway.env))

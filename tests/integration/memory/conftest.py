@@ -1,0 +1,95 @@
+"""The memory stack under test: embedding, memory and gateway processes on one broker."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.support.services import ServiceProcess
+from tests.support.tenants import create_tenant
+
+
+@dataclass
+class MemoryStack:
+    """The three processes, the environment they share, and a helper per tenant key."""
+
+    gateway: ServiceProcess
+    memory: ServiceProcess
+    embedding: ServiceProcess
+    env: dict[str, str]
+
+    def client(self, key: str | None) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {key}"} if key is not None else {}
+        return httpx.Client(base_url=self.gateway.url, headers=headers, timeout=30)
+
+    def tenant(self, name: str = "acme") -> str:
+        return create_tenant(self.gateway.env, name)
+
+    def processes(self) -> list[ServiceProcess]:
+        return [self.gateway, self.memory, self.embedding]
+
+
+def wait_status(
+    client: httpx.Client, agent_id: str, memory_id: str, wanted: set[str], timeout: float = 60
+) -> dict[str, Any]:
+    """Poll the status URL until the memory reaches one of `wanted`."""
+    deadline = time.monotonic() + timeout
+    body: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        response = client.get(f"/v1/agents/{agent_id}/memories/{memory_id}")
+        body = response.json()
+        if response.status_code == 200 and body.get("status") in wanted:
+            return body
+        time.sleep(0.2)
+    raise AssertionError(f"memory {memory_id} never reached {wanted}: {body}")
+
+
+def write(client: httpx.Client, agent_id: str, content: str, **fields: Any) -> str:
+    """POST a memory and return its id (202 expected)."""
+    response = client.post(f"/v1/agents/{agent_id}/memories", json={"content": content, **fields})
+    assert response.status_code == 202, response.text
+    return str(response.json()["memory_id"])
+
+
+def new_agent(client: httpx.Client) -> str:
+    response = client.post("/v1/agents", json={"name": "agent"})
+    assert response.status_code == 201, response.text
+    return str(response.json()["agent_id"])
+
+
+@pytest.fixture
+def start_stack(
+    service: Callable[..., ServiceProcess], tmp_path: Path
+) -> Iterator[Callable[..., MemoryStack]]:
+    """Factory: start embedding, memory and gateway with extra env (hashing embedder by default)."""
+
+    def start(**extra: str) -> MemoryStack:
+        env = {
+            "ENGRAM_EMBEDDING_EMBEDDER": "hashing",
+            "ENGRAM_MEMORY_EMBEDDER": "hashing",
+            "ENGRAM_MEMORY_VECTOR_PATH": str(tmp_path / "vectors"),
+            **extra,
+        }
+        embedding = service("embedding", **env)
+        memory = service("memory", **env)
+        gateway = service("gateway", ENGRAM_GATEWAY_MEMORY_URL=memory.url, **env)
+        return MemoryStack(gateway, memory, embedding, {**gateway.env, **env})
+
+    yield start
+
+
+@pytest.fixture
+def stack(start_stack: Callable[..., MemoryStack]) -> MemoryStack:
+    """The stack with the hashing embedder (fast, deterministic)."""
+    return start_stack()
+
+
+def topic(stack: MemoryStack, base: str) -> str:
+    """A topic name under the test's prefix."""
+    return f"{stack.env['ENGRAM_TOPIC_PREFIX']}{base}"

@@ -1,0 +1,99 @@
+"""Tombstones cascade to memories: the vector goes, the row keeps hashes, the prune job hears."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from engram_events import encode, new_event
+from engram_events.catalog import DOCUMENT_TOMBSTONED, FACT_WITHDRAWN, RECORD_TOMBSTONED
+from engram_events.payloads.documents import DocumentTombstoned
+from engram_events.payloads.knowledge import FactWithdrawn
+from engram_events.payloads.records import RecordTombstoned
+from tests.integration.memory.conftest import MemoryStack, new_agent, topic, wait_status, write
+from tests.support.kafka import produce, wait_for
+
+
+async def test_gone_sources_withdraw_derived_memories(stack: MemoryStack) -> None:
+    key = stack.tenant()
+    with stack.client(key) as client:
+        agent = new_agent(client)
+        from_record = write(client, agent, "made from record one", derived_from=["rec-1"])
+        from_fact = write(client, agent, "made from a fact", derived_from=["fact-9"])
+        from_doc = write(client, agent, "made from a document", derived_from=["doc-3", "rec-7"])
+        keep = write(client, agent, "made from nothing that goes")
+        for memory_id in (from_record, from_fact, from_doc, keep):
+            wait_status(client, agent, memory_id, {"active"})
+        tenant = client.get("/v1/memories").json()["memories"][0]
+        stored = await wait_for(
+            stack.env["KAFKA_BOOTSTRAP_SERVERS"],
+            topic(stack, "engram.memories.v1"),
+            lambda m: m.get("event_type") == "memory.stored",
+            count=4,
+        )
+        tenant_id = stored[0]["tenant_id"]
+        events: list[tuple[str, Any]] = [
+            (
+                "engram.record-events.v1",
+                new_event(
+                    RECORD_TOMBSTONED,
+                    RecordTombstoned(
+                        record_id="rec-1",
+                        reason="prune",
+                        prune_job_id="prj_test1",
+                        content_sha256="0" * 64,
+                        last_revision=1,
+                    ),
+                    tenant_id=tenant_id,
+                ),
+            ),
+            (
+                "engram.knowledge.v1",
+                new_event(
+                    FACT_WITHDRAWN,
+                    FactWithdrawn(fact_id="fact-9", entity_id="carrier:c1", attribute="name"),
+                    tenant_id=tenant_id,
+                ),
+            ),
+            (
+                "engram.documents.v1",
+                new_event(
+                    DOCUMENT_TOMBSTONED,
+                    DocumentTombstoned(
+                        document_id="doc-3", reason="user_deleted", prune_job_id="prj_test2"
+                    ),
+                    tenant_id=tenant_id,
+                ),
+            ),
+        ]
+        for base, event in events:
+            await produce(stack.env["KAFKA_BOOTSTRAP_SERVERS"], topic(stack, base), [encode(event)])
+        for memory_id in (from_record, from_fact, from_doc):
+            row = wait_status(client, agent, memory_id, {"withdrawn"})
+            assert "content" not in row and row["content_sha256"]
+            assert row["withdrawn_reason"] == "source_tombstoned"
+        assert client.get(f"/v1/agents/{agent}/memories/{keep}").json()["status"] == "active"
+        recalled = client.post(
+            f"/v1/agents/{agent}/recall", json={"query": "made from", "min_score": -1, "top_k": 10}
+        ).json()
+        assert [r["memory_id"] for r in recalled["results"]] == [keep]
+    assert tenant["agent_id"] == agent
+    acks = await wait_for(
+        stack.env["KAFKA_BOOTSTRAP_SERVERS"],
+        topic(stack, "engram.tombstones.v1"),
+        lambda m: m.get("event_type") == "tombstone.applied",
+        count=2,
+    )
+    by_job = {m["payload"]["prune_job_id"]: m["payload"] for m in acks}
+    assert by_job["prj_test1"]["service"] == "memory"
+    assert by_job["prj_test1"]["source_ids"] == ["rec-1"]
+    assert by_job["prj_test1"]["tombstoned_ids"] == [from_record]
+    assert by_job["prj_test1"]["counts"] == {"memories": 1, "vectors": 1}
+    assert by_job["prj_test2"]["tombstoned_ids"] == [from_doc]
+    verify = httpx.post(
+        f"{stack.memory.url}/internal/v1/prune/verify",
+        json={"records": ["rec-1"], "facts": ["fact-9"], "documents": ["doc-3"]},
+        headers={"x-engram-tenant": tenant_id},
+    )
+    assert verify.json() == {"references": {"records": 0, "facts": 0, "documents": 0}}

@@ -1,0 +1,51 @@
+"""The embedding handler: invalid items never reach the model; provenance is the embedder's."""
+
+from __future__ import annotations
+
+import pytest
+
+from engram_embedding.handlers import EmbeddingHandlers
+from engram_events import new_event
+from engram_events.catalog import EMBEDDING_REQUESTED
+from engram_events.payloads.embeddings import EmbeddingRequested, TextItem
+from tests.unit.memory.fakes import CountingEmbedder
+
+pytestmark = pytest.mark.unit
+
+
+def _request(*texts: str) -> object:
+    items = [TextItem(item_id=f"i{n}", text=text) for n, text in enumerate(texts)]
+    payload = EmbeddingRequested(request_id="r1", requester="memory", purpose="memory", items=items)
+    return new_event(EMBEDDING_REQUESTED, payload, tenant_id="t1")
+
+
+async def test_whitespace_items_are_rejected_before_the_embedder_sees_them() -> None:
+    embedder = CountingEmbedder()
+    handlers = EmbeddingHandlers(embedder, batch_size=8)
+    [out] = await handlers.on_requested(_request("real text", "   ", "\n\t"))  # type: ignore[arg-type]
+    computed = out.payload
+    assert [i.item_id for i in computed.items] == ["i0"]
+    assert {(r.item_id, r.reason) for r in computed.rejected} == {
+        ("i1", "whitespace"),
+        ("i2", "whitespace"),
+    }
+    assert embedder.texts == ["real text"] and embedder.calls == 1
+
+
+async def test_provenance_is_what_the_embedder_returned() -> None:
+    embedder = CountingEmbedder(model_id="reported-by-the-embedder")
+    handlers = EmbeddingHandlers(embedder, batch_size=8)
+    [out] = await handlers.on_requested(_request("hello"))  # type: ignore[arg-type]
+    assert out.payload.provenance.model_dump() == embedder.provenance.model_dump()
+    assert out.payload.provenance.precision == "fp16"
+
+
+async def test_a_batch_of_requests_is_embedded_in_one_call_per_chunk() -> None:
+    embedder = CountingEmbedder()
+    handlers = EmbeddingHandlers(embedder, batch_size=3)
+    events = [_request(f"text {n}", f"more {n}") for n in range(3)]
+    await handlers.prefetch(events)  # type: ignore[arg-type]
+    assert embedder.calls == 2
+    outs = [await handlers.on_requested(e) for e in events]  # type: ignore[arg-type]
+    assert embedder.calls == 2
+    assert all(len(out[0].payload.items) == 2 for out in outs)

@@ -1,0 +1,125 @@
+"""Hand-written fakes for the memory service's ports (no mock.patch)."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from engram_embedders import Embeddings, HashingEmbedder, Provenance
+
+
+def _matches(row: Mapping[str, Any], selection: Mapping[str, Any]) -> bool:
+    for key, wanted in selection.items():
+        options = list(wanted) if isinstance(wanted, list | tuple) else [wanted]
+        if row.get(key) not in options:
+            return False
+    return True
+
+
+class FakeRows:
+    """MemoryRows in a dict; records every selection it was asked to count or select."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, dict[str, Any]] = {}
+        self.gone_sources: set[tuple[str, str]] = set()
+        self.counted: list[dict[str, Any]] = []
+        self.selected: list[dict[str, Any]] = []
+        self.collection = self
+
+    async def get(self, tenant_id: str, memory_id: str) -> dict[str, Any] | None:
+        row = self.rows.get(f"{tenant_id}:{memory_id}")
+        return copy.deepcopy(row) if row and row["tenant_id"] == tenant_id else None
+
+    async def get_many(
+        self, tenant_id: str, memory_ids: Sequence[str]
+    ) -> dict[str, dict[str, Any]]:
+        found = {m: await self.get(tenant_id, m) for m in memory_ids}
+        return {m: row for m, row in found.items() if row is not None}
+
+    async def open(
+        self, tenant_id: str, fields: dict[str, Any], status: str
+    ) -> dict[str, Any] | None:
+        key = f"{tenant_id}:{fields['memory_id']}"
+        if key in self.rows:
+            return None
+        self.rows[key] = {**fields, "_id": key, "tenant_id": tenant_id, "status": status}
+        return copy.deepcopy(self.rows[key])
+
+    async def set_fields(
+        self,
+        tenant_id: str,
+        memory_id: str,
+        fields: Mapping[str, Any],
+        *,
+        drop_content: bool = False,
+    ) -> None:
+        row = self.rows[f"{tenant_id}:{memory_id}"]
+        row.update(fields)
+        if drop_content:
+            row.pop("content", None)
+            row.pop("metadata", None)
+
+    async def count(self, selection: Mapping[str, Any]) -> int:
+        self.counted.append(dict(selection))
+        return sum(1 for row in self.rows.values() if _matches(row, selection))
+
+    async def select(self, selection: Mapping[str, Any], *, limit: int = 0) -> list[dict[str, Any]]:
+        self.selected.append(dict(selection))
+        found = [copy.deepcopy(r) for r in self.rows.values() if _matches(r, selection)]
+        return sorted(found, key=lambda r: (r["created_at"], r["memory_id"]))
+
+    async def derived_from_any(
+        self, tenant_id: str, source_ids: Sequence[str], statuses: Sequence[str]
+    ) -> list[dict[str, Any]]:
+        return [
+            copy.deepcopy(r)
+            for r in self.rows.values()
+            if r["tenant_id"] == tenant_id
+            and r["status"] in statuses
+            and set(r.get("derived_from", [])) & set(source_ids)
+        ]
+
+    async def mark_gone(self, tenant_id: str, source_id: str) -> None:
+        self.gone_sources.add((tenant_id, source_id))
+
+    async def gone(self, tenant_id: str, source_ids: Sequence[str]) -> set[str]:
+        return {s for s in source_ids if (tenant_id, s) in self.gone_sources}
+
+
+class CountingEmbedder:
+    """A real hashing embedder that counts calls and texts, and reports its own provenance."""
+
+    def __init__(self, model_id: str = "counting-hashing") -> None:
+        self.inner = HashingEmbedder(dimension=32)
+        self.calls = 0
+        self.texts: list[str] = []
+        base = self.inner.provenance
+        self._provenance = Provenance(
+            provider="fake-provider",
+            model_id=model_id,
+            weights_sha256="ab" * 32,
+            dimension=base.dimension,
+            normalized=True,
+            precision="fp16",
+        )
+
+    @property
+    def provenance(self) -> Provenance:
+        return self._provenance
+
+    async def embed(self, texts: Sequence[str]) -> Embeddings:
+        self.calls += 1
+        self.texts += list(texts)
+        vectors = (await self.inner.embed(texts)).vectors
+        return Embeddings(np.asarray(vectors, dtype=np.float32), self._provenance)
+
+    async def aclose(self) -> None:
+        return None
+
+
+def now() -> datetime:
+    return datetime.now(UTC)

@@ -1,0 +1,161 @@
+"""Memory handlers over fakes: validation before embedding, idempotency, retention, cascades."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from engram_embedding.handlers import EmbeddingHandlers
+from engram_events import Envelope, new_event
+from engram_events.catalog import MEMORY_WRITE_REQUESTED, RECORD_TOMBSTONED
+from engram_events.payloads.memories import MemoryWriteRequested
+from engram_events.payloads.records import RecordTombstoned
+from engram_memory.adapters.vectors import MemoryVectors
+from engram_memory.domain.content import ContentLimits
+from engram_memory.domain.retention import RetentionPolicy
+from engram_memory.handlers import MemoryHandlers
+from engram_memory.retention import Retention
+from engram_memory.withdrawal import Withdrawals
+from engram_vectors import ExactNumpyStore
+from tests.unit.memory.fakes import CountingEmbedder, FakeRows
+
+pytestmark = pytest.mark.unit
+
+
+class Pipeline:
+    """Memory handlers wired to an in-process embedding handler with a counting embedder."""
+
+    def __init__(self, policies: list[RetentionPolicy] | None = None) -> None:
+        self.rows = FakeRows()
+        self.store = ExactNumpyStore()
+        self.vectors = MemoryVectors(self.store, "memories")
+        self.embedder = CountingEmbedder()
+        self.embedding = EmbeddingHandlers(self.embedder, batch_size=16)
+        withdrawals = Withdrawals(self.rows, self.vectors)  # type: ignore[arg-type]
+        retention = Retention(policies or [], self.rows, self.vectors, withdrawals)  # type: ignore[arg-type]
+        self.handlers = MemoryHandlers(
+            self.rows,  # type: ignore[arg-type]
+            self.vectors,
+            retention,
+            withdrawals,
+            ContentLimits(min_chars=2, max_chars=200),
+        )
+        self.clock = datetime(2026, 1, 1, tzinfo=UTC)
+
+    async def open(self) -> None:
+        p = self.embedder.provenance
+        await self.vectors.open(p.dimension, p.fingerprint)
+
+    def request(self, memory_id: str, content: str, **fields: Any) -> Envelope[Any]:
+        self.clock += timedelta(seconds=1)
+        payload = MemoryWriteRequested(
+            memory_id=memory_id, agent_id=fields.pop("agent_id", "a1"), content=content, **fields
+        )
+        return new_event(MEMORY_WRITE_REQUESTED, payload, tenant_id="t1", occurred_at=self.clock)
+
+    async def write(self, event: Envelope[Any]) -> list[Envelope[Any]]:
+        """Run the write through embedding and storage; return everything published."""
+        published = await self.handlers.on_write_requested(event)
+        out = list(published)
+        for requested in [e for e in published if e.event_type == "embedding.requested"]:
+            for computed in await self.embedding.on_requested(requested):
+                out += await self.handlers.on_computed(computed)
+        return out
+
+
+def _types(events: list[Envelope[Any]]) -> list[str]:
+    return [e.event_type for e in events]
+
+
+@pytest.mark.parametrize("content", ["", "   ", "\n\t  ", "x"])
+async def test_invalid_content_is_rejected_before_any_embedding(content: str) -> None:
+    pipe = Pipeline()
+    await pipe.open()
+    published = await pipe.write(pipe.request("m1", content))
+    assert _types(published) == ["memory.rejected"]
+    assert pipe.embedder.calls == 0
+    row = await pipe.rows.get("t1", "m1")
+    assert row is not None and row["status"] == "rejected" and "content" not in row
+
+
+async def test_valid_content_is_embedded_once_and_stored_with_embedder_provenance() -> None:
+    pipe = Pipeline()
+    await pipe.open()
+    published = await pipe.write(pipe.request("m1", "the user likes tea"))
+    assert _types(published) == ["embedding.requested", "memory.stored"]
+    assert pipe.embedder.calls == 1
+    row = await pipe.rows.get("t1", "m1")
+    assert row is not None and row["status"] == "active"
+    assert row["provenance"] == {
+        **pipe.embedder.provenance.model_dump(),
+        "fingerprint": pipe.embedder.provenance.fingerprint,
+    }
+    assert await pipe.store.count("memories", {"tenant_id": "t1"}) == 1
+
+
+async def test_a_replayed_write_or_result_duplicates_nothing() -> None:
+    pipe = Pipeline()
+    await pipe.open()
+    event = pipe.request("m1", "the user likes tea")
+    [requested] = await pipe.handlers.on_write_requested(event)
+    [computed] = await pipe.embedding.on_requested(requested)
+    first = await pipe.handlers.on_computed(computed)
+    assert await pipe.handlers.on_write_requested(event) == []
+    assert await pipe.handlers.on_computed(computed) == []
+    assert _types(first) == ["memory.stored"]
+    assert await pipe.store.count("memories", {"tenant_id": "t1"}) == 1
+    assert len(pipe.rows.rows) == 1
+
+
+async def test_supersession_keeps_the_old_memory_out_of_default_recall() -> None:
+    pipe = Pipeline()
+    await pipe.open()
+    await pipe.write(pipe.request("old", "the office is in Paris"))
+    await pipe.write(pipe.request("new", "the office moved to Lyon", supersedes="old"))
+    old = await pipe.rows.get("t1", "old")
+    assert old is not None and old["status"] == "superseded" and old["superseded_by"] == "new"
+    assert await pipe.store.count("memories", {"status": "active"}) == 1
+    assert await pipe.store.count("memories", {"status": "superseded"}) == 1
+
+
+async def test_retention_counts_and_evicts_one_population_with_one_filter() -> None:
+    pipe = Pipeline([RetentionPolicy(type="conversation", max_count=2)])
+    await pipe.open()
+    for n in range(4):
+        await pipe.write(pipe.request(f"c{n}", f"chat number {n}", type="conversation"))
+        await pipe.write(pipe.request(f"f{n}", f"fact number {n}", type="fact"))
+    selection = RetentionPolicy(type="conversation", max_count=2).selection("t1", "a1")
+    assert pipe.rows.counted and pipe.rows.selected
+    assert all(used == selection for used in pipe.rows.counted + pipe.rows.selected)
+    assert await pipe.rows.count(selection) == 2
+    assert await pipe.vectors.count(selection) == 2
+    facts = RetentionPolicy(type="fact", max_count=1).selection("t1", "a1")
+    assert await pipe.rows.count(facts) == 4 and await pipe.vectors.count(facts) == 4
+    gone = [r["memory_id"] for r in pipe.rows.rows.values() if r["status"] == "withdrawn"]
+    assert sorted(gone) == ["c0", "c1"]
+
+
+async def test_a_tombstoned_record_withdraws_derived_memories_and_acknowledges() -> None:
+    pipe = Pipeline()
+    await pipe.open()
+    await pipe.write(pipe.request("m1", "derived from r1", derived_from=["rec-1"]))
+    await pipe.write(pipe.request("m2", "unrelated memory"))
+    tomb = RecordTombstoned(
+        record_id="rec-1",
+        reason="prune",
+        prune_job_id="prj_1",
+        content_sha256="0" * 64,
+        last_revision=1,
+    )
+    event = new_event(RECORD_TOMBSTONED, tomb, tenant_id="t1")
+    published = await pipe.handlers.on_record_tombstoned(event)
+    assert _types(published) == ["memory.withdrawn", "tombstone.applied"]
+    ack = published[-1].payload
+    assert ack.source_ids == ["rec-1"] and ack.tombstoned_ids == ["m1"]
+    assert ack.counts == {"memories": 1, "vectors": 1}
+    row = await pipe.rows.get("t1", "m1")
+    assert row is not None and row["status"] == "withdrawn" and "content" not in row
+    assert row["content_sha256"]
+    assert await pipe.store.count("memories", {"tenant_id": "t1"}) == 1

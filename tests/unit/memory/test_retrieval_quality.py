@@ -1,0 +1,33 @@
+"""Recall@5 on the hand-written fixture, with MiniLM and with the hashing embedder."""
+
+from __future__ import annotations
+
+import pytest
+
+from engram_embedders import make_embedder
+from engram_memory.domain.floor import default_floor
+from tests.fixtures.retrieval.quality import describe, load_fixture, measure
+
+pytestmark = pytest.mark.unit
+
+
+def test_fixture_is_big_enough() -> None:
+    data = load_fixture()
+    assert len(data["memories"]) >= 50 and len(data["queries"]) >= 20
+    ids = {m["id"] for m in data["memories"]}
+    assert all(set(q["relevant"]) <= ids for q in data["queries"])
+
+
+@pytest.mark.parametrize("kind, minimum", [("minilm", 0.9), ("hashing", 0.4)])
+async def test_recall_at_5(kind: str, minimum: float) -> None:
+    quality = await measure(make_embedder(kind), k=5)
+    print(describe(quality))
+    assert quality.recall_at_k >= minimum
+
+
+@pytest.mark.parametrize("kind", ["minilm", "hashing"])
+async def test_default_floor_keeps_the_fixture_answers(kind: str) -> None:
+    quality = await measure(make_embedder(kind), k=5)
+    floor = default_floor(quality.model_id)
+    kept = sum(score >= floor for score in quality.answer_scores) / len(quality.answer_scores)
+    assert kept >= 0.97
