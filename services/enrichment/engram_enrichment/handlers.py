@@ -183,7 +183,7 @@ class EnrichmentHandlers:
                     ack,
                     tenant_id=tenant,
                     caused_by=event,
-                    event_id=derive_event_id(event.event_id, "tombstone.applied"),
+                    event_id=derive_event_id(event.event_id, "tombstone-applied:enrichment"),
                 )
             )
         return published

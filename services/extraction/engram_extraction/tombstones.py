@@ -118,7 +118,7 @@ class TombstoneHandlers:
                     ack,
                     tenant_id=event.tenant_id,
                     caused_by=event,
-                    event_id=derive_event_id(event.event_id, "tombstone-applied"),
+                    event_id=derive_event_id(event.event_id, "tombstone-applied:extraction"),
                 )
             )
         return events

@@ -40,7 +40,12 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
             timeout=settings.internal_timeout_seconds,
         )
         assert rt.consumer is not None and rt.outbox is not None
-        app.state.prune = PruneFlow(PruneJobs(rt.db), rt.outbox, app.state.internal)
+        app.state.prune = PruneFlow(
+            PruneJobs(rt.db),
+            rt.outbox,
+            app.state.internal,
+            verify_grace_seconds=settings.prune_verify_grace_seconds,
+        )
         rt.consumer.on(TOMBSTONE_APPLIED, app.state.prune.on_applied)
 
     async def finalize_prune_jobs() -> None:

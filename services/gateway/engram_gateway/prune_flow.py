@@ -33,10 +33,18 @@ VERIFIERS: dict[str, tuple[str, ...]] = {
 class PruneFlow:
     """Starts prune jobs (job row + event in one write) and completes them when acknowledged."""
 
-    def __init__(self, jobs: PruneJobs, outbox: Outbox, internal: InternalServices) -> None:
+    def __init__(
+        self,
+        jobs: PruneJobs,
+        outbox: Outbox,
+        internal: InternalServices,
+        *,
+        verify_grace_seconds: float = 60.0,
+    ) -> None:
         self.jobs = jobs
         self.outbox = outbox
         self.internal = internal
+        self.verify_grace = verify_grace_seconds
 
     async def start(
         self,
@@ -170,9 +178,19 @@ class PruneFlow:
             waiting = pending(job["kind"], acks, job["selector"].get("document_id"))
             if any(waiting.values()):
                 continue
-            await self.jobs.finish(job, await self.verify(tenant_id, job, acks))
+            verification = await self.verify(tenant_id, job, acks)
+            if verification["unverified"] and not self._grace_over(job):
+                continue
+            await self.jobs.finish(job, verification)
             done += 1
         return done
+
+    def _grace_over(self, job: dict[str, Any]) -> bool:
+        """An owning service that does not answer (restarting, say) is asked again for a while."""
+        updated = job.get("updated_at") or job["created_at"]
+        if updated.tzinfo is None:
+            updated = updated.replace(tzinfo=UTC)
+        return (datetime.now(UTC) - updated).total_seconds() > self.verify_grace
 
     async def run_finalizer(self, interval: float = 0.5) -> None:
         """Background loop: finish jobs as their acknowledgements arrive."""

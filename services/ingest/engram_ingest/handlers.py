@@ -105,7 +105,7 @@ class IngestHandlers:
                     ack,
                     tenant_id=event.tenant_id,
                     caused_by=event,
-                    event_id=derive_event_id(event.event_id, "tombstone-applied"),
+                    event_id=derive_event_id(event.event_id, "tombstone-applied:ingest"),
                 )
             )
         return events

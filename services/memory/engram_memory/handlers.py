@@ -254,7 +254,7 @@ class MemoryHandlers:
                     applied,
                     tenant_id=tenant,
                     caused_by=event,
-                    event_id=derive_event_id(event.event_id, "tombstone-applied"),
+                    event_id=derive_event_id(event.event_id, "tombstone-applied:memory"),
                 )
             )
         return published

@@ -46,6 +46,7 @@ async def test_a_prune_job_completes_when_every_stage_acknowledges(
         ENGRAM_GATEWAY_ENRICHMENT_URL=dead,
         ENGRAM_GATEWAY_MEMORY_URL=dead,
         ENGRAM_GATEWAY_INGEST_URL=dead,
+        ENGRAM_GATEWAY_PRUNE_VERIFY_GRACE_SECONDS="1",
     )
     key = create_tenant(gateway.env)
     tenant = _tenant_of(gateway, key)
