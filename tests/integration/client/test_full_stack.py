@@ -64,11 +64,6 @@ def test_knowledge_is_read_through_the_client(full_stack: Stack) -> None:
             client.get_entity("carrier:nope")
 
 
-@pytest.mark.xfail(
-    reason="ingest and extraction do not yet acknowledge document prune jobs (issue 6 in "
-    "progress); passes once they do",
-    strict=False,
-)
 def test_a_deleted_document_is_followed_to_verified_empty(full_stack: Stack) -> None:
     env = {"ENGRAM_URL": full_stack.gateway.url, "ENGRAM_API_KEY": full_stack.key}
     with EngramClient(full_stack.gateway.url, full_stack.key) as client:
