@@ -84,6 +84,24 @@ def recalled(client: httpx.Client, agent: str, query: str) -> set[str]:
     return {r["memory_id"] for r in response.json()["results"]}
 
 
+def check_lineage(client: httpx.Client, doc_a: str, rec_a: dict[str, str], from_a: str) -> None:
+    """Document → records → facts → memories, and back from a memory and a fact."""
+    response = client.get(f"/v1/lineage/{doc_a}")
+    assert response.status_code == 200, response.text
+    doc = response.json()
+    assert doc["kind"] == "document"
+    assert {r["record_id"] for r in doc["derives"]["records"]} == set(rec_a.values())
+    assert {f["entity_id"] for f in doc["derives"]["facts"]} == {"carrier:c1", "carrier:c2"}
+    assert from_a in {m["memory_id"] for m in doc["derives"]["memories"]}
+    memory = client.get(f"/v1/lineage/{from_a}").json()
+    assert memory["derives_from"]["ids"] == [rec_a["carrier:c2"]]
+    a_fact = next(f for f in doc["derives"]["facts"] if f["entity_id"] == "carrier:c2")
+    fact = client.get(f"/v1/lineage/{a_fact['fact_id']}").json()
+    assert [r["record_id"] for r in fact["derives_from"]["records"]] == [rec_a["carrier:c2"]]
+    assert fact["derives_from"]["records"][0]["lineage"]["document_id"] == doc_a
+    assert client.get("/v1/lineage/rec_does_not_exist").status_code == 404
+
+
 def scenario(platform: Platform, during_cascade: Callable[[], None]) -> None:
     """Ingest two sources, derive knowledge and memories, delete one source, check the end state."""
     with platform.client(create_tenant(platform.env, "cascade")) as client:
@@ -101,6 +119,8 @@ def scenario(platform: Platform, during_cascade: Callable[[], None]) -> None:
         from_b = remember(client, agent, "Carrier c3 is based in Tallinn", [rec_b["carrier:c3"]])
         free = remember(client, agent, "Weekly planning happens on Mondays", [])
         assert {from_a, from_b, free} <= recalled(client, agent, "where are carriers based")
+
+        check_lineage(client, doc_a, rec_a, from_a)
 
         started = client.delete(f"/v1/documents/{doc_a}")
         assert started.status_code == 202, started.text

@@ -7,7 +7,7 @@ import logging
 from fastapi import FastAPI
 
 from engram_embedders import make_embedder
-from engram_enrichment import api, prune
+from engram_enrichment import api, lineage, prune
 from engram_enrichment.adapters.schema_file import load_schema
 from engram_enrichment.adapters.store import MongoEntityStore
 from engram_enrichment.adapters.vectors import KnowledgeVectors
@@ -72,5 +72,8 @@ def create_app(
         )
 
     return service_app(
-        runtime, title="engram-enrichment", register=register, routers=[api.router, prune.router]
+        runtime,
+        title="engram-enrichment",
+        register=register,
+        routers=[api.router, prune.router, lineage.router],
     )

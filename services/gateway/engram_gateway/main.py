@@ -9,7 +9,16 @@ from engram_gateway.adapters.internal import InternalServices
 from engram_gateway.adapters.prune_jobs import JOBS, PruneJobs
 from engram_gateway.adapters.registry import AGENTS, Registry
 from engram_gateway.adapters.submissions import Submissions
-from engram_gateway.api import agents, documents, knowledge, memories, ops, prune, records
+from engram_gateway.api import (
+    agents,
+    documents,
+    knowledge,
+    lineage,
+    memories,
+    ops,
+    prune,
+    records,
+)
 from engram_gateway.config import GatewaySettings
 from engram_gateway.prune_flow import PruneFlow
 from engram_platform.app import service_app
@@ -64,6 +73,7 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
             records.router,
             memories.router,
             ops.router,
+            lineage.router,
         ],
     )
     app.version = "1.0.0"

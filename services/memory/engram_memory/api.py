@@ -178,3 +178,48 @@ async def verify_prune(body: VerifyBody, request: Request, tenant_id: TenantDep)
         found = await rows.derived_from_any(tenant_id, ids, LIVE_STATUSES) if ids else []
         references[kind] = len(found)
     return {"references": references}
+
+
+class LineageBody(BaseModel):
+    """Source ids (documents, records, facts) whose derived memories are wanted."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    ids: list[Annotated[str, Field(min_length=1, max_length=256)]] = Field(max_length=10_000)
+
+
+@router.post("/lineage/derived")
+async def derived_memories(
+    body: LineageBody, request: Request, tenant_id: TenantDep
+) -> dict[str, Any]:
+    """Memories (any status) whose `derived_from` names one of the ids."""
+    rows = await _state(request).rows.derived_from_any(
+        tenant_id, body.ids, ["pending", "active", "superseded", "withdrawn", "rejected"]
+    )
+    return {
+        "memories": [
+            {
+                "memory_id": row["memory_id"],
+                "agent_id": row["agent_id"],
+                "status": row.get("status"),
+                "derived_from": row.get("derived_from", []),
+            }
+            for row in rows
+        ]
+    }
+
+
+@router.get("/lineage/memories/{memory_id}")
+async def memory_sources(
+    memory_id: MemoryPath, request: Request, tenant_id: TenantDep
+) -> dict[str, Any]:
+    """What a memory derives from."""
+    row = await _state(request).rows.get(tenant_id, memory_id)
+    if row is None:
+        raise Problem(404, detail="no such memory")
+    return {
+        "memory_id": memory_id,
+        "agent_id": row["agent_id"],
+        "status": row.get("status"),
+        "derived_from": row.get("derived_from", []),
+    }
