@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from tests.e2e.conftest import Platform
+from tests.support.platform import Platform
 from tests.support.tenants import create_tenant
 
 FLEET_A = "id,name,city\nc1,Acme,Gdansk\nc2,Borealis,Oslo\n"

@@ -21,6 +21,9 @@ from engram_platform.problems import Problem
 
 log = logging.getLogger(__name__)
 
+VERIFY_TIMEOUT_SECONDS = 300.0
+"""A verification walks every tombstoned id; large prunes need far longer than a read."""
+
 VERIFIERS: dict[str, tuple[str, ...]] = {
     "extraction": ("records",),
     "enrichment": ("records", "facts"),
@@ -157,7 +160,12 @@ class PruneFlow:
             body = {k: ids[k] for k in VERIFIERS[service]}
             try:
                 response = await self.internal.request(
-                    service, "POST", "/internal/v1/prune/verify", tenant_id=tenant_id, json=body
+                    service,
+                    "POST",
+                    "/internal/v1/prune/verify",
+                    tenant_id=tenant_id,
+                    json=body,
+                    timeout=VERIFY_TIMEOUT_SECONDS,
                 )
             except Problem:
                 unverified.append(service)
