@@ -99,6 +99,7 @@ class Consumer:
         topic_prefix: str = "",
         retry: RetryPolicy | None = None,
         batch_size: int = 100,
+        batch_timeout_ms: int = 50,
         tracer_provider: TracerProvider | None = None,
         metrics: ConsumerMetrics | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
@@ -109,6 +110,7 @@ class Consumer:
         self.prefix = topic_prefix
         self.retry = retry or RetryPolicy()
         self.batch_size = max(1, batch_size)
+        self.batch_timeout_ms = batch_timeout_ms
         self.applied = AppliedEvents(db, service)
         self.dead_letters = DeadLetters(broker, topic_prefix=topic_prefix)
         self.routes: dict[str, Handler] = {}
@@ -146,7 +148,7 @@ class Consumer:
             group_id=self.group_id,
             batch=True,
             max_records=self.batch_size,
-            batch_timeout_ms=50,
+            batch_timeout_ms=self.batch_timeout_ms,
             ack_policy=AckPolicy.NACK_ON_ERROR,
             auto_offset_reset=auto_offset_reset,
             max_poll_interval_ms=10 * 60 * 1000,

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
-
-from faststream import AckPolicy
-from faststream.kafka.annotations import KafkaMessage
+from typing import Any
 
 from engram_embedding.handlers import EmbeddingHandlers
 from engram_events import Envelope, PoisonMessage, decode
@@ -18,9 +15,8 @@ class BatchingConsumer(Consumer):
     """Prefetches the batch's embeddings in `batch_size` chunks; the fetch waits `linger_ms`."""
 
     def __init__(self, handlers: EmbeddingHandlers, linger_ms: int, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+        super().__init__(batch_timeout_ms=linger_ms, **kwargs)
         self.handlers = handlers
-        self.linger_ms = linger_ms
 
     async def process_batch(self, records: Sequence[Any]) -> list[Outcome]:
         """Embed all valid texts of the batch at once; per-event handling then reuses them.
@@ -41,25 +37,3 @@ class BatchingConsumer(Consumer):
             return await super().process_batch(records)
         finally:
             self.handlers.forget()
-
-    def subscribe(
-        self, *, auto_offset_reset: Literal["earliest", "latest", "none"] = "earliest"
-    ) -> None:
-        """As the base subscriber, with the fetch wait (linger) taken from settings."""
-        if not self.topics:
-            raise RuntimeError(f"{self.service}: no handlers registered")
-
-        async def on_batch(msg: KafkaMessage) -> None:
-            raw = msg.raw_message
-            await self.process_batch(list(raw) if isinstance(raw, tuple) else [raw])
-
-        self.broker.subscriber(
-            *sorted(self.topics),
-            group_id=self.group_id,
-            batch=True,
-            max_records=self.batch_size,
-            batch_timeout_ms=self.linger_ms,
-            ack_policy=AckPolicy.NACK_ON_ERROR,
-            auto_offset_reset=auto_offset_reset,
-            max_poll_interval_ms=10 * 60 * 1000,
-        )(on_batch)
