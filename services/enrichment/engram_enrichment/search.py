@@ -8,8 +8,8 @@ from typing import Any
 
 from engram_embedders import Embedder
 from engram_enrichment.adapters.vectors import KnowledgeVectors
-from engram_enrichment.domain.floor import apply_floor, default_floor
 from engram_enrichment.knowledge import KnowledgeBase
+from engram_vectors.floor import apply_floor, default_floor
 
 log = logging.getLogger(__name__)
 SEARCHABLE = ("active", "contested")

@@ -8,7 +8,7 @@ from typing import Any
 
 from engram_embedders import Embedder
 from engram_memory.adapters.vectors import MemoryVectors
-from engram_memory.domain.floor import apply_floor, default_floor
+from engram_vectors.floor import apply_floor, default_floor
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,6 @@ import pytest
 
 from engram_embedders.hashing import HashingEmbedder
 from engram_enrichment.adapters.vectors import KnowledgeVectors
-from engram_enrichment.domain.floor import apply_floor, default_floor
 from engram_enrichment.domain.schema import Schema
 from engram_enrichment.handlers import EnrichmentHandlers
 from engram_enrichment.knowledge import KnowledgeBase
@@ -15,6 +14,7 @@ from engram_events import Envelope, new_event
 from engram_events.catalog import EMBEDDING_COMPUTED
 from engram_events.payloads.embeddings import EmbeddedItem, EmbeddingComputed, VectorProvenance
 from engram_vectors import ExactNumpyStore
+from engram_vectors.floor import apply_floor, default_floor
 from tests.unit.enrichment.fakes import MemoryStore
 from tests.unit.enrichment.scenario import upserted
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engram_embedders import make_embedder
-from engram_memory.domain.floor import default_floor
+from engram_vectors.floor import default_floor
 from tests.fixtures.retrieval.quality import describe, load_fixture, measure
 
 pytestmark = pytest.mark.unit

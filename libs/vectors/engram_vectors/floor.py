@@ -1,4 +1,4 @@
-"""The recall floor: default per embedder model, applied to the raw top-k, drops counted."""
+"""The recall floor: a default per embedder model, applied to the raw top-k, drops counted."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ DEFAULT_FLOORS: dict[str, float] = {
     "sentence-transformers/all-MiniLM-L6-v2": 0.25,
     "engram-hashing-v1": 0.05,
 }
-"""The lowest answer score on tests/fixtures/retrieval, rounded down to 0.05 (see README.md).
+"""The lowest answer score on tests/fixtures/retrieval, rounded down to 0.05 (see
+services/memory/README.md); memory recall and knowledge search share them.
 
 MiniLM: answers score 0.27-0.83 (p5 0.39); 0.25 keeps every answer and drops 93% of
 non-answers. Hashing: answers score from 0.09; 0.05 keeps every answer (it separates poorly).
