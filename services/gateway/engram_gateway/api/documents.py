@@ -16,6 +16,7 @@ from engram_events.catalog import DOCUMENT_SUBMITTED
 from engram_events.payloads.documents import DocumentSubmitted
 from engram_events.payloads.prune import PruneSelector
 from engram_gateway.api.auth import CallerDep
+from engram_gateway.api.owned import owner_view_or_pending
 from engram_gateway.domain.documents import DocumentRejected, check_content, check_name, document_id
 from engram_platform.problems import Problem
 from engram_platform.publish import publish_now
@@ -130,18 +131,15 @@ async def submit_document(request: Request, caller: CallerDep) -> JSONResponse:
 @router.get("/{doc_id}")
 async def get_document(doc_id: DocumentId, request: Request, caller: CallerDep) -> JSONResponse:
     """The owner's view (ingest); `pending` while only the gateway knows the submission."""
-    response = await request.app.state.internal.request(
-        "ingest", "GET", f"/internal/v1/documents/{doc_id}", tenant_id=caller.tenant_id
-    )
-    if response.status_code == 200:
-        return JSONResponse(response.json())
-    if response.status_code != 404:
-        raise Problem(503, "service-unavailable", "the ingest service could not answer")
-    submitted = await request.app.state.submissions.get(caller.tenant_id, "document", doc_id)
-    if submitted is None:
-        raise Problem(404, detail="no such document")
-    return JSONResponse(
-        {"document_id": doc_id, "version": submitted.get("version"), "status": "pending"}
+    return await owner_view_or_pending(
+        request,
+        caller.tenant_id,
+        service="ingest",
+        path=f"/internal/v1/documents/{doc_id}",
+        kind="document",
+        item_id=doc_id,
+        pending={"document_id": doc_id},
+        copied=("version",),
     )
 
 

@@ -24,6 +24,7 @@ from engram_events import new_event
 from engram_events.catalog import RECORDS_IMPORT_REQUESTED
 from engram_events.payloads.records import RecordsImportRequested
 from engram_gateway.api.auth import CallerDep
+from engram_gateway.api.owned import owner_view_or_pending
 from engram_platform.problems import Problem
 from engram_platform.publish import publish_now
 
@@ -154,14 +155,12 @@ async def import_records(request: Request, caller: CallerDep) -> JSONResponse:
 @router.get("/v1/records:import/{import_id}")
 async def get_import(import_id: ImportId, request: Request, caller: CallerDep) -> JSONResponse:
     """The import's outcome (extraction), or `pending` while only the gateway knows it."""
-    response = await request.app.state.internal.request(
-        "extraction", "GET", f"/internal/v1/imports/{import_id}", tenant_id=caller.tenant_id
+    return await owner_view_or_pending(
+        request,
+        caller.tenant_id,
+        service="extraction",
+        path=f"/internal/v1/imports/{import_id}",
+        kind="import",
+        item_id=import_id,
+        pending={"import_id": import_id},
     )
-    if response.status_code == 200:
-        return JSONResponse(response.json())
-    if response.status_code != 404:
-        raise Problem(503, "service-unavailable", "the extraction service could not answer")
-    submitted = await request.app.state.submissions.get(caller.tenant_id, "import", import_id)
-    if submitted is None:
-        raise Problem(404, detail="no such import")
-    return JSONResponse({"import_id": import_id, "status": "pending"})
