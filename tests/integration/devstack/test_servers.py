@@ -97,6 +97,33 @@ def test_ferretdb_keeps_data_across_restarts(ferret: FerretServer) -> None:
         assert client.devstack_test.items.find_one({"_id": "kept"}) == {"_id": "kept"}
 
 
+@pytest.mark.parametrize(
+    "filter_",
+    [
+        {"_id": "k3"},
+        {"_id": "k3", "tenant_id": "t"},
+        {"_id": {"$in": ["k3", "k4"]}, "tenant_id": "t"},
+    ],
+)
+def test_ferretdb_finds_by_id_through_the_index_and_still_applies_the_rest(
+    ferret: FerretServer, filter_: dict[str, object]
+) -> None:
+    """Our patch: _id lookups use SQLite's _id index (unpatched, each one scanned the table)."""
+    pymongo = pytest.importorskip("pymongo")
+    ferret.start()
+    ferret.wait_ready(30)
+    with pymongo.MongoClient(ferret.uri, serverSelectionTimeoutMS=5000) as client:
+        db = client.devstack_index
+        db.items.insert_many(
+            [{"_id": f"k{i}", "tenant_id": "t" if i != 4 else "u"} for i in range(20)]
+        )
+        plan = db.command("explain", {"find": "items", "filter": filter_})
+        found = sorted(doc["_id"] for doc in db.items.find(filter_))
+    assert plan["filterPushdown"] is True
+    assert "USING INDEX" in " ".join(plan["queryPlanner"]["Plan"])
+    assert found == ["k3"]
+
+
 def test_second_ensure_installed_is_a_fast_no_op(kafka: KafkaServer, ferret: FerretServer) -> None:
     for server in (kafka, ferret):
         started = time.monotonic()
