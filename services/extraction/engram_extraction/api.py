@@ -22,13 +22,17 @@ IdFilter = Annotated[
 
 
 def _lineage(stored: dict[str, Any] | None) -> dict[str, Any]:
+    """Where a record came from; `model` (the id the endpoint reported) only for LLM rows."""
     stored = stored or {}
-    return {
+    lineage = {
         "document_id": stored.get("document_id"),
         "document_version": stored.get("document_version"),
         "locator": stored.get("locator", ""),
         "source_item_id": stored.get("source_item_id"),
     }
+    if stored.get("model"):
+        lineage["model"] = stored["model"]
+    return lineage
 
 
 def record_view(head: dict[str, Any]) -> dict[str, Any]:

@@ -11,9 +11,11 @@ from engram_events.catalog import (
     RECORDS_IMPORT_REQUESTED,
 )
 from engram_extraction import api
+from engram_extraction.adapters.llm import ChatCompletions
 from engram_extraction.adapters.store import RecordStore, TombstoneStore
 from engram_extraction.config import ExtractionSettings
 from engram_extraction.domain.candidates import Limits
+from engram_extraction.domain.llm import LlmOptions
 from engram_extraction.domain.schema import SchemaRegistry
 from engram_extraction.handlers import ExtractionHandlers
 from engram_extraction.tombstones import TombstoneHandlers
@@ -21,6 +23,23 @@ from engram_platform.app import service_app
 from engram_platform.runtime import Runtime
 
 SERVICE = "extraction"
+
+
+def llm_parts(settings: ExtractionSettings) -> tuple[ChatCompletions | None, LlmOptions | None]:
+    """The optional LLM extractor's endpoint and options, or (None, None) when it is off."""
+    if settings.llm_base_url is None or settings.llm_model is None:
+        return None, None
+    endpoint = ChatCompletions(
+        settings.llm_base_url,
+        api_key=settings.llm_api_key,
+        timeout_seconds=settings.llm_timeout_seconds,
+    )
+    options = LlmOptions(
+        model=settings.llm_model,
+        max_input_chars=settings.llm_max_input_chars,
+        temperature=settings.llm_temperature,
+    )
+    return endpoint, options
 
 
 def create_app(
@@ -33,12 +52,15 @@ def create_app(
     async def register(rt: Runtime, app: FastAPI) -> None:
         assert rt.consumer is not None and rt.outbox is not None
         store = RecordStore(rt.db, batch=settings.write_batch)
+        model, model_options = llm_parts(settings)
         handlers = ExtractionHandlers(
             store,
             SchemaRegistry.load(settings.schema_path),
             rt.outbox,
             limits=Limits(settings.max_columns, settings.max_records, settings.max_value_chars),
             max_attempts=settings.max_attempts,
+            model=model,
+            model_options=model_options,
         )
         rt.consumer.on(DOCUMENT_INGESTED, handlers.on_ingested)
         rt.consumer.on(RECORDS_IMPORT_REQUESTED, handlers.on_import_requested)

@@ -3,7 +3,9 @@
 The owner of records selects them with one predicate (so what is counted is what is
 deleted), replaces each head with a marker that keeps its last revision and hashes, and only
 then returns a `record.tombstoned` per record, a null-valued Kafka tombstone on the
-compacted records topic, and the job's `tombstone.applied` acknowledgement.
+compacted records topic, and the job's `tombstone.applied` acknowledgement. The module-level
+helpers are shared with extraction itself, which retires records a newer document version no
+longer asserts (`absent_from_version`) the same way.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from engram_platform.outbox import Outbox
 
 log = logging.getLogger(__name__)
 SERVICE = "extraction"
-Reason = Literal["prune", "document_deleted", "drive_removed"]
+Reason = Literal["prune", "document_deleted", "drive_removed", "absent_from_version"]
 DRIVE_REASONS = frozenset({"drive_trashed", "drive_removed", "permission_lost"})
 
 
@@ -79,27 +81,9 @@ class TombstoneHandlers:
             event.occurred_at if event.occurred_at.tzinfo else event.occurred_at.replace(tzinfo=UTC)
         )
         heads = await self._select(event.tenant_id, selector, now)
-        marker = {
-            "tombstoned_at": datetime.now(UTC),
-            "reason": reason,
-            "prune_job_id": prune_job_id,
-        }
-        await self.store.tombstone(event.tenant_id, heads, marker)
-        events = [self._record_tombstoned(event, head, reason, prune_job_id) for head in heads]
-        await self.outbox.stage_entries(
-            [
-                self.outbox.tombstone_entry(
-                    Topics.RECORDS,
-                    head["record_id"],
-                    str(
-                        derive_event_id(
-                            head["record_id"], f"kafka-tombstone:{head.get('revision', 1)}"
-                        )
-                    ),
-                )
-                for head in heads
-            ]
-        )
+        await self.store.tombstone(event.tenant_id, heads, marker(reason, prune_job_id))
+        events = [record_tombstoned(event, head, reason, prune_job_id) for head in heads]
+        await self.outbox.stage_entries(kafka_tombstones(self.outbox, heads))
         log.info(
             "records tombstoned",
             extra={"count": len(heads), "prune_job_id": prune_job_id, "reason": reason},
@@ -123,25 +107,42 @@ class TombstoneHandlers:
             )
         return events
 
-    @staticmethod
-    def _record_tombstoned(
-        event: Envelope[Any], head: dict[str, Any], reason: Reason, prune_job_id: str | None
-    ) -> Envelope[Any]:
-        """The typed tombstone: ids and the hash of what was removed, never the content."""
-        revision = int(head.get("revision", 1))
-        payload = RecordTombstoned(
-            record_id=head["record_id"],
-            entity_id=head.get("entity_id"),
-            reason=reason,
-            prune_job_id=prune_job_id,
-            content_sha256=head["content_sha256"],
-            last_revision=revision,
-            document_id=head.get("document_id"),
+
+def marker(reason: Reason, prune_job_id: str | None) -> dict[str, Any]:
+    """What a tombstoned head keeps besides its ids and hashes: when, why, and which job."""
+    return {"tombstoned_at": datetime.now(UTC), "reason": reason, "prune_job_id": prune_job_id}
+
+
+def kafka_tombstones(outbox: Outbox, heads: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A null-valued entry per record for the compacted topic, with a per-revision id."""
+    return [
+        outbox.tombstone_entry(
+            Topics.RECORDS,
+            head["record_id"],
+            str(derive_event_id(head["record_id"], f"kafka-tombstone:{head.get('revision', 1)}")),
         )
-        return new_event(
-            RECORD_TOMBSTONED,
-            payload,
-            tenant_id=event.tenant_id,
-            caused_by=event,
-            event_id=derive_event_id(head["record_id"], f"tombstoned:{revision}"),
-        )
+        for head in heads
+    ]
+
+
+def record_tombstoned(
+    event: Envelope[Any], head: dict[str, Any], reason: Reason, prune_job_id: str | None
+) -> Envelope[Any]:
+    """The typed tombstone: ids and the hash of what was removed, never the content."""
+    revision = int(head.get("revision", 1))
+    payload = RecordTombstoned(
+        record_id=head["record_id"],
+        entity_id=head.get("entity_id"),
+        reason=reason,
+        prune_job_id=prune_job_id,
+        content_sha256=head["content_sha256"],
+        last_revision=revision,
+        document_id=head.get("document_id"),
+    )
+    return new_event(
+        RECORD_TOMBSTONED,
+        payload,
+        tenant_id=event.tenant_id,
+        caused_by=event,
+        event_id=derive_event_id(head["record_id"], f"tombstoned:{revision}"),
+    )

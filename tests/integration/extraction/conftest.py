@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,16 +62,32 @@ class Pipeline:
 
 
 @pytest.fixture
-async def pipeline(service: Callable[..., ServiceProcess]) -> AsyncIterator[Pipeline]:
-    ingest = service("ingest")
-    extraction = service("extraction")
-    gateway = service(
-        "gateway",
-        ENGRAM_GATEWAY_INGEST_URL=ingest.url,
-        ENGRAM_GATEWAY_EXTRACTION_URL=extraction.url,
-    )
-    key = create_tenant(gateway.env)
-    async with httpx.AsyncClient(
-        base_url=gateway.url, headers={"Authorization": f"Bearer {key}"}, timeout=30.0
-    ) as client:
-        yield Pipeline(ingest, extraction, gateway, client)
+async def make_pipeline(
+    service: Callable[..., ServiceProcess],
+) -> AsyncIterator[Callable[..., Awaitable[Pipeline]]]:
+    """Factory: a pipeline whose extraction process gets extra environment (e.g. an LLM)."""
+    clients: list[httpx.AsyncClient] = []
+
+    async def make(**extraction_env: str) -> Pipeline:
+        ingest = service("ingest")
+        extraction = service("extraction", **extraction_env)
+        gateway = service(
+            "gateway",
+            ENGRAM_GATEWAY_INGEST_URL=ingest.url,
+            ENGRAM_GATEWAY_EXTRACTION_URL=extraction.url,
+        )
+        key = create_tenant(gateway.env)
+        client = httpx.AsyncClient(
+            base_url=gateway.url, headers={"Authorization": f"Bearer {key}"}, timeout=30.0
+        )
+        clients.append(client)
+        return Pipeline(ingest, extraction, gateway, client)
+
+    yield make
+    for client in clients:
+        await client.aclose()
+
+
+@pytest.fixture
+async def pipeline(make_pipeline: Callable[..., Awaitable[Pipeline]]) -> Pipeline:
+    return await make_pipeline()

@@ -2,99 +2,14 @@
 
 from __future__ import annotations
 
-import base64
-import hashlib
-from datetime import datetime
-from typing import Any
-
 import pytest
 
-from engram_events import Envelope, new_event
-from engram_events.catalog import DOCUMENT_INGESTED
-from engram_events.payloads.documents import DocumentIngested
-from engram_extraction.domain.records import Rejection, Source
-from engram_extraction.domain.revisions import Change, Entry
 from engram_extraction.domain.schema import SchemaRegistry
 from engram_extraction.handlers import ExtractionHandlers
 from engram_platform.retry import PermanentError
+from tests.unit.extraction.fakes import CANARY, FakeOutbox, FakeStore, ingested
 
 pytestmark = pytest.mark.unit
-CANARY = "canary-7f3e-secret-content"
-
-
-class FakeStore:
-    """The RecordStore surface the handlers use, in memory; `fail_writes` simulates an outage."""
-
-    def __init__(self) -> None:
-        self.manifests: dict[str, dict[str, Entry]] = {}
-        self.heads: dict[str, int] = {}
-        self.rejected: list[Rejection] = []
-        self.attempts: dict[str, int] = {}
-        self.imports: dict[str, dict[str, Any]] = {}
-        self.fail_writes = False
-
-    async def manifest(self, tenant_id: str, source_item: str) -> dict[str, Entry]:
-        return dict(self.manifests.get(f"{tenant_id}:{source_item}", {}))
-
-    async def save_manifest(
-        self, tenant_id: str, source_item: str, entries: dict[str, Entry], at: datetime
-    ) -> None:
-        self.manifests[f"{tenant_id}:{source_item}"] = dict(entries)
-
-    async def write(
-        self,
-        tenant_id: str,
-        source: Source,
-        created: list[Change],
-        revised: list[Change],
-        at: datetime,
-    ) -> None:
-        if self.fail_writes:
-            raise ConnectionError(f"database unavailable while writing {CANARY}")
-        for change in [*created, *revised]:
-            self.heads[change.draft.record_id] = change.revision
-
-    async def keep_rejected(
-        self, tenant_id: str, source: Source, cause: str, rejected: list[Rejection], at: datetime
-    ) -> None:
-        self.rejected.extend(rejected)
-
-    async def count_attempt(self, tenant_id: str, key: str) -> int:
-        self.attempts[key] = self.attempts.get(key, 0) + 1
-        return self.attempts[key]
-
-    async def failed_attempts(self, tenant_id: str, key: str) -> int:
-        return self.attempts.get(key, 0)
-
-    async def save_import(self, tenant_id: str, import_id: str, **fields: Any) -> None:
-        self.imports[import_id] = fields
-
-
-class FakeOutbox:
-    """Collects what would be staged."""
-
-    def __init__(self) -> None:
-        self.staged: list[Envelope[Any]] = []
-
-    async def stage(self, envelopes: list[Envelope[Any]]) -> int:
-        self.staged.extend(envelopes)
-        return len(envelopes)
-
-
-def ingested(content: bytes, name: str = "carriers.csv", mime: str = "text/csv") -> Envelope[Any]:
-    sha = hashlib.sha256(content).hexdigest()
-    payload = DocumentIngested(
-        document_id="doc_1",
-        version=sha[:16],
-        source="gateway",
-        source_item_id=name,
-        name=name,
-        mime=mime,
-        content_sha256=sha,
-        size_bytes=len(content),
-        content_base64=base64.b64encode(content).decode(),
-    )
-    return new_event(DOCUMENT_INGESTED, payload, tenant_id="tnt_a")
 
 
 def handlers(store: FakeStore, outbox: FakeOutbox, attempts: int = 3) -> ExtractionHandlers:

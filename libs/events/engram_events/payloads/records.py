@@ -11,7 +11,7 @@ from engram_events.payloads._base import Payload
 RecordType = Annotated[
     str, StringConstraints(min_length=1, max_length=100, pattern=r"^[a-z][a-z0-9_]*$")
 ]
-TombstoneReason = Literal["prune", "document_deleted", "drive_removed"]
+TombstoneReason = Literal["prune", "document_deleted", "drive_removed", "absent_from_version"]
 
 
 class Lineage(Payload):
@@ -21,6 +21,8 @@ class Lineage(Payload):
     document_version: Id | None = None
     locator: Annotated[str, StringConstraints(max_length=512)] = ""
     source_item_id: str | None = None
+    model: Annotated[str, StringConstraints(max_length=200)] | None = None
+    """The model id the extractor's endpoint reported (LLM extraction only)."""
 
 
 class RecordUpserted(Payload):

@@ -107,12 +107,15 @@ class RecordStore:
 
     @staticmethod
     def _lineage(source: Source, locator: str) -> dict[str, Any]:
-        return {
+        lineage = {
             "document_id": source.document_id,
             "document_version": source.document_version,
             "locator": locator,
             "source_item_id": source.source_item_id,
         }
+        if source.model is not None:
+            lineage["model"] = source.model
+        return lineage
 
     def _head_doc(
         self, tenant_id: str, source: Source, change: Change, at: datetime
@@ -244,14 +247,6 @@ class RecordStore:
         )
         return [doc async for doc in cursor]
 
-
-class TombstoneStore:
-    """Record heads become tombstone markers: status, last revision and hashes, no content."""
-
-    def __init__(self, records: RecordStore) -> None:
-        self.records = records
-        self.db = records.db
-
     async def heads_by_id(self, tenant_id: str, record_ids: Sequence[str]) -> list[dict[str, Any]]:
         """Heads looked up by `_id` (concurrently), in the given order; missing ones skipped."""
         found = await asyncio.gather(
@@ -262,18 +257,10 @@ class TombstoneStore:
         )
         return [head for head in found if head is not None]
 
-    async def heads_matching(self, query: dict[str, Any]) -> list[dict[str, Any]]:
-        """Heads matching a selection query (a scan on the local server)."""
-        return [doc async for doc in self.db[RECORDS].find(query)]
-
-    async def document_record_ids(self, tenant_id: str, document_id: str) -> list[str]:
-        """Every record a document's source item asserted (from its manifest)."""
-        return list(await self.records.manifest(tenant_id, document_id))
-
-    async def tombstone(
+    async def replace_with_markers(
         self, tenant_id: str, heads: list[dict[str, Any]], marker: dict[str, Any]
     ) -> None:
-        """Replace heads with markers (content dropped) and mark their manifest entries."""
+        """Heads become tombstone markers: ids, last revision and hash kept, content dropped."""
         markers = [
             {
                 "_id": head["_id"],
@@ -292,10 +279,36 @@ class TombstoneStore:
             }
             for head in heads
         ]
-        for chunk in _chunks(markers, self.records.batch):
+        for chunk in _chunks(markers, self.batch):
             ids = [m["_id"] for m in chunk]
             await self.db[RECORDS].delete_many({"_id": {"$in": ids}, "tenant_id": tenant_id})
-            await self.records._insert_ignoring_duplicates(RECORDS, list(chunk))
+            await self._insert_ignoring_duplicates(RECORDS, list(chunk))
+
+
+class TombstoneStore:
+    """Record heads become tombstone markers: status, last revision and hashes, no content."""
+
+    def __init__(self, records: RecordStore) -> None:
+        self.records = records
+        self.db = records.db
+
+    async def heads_by_id(self, tenant_id: str, record_ids: Sequence[str]) -> list[dict[str, Any]]:
+        """Heads looked up by `_id` (concurrently), in the given order; missing ones skipped."""
+        return await self.records.heads_by_id(tenant_id, record_ids)
+
+    async def heads_matching(self, query: dict[str, Any]) -> list[dict[str, Any]]:
+        """Heads matching a selection query (a scan on the local server)."""
+        return [doc async for doc in self.db[RECORDS].find(query)]
+
+    async def document_record_ids(self, tenant_id: str, document_id: str) -> list[str]:
+        """Every record a document's source item asserted (from its manifest)."""
+        return list(await self.records.manifest(tenant_id, document_id))
+
+    async def tombstone(
+        self, tenant_id: str, heads: list[dict[str, Any]], marker: dict[str, Any]
+    ) -> None:
+        """Replace heads with markers (content dropped) and mark their manifest entries."""
+        await self.records.replace_with_markers(tenant_id, heads, marker)
         by_source: dict[str, set[str]] = {}
         for head in heads:
             if head.get("source_item"):

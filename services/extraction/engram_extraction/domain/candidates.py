@@ -32,10 +32,11 @@ class Candidate:
 
 @dataclass
 class Extraction:
-    """Everything one extractor found in one document."""
+    """Everything one extractor found in one document (and the model, when one read it)."""
 
     extractor: str
     candidates: list[Candidate]
+    model: str | None = None
 
 
 def flatten(

@@ -18,7 +18,8 @@ from engram_extraction.domain.schema import SchemaRegistry
 
 @dataclass(frozen=True)
 class Source:
-    """Who asserts the rows: one source item (a document, or an import source) of one tenant."""
+    """Who asserts the rows: one source item (a document, or an import source) of one tenant,
+    and the model that read it when the LLM extractor did (as the endpoint reported it)."""
 
     tenant_id: str
     source_item: str
@@ -28,6 +29,7 @@ class Source:
     source_item_id: str | None = None
     key_field: str | None = None
     forced_type: str | None = None
+    model: str | None = None
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,11 @@ The manifest is one small document per source item: for each record it has asser
 current revision, a content fingerprint and which source version (the cause) produced it.
 It is written last, so a crash before it replays the same plan; a crash after it is seen as
 `replayed` (same cause, same content) and its events are staged again under the same ids.
+
+A document version is the whole of what its source item asserts, so a record an earlier
+version produced and this one does not is `absent`: its entry is marked `absent:<cause>`,
+which both keeps it from being revived by a late replay and lets a replay of this very
+version find (and announce again) the records it retired.
 """
 
 from __future__ import annotations
@@ -14,7 +19,9 @@ from engram_extraction.domain.records import Draft
 
 FINGERPRINT_CHARS = 16
 TOMBSTONED_CAUSE = "tombstoned"
-"""The cause a manifest entry gets when its record is tombstoned."""
+"""The cause a manifest entry gets when its record is tombstoned by a prune or a deletion."""
+ABSENT_PREFIX = "absent:"
+"""The cause prefix of an entry whose record a later version of its source no longer asserts."""
 
 
 @dataclass(frozen=True)
@@ -33,6 +40,11 @@ class Entry:
         revision, fingerprint, cause = raw.split("|", 2)
         return cls(int(revision), fingerprint, cause)
 
+    @property
+    def tombstoned(self) -> bool:
+        """The record is a marker now (pruned, deleted, or absent from a later version)."""
+        return self.cause == TOMBSTONED_CAUSE or self.cause.startswith(ABSENT_PREFIX)
+
 
 @dataclass(frozen=True)
 class Change:
@@ -50,8 +62,14 @@ class Plan:
     created: list[Change] = field(default_factory=list)
     revised: list[Change] = field(default_factory=list)
     replayed: list[Change] = field(default_factory=list)
+    absent: list[str] = field(default_factory=list)
     unchanged: int = 0
     manifest: dict[str, Entry] = field(default_factory=dict)
+
+    @property
+    def changed(self) -> bool:
+        """Whether the manifest must be saved."""
+        return bool(self.created or self.revised or self.absent)
 
     @property
     def announced(self) -> list[Change]:
@@ -64,8 +82,14 @@ class Plan:
         return [*self.created, *self.revised]
 
 
-def plan(drafts: list[Draft], manifest: dict[str, Entry], cause: str) -> Plan:
-    """Compare a source version's drafts with what the source asserted before."""
+def plan(
+    drafts: list[Draft], manifest: dict[str, Entry], cause: str, *, complete: bool = False
+) -> Plan:
+    """Compare a source version's drafts with what the source asserted before.
+
+    `complete` says the drafts are everything the source now asserts (a document version,
+    not an import batch), so live records missing from them are retired as `absent`.
+    """
     result = Plan(manifest=dict(manifest))
     for draft in drafts:
         fingerprint = draft.content_sha256[:FINGERPRINT_CHARS]
@@ -77,10 +101,28 @@ def plan(drafts: list[Draft], manifest: dict[str, Entry], cause: str) -> Plan:
             revision = known.revision + 1
             result.revised.append(Change(draft, revision, known))
             result.manifest[draft.record_id] = Entry(revision, fingerprint, cause)
-        elif known.cause == TOMBSTONED_CAUSE:
+        elif known.tombstoned:
             result.unchanged += 1
         elif known.cause == cause:
             result.replayed.append(Change(draft, known.revision))
         else:
             result.unchanged += 1
+    if complete:
+        _retire_absent(result, drafts, manifest, cause)
     return result
+
+
+def _retire_absent(
+    result: Plan, drafts: list[Draft], manifest: dict[str, Entry], cause: str
+) -> None:
+    """Live records this version no longer asserts, and those this same version retired before."""
+    present = {draft.record_id for draft in drafts}
+    retired_here = ABSENT_PREFIX + cause
+    for record_id, known in manifest.items():
+        if record_id in present:
+            continue
+        if known.cause == retired_here:
+            result.absent.append(record_id)
+        elif not known.tombstoned:
+            result.absent.append(record_id)
+            result.manifest[record_id] = Entry(known.revision, known.fingerprint, retired_here)

@@ -1,8 +1,16 @@
-"""Built-in extractors (no network), chosen by MIME type and then by file extension."""
+"""Built-in extractors (no network), chosen by MIME type and then by file extension.
+
+`extract_or_defer` (used when the optional LLM extractor is configured) hands text that no
+built-in extractor can read back as `Unstructured` instead of failing: a document whose MIME
+type and extension match no built-in extractor, or a prose-tolerant one (`key: value` text,
+Markdown tables) that found no rows in it. Content that is empty, binary or not UTF-8, and
+structured formats that fail to parse or hold no rows, still fail: a model would only guess.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from engram_extraction.domain.candidates import Extraction, ExtractionFailed, Limits
 from engram_extraction.domain.extractors.keyvalue import extract_key_values
@@ -30,6 +38,16 @@ BY_EXTENSION: dict[str, Extractor] = {
     "markdown": extract_markdown_tables,
     "txt": extract_key_values,
 }
+PROSE_TOLERANT = frozenset({"key_value", "markdown_table"})
+"""Built-in extractors that read prose without failing, so finding no rows means unstructured."""
+
+
+@dataclass(frozen=True)
+class Unstructured:
+    """Readable text no built-in extractor found rows in; `why` is content-free, for logs."""
+
+    text: str
+    why: str
 
 
 def decode_text(content: bytes) -> str:
@@ -47,20 +65,16 @@ def decode_text(content: bytes) -> str:
     return text.removeprefix("\ufeff")
 
 
-def choose(mime: str, file_name: str) -> Extractor:
-    """The extractor for a document: its declared MIME type first, then its extension."""
+def find(mime: str, file_name: str) -> Extractor | None:
+    """The built-in extractor for a document: its MIME type first, then its extension."""
     if mime in BY_MIME:
         return BY_MIME[mime]
     extension = file_name.rsplit(".", 1)[-1].lower() if "." in file_name else ""
-    if extension in BY_EXTENSION:
-        return BY_EXTENSION[extension]
-    raise ExtractionFailed(f"no extractor for MIME type {mime!r}")
+    return BY_EXTENSION.get(extension)
 
 
-def extract(content: bytes, mime: str, file_name: str, limits: Limits) -> Extraction:
-    """Decode and extract; raises ExtractionFailed when no row can be read at all."""
-    extractor = choose(mime, file_name)
-    extraction = extractor(decode_text(content), limits)
+def bounded(extraction: Extraction, limits: Limits) -> Extraction:
+    """An extraction with at least one row and no more than the per-document limit."""
     if not extraction.candidates:
         raise ExtractionFailed(f"no records found by the {extraction.extractor} extractor")
     if len(extraction.candidates) > limits.max_records:
@@ -68,3 +82,32 @@ def extract(content: bytes, mime: str, file_name: str, limits: Limits) -> Extrac
             f"{len(extraction.candidates)} rows exceed the limit of {limits.max_records} per document"
         )
     return extraction
+
+
+def extract(content: bytes, mime: str, file_name: str, limits: Limits) -> Extraction:
+    """Decode and extract with a built-in extractor; ExtractionFailed when no row can be read."""
+    found = _extract(content, mime, file_name, limits, fallback=False)
+    assert isinstance(found, Extraction)
+    return found
+
+
+def extract_or_defer(
+    content: bytes, mime: str, file_name: str, limits: Limits
+) -> Extraction | Unstructured:
+    """Like `extract`, but text no built-in extractor can read is deferred to the model."""
+    return _extract(content, mime, file_name, limits, fallback=True)
+
+
+def _extract(
+    content: bytes, mime: str, file_name: str, limits: Limits, *, fallback: bool
+) -> Extraction | Unstructured:
+    extractor = find(mime, file_name)
+    if extractor is None:
+        if not fallback:
+            raise ExtractionFailed(f"no extractor for MIME type {mime!r}")
+        return Unstructured(decode_text(content), "no built-in extractor")
+    text = decode_text(content)
+    extraction = extractor(text, limits)
+    if fallback and not extraction.candidates and extraction.extractor in PROSE_TOLERANT:
+        return Unstructured(text, f"no rows found by the {extraction.extractor} extractor")
+    return bounded(extraction, limits)

@@ -1,0 +1,140 @@
+"""Hand-written fakes behind extraction's ports: the record store, the outbox, the model."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from datetime import datetime
+from typing import Any
+
+from engram_events import Envelope, new_event
+from engram_events.catalog import DOCUMENT_INGESTED
+from engram_events.payloads.documents import DocumentIngested
+from engram_extraction.domain.llm import Reply
+from engram_extraction.domain.records import Rejection, Source
+from engram_extraction.domain.revisions import Change, Entry
+
+CANARY = "canary-7f3e-secret-content"
+
+
+class FakeStore:
+    """The RecordStore surface the handlers use, in memory; `fail_writes` simulates an outage."""
+
+    def __init__(self) -> None:
+        self.manifests: dict[str, dict[str, Entry]] = {}
+        self.heads: dict[str, dict[str, Any]] = {}
+        self.rejected: list[Rejection] = []
+        self.attempts: dict[str, int] = {}
+        self.imports: dict[str, dict[str, Any]] = {}
+        self.fail_writes = False
+
+    def revisions(self) -> dict[str, int]:
+        return {rid: head["revision"] for rid, head in self.heads.items()}
+
+    async def manifest(self, tenant_id: str, source_item: str) -> dict[str, Entry]:
+        return dict(self.manifests.get(f"{tenant_id}:{source_item}", {}))
+
+    async def save_manifest(
+        self, tenant_id: str, source_item: str, entries: dict[str, Entry], at: datetime
+    ) -> None:
+        self.manifests[f"{tenant_id}:{source_item}"] = dict(entries)
+
+    async def write(
+        self,
+        tenant_id: str,
+        source: Source,
+        created: list[Change],
+        revised: list[Change],
+        at: datetime,
+    ) -> None:
+        if self.fail_writes:
+            raise ConnectionError(f"database unavailable while writing {CANARY}")
+        for change in [*created, *revised]:
+            draft = change.draft
+            self.heads[draft.record_id] = {
+                "record_id": draft.record_id,
+                "entity_id": draft.entity_id,
+                "document_id": source.document_id,
+                "status": "active",
+                "revision": change.revision,
+                "content_sha256": draft.content_sha256,
+                "attributes": dict(draft.attributes),
+                "lineage": {"locator": draft.locator, "model": source.model},
+            }
+
+    async def keep_rejected(
+        self, tenant_id: str, source: Source, cause: str, rejected: list[Rejection], at: datetime
+    ) -> None:
+        self.rejected.extend(rejected)
+
+    async def heads_by_id(self, tenant_id: str, record_ids: list[str]) -> list[dict[str, Any]]:
+        return [dict(self.heads[rid]) for rid in record_ids if rid in self.heads]
+
+    async def replace_with_markers(
+        self, tenant_id: str, heads: list[dict[str, Any]], marker: dict[str, Any]
+    ) -> None:
+        for head in heads:
+            kept = {k: v for k, v in head.items() if k != "attributes"}
+            self.heads[head["record_id"]] = {**kept, "status": "tombstoned", **marker}
+
+    async def count_attempt(self, tenant_id: str, key: str) -> int:
+        self.attempts[key] = self.attempts.get(key, 0) + 1
+        return self.attempts[key]
+
+    async def failed_attempts(self, tenant_id: str, key: str) -> int:
+        return self.attempts.get(key, 0)
+
+    async def save_import(self, tenant_id: str, import_id: str, **fields: Any) -> None:
+        self.imports[import_id] = fields
+
+
+class FakeOutbox:
+    """Collects what would be staged: envelopes and raw entries (Kafka tombstones)."""
+
+    def __init__(self) -> None:
+        self.staged: list[Envelope[Any]] = []
+        self.entries: dict[str, dict[str, Any]] = {}
+
+    async def stage(self, envelopes: list[Envelope[Any]]) -> int:
+        self.staged.extend(envelopes)
+        return len(envelopes)
+
+    def tombstone_entry(self, base_topic: str, key: str, entry_id: str) -> dict[str, Any]:
+        return {"_id": entry_id, "topic": base_topic, "key": key, "value": None}
+
+    async def stage_entries(self, docs: list[dict[str, Any]]) -> int:
+        for doc in docs:
+            self.entries[doc["_id"]] = doc
+        return len(docs)
+
+
+class FakeModel:
+    """The chat-completions port: canned replies (or exceptions) in order, calls recorded."""
+
+    def __init__(self, *replies: Reply | Exception) -> None:
+        self.replies = list(replies)
+        self.bodies: list[dict[str, Any]] = []
+
+    async def complete(self, body: dict[str, Any]) -> Reply:
+        self.bodies.append(body)
+        reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
+
+
+def ingested(content: bytes, name: str = "carriers.csv", mime: str = "text/csv") -> Envelope[Any]:
+    """A `document.ingested` for document `doc_1`, versioned by its content hash."""
+    sha = hashlib.sha256(content).hexdigest()
+    payload = DocumentIngested(
+        document_id="doc_1",
+        version=sha[:16],
+        source="gateway",
+        source_item_id=name,
+        name=name,
+        mime=mime,
+        content_sha256=sha,
+        size_bytes=len(content),
+        content_base64=base64.b64encode(content).decode(),
+    )
+    return new_event(DOCUMENT_INGESTED, payload, tenant_id="tnt_a")
