@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from engram_enrichment.domain.model import Entity, SupportRef
+from pydantic import ValidationError
+
+from engram_enrichment.domain.model import ArticleSection, Entity, SupportRef
+from engram_enrichment.domain.sections import SEPARATOR, embedding_text
 from engram_events import Envelope, derive_event_id, new_event
 from engram_events.catalog import (
     CONTRADICTION_OPENED,
@@ -24,6 +27,9 @@ from engram_events.payloads.knowledge import (
 )
 
 REQUESTER = "enrichment"
+MAX_ITEMS = 512
+MAX_TEXT = 32_000
+HASH_CHARS = 16
 
 
 def _support(refs: list[SupportRef]) -> list[Support]:
@@ -122,7 +128,7 @@ def embedding_request(
         request_id=f"enr_{derive_event_id(cause, f'embed:{entity.entity_id}').hex}",
         requester=REQUESTER,
         purpose="fact",
-        items=items[:512],
+        items=items[:MAX_ITEMS],
     )
     return [
         new_event(
@@ -131,6 +137,51 @@ def embedding_request(
             tenant_id=entity.tenant_id,
             caused_by=caused_by,
             event_id=derive_event_id(cause, f"embedding.requested:{entity.entity_id}"),
+        )
+    ]
+
+
+def section_item_id(section: ArticleSection) -> str:
+    """`entity@attribute@hash`: the result names the exact text it was computed from."""
+    return f"{section.section_id}{SEPARATOR}{(section.text_sha256 or '')[:HASH_CHARS]}"
+
+
+def parse_section_item(item_id: str) -> tuple[str, str]:
+    """The section id and text-hash prefix an embedded item stands for."""
+    section, _, digest = item_id.rpartition(SEPARATOR)
+    return section, digest
+
+
+def section_embedding_request(
+    entity: Entity,
+    sections: list[ArticleSection],
+    *,
+    cause: str,
+    caused_by: Envelope[Any] | None = None,
+) -> list[Envelope[Any]]:
+    """Ask for vectors of the sections this cause (re)wrote; ids too odd to carry are skipped."""
+    items: list[TextItem] = []
+    for section in sections:
+        text = embedding_text(entity, section.attribute)[:MAX_TEXT]
+        try:
+            items.append(TextItem(item_id=section_item_id(section), text=text))
+        except ValidationError:
+            continue
+    if not items:
+        return []
+    request = EmbeddingRequested(
+        request_id=f"enr_{derive_event_id(cause, f'embed-sections:{entity.entity_id}').hex}",
+        requester=REQUESTER,
+        purpose="article_section",
+        items=items[:MAX_ITEMS],
+    )
+    return [
+        new_event(
+            EMBEDDING_REQUESTED,
+            request,
+            tenant_id=entity.tenant_id,
+            caused_by=caused_by,
+            event_id=derive_event_id(cause, f"embedding.requested.sections:{entity.entity_id}"),
         )
     ]
 

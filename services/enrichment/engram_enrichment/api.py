@@ -82,6 +82,14 @@ def entity_view(entity: Entity, include_withdrawn: bool = False) -> dict[str, An
             {"contradiction_id": c.contradiction_id, "attribute": c.attribute, "status": c.status}
             for c in sorted(entity.contradictions.values(), key=lambda c: c.contradiction_id)
         ],
+        "sections": [
+            s.model_dump(
+                include={"section_id", "attribute", "text_sha256", "fact_ids", "record_ids"}
+            )
+            for _, s in sorted(entity.sections.items())
+            if s.status == "active"
+        ],
+        "summary": entity.summary.model_dump(mode="json") if entity.summary else None,
     }
 
 
@@ -171,7 +179,11 @@ async def resolve_contradiction(
         except ConcurrentUpdate:
             if attempt == RESOLVE_ATTEMPTS:
                 raise Problem(409, "concurrent-update", "the entity kept changing; retry") from None
-    await request.app.state.outbox.stage(announcements(outcome.entity, cause=cause))
+    staged = announcements(outcome.entity, cause=cause)
+    sections = getattr(request.app.state, "section_vectors", None)
+    if sections is not None:
+        staged += await sections.follow_up(outcome.entity, cause)
+    await request.app.state.outbox.stage(staged)
     return {
         "contradiction": await _current(kb, tenant_id, contradiction_id),
         "entity": entity_view(outcome.entity),

@@ -3,7 +3,7 @@
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import SettingsConfigDict
 
 from engram_embedders import EmbedderKind
@@ -11,7 +11,7 @@ from engram_platform.settings import ServiceSettings
 
 
 class EnrichmentSettings(ServiceSettings):
-    """Internal API, schema registry, entity shards, and the recall embedder and vectors."""
+    """Internal API, schema registry, entity shards, recall embedder and vectors, summariser."""
 
     model_config = SettingsConfigDict(env_prefix="ENGRAM_ENRICHMENT_", extra="ignore")
 
@@ -45,6 +45,26 @@ class EnrichmentSettings(ServiceSettings):
         default=None, description="search floor; None means the embedder model's default"
     )
     max_top_k: int = Field(default=100, ge=1, le=1000)
+    summary_base_url: str | None = Field(
+        default=None,
+        description="OpenAI-compatible endpoint for article summaries; unset turns them off",
+    )
+    summary_model: str | None = None
+    summary_api_key: SecretStr | None = None
+    summary_timeout_seconds: float = Field(default=20.0, gt=0, le=300)
+    summary_max_tokens: int = Field(default=200, ge=16, le=4096)
+
+    @model_validator(mode="after")
+    def _summary_endpoint_and_model(self) -> "EnrichmentSettings":
+        """Half a summariser configuration is a mistake to report, not a silent off."""
+        if bool(self.summary_base_url) != bool(self.summary_model):
+            raise ValueError("set both summary_base_url and summary_model, or neither")
+        return self
+
+    @property
+    def summaries_enabled(self) -> bool:
+        """Summaries need both an endpoint and a model."""
+        return bool(self.summary_base_url and self.summary_model)
 
     def embedder_options(self) -> dict[str, Any]:
         """Keyword arguments for `make_embedder(self.embedder, ...)`."""

@@ -6,7 +6,12 @@ from typing import Any
 
 from engram_enrichment.domain.model import Entity
 
-_KEYED = {"facts": "fact_id", "contradictions": "contradiction_id", "records": "record_id"}
+_KEYED = {
+    "facts": "fact_id",
+    "contradictions": "contradiction_id",
+    "records": "record_id",
+    "sections": "section_id",
+}
 
 
 def to_document(entity: Entity) -> dict[str, Any]:
@@ -30,14 +35,14 @@ def from_document(doc: dict[str, Any]) -> Entity:
 
 
 def unconfirmed(intended: dict[str, Any], stored: dict[str, Any] | None) -> list[str]:
-    """Each part of a write that did not read back as written: fact, contradiction or record ids."""
+    """Each part of a write that did not read back as written, by id or field name."""
     if stored is None:
         stored = {}
     failed: list[str] = []
     for name, key in _KEYED.items():
         found = {item.get(key): item for item in stored.get(name, [])}
         failed += [item[key] for item in intended[name] if found.get(item[key]) != item]
-    for field in ("version", "article", "entity_type"):
+    for field in ("version", "article", "entity_type", "summary"):
         if stored.get(field) != intended[field]:
             failed.append(field)
     return failed

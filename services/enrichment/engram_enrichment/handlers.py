@@ -18,6 +18,7 @@ from engram_enrichment.domain.model import Entity, RecordAssertion
 from engram_enrichment.domain.schema import Schema
 from engram_enrichment.domain.support import assert_record, is_stale, retract_record
 from engram_enrichment.knowledge import KnowledgeBase
+from engram_enrichment.section_vectors import SectionVectors
 from engram_events import Envelope, derive_event_id, new_event
 from engram_events.catalog import TOMBSTONE_APPLIED
 from engram_events.payloads.embeddings import EmbeddingComputed
@@ -43,24 +44,31 @@ class EnrichmentHandlers:
         self.knowledge = knowledge
         self.schema = schema
         self.vectors = vectors
+        self.sections = SectionVectors(vectors, knowledge) if vectors is not None else None
 
     async def _follow_up(
-        self, entity: Entity, cause: str, event: Envelope[Any]
+        self, entity: Entity, cause: str, event: Envelope[Any], *, retracted: str | None = None
     ) -> list[Envelope[Any]]:
-        """With recall on: embed facts made live, drop the vectors of withdrawn ones."""
-        if self.vectors is None:
+        """With recall on: embed facts and sections this cause changed, drop what is gone."""
+        if self.vectors is None or self.sections is None:
             return []
         await self.vectors.remove(entity.tenant_id, withdrawn_by(entity, cause))
-        return embedding_request(entity, cause=cause, caused_by=event)
+        requests = embedding_request(entity, cause=cause, caused_by=event)
+        return requests + await self.sections.follow_up(entity, cause, event, retracted=retracted)
 
     async def on_embedding_computed(
         self, event: Envelope[EmbeddingComputed]
     ) -> list[Envelope[Any]]:
-        """Store vectors for facts that are still live; another requester's results are not ours."""
+        """Store vectors for facts still live and sections still current; others' are not ours."""
         computed = event.payload
-        if computed.requester != REQUESTER or self.vectors is None:
+        if computed.requester != REQUESTER or self.vectors is None or self.sections is None:
             return []
         tenant = event.tenant_id
+        provenance = computed.provenance.model_dump()
+        if computed.purpose == "article_section":
+            fingerprint = computed.provenance.fingerprint
+            await self.sections.store(tenant, computed.items, fingerprint, provenance)
+            return []
         stored = 0
         entities: dict[str, Entity | None] = {}
         for item in computed.items:
@@ -73,7 +81,12 @@ class EnrichmentHandlers:
                 continue
             try:
                 await self.vectors.put(
-                    tenant, entity_id, item.item_id, item.vector, computed.provenance.fingerprint
+                    tenant,
+                    entity_id,
+                    item.item_id,
+                    item.vector,
+                    computed.provenance.fingerprint,
+                    provenance,
                 )
             except FingerprintMismatch:
                 log.warning(
@@ -158,7 +171,9 @@ class EnrichmentHandlers:
                 because_record_id=tomb.record_id,
                 prune_job_id=tomb.prune_job_id,
             )
-            published += await self._follow_up(outcome.entity, cause, event)
+            published += await self._follow_up(
+                outcome.entity, cause, event, retracted=tomb.record_id
+            )
             withdrawn = [
                 fid
                 for fid, fact in outcome.entity.facts.items()

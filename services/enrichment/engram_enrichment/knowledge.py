@@ -12,7 +12,9 @@ from engram_enrichment.documents import from_document, to_document, unconfirmed
 from engram_enrichment.domain.article import render
 from engram_enrichment.domain.changes import stamp
 from engram_enrichment.domain.model import Entity
+from engram_enrichment.domain.sections import refresh_sections
 from engram_enrichment.ports import EntityStore
+from engram_enrichment.summaries import Summaries
 
 log = logging.getLogger(__name__)
 
@@ -42,8 +44,9 @@ class Outcome:
 class KnowledgeBase:
     """The one path every change takes, from the consumer and from the API alike."""
 
-    def __init__(self, store: EntityStore) -> None:
+    def __init__(self, store: EntityStore, summaries: Summaries | None = None) -> None:
         self.store = store
+        self.summaries = summaries or Summaries()
 
     async def load(self, tenant_id: str, entity_id: str) -> Entity | None:
         """The entity as stored now."""
@@ -69,7 +72,9 @@ class KnowledgeBase:
         )
         mutate(after)
         stamp(before, after, cause=cause, at=at)
+        await self.summaries.refresh(after)
         after.article = render(after)
+        refresh_sections(after, cause)
         written = before is None or before.state() != after.state()
         stored = before
         if written:

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Callable, Coroutine
+from typing import Any
 
+import httpx
 from fastapi import FastAPI
 
 from engram_embedders import make_embedder
 from engram_enrichment import api, lineage, prune
+from engram_enrichment.adapters.chat import ChatCompletionsSummariser
 from engram_enrichment.adapters.schema_file import load_schema
 from engram_enrichment.adapters.store import MongoEntityStore
 from engram_enrichment.adapters.vectors import KnowledgeVectors
@@ -15,6 +20,7 @@ from engram_enrichment.config import EnrichmentSettings
 from engram_enrichment.handlers import SERVICE, EnrichmentHandlers
 from engram_enrichment.knowledge import KnowledgeBase
 from engram_enrichment.search import KnowledgeSearch
+from engram_enrichment.summaries import Summaries
 from engram_events.catalog import EMBEDDING_COMPUTED, RECORD_TOMBSTONED, RECORD_UPSERTED
 from engram_platform.app import service_app
 from engram_platform.runtime import Runtime
@@ -47,19 +53,53 @@ async def open_recall(
     return vectors
 
 
+def build_summaries(settings: EnrichmentSettings) -> tuple[Summaries, httpx.AsyncClient | None]:
+    """The chat-completions summariser when configured (with its client); otherwise off."""
+    if not settings.summaries_enabled:
+        return Summaries(), None
+    assert settings.summary_base_url is not None and settings.summary_model is not None
+    client = httpx.AsyncClient(timeout=settings.summary_timeout_seconds)
+    key = settings.summary_api_key.get_secret_value() if settings.summary_api_key else None
+    summariser = ChatCompletionsSummariser(
+        client,
+        settings.summary_base_url,
+        settings.summary_model,
+        api_key=key,
+        max_tokens=settings.summary_max_tokens,
+    )
+    return Summaries(summariser), client
+
+
+def closing(client: httpx.AsyncClient) -> Callable[[], Coroutine[Any, Any, None]]:
+    """A background task that only closes the client when the service stops."""
+
+    async def wait_then_close() -> None:
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await client.aclose()
+
+    return wait_then_close
+
+
 def create_app(
     settings: EnrichmentSettings | None = None, *, install_global: bool = True
 ) -> FastAPI:
     """Consumes record upserts and tombstones; serves knowledge to the gateway internally."""
     settings = settings or EnrichmentSettings()
     runtime = Runtime.build(SERVICE, settings, install_global=install_global)
+    summaries, summary_client = build_summaries(settings)
 
     async def register(rt: Runtime, app: FastAPI) -> None:
         assert rt.consumer is not None and rt.outbox is not None
-        knowledge = KnowledgeBase(MongoEntityStore(rt.db, shards=settings.entity_shards))
+        knowledge = KnowledgeBase(
+            MongoEntityStore(rt.db, shards=settings.entity_shards),
+            summaries,
+        )
         schema = load_schema(settings.schema_path)
         vectors = await open_recall(settings, knowledge, app) if settings.recall else None
         handlers = EnrichmentHandlers(knowledge, schema, vectors)
+        app.state.section_vectors = handlers.sections
         rt.consumer.on(RECORD_UPSERTED, handlers.on_record_upserted)
         rt.consumer.on(RECORD_TOMBSTONED, handlers.on_record_tombstoned)
         if vectors is not None:
@@ -76,4 +116,5 @@ def create_app(
         title="engram-enrichment",
         register=register,
         routers=[api.router, prune.router, lineage.router],
+        background=[closing(summary_client)] if summary_client else [],
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 
@@ -46,4 +47,24 @@ class EntityStore(Protocol):
 
     async def entity_of_record(self, tenant_id: str, record_id: str) -> str | None:
         """The entity a record was about, if it was ever seen."""
+        ...
+
+
+@dataclass(frozen=True)
+class Generated:
+    """A summariser's answer and the model the endpoint says produced it."""
+
+    text: str
+    model: str
+
+
+class SummaryFailed(Exception):
+    """No usable summary; the message names the kind of failure, never any content."""
+
+
+class Summariser(Protocol):
+    """Turns chat messages into a short text; optional, and never trusted for facts."""
+
+    async def summarise(self, messages: list[dict[str, str]]) -> Generated:
+        """One completion, or SummaryFailed."""
         ...

@@ -7,7 +7,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
+from engram_enrichment.domain.model import Entity
+from engram_enrichment.domain.sections import current_sections
 from engram_enrichment.knowledge import KnowledgeBase
+from engram_enrichment.section_vectors import SectionVectors
 from engram_platform.internal import TenantDep
 
 router = APIRouter(prefix="/internal/v1/prune", tags=["internal"])
@@ -25,21 +28,41 @@ class VerifyBody(BaseModel):
     facts: Ids = Field(default_factory=list)
 
 
+async def entities_of_records(
+    kb: KnowledgeBase, tenant_id: str, record_ids: list[str]
+) -> list[Entity]:
+    """The stored entities the records were about."""
+    entity_ids = {await kb.store.entity_of_record(tenant_id, r) for r in set(record_ids)}
+    loaded = [await kb.load(tenant_id, e) for e in sorted(e for e in entity_ids if e)]
+    return [e for e in loaded if e is not None]
+
+
+def facts_citing(entity: Entity, wanted: set[str]) -> int:
+    """Non-withdrawn facts whose support still names one of the records."""
+    return sum(
+        1
+        for fact in entity.facts.values()
+        if fact.status != "withdrawn" and any(s.record_id in wanted for s in fact.support)
+    )
+
+
+def sections_citing(entity: Entity, wanted: set[str]) -> int:
+    """Active article sections, as stored and as the facts render them now, citing a record."""
+    stored = [s for s in entity.sections.values() if s.status == "active"]
+    citing = {
+        section.section_id
+        for section in [*stored, *current_sections(entity).values()]
+        if wanted.intersection(section.record_ids)
+    }
+    return len(citing)
+
+
 async def facts_resting_on_records(kb: KnowledgeBase, tenant_id: str, record_ids: list[str]) -> int:
     """Non-withdrawn facts whose support still names one of the records."""
     wanted = set(record_ids)
-    entity_ids = {await kb.store.entity_of_record(tenant_id, r) for r in wanted}
-    count = 0
-    for entity_id in sorted(e for e in entity_ids if e):
-        entity = await kb.load(tenant_id, entity_id)
-        if entity is None:
-            continue
-        count += sum(
-            1
-            for fact in entity.facts.values()
-            if fact.status != "withdrawn" and any(s.record_id in wanted for s in fact.support)
-        )
-    return count
+    return sum(
+        facts_citing(e, wanted) for e in await entities_of_records(kb, tenant_id, record_ids)
+    )
 
 
 async def facts_still_standing(kb: KnowledgeBase, tenant_id: str, fact_ids: list[str]) -> int:
@@ -59,11 +82,20 @@ async def facts_still_standing(kb: KnowledgeBase, tenant_id: str, fact_ids: list
 
 @router.post("/verify")
 async def verify_prune(body: VerifyBody, request: Request, tenant_id: TenantDep) -> dict[str, Any]:
-    """How many live facts still rest on each kind of tombstoned id (0 means clean)."""
+    """How many live facts, article sections and section vectors still cite tombstoned ids."""
     kb: KnowledgeBase = request.app.state.knowledge
+    sections: SectionVectors | None = getattr(request.app.state, "section_vectors", None)
+    wanted = set(body.records)
+    entities = await entities_of_records(kb, tenant_id, body.records)
+    section_vectors = 0
+    if sections is not None:
+        for entity in entities:
+            section_vectors += len(await sections.citing(entity, body.records))
     return {
         "references": {
-            "records": await facts_resting_on_records(kb, tenant_id, body.records),
+            "records": sum(facts_citing(e, wanted) for e in entities),
             "facts": await facts_still_standing(kb, tenant_id, body.facts),
+            "article_sections": sum(sections_citing(e, wanted) for e in entities),
+            "section_vectors": section_vectors,
         }
     }

@@ -7,7 +7,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from engram_embedders import Embedder
-from engram_enrichment.adapters.vectors import KnowledgeVectors
+from engram_enrichment.adapters.vectors import ARTICLE_SECTION, FACT, KnowledgeVectors
+from engram_enrichment.domain.model import Entity, Fact
+from engram_enrichment.domain.sections import render_section, text_sha256
 from engram_enrichment.knowledge import KnowledgeBase
 from engram_vectors.floor import apply_floor, default_floor
 
@@ -21,11 +23,57 @@ class EmbedderMismatch(Exception):
 
 @dataclass(frozen=True)
 class SearchResult:
-    """Facts at or above the floor, the floor used, and how many raw hits it dropped."""
+    """Facts and sections at or above the floor, the floor used, and how many hits it dropped."""
 
     results: list[dict[str, Any]]
     floor: float
     dropped_below_floor: int
+
+
+def _fact(fact: Fact) -> dict[str, Any]:
+    return {
+        "fact_id": fact.fact_id,
+        "attribute": fact.attribute,
+        "value": fact.value,
+        "status": fact.status,
+        "contested": fact.status == "contested",
+        "support": [s.model_dump() for s in fact.support],
+    }
+
+
+def fact_result(entity: Entity, fact_id: str) -> dict[str, Any] | None:
+    """A live fact as it stands now; withdrawn or superseded facts are not results."""
+    fact = entity.facts.get(fact_id)
+    if fact is None or fact.status not in SEARCHABLE:
+        return None
+    return {"kind": FACT, "entity_id": entity.entity_id, **_fact(fact)}
+
+
+def section_result(entity: Entity, payload: dict[str, Any]) -> dict[str, Any] | None:
+    """An active section as rendered now, with the facts it cites and the text its vector is of."""
+    section = entity.sections.get(str(payload.get("section_id")))
+    if section is None or section.status != "active":
+        return None
+    facts = [entity.facts[f] for f in section.fact_ids if f in entity.facts]
+    live = [f for f in facts if f.status in SEARCHABLE]
+    if not live:
+        return None
+    contested = any(f.status == "contested" for f in live)
+    markdown = render_section(entity, section.attribute)
+    support = {(s.record_id, s.revision): s.model_dump() for f in live for s in f.support}
+    return {
+        "kind": ARTICLE_SECTION,
+        "section_id": section.section_id,
+        "entity_id": entity.entity_id,
+        "attribute": section.attribute,
+        "status": "contested" if contested else "active",
+        "contested": contested,
+        "markdown": markdown,
+        "text_sha256": text_sha256(markdown),
+        "embedded_text_sha256": payload.get("text_sha256"),
+        "facts": [_fact(f) for f in facts],
+        "support": [support[key] for key in sorted(support)],
+    }
 
 
 class KnowledgeSearch:
@@ -55,7 +103,7 @@ class KnowledgeSearch:
     async def search(
         self, tenant_id: str, query: str, top_k: int, *, min_score: float | None = None
     ) -> SearchResult:
-        """The raw top-k within the tenant, then the floor; withdrawn or superseded facts skip."""
+        """The raw top-k within the tenant, then the floor; what is no longer live is skipped."""
         mine = self.embedder.provenance.fingerprint
         if await self.vectors.fingerprint() != mine:
             raise EmbedderMismatch("query embedder differs from the collection's embedder")
@@ -63,7 +111,7 @@ class KnowledgeSearch:
         hits = await self.vectors.search(tenant_id, embedded.vectors[0], top_k, fingerprint=mine)
         floor = self.floor(min_score)
         floored = apply_floor([(hit, hit.score) for hit in hits], floor)
-        entities: dict[str, Any] = {}
+        entities: dict[str, Entity | None] = {}
         results: list[dict[str, Any]] = []
         for hit, score in floored.kept:
             if hit.payload.get("tenant_id") != tenant_id:
@@ -72,21 +120,15 @@ class KnowledgeSearch:
             if entity_id not in entities:
                 entities[entity_id] = await self.knowledge.load(tenant_id, entity_id)
             entity = entities[entity_id]
-            fact = entity.facts.get(str(hit.payload.get("fact_id"))) if entity else None
-            if fact is None or fact.status not in SEARCHABLE:
+            if entity is None:
                 continue
-            results.append(
-                {
-                    "fact_id": fact.fact_id,
-                    "entity_id": entity_id,
-                    "attribute": fact.attribute,
-                    "value": fact.value,
-                    "status": fact.status,
-                    "contested": fact.status == "contested",
-                    "support": [s.model_dump() for s in fact.support],
-                    "score": round(float(score), 6),
-                }
-            )
+            if hit.payload.get("kind") == ARTICLE_SECTION:
+                found = section_result(entity, hit.payload)
+            else:
+                found = fact_result(entity, str(hit.payload.get("fact_id")))
+            if found is not None:
+                provenance = hit.payload.get("provenance")
+                results.append({**found, "provenance": provenance, "score": round(float(score), 6)})
         log.info(
             "knowledge search",
             extra={

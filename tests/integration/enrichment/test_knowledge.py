@@ -176,7 +176,9 @@ async def test_replays_change_nothing_and_tombstones_withdraw(
             headers={TENANT_HEADER: "tnt_a"},
             json={"records": ["rec_b"], "facts": acks[0]["payload"]["tombstoned_ids"]},
         )
-        assert verified.json() == {"references": {"records": 0, "facts": 0}}
+        assert verified.json() == {
+            "references": {"records": 0, "facts": 0, "article_sections": 0, "section_vectors": 0}
+        }
         final = await entity(internal, "tnt_a", "carrier:c1")
         assert final is not None and "Munich" not in final["article"]
         (item,) = final["contradictions"]

@@ -42,12 +42,15 @@ async def test_search_returns_facts_with_status_and_never_below_the_floor(
 
         async def everything() -> Any:
             response = await api.post(
-                "/v1/knowledge/search", json={"query": "carrier:c1 hq: Berlin", "min_score": -1}
+                "/v1/knowledge/search",
+                json={"query": "carrier:c1 hq: Berlin", "min_score": -1, "top_k": 20},
             )
             return response.json()
 
-        raw = await poll(everything, lambda body: len(body.get("results", [])) == 4, timeout=60)
-        by_value = {r["value"]: r for r in raw["results"]}
+        raw = await poll(everything, lambda body: len(body.get("results", [])) == 7, timeout=60)
+        kinds = sorted(r["kind"] for r in raw["results"])
+        assert kinds == ["article_section"] * 3 + ["fact"] * 4, "one section per attribute"
+        by_value = {r["value"]: r for r in raw["results"] if r["kind"] == "fact"}
         assert by_value["Berlin"]["contested"] and by_value["Berlin"]["status"] == "contested"
         assert [s["record_id"] for s in by_value["Munich"]["support"]] == ["rec_b"]
         assert raw["dropped_below_floor"] == 0
@@ -61,9 +64,9 @@ async def test_search_returns_facts_with_status_and_never_below_the_floor(
             )
         ).json()
         assert floored["floor"] == floor
-        assert [r["value"] for r in floored["results"]] == ["Berlin"]
+        assert len(floored["results"]) == 1 and floored["results"][0]["score"] == scores[-1]
         assert all(r["score"] >= floor for r in floored["results"])
-        assert floored["dropped_below_floor"] == 3
+        assert floored["dropped_below_floor"] == 6
 
         default = (await api.post("/v1/knowledge/search", json={"query": "hq"})).json()
         assert all(r["score"] >= default["floor"] for r in default["results"])

@@ -1,11 +1,15 @@
-"""The knowledge collection: one point per live fact, payload ids only (no content)."""
+"""The knowledge collection: one point per live fact and per article section, payload ids only."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
+from engram_enrichment.domain.model import ArticleSection
 from engram_vectors import CollectionNotFound, Hit, Point, VectorStore
+
+FACT = "fact"
+ARTICLE_SECTION = "article_section"
 
 
 def point_id(tenant_id: str, fact_id: str) -> str:
@@ -39,16 +43,53 @@ class KnowledgeVectors:
         fact_id: str,
         vector: Sequence[float],
         fingerprint: str,
+        provenance: dict[str, Any] | None = None,
     ) -> None:
-        """Write a fact's point; refuses vectors of another embedder."""
-        payload = {"tenant_id": tenant_id, "entity_id": entity_id, "fact_id": fact_id}
+        """Write a fact's point with the embedder's own provenance; refuses another embedder's."""
+        payload = {
+            "tenant_id": tenant_id,
+            "entity_id": entity_id,
+            "kind": FACT,
+            "fact_id": fact_id,
+            "provenance": provenance,
+        }
         point = Point(point_id(tenant_id, fact_id), vector, payload)
         await self.store.upsert(self.collection, [point], fingerprint=fingerprint)
 
-    async def remove(self, tenant_id: str, fact_ids: Sequence[str]) -> None:
-        """Delete the points of facts that are gone; unknown ids are ignored."""
-        if fact_ids:
-            await self.store.delete(self.collection, [point_id(tenant_id, f) for f in fact_ids])
+    async def put_section(
+        self,
+        tenant_id: str,
+        entity_id: str,
+        section: ArticleSection,
+        vector: Sequence[float],
+        fingerprint: str,
+        provenance: dict[str, Any] | None = None,
+    ) -> None:
+        """Write (or replace) a section's point: text hash, cited ids, the embedder's provenance."""
+        payload = {
+            "tenant_id": tenant_id,
+            "entity_id": entity_id,
+            "kind": ARTICLE_SECTION,
+            "section_id": section.section_id,
+            "text_sha256": section.text_sha256,
+            "fact_ids": list(section.fact_ids),
+            "record_ids": list(section.record_ids),
+            "provenance": provenance,
+        }
+        point = Point(point_id(tenant_id, section.section_id), vector, payload)
+        await self.store.upsert(self.collection, [point], fingerprint=fingerprint)
+
+    async def payloads(self, tenant_id: str, item_ids: Sequence[str]) -> list[dict[str, Any]]:
+        """The stored payloads of these facts' or sections' points (missing ones left out)."""
+        if not item_ids:
+            return []
+        points = await self.store.get(self.collection, [point_id(tenant_id, i) for i in item_ids])
+        return [dict(p.payload) for p in points if p.payload.get("tenant_id") == tenant_id]
+
+    async def remove(self, tenant_id: str, item_ids: Sequence[str]) -> None:
+        """Delete the points of facts or sections that are gone; unknown ids are ignored."""
+        if item_ids:
+            await self.store.delete(self.collection, [point_id(tenant_id, i) for i in item_ids])
 
     async def search(
         self, tenant_id: str, vector: Sequence[float], top_k: int, *, fingerprint: str

@@ -103,6 +103,27 @@ class RecordState(BaseModel):
     tombstoned: bool = False
 
 
+class ArticleSection(BaseModel):
+    """One attribute's part of the article: what it cites, and the hash of the text embedded."""
+
+    section_id: str
+    attribute: str
+    status: Literal["active", "removed"] = "active"
+    text_sha256: str | None = None
+    fact_ids: list[str] = Field(default_factory=list)
+    record_ids: list[str] = Field(default_factory=list)
+    last_cause: str | None = None
+
+
+class ArticleSummary(BaseModel):
+    """Generated prose kept beside the facts, never instead of them; tied to a facts hash."""
+
+    text: str
+    model: str
+    generated_at: datetime
+    facts_sha256: str
+
+
 class Entity(BaseModel):
     """One entity of one tenant: the unit that is loaded, changed and written atomically."""
 
@@ -114,6 +135,8 @@ class Entity(BaseModel):
     contradictions: dict[str, Contradiction] = Field(default_factory=dict)
     records: dict[str, RecordState] = Field(default_factory=dict)
     article: str = ""
+    sections: dict[str, ArticleSection] = Field(default_factory=dict)
+    summary: ArticleSummary | None = None
 
     def open_contradiction(self, attribute: str) -> Contradiction | None:
         """The open contradiction on an attribute (there is at most one)."""
