@@ -31,7 +31,6 @@ LAG = "engram.consumer.lag"
 EMBEDDER_TEXTS = "engram.embedder.texts"
 EMBEDDER_BATCH_SIZE = "engram.embedder.batch.size"
 EMBEDDER_DURATION = "engram.embedder.duration"
-VECTOR_QUERY_DURATION = "engram.vectors.query.duration"
 PRUNE_JOB_DURATION = "engram.prune.job.duration"
 _SECONDS_BUCKETS = (0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60)
 _BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024)
@@ -107,7 +106,7 @@ class ConsumerMetrics:
 
 
 class PipelineMetrics:
-    """Helpers other services call: embedder throughput and batches, vector queries, prune jobs."""
+    """Embedder throughput and batch sizes, prune jobs; vector calls are timed in engram_vectors."""
 
     def __init__(self, service: str, provider: MeterProviderApi | None = None) -> None:
         meter = _meter(provider)
@@ -127,12 +126,6 @@ class PipelineMetrics:
             description="one embedder call",
             explicit_bucket_boundaries_advisory=_SECONDS_BUCKETS,
         )
-        self.vector_query = meter.create_histogram(
-            VECTOR_QUERY_DURATION,
-            unit="s",
-            description="one vector-store query",
-            explicit_bucket_boundaries_advisory=_SECONDS_BUCKETS,
-        )
         self.prune_job = meter.create_histogram(
             PRUNE_JOB_DURATION,
             unit="s",
@@ -146,12 +139,6 @@ class PipelineMetrics:
         self.embedder_texts.add(batch_size, attrs)
         self.embedder_batch.record(batch_size, attrs)
         self.embedder_duration.record(seconds, attrs)
-
-    def vector_queried(self, *, store: str, operation: str, seconds: float) -> None:
-        """One vector-store call (store = adapter kind, not a collection name)."""
-        self.vector_query.record(
-            seconds, {"service": self.service, "store": store, "operation": operation}
-        )
 
     def prune_finished(self, *, kind: str, verified_empty: bool | None, seconds: float) -> None:
         """A prune job reached its end state."""

@@ -1,11 +1,14 @@
 """Motor client factory with timeouts that fail fast instead of hanging."""
 
+from collections.abc import Sequence
 from typing import Any
 
 from motor.motor_asyncio import AsyncIOMotorClient, AsyncIOMotorDatabase
 
 
-def connect_mongo(uri: str, *, app_name: str, timeout_ms: int = 5000) -> AsyncIOMotorClient[Any]:
+def connect_mongo(
+    uri: str, *, app_name: str, timeout_ms: int = 5000, event_listeners: Sequence[Any] = ()
+) -> AsyncIOMotorClient[Any]:
     """A client for the MongoDB-protocol server; connects lazily on first use."""
     return AsyncIOMotorClient(
         uri,
@@ -13,6 +16,7 @@ def connect_mongo(uri: str, *, app_name: str, timeout_ms: int = 5000) -> AsyncIO
         serverSelectionTimeoutMS=timeout_ms,
         connectTimeoutMS=timeout_ms,
         tz_aware=True,
+        event_listeners=list(event_listeners),
     )
 
 

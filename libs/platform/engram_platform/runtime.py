@@ -21,6 +21,7 @@ from engram_platform.outbox import Outbox, OutboxRelay
 from engram_platform.retry import RetryPolicy
 from engram_platform.settings import ServiceSettings
 from engram_platform.tracing import setup_tracing
+from engram_platform.tracing_mongo import MongoSpans
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +64,9 @@ class Runtime:
     async def connected(self) -> AsyncIterator[Runtime]:
         """Open Mongo, start the outbox relay, and build the consumer; close all on exit."""
         self.mongo = connect_mongo(
-            self.settings.mongodb_uri.get_secret_value(), app_name=f"engram-{self.service}"
+            self.settings.mongodb_uri.get_secret_value(),
+            app_name=f"engram-{self.service}",
+            event_listeners=self._mongo_listeners(),
         )
         self.db = self.mongo[self.settings.database_name(self.service)]
         self.outbox = Outbox(self.db, topic_prefix=self.settings.topic_prefix)
@@ -98,6 +101,12 @@ class Runtime:
             if self.meter_provider is not None:
                 self.meter_provider.force_flush(5000)
             self.mongo.close()
+
+    def _mongo_listeners(self) -> list[MongoSpans]:
+        """Command spans when tracing is on; the telemetry database's own reads stay untraced."""
+        if not self.settings.tracing_enabled:
+            return []
+        return [MongoSpans(self.tracer_provider, skip_databases=[self.settings.telemetry_database])]
 
     def start_relay(self) -> None:
         """Begin publishing staged events (call after the broker has started)."""

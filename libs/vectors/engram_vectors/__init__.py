@@ -18,6 +18,7 @@ from engram_vectors.errors import (
 )
 from engram_vectors.factory import VectorStoreKind, make_vector_store
 from engram_vectors.ids import engine_id
+from engram_vectors.instrumented import VECTOR_QUERY_DURATION, InstrumentedVectorStore
 from engram_vectors.models import (
     CollectionInfo,
     FilterScalar,
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from engram_vectors.edge_store import QdrantEdgeStore
 
 __all__ = [
+    "VECTOR_QUERY_DURATION",
     "BaseVectorStore",
     "CollectionInfo",
     "CollectionNotFound",
@@ -43,6 +45,7 @@ __all__ = [
     "FilterValue",
     "FingerprintMismatch",
     "Hit",
+    "InstrumentedVectorStore",
     "InvalidFilter",
     "InvalidPoint",
     "InvalidQuery",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from engram_vectors.instrumented import InstrumentedVectorStore
 from engram_vectors.numpy_store import ExactNumpyStore
 from engram_vectors.port import VectorStore
 
@@ -11,7 +12,14 @@ VectorStoreKind = Literal["edge", "qdrant", "numpy"]
 
 
 def make_vector_store(kind: VectorStoreKind, **options: Any) -> VectorStore:
-    """Build a store of `kind`; options are that adapter's keyword arguments."""
+    """Build a store of `kind`, traced and timed; options are that adapter's keyword arguments."""
+    return InstrumentedVectorStore(
+        _adapter(kind, **options), system="numpy" if kind == "numpy" else "qdrant"
+    )
+
+
+def _adapter(kind: VectorStoreKind, **options: Any) -> VectorStore:
+    """The bare engine adapter of `kind`."""
     if kind == "edge":
         from engram_vectors.edge_store import QdrantEdgeStore
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,6 +20,7 @@ from engram_events.payloads.embeddings import (
     EmbeddingRequested,
     VectorProvenance,
 )
+from engram_platform.metrics import PipelineMetrics
 
 log = logging.getLogger(__name__)
 
@@ -32,15 +34,26 @@ def vector_provenance(embeddings: Embeddings | None, embedder: Embedder) -> Vect
 class EmbeddingHandlers:
     """Embeds requested texts in batches; results of a prefetched batch are reused per event."""
 
-    def __init__(self, embedder: Embedder, batch_size: int) -> None:
+    def __init__(
+        self, embedder: Embedder, batch_size: int, metrics: PipelineMetrics | None = None
+    ) -> None:
         self.embedder = embedder
         self.batch_size = batch_size
+        self.metrics = metrics or PipelineMetrics("embedding")
         self._prefetched: dict[str, tuple[np.ndarray[Any, Any], VectorProvenance]] = {}
         self.embed_calls = 0
 
     async def _embed(self, texts: list[str]) -> Embeddings:
+        """One embedder call, counted: texts, batch size and duration per model."""
         self.embed_calls += 1
-        return await self.embedder.embed(texts)
+        started = time.perf_counter()
+        result = await self.embedder.embed(texts)
+        self.metrics.embedded(
+            model=result.provenance.model_id,
+            batch_size=len(texts),
+            seconds=time.perf_counter() - started,
+        )
+        return result
 
     async def prefetch(self, events: Sequence[Envelope[EmbeddingRequested]]) -> None:
         """Embed the valid texts of many requests together, in chunks of `batch_size`."""

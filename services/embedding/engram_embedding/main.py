@@ -10,6 +10,7 @@ from engram_embedding.config import EmbeddingSettings
 from engram_embedding.handlers import EmbeddingHandlers
 from engram_events.catalog import EMBEDDING_REQUESTED
 from engram_platform.app import service_app
+from engram_platform.metrics import PipelineMetrics
 from engram_platform.runtime import Runtime
 
 SERVICE = "embedding"
@@ -25,7 +26,8 @@ def create_app(
     async def register(rt: Runtime, app: FastAPI) -> None:
         assert rt.consumer is not None and rt.outbox is not None
         embedder = make_embedder(settings.embedder, **settings.embedder_options())
-        handlers = EmbeddingHandlers(embedder, settings.batch_size)
+        metrics = PipelineMetrics(SERVICE, rt.meter_provider)
+        handlers = EmbeddingHandlers(embedder, settings.batch_size, metrics)
         consumer = BatchingConsumer(
             handlers,
             settings.linger_ms,
@@ -37,6 +39,7 @@ def create_app(
             retry=rt.consumer.retry,
             batch_size=max(settings.batch_size, settings.consumer_batch_size),
             tracer_provider=rt.tracer_provider,
+            metrics=rt.consumer.metrics,
         )
         consumer.on(EMBEDDING_REQUESTED, handlers.on_requested)
         rt.consumer = consumer

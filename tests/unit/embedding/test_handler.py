@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from engram_embedding.handlers import EmbeddingHandlers
 from engram_events import new_event
 from engram_events.catalog import EMBEDDING_REQUESTED
 from engram_events.payloads.embeddings import EmbeddingRequested, TextItem
+from engram_platform.metrics import PipelineMetrics
 from tests.unit.memory.fakes import CountingEmbedder
 
 pytestmark = pytest.mark.unit
@@ -49,3 +52,23 @@ async def test_a_batch_of_requests_is_embedded_in_one_call_per_chunk() -> None:
     outs = [await handlers.on_requested(e) for e in events]  # type: ignore[arg-type]
     assert embedder.calls == 2
     assert all(len(out[0].payload.items) == 2 for out in outs)
+
+
+async def test_each_embedder_call_records_texts_batch_size_and_duration() -> None:
+    reader = InMemoryMetricReader()
+    metrics = PipelineMetrics("embedding", MeterProvider(metric_readers=[reader]))
+    handlers = EmbeddingHandlers(CountingEmbedder(model_id="m1"), batch_size=3, metrics=metrics)
+    await handlers.prefetch([_request("a", "b"), _request("c", "d")])  # type: ignore[list-item]
+    data = reader.get_metrics_data()
+    assert data is not None
+    points = {
+        metric.name: list(metric.data.data_points)
+        for rm in data.resource_metrics
+        for sm in rm.scope_metrics
+        for metric in sm.metrics
+    }
+    assert points["engram.embedder.texts"][0].value == 4
+    [batches] = points["engram.embedder.batch.size"]
+    assert (batches.count, batches.sum, batches.max) == (2, 4, 3)
+    assert points["engram.embedder.duration"][0].count == 2
+    assert dict(batches.attributes) == {"service": "embedding", "model": "m1"}

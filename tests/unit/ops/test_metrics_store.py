@@ -86,14 +86,12 @@ def test_helpers_for_other_services_record_low_cardinality_points() -> None:
     provider, reader = _provider()
     meters = PipelineMetrics("embedding", provider)
     meters.embedded(model="all-MiniLM-L6-v2", batch_size=16, seconds=0.2)
-    meters.vector_queried(store="qdrant-edge", operation="search", seconds=0.003)
     meters.prune_finished(kind="document", verified_empty=True, seconds=4.0)
     names = {d["name"] for d in metric_documents(reader.get_metrics_data())}
     assert names == {
         "engram.embedder.texts",
         "engram.embedder.batch.size",
         "engram.embedder.duration",
-        "engram.vectors.query.duration",
         "engram.prune.job.duration",
     }
 
