@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -27,16 +26,12 @@ class AppliedEvents:
         return bool(await self.seen_many([str(event_id)]))
 
     async def seen_many(self, event_ids: Iterable[str]) -> set[str]:
-        """Which of these events this consumer already applied.
-
-        One `_id` lookup each, concurrently: on the local MongoDB-protocol server an `$in`
-        query scans the whole (ever-growing) collection, while an `_id` lookup does not.
-        """
-        ids = list(dict.fromkeys(event_ids))
-        found = await asyncio.gather(
-            *(self.collection.find_one({"_id": self._key(e)}, {"_id": 1}) for e in ids)
-        )
-        return {e for e, doc in zip(ids, found, strict=True) if doc is not None}
+        """Which of these events this consumer already applied, in one `_id $in` lookup."""
+        keys = {self._key(e): e for e in dict.fromkeys(event_ids)}
+        if not keys:
+            return set()
+        cursor = self.collection.find({"_id": {"$in": list(keys)}}, {"_id": 1})
+        return {keys[doc["_id"]] async for doc in cursor}
 
     async def mark(self, event_id: object, event_type: str) -> bool:
         """Record the event as applied; False when it already was."""
