@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -49,9 +48,12 @@ class MemoryRows:
     async def get_many(
         self, tenant_id: str, memory_ids: Sequence[str]
     ) -> dict[str, dict[str, Any]]:
-        """Rows by id, keyed by memory id (concurrent `_id` lookups; `$in` is a scan on FerretDB)."""
-        found = await asyncio.gather(*(self.get(tenant_id, m) for m in dict.fromkeys(memory_ids)))
-        return {row["memory_id"]: row for row in found if row is not None}
+        """Rows by id, keyed by memory id: one `_id $in` lookup, served by the `_id` index."""
+        keys = [row_id(tenant_id, m) for m in dict.fromkeys(memory_ids)]
+        if not keys:
+            return {}
+        cursor = self.collection.find({"_id": {"$in": keys}, "tenant_id": tenant_id})
+        return {row["memory_id"]: row async for row in cursor}
 
     async def open(
         self, tenant_id: str, fields: dict[str, Any], status: str
@@ -122,11 +124,9 @@ class MemoryRows:
         )
 
     async def gone(self, tenant_id: str, source_ids: Sequence[str]) -> set[str]:
-        """Which of these sources are known to be tombstoned (concurrent `_id` lookups)."""
-        rows = self.db[GONE_SOURCES]
-        found = await asyncio.gather(
-            *(rows.find_one({"_id": row_id(tenant_id, s)}) for s in dict.fromkeys(source_ids))
-        )
-        return {
-            row["source_id"] for row in found if row is not None and row["tenant_id"] == tenant_id
-        }
+        """Which of these sources are known to be tombstoned (one `_id $in` lookup)."""
+        keys = [row_id(tenant_id, s) for s in dict.fromkeys(source_ids)]
+        if not keys:
+            return set()
+        cursor = self.db[GONE_SOURCES].find({"_id": {"$in": keys}, "tenant_id": tenant_id})
+        return {row["source_id"] async for row in cursor}
