@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,14 +31,25 @@ def infra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Infra]:
     if external_kafka and external_mongo:
         yield Infra(external_kafka, external_mongo)
         return
+    with own_servers(tmp_path_factory.mktemp("infra")) as (kafka, ferret):
+        yield Infra(
+            external_kafka or kafka.address, external_mongo or f"mongodb://{ferret.address}"
+        )
+
+
+@contextmanager
+def own_servers(state: Path, heap_mb: int = 1536) -> Iterator[tuple[Any, Any]]:
+    """A Kafka broker and a FerretDB on free ports under `state`, stopped on exit.
+
+    Tests that stop and restart the servers use this too, so they never touch shared ones.
+    """
     from engram_devstack.ferret import FerretServer
     from engram_devstack.kafka import KafkaServer
     from engram_devstack.ports import free_ports
 
-    state = tmp_path_factory.mktemp("infra")
     kafka_port, controller_port, mongo_port = free_ports(3)
     kafka = KafkaServer(
-        state_dir=state / "kafka", port=kafka_port, controller_port=controller_port, heap_mb=1536
+        state_dir=state / "kafka", port=kafka_port, controller_port=controller_port, heap_mb=heap_mb
     )
     ferret = FerretServer(state_dir=state / "ferretdb", port=mongo_port)
     started = []
@@ -47,9 +60,7 @@ def infra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Infra]:
             started.append(server)
         for server in (kafka, ferret):
             server.wait_ready(120)
-        yield Infra(
-            external_kafka or kafka.address, external_mongo or f"mongodb://{ferret.address}"
-        )
+        yield kafka, ferret
     finally:
         for server in reversed(started):
             server.stop()

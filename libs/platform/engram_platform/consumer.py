@@ -2,10 +2,13 @@
 
 A handler takes one typed event and returns the events to publish. Messages arrive in
 batches; for each one the runtime runs its handler (retrying with backoff, dead-lettering
-what cannot succeed) under the trace context the message carried. Then, for the whole batch,
-it stages the outgoing events in the outbox and marks the inputs applied, and only then is the
-offset committed. A crash at any point replays the batch: handlers' writes are idempotent
-upserts and outgoing events have deterministic ids, so a replay stages the same events.
+what cannot succeed) under the trace context the message carried. An event type may also have
+a batch handler: consecutive messages of that type go to it in one call, it answers per input
+(events or an exception), and a failed input falls back to the single handler's retries.
+Then, for the whole batch, it stages the outgoing events in the outbox and marks the inputs
+applied, and only then is the offset committed. A crash at any point replays the batch:
+handlers' writes are idempotent upserts and outgoing events have deterministic ids, so a
+replay stages the same events.
 """
 
 from __future__ import annotations
@@ -31,13 +34,16 @@ from engram_platform.dlq import DeadLetters
 from engram_platform.idempotency import AppliedEvents
 from engram_platform.metrics import ConsumerMetrics
 from engram_platform.outbox import Outbox
-from engram_platform.retry import PermanentError, RetryPolicy
+from engram_platform.retry import PermanentError, RetryPolicy, is_outage
 
 log = logging.getLogger(__name__)
 
 P = TypeVar("P", bound=BaseModel)
 Published = Sequence[Envelope[Any]] | None
 Handler = Callable[[Envelope[Any]], Awaitable[Published]]
+BatchResult = Published | BaseException
+"""One input's answer from a batch handler: the events to publish, or why it failed."""
+BatchHandler = Callable[[list[Envelope[Any]]], Awaitable[Sequence[BatchResult]]]
 ID_FIELDS = (
     "document_id",
     "record_id",
@@ -114,6 +120,7 @@ class Consumer:
         self.applied = AppliedEvents(db, service)
         self.dead_letters = DeadLetters(broker, topic_prefix=topic_prefix)
         self.routes: dict[str, Handler] = {}
+        self.batch_routes: dict[str, BatchHandler] = {}
         self.topics: set[str] = set()
         self.stats = ConsumerStats()
         self.tracer = (tracer_provider or trace.get_tracer_provider()).get_tracer("engram.consumer")
@@ -121,10 +128,16 @@ class Consumer:
         self._sleep = sleep
 
     def on(
-        self, event_type: EventType[P], handler: Callable[[Envelope[P]], Awaitable[Published]]
+        self,
+        event_type: EventType[P],
+        handler: Callable[[Envelope[P]], Awaitable[Published]],
+        *,
+        batch: Callable[[list[Envelope[P]]], Awaitable[Sequence[BatchResult]]] | None = None,
     ) -> None:
-        """Route one event type to its handler."""
+        """Route one event type to its handler, and optionally runs of it to a batch handler."""
         self.routes[event_type.name] = handler
+        if batch is not None:
+            self.batch_routes[event_type.name] = batch
         self.topics.add(topic_name(event_type.topic, self.prefix))
 
     @property
@@ -175,9 +188,9 @@ class Consumer:
         ids = [str(e.event_id) for e in decoded if e is not None and e.event_type in self.routes]
         seen = await self.applied.seen_many(ids)
         pending = _Pending()
-        outcomes: list[Outcome] = []
-        for record, envelope in zip(records, decoded, strict=True):
-            started = time.perf_counter()
+        outcomes: list[Outcome | None] = [None] * len(records)
+        work: list[tuple[int, Any, Envelope[Any]]] = []
+        for index, (record, envelope) in enumerate(zip(records, decoded, strict=True)):
             if envelope is None:
                 outcome = Outcome.DEAD_LETTERED
             elif envelope.event_type not in self.routes:
@@ -185,55 +198,166 @@ class Consumer:
             elif str(envelope.event_id) in seen:
                 outcome = Outcome.DUPLICATE
             else:
-                outcome = await self._handle(envelope, record, pending)
+                work.append((index, record, envelope))
                 seen.add(str(envelope.event_id))
-            self.stats.add(outcome)
-            event_type = envelope.event_type if envelope is not None else "undecodable"
-            self.metrics.outcome(event_type, outcome.value, time.perf_counter() - started)
-            outcomes.append(outcome)
+                continue
+            self._count(envelope, outcome, 0.0)
+            outcomes[index] = outcome
+        for run in self._runs(work):
+            started = time.perf_counter()
+            if run[0][2].event_type in self.batch_routes:
+                handled = await self._handle_run(run, pending)
+            else:
+                _, record, envelope = run[0]
+                handled = [await self._handle(envelope, record, pending)]
+            share = (time.perf_counter() - started) / len(run)
+            for (index, _, envelope), outcome in zip(run, handled, strict=True):
+                self._count(envelope, outcome, share)
+                outcomes[index] = outcome
         await self.outbox.stage_entries(pending.outbox_docs)
         await self.applied.mark_many(pending.applied)
+        return [outcome for outcome in outcomes if outcome is not None]
+
+    def _count(self, envelope: Envelope[Any] | None, outcome: Outcome, seconds: float) -> None:
+        self.stats.add(outcome)
+        event_type = envelope.event_type if envelope is not None else "undecodable"
+        self.metrics.outcome(event_type, outcome.value, seconds)
+
+    def _runs(
+        self, work: list[tuple[int, Any, Envelope[Any]]]
+    ) -> list[list[tuple[int, Any, Envelope[Any]]]]:
+        """Consecutive inputs of one batch-routed type together; every other input alone."""
+        runs: list[list[tuple[int, Any, Envelope[Any]]]] = []
+        for item in work:
+            kind = item[2].event_type
+            if runs and kind in self.batch_routes and runs[-1][-1][2].event_type == kind:
+                runs[-1].append(item)
+            else:
+                runs.append([item])
+        return runs
+
+    async def _handle_run(
+        self, run: list[tuple[int, Any, Envelope[Any]]], pending: _Pending
+    ) -> list[Outcome]:
+        """One batch call for the run; each input keeps its own span, outcome and retries."""
+        event_type = run[0][2].event_type
+        batch_handler = self.batch_routes[event_type]
+        parents = [trace.get_current_span(propagate.extract(_headers(r))) for _, r, _ in run]
+        with self.tracer.start_as_current_span(
+            f"{run[0][1].topic} process {event_type} batch",
+            kind=SpanKind.CONSUMER,
+            links=[Link(p.get_span_context()) for p in parents if p.get_span_context().is_valid],
+        ) as batch_span:
+            batch_span.set_attributes(
+                {
+                    "messaging.system": "kafka",
+                    "messaging.batch.message_count": len(run),
+                    "engram.event_type": event_type,
+                    "engram.consumer": self.service,
+                }
+            )
+            spans = [self._start_span(envelope, record) for _, record, envelope in run]
+            started = time.perf_counter()
+            try:
+                results: Sequence[BatchResult] = await batch_handler([e for _, _, e in run])
+                if len(results) != len(run):
+                    raise RuntimeError(f"batch handler answered {len(results)} of {len(run)}")
+            except Exception as exc:
+                results = [exc] * len(run)
+            took = round((time.perf_counter() - started) * 1000, 3)
+        outcomes: list[Outcome] = []
+        try:
+            for (_, record, envelope), span, result in zip(run, spans, results, strict=True):
+                with trace.use_span(span):
+                    span.set_attribute("engram.handler_ms", took)
+                    span.set_attribute("engram.batched", True)
+                    outcome = await self._settle(envelope, record, pending, span, result)
+                    self._finish_span(span, outcome)
+                outcomes.append(outcome)
+        finally:
+            for span in spans:
+                span.end()
         return outcomes
+
+    async def _settle(
+        self,
+        envelope: Envelope[Any],
+        record: Any,
+        pending: _Pending,
+        span: Any,
+        result: BatchResult,
+    ) -> Outcome:
+        """Stage a batch input's events, or give a failed one the single handler's retries."""
+        if not isinstance(result, BaseException):
+            return self._applied(envelope, list(result or ()), pending, span)
+        return await self._apply(envelope, record, pending, span, failed=result)
 
     async def _handle(self, envelope: Envelope[Any], record: Any, pending: _Pending) -> Outcome:
         """Run one handler in a span continuing the message's trace; retries, then the DLQ."""
+        span = self._start_span(envelope, record)
+        with trace.use_span(span, end_on_exit=True):
+            started = time.perf_counter()
+            outcome = await self._apply(envelope, record, pending, span)
+            span.set_attribute(
+                "engram.handler_ms", round((time.perf_counter() - started) * 1000, 3)
+            )
+            self._finish_span(span, outcome)
+            return outcome
+
+    def _start_span(self, envelope: Envelope[Any], record: Any) -> Any:
+        """A consumer span under the message's trace context, linked to the batch's span."""
         parent = propagate.extract(_headers(record))
         batch_span = trace.get_current_span().get_span_context()
         links = [Link(batch_span)] if batch_span.is_valid else []
-        with self.tracer.start_as_current_span(
+        span = self.tracer.start_span(
             f"{record.topic} process {envelope.event_type}",
             context=parent,
             kind=SpanKind.CONSUMER,
             links=links,
-        ) as span:
-            span.set_attributes(
-                {
-                    "messaging.system": "kafka",
-                    "messaging.destination.name": record.topic,
-                    "messaging.kafka.offset": record.offset,
-                    "messaging.destination.partition.id": str(record.partition),
-                    "messaging.consumer.group.name": self.group_id,
-                    "engram.tenant_id": envelope.tenant_id,
-                    "engram.event_id": str(envelope.event_id),
-                    "engram.event_type": envelope.event_type,
-                    "engram.consumer": self.service,
-                    **_payload_ids(envelope),
-                }
-            )
-            started = time.perf_counter()
-            outcome = await self._apply(envelope, record, pending, span)
-            span.set_attribute("engram.outcome", outcome.value)
-            span.set_attribute(
-                "engram.handler_ms", round((time.perf_counter() - started) * 1000, 3)
-            )
-            if outcome is Outcome.DEAD_LETTERED:
-                span.set_status(Status(StatusCode.ERROR))
-            return outcome
+        )
+        span.set_attributes(
+            {
+                "messaging.system": "kafka",
+                "messaging.destination.name": record.topic,
+                "messaging.kafka.offset": record.offset,
+                "messaging.destination.partition.id": str(record.partition),
+                "messaging.consumer.group.name": self.group_id,
+                "engram.tenant_id": envelope.tenant_id,
+                "engram.event_id": str(envelope.event_id),
+                "engram.event_type": envelope.event_type,
+                "engram.consumer": self.service,
+                **_payload_ids(envelope),
+            }
+        )
+        return span
+
+    @staticmethod
+    def _finish_span(span: Any, outcome: Outcome) -> None:
+        span.set_attribute("engram.outcome", outcome.value)
+        if outcome is Outcome.DEAD_LETTERED:
+            span.set_status(Status(StatusCode.ERROR))
+
+    def _applied(
+        self, envelope: Envelope[Any], published: list[Envelope[Any]], pending: _Pending, span: Any
+    ) -> Outcome:
+        """Stage what the input owes (under its span's context) and count it applied."""
+        pending.outbox_docs.extend(self.outbox.entries(published))
+        pending.applied.append((str(envelope.event_id), envelope.event_type))
+        span.set_attribute("engram.published_count", len(published))
+        return Outcome.APPLIED
 
     async def _apply(
-        self, envelope: Envelope[Any], record: Any, pending: _Pending, span: Any
+        self,
+        envelope: Envelope[Any],
+        record: Any,
+        pending: _Pending,
+        span: Any,
+        failed: BaseException | None = None,
     ) -> Outcome:
-        """The handler with backoff; dead-letter permanent failures and exhausted retries."""
+        """The handler with backoff; dead-letter permanent failures and exhausted retries.
+
+        `failed` is a batch call's answer for this input, counted as its first attempt.
+        """
         handler = self.routes[envelope.event_type]
         fields: dict[str, str | None] = {
             "event_id": str(envelope.event_id),
@@ -242,6 +366,8 @@ class Consumer:
         }
         for attempt in range(1, self.retry.max_attempts + 1):
             try:
+                if attempt == 1 and failed is not None:
+                    raise failed
                 published = list(await handler(envelope) or ())
             except (PermanentError, PoisonMessage) as exc:
                 await self._dead_letter(record, exc, attempt, fields, None)
@@ -253,15 +379,14 @@ class Consumer:
                     extra={**fields, "attempt": attempt, "error_type": type(exc).__name__},
                 )
                 if attempt == self.retry.max_attempts:
+                    if is_outage(exc):
+                        raise
                     reason = f"retries_exhausted:{type(exc).__name__}"
                     await self._dead_letter(record, exc, attempt, fields, reason)
                     return Outcome.DEAD_LETTERED
                 await self._sleep(self.retry.delay(attempt))
                 continue
-            pending.outbox_docs.extend(self.outbox.entries(published))
-            pending.applied.append((str(envelope.event_id), envelope.event_type))
-            span.set_attribute("engram.published_count", len(published))
-            return Outcome.APPLIED
+            return self._applied(envelope, published, pending, span)
         raise AssertionError("unreachable")
 
     async def _dead_letter(

@@ -8,6 +8,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pymongo.errors import ConnectionFailure
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 log = logging.getLogger(__name__)
@@ -96,6 +97,16 @@ def install_problem_handlers(app: FastAPI) -> None:
             "one or more fields are invalid; see errors",
             request.url.path,
             errors=_validation_errors(exc),
+        )
+
+    @app.exception_handler(ConnectionFailure)
+    async def _database_down(request: Request, exc: ConnectionFailure) -> JSONResponse:
+        return problem_response(
+            503,
+            "database-unavailable",
+            "Service unavailable",
+            "the database is not answering; retry",
+            request.url.path,
         )
 
     @app.exception_handler(Exception)

@@ -3,6 +3,8 @@
 import random
 from dataclasses import dataclass
 
+from pymongo.errors import ConnectionFailure
+
 
 @dataclass(frozen=True)
 class RetryPolicy:
@@ -20,3 +22,8 @@ class RetryPolicy:
 
 class PermanentError(Exception):
     """A handler failure no retry can fix; dead-letter it at once with this reason."""
+
+
+def is_outage(exc: BaseException) -> bool:
+    """The database is unreachable: no fault of the message, so redeliver it, never dead-letter."""
+    return isinstance(exc, ConnectionFailure)

@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from engram_enrichment.domain.model import ArticleSection, Entity, SupportRef
-from engram_enrichment.domain.sections import SEPARATOR, embedding_text
+from engram_enrichment.domain.sections import SEPARATOR, embedding_text, embedding_texts
 from engram_events import Envelope, derive_event_id, new_event
 from engram_events.catalog import (
     CONTRADICTION_OPENED,
@@ -161,8 +161,10 @@ def section_embedding_request(
 ) -> list[Envelope[Any]]:
     """Ask for vectors of the sections this cause (re)wrote; ids too odd to carry are skipped."""
     items: list[TextItem] = []
+    texts = embedding_texts(entity) if sections else {}
     for section in sections:
-        text = embedding_text(entity, section.attribute)[:MAX_TEXT]
+        text = texts.get(section.attribute) or embedding_text(entity, section.attribute)
+        text = text[:MAX_TEXT]
         try:
             items.append(TextItem(item_id=section_item_id(section), text=text))
         except ValidationError:

@@ -11,11 +11,14 @@ from engram_enrichment.announce import (
     REQUESTER,
     announcements,
     embedding_request,
+    section_embedding_request,
     withdrawn_by,
 )
+from engram_enrichment.bulk import Owed, Step, change_many
 from engram_enrichment.domain.contradictions import reconcile
 from engram_enrichment.domain.model import Entity, RecordAssertion
 from engram_enrichment.domain.schema import Schema
+from engram_enrichment.domain.sections import changed_by
 from engram_enrichment.domain.support import assert_record, is_stale, retract_record
 from engram_enrichment.knowledge import KnowledgeBase
 from engram_enrichment.section_vectors import SectionVectors
@@ -97,10 +100,10 @@ class EnrichmentHandlers:
         log.info("fact vectors stored", extra={"tenant_id": tenant, "count": stored})
         return []
 
-    async def on_record_upserted(self, event: Envelope[RecordUpserted]) -> list[Envelope[Any]]:
-        """Move the record's support to the values of this revision; stale revisions change nothing."""
+    def _upsert_step(self, event: Envelope[RecordUpserted]) -> Step:
+        """The record's change to its entity, and what it owes read from the state after it."""
         record = event.payload
-        tenant, cause = event.tenant_id, str(event.event_id)
+        cause = str(event.event_id)
         assertion = RecordAssertion(
             record_id=record.record_id,
             record_type=record.record_type,
@@ -118,30 +121,93 @@ class EnrichmentHandlers:
             assert_record(entity, assertion, self.schema)
             reconcile(entity, self.schema, cause=cause, at=assertion.observed_at, why=why)
 
-        await self.knowledge.store.remember_record(tenant, record.record_id, record.entity_id)
-        outcome = await self.knowledge.change(
-            tenant,
-            record.entity_id,
-            record.record_type,
-            mutate,
+        def owes(entity: Entity) -> Owed:
+            events = announcements(
+                entity, cause=cause, caused_by=event, because_record_id=record.record_id
+            )
+            if self.vectors is None:
+                return Owed(events)
+            active, removed = changed_by(entity, cause)
+            events += embedding_request(entity, cause=cause, caused_by=event)
+            events += section_embedding_request(entity, active, cause=cause, caused_by=event)
+            return Owed(events, withdrawn_by(entity, cause) + removed)
+
+        return Step(
+            tenant_id=event.tenant_id,
+            entity_id=record.entity_id,
+            entity_type=record.record_type,
+            mutate=mutate,
             cause=cause,
             at=assertion.observed_at,
+            owes=owes,
+        )
+
+    async def on_record_upserted(self, event: Envelope[RecordUpserted]) -> list[Envelope[Any]]:
+        """Move the record's support to the values of this revision; stale revisions change nothing."""
+        record = event.payload
+        step = self._upsert_step(event)
+        await self.knowledge.store.remember_record(step.tenant_id, record.record_id, step.entity_id)
+        outcome = await self.knowledge.change(
+            step.tenant_id,
+            step.entity_id,
+            step.entity_type,
+            step.mutate,
+            cause=step.cause,
+            at=step.at,
         )
         published = announcements(
-            outcome.entity, cause=cause, caused_by=event, because_record_id=record.record_id
+            outcome.entity, cause=step.cause, caused_by=event, because_record_id=record.record_id
         )
-        published += await self._follow_up(outcome.entity, cause, event)
+        published += await self._follow_up(outcome.entity, step.cause, event)
         log.info(
             "record applied",
             extra={
-                "tenant_id": tenant,
+                "tenant_id": step.tenant_id,
                 "record_id": record.record_id,
-                "entity_id": record.entity_id,
+                "entity_id": step.entity_id,
                 "written": outcome.written,
                 "published_count": len(published),
             },
         )
         return published
+
+    async def on_record_upserted_batch(
+        self, events: list[Envelope[RecordUpserted]]
+    ) -> list[list[Envelope[Any]] | Exception]:
+        """The batch route: per record, its events or why it failed (retried alone)."""
+        steps = [self._upsert_step(event) for event in events]
+        remembered: dict[str, Exception | None] = {}
+        for tenant in dict.fromkeys(step.tenant_id for step in steps):
+            pairs = [
+                (e.payload.record_id, e.payload.entity_id) for e in events if e.tenant_id == tenant
+            ]
+            try:
+                await self.knowledge.store.remember_records(tenant, pairs)
+                remembered[tenant] = None
+            except Exception as exc:
+                remembered[tenant] = exc
+        kept = [step for step in steps if remembered[step.tenant_id] is None]
+        changed = iter(await change_many(self.knowledge, kept))
+        results: list[Owed | Exception] = [
+            remembered[step.tenant_id] or next(changed) for step in steps
+        ]
+        await self._remove_vectors(steps, results)
+        applied = sum(1 for r in results if isinstance(r, Owed))
+        log.info("records applied", extra={"count": applied, "failed_count": len(steps) - applied})
+        return [r.events if isinstance(r, Owed) else r for r in results]
+
+    async def _remove_vectors(self, steps: list[Step], results: list[Owed | Exception]) -> None:
+        """Drop vectors the applied steps made obsolete; a failure fails that tenant's steps."""
+        if self.vectors is None:
+            return
+        for tenant in dict.fromkeys(step.tenant_id for step in steps):
+            mine = [i for i, s in enumerate(steps) if s.tenant_id == tenant]
+            gone = [v for i in mine if isinstance(r := results[i], Owed) for v in r.gone_vectors]
+            try:
+                await self.vectors.remove(tenant, list(dict.fromkeys(gone)))
+            except Exception as exc:
+                for i in mine:
+                    results[i] = exc
 
     async def on_record_tombstoned(self, event: Envelope[RecordTombstoned]) -> list[Envelope[Any]]:
         """Remove the record from every fact's support; withdraw emptied facts; ack a prune."""

@@ -104,14 +104,19 @@ class KnowledgeBase:
 
     async def _index(self, entity: Entity, cause: str) -> None:
         """Refresh the listing copies of the contradictions this cause touched."""
-        docs: list[dict[str, Any]] = [
-            {
-                **item.model_dump(mode="json"),
-                "entity_id": entity.entity_id,
-                "entity_type": entity.entity_type,
-            }
-            for item in entity.contradictions.values()
-            if item.last_cause == cause
-        ]
+        docs = contradiction_docs(entity, {cause})
         if docs:
             await self.store.index_contradictions(entity.tenant_id, docs)
+
+
+def contradiction_docs(entity: Entity, causes: set[str]) -> list[dict[str, Any]]:
+    """Listing copies of the entity's contradictions last touched by one of these causes."""
+    return [
+        {
+            **item.model_dump(mode="json"),
+            "entity_id": entity.entity_id,
+            "entity_type": entity.entity_type,
+        }
+        for item in entity.contradictions.values()
+        if item.last_cause in causes
+    ]

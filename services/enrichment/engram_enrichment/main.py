@@ -100,7 +100,9 @@ def create_app(
         vectors = await open_recall(settings, knowledge, app) if settings.recall else None
         handlers = EnrichmentHandlers(knowledge, schema, vectors)
         app.state.section_vectors = handlers.sections
-        rt.consumer.on(RECORD_UPSERTED, handlers.on_record_upserted)
+        rt.consumer.on(
+            RECORD_UPSERTED, handlers.on_record_upserted, batch=handlers.on_record_upserted_batch
+        )
         rt.consumer.on(RECORD_TOMBSTONED, handlers.on_record_tombstoned)
         if vectors is not None:
             rt.consumer.on(EMBEDDING_COMPUTED, handlers.on_embedding_computed)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -19,6 +20,18 @@ class EntityStore(Protocol):
 
     async def save(self, tenant_id: str, doc: dict[str, Any], expected_version: int) -> None:
         """Write the whole aggregate if its stored version is still `expected_version`."""
+        ...
+
+    async def load_many(
+        self, tenant_id: str, entity_ids: Sequence[str]
+    ) -> dict[str, dict[str, Any]]:
+        """The stored documents of those entities that exist, by entity id, in few round trips."""
+        ...
+
+    async def save_many(
+        self, tenant_id: str, writes: Sequence[tuple[dict[str, Any], int]]
+    ) -> set[str]:
+        """`save` for many entities at once; returns the ids that hit a concurrent update."""
         ...
 
     async def index_contradictions(self, tenant_id: str, docs: list[dict[str, Any]]) -> None:
@@ -43,6 +56,10 @@ class EntityStore(Protocol):
 
     async def remember_record(self, tenant_id: str, record_id: str, entity_id: str) -> None:
         """Which entity a record is about, for tombstones that do not say."""
+        ...
+
+    async def remember_records(self, tenant_id: str, pairs: Sequence[tuple[str, str]]) -> None:
+        """`remember_record` for many (record id, entity id) pairs in one write."""
         ...
 
     async def entity_of_record(self, tenant_id: str, record_id: str) -> str | None:

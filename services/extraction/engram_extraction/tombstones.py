@@ -56,9 +56,13 @@ class TombstoneHandlers:
         )
 
     async def _select(
-        self, tenant_id: str, selector: PruneSelector, now: datetime
+        self, tenant_id: str, selector: PruneSelector, now: datetime, prune_job_id: str | None
     ) -> list[dict[str, Any]]:
-        """The selected heads; candidates from ids or a query, then the one predicate."""
+        """The selected heads; candidates from ids or a query, then the one predicate.
+
+        Heads this same job already tombstoned are selected again: a replay after a crash
+        between the markers' write and the outbox must announce them again (same event ids).
+        """
         if selector.record_ids:
             candidates = await self.store.heads_by_id(tenant_id, selector.record_ids)
         elif selector.document_id is not None and selector.older_than_days is None:
@@ -66,7 +70,16 @@ class TombstoneHandlers:
             candidates = await self.store.heads_by_id(tenant_id, ids)
         else:
             candidates = await self.store.heads_matching(mongo_filter(tenant_id, selector, now))
-        return [head for head in candidates if selects(head, tenant_id, selector, now)]
+            if prune_job_id is not None:
+                candidates += await self.store.heads_matching(
+                    {"tenant_id": tenant_id, "prune_job_id": prune_job_id}
+                )
+        unique = {head["_id"]: head for head in candidates}.values()
+        return [
+            head
+            for head in unique
+            if selects(head, tenant_id, selector, now) or _same_job(head, prune_job_id)
+        ]
 
     async def _tombstone(
         self,
@@ -80,13 +93,19 @@ class TombstoneHandlers:
         now = (
             event.occurred_at if event.occurred_at.tzinfo else event.occurred_at.replace(tzinfo=UTC)
         )
-        heads = await self._select(event.tenant_id, selector, now)
-        await self.store.tombstone(event.tenant_id, heads, marker(reason, prune_job_id))
+        heads = await self._select(event.tenant_id, selector, now, prune_job_id)
+        live = [head for head in heads if head.get("status") != "tombstoned"]
+        await self.store.tombstone(event.tenant_id, live, marker(reason, prune_job_id))
         events = [record_tombstoned(event, head, reason, prune_job_id) for head in heads]
         await self.outbox.stage_entries(kafka_tombstones(self.outbox, heads))
         log.info(
             "records tombstoned",
-            extra={"count": len(heads), "prune_job_id": prune_job_id, "reason": reason},
+            extra={
+                "count": len(heads),
+                "newly": len(live),
+                "prune_job_id": prune_job_id,
+                "reason": reason,
+            },
         )
         if prune_job_id is not None:
             ack = TombstoneApplied(
@@ -106,6 +125,15 @@ class TombstoneHandlers:
                 )
             )
         return events
+
+
+def _same_job(head: dict[str, Any], prune_job_id: str | None) -> bool:
+    """A marker this prune job left (found again when its request is replayed)."""
+    return (
+        prune_job_id is not None
+        and head.get("status") == "tombstoned"
+        and head.get("prune_job_id") == prune_job_id
+    )
 
 
 def marker(reason: Reason, prune_job_id: str | None) -> dict[str, Any]:

@@ -19,12 +19,17 @@ from engram_gateway.api import (
     prune,
     records,
 )
+from engram_gateway.body_limit import BodyLimit
 from engram_gateway.config import GatewaySettings
 from engram_gateway.prune_flow import PruneFlow
 from engram_platform.app import service_app
 from engram_platform.runtime import Runtime
 
 SERVICE = "gateway"
+MAX_JSON_BYTES = 1024 * 1024
+"""Any other body: a memory is at most 64k characters, a query 8k."""
+MAX_PRUNE_BYTES = 32 * 1024 * 1024
+"""A prune may name up to 100,000 record ids of up to 256 characters each."""
 
 
 def create_app(settings: GatewaySettings | None = None, *, install_global: bool = True) -> FastAPI:
@@ -77,4 +82,13 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
         ],
     )
     app.version = "1.0.0"
+    app.add_middleware(
+        BodyLimit,
+        default=MAX_JSON_BYTES,
+        by_path={
+            "/v1/documents": documents.max_request_bytes(settings.max_document_bytes),
+            "/v1/records:import": records.MAX_IMPORT_BYTES,
+            "/v1/prune": MAX_PRUNE_BYTES,
+        },
+    )
     return app

@@ -89,7 +89,7 @@ class MemoryHandlers:
         row = await self.rows.open(
             tenant, {**fields, "content": request.content, "metadata": request.metadata}, "pending"
         )
-        if row is None:
+        if row is None and not await self._still_pending(tenant, fields):
             return []
         embed = EmbeddingRequested(
             request_id=request.memory_id,
@@ -106,6 +106,16 @@ class MemoryHandlers:
                 event_id=derive_event_id(event.event_id, "embed"),
             )
         ]
+
+    async def _still_pending(self, tenant: str, fields: dict[str, Any]) -> bool:
+        """A replay after the row was written but before its request was staged (the database
+        went away mid-batch) must stage the same embedding request again, or it stays pending."""
+        row = await self.rows.get(tenant, fields["memory_id"])
+        return (
+            row is not None
+            and row.get("status") == "pending"
+            and row.get("content_sha256") == fields["content_sha256"]
+        )
 
     async def on_computed(self, event: Envelope[EmbeddingComputed]) -> list[Envelope[Any]]:
         """Write the point and the row for each vector of ours, then announce and retain."""

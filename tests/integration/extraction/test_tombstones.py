@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from tests.conftest import Infra
 from tests.integration.extraction.conftest import Pipeline
@@ -91,3 +92,57 @@ async def test_a_late_replay_of_the_document_does_not_resurrect_records(
     assert len(upserts) == 3, "the late replay announced nothing"
     live = [r for r in await pipeline.records(type="carrier") if r.get("status") != "tombstoned"]
     assert live == []
+
+
+async def test_a_prune_request_replayed_after_its_markers_were_written_announces_them_again(
+    pipeline: Pipeline, infra: Infra, names: dict[str, str]
+) -> None:
+    """The crash window between the markers' write and the outbox: a replay re-announces them.
+
+    Found by the chaos test: a `kill -9` of extraction right after it tombstoned the records
+    made the redelivered `prune.requested` select nothing (the records were already
+    tombstoned), so the job's acknowledgement named no records and verification checked none.
+    """
+    import json
+
+    from pymongo import MongoClient
+
+    prefix = names["ENGRAM_TOPIC_PREFIX"]
+    doc = await pipeline.submit("carriers.csv", CSV)
+    await pipeline.document_when(doc["document_id"], lambda d: d["status"] == "extracted")
+    records = {r["entity_id"]: r["record_id"] for r in await pipeline.records(type="carrier")}
+    doomed = sorted([records["carrier:c1"], records["carrier:c3"]])
+    started = await pipeline.client.post("/v1/prune", json={"record_ids": doomed})
+    job = started.json()["prune_job_id"]
+
+    def extraction_ack(m: dict[str, Any]) -> bool:
+        payload = m.get("payload", {})
+        return payload.get("service") == "extraction" and payload.get("prune_job_id") == job
+
+    first = await wait_for(infra.bootstrap, f"{prefix}engram.tombstones.v1", extraction_ack)
+    requested = await wait_for(
+        infra.bootstrap,
+        f"{prefix}engram.prune.v1",
+        lambda m: m.get("payload", {}).get("prune_job_id") == job,
+    )
+    # As if extraction died after writing the markers and before marking the request applied.
+    database = f"{names['ENGRAM_DATABASE_PREFIX']}extraction"
+    with MongoClient(infra.mongodb_uri) as mongo:
+        forgotten = mongo[database]["applied_events"].delete_one(
+            {"_id": f"extraction:{requested[0]['event_id']}"}
+        )
+    assert forgotten.deleted_count == 1
+    await produce(infra.bootstrap, f"{prefix}engram.prune.v1", [json.dumps(requested[0]).encode()])
+
+    acks = await wait_for(infra.bootstrap, f"{prefix}engram.tombstones.v1", extraction_ack, count=2)
+    assert acks[1]["event_id"] == first[0]["event_id"], "the same acknowledgement, deduped"
+    assert sorted(acks[1]["payload"]["tombstoned_ids"]) == doomed
+    assert acks[1]["payload"]["counts"] == {"records": 2}
+    tombstones = await wait_for(
+        infra.bootstrap,
+        f"{prefix}engram.record-events.v1",
+        lambda m: m.get("event_type") == "record.tombstoned",
+        count=4,
+    )
+    assert sorted(t["payload"]["record_id"] for t in tombstones) == sorted(doomed * 2)
+    assert len({t["event_id"] for t in tombstones}) == 2, "re-announced with the same event ids"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from typing import Any
 
 from engram_enrichment.ports import ConcurrentUpdate
@@ -16,6 +17,7 @@ class MemoryStore:
         self.contradictions: dict[str, dict[str, Any]] = {}
         self.records: dict[str, str] = {}
         self.saves = 0
+        self.bulk_loads = 0
 
     async def load(self, tenant_id: str, entity_id: str) -> dict[str, Any] | None:
         doc = self.entities.get(f"{tenant_id}:{entity_id}")
@@ -28,6 +30,24 @@ class MemoryStore:
             raise ConcurrentUpdate(key)
         self.saves += 1
         self.entities[key] = copy.deepcopy(doc)
+
+    async def load_many(
+        self, tenant_id: str, entity_ids: Sequence[str]
+    ) -> dict[str, dict[str, Any]]:
+        self.bulk_loads += 1
+        found = {e: await self.load(tenant_id, e) for e in entity_ids}
+        return {e: doc for e, doc in found.items() if doc is not None}
+
+    async def save_many(
+        self, tenant_id: str, writes: Sequence[tuple[dict[str, Any], int]]
+    ) -> set[str]:
+        conflicts: set[str] = set()
+        for doc, expected in writes:
+            try:
+                await self.save(tenant_id, doc, expected)
+            except ConcurrentUpdate:
+                conflicts.add(doc["entity_id"])
+        return conflicts
 
     async def index_contradictions(self, tenant_id: str, docs: list[dict[str, Any]]) -> None:
         for doc in docs:
@@ -60,6 +80,10 @@ class MemoryStore:
 
     async def remember_record(self, tenant_id: str, record_id: str, entity_id: str) -> None:
         self.records.setdefault(f"{tenant_id}:{record_id}", entity_id)
+
+    async def remember_records(self, tenant_id: str, pairs: Sequence[tuple[str, str]]) -> None:
+        for record_id, entity_id in pairs:
+            await self.remember_record(tenant_id, record_id, entity_id)
 
     async def entity_of_record(self, tenant_id: str, record_id: str) -> str | None:
         return self.records.get(f"{tenant_id}:{record_id}")

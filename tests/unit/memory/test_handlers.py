@@ -109,6 +109,16 @@ async def test_a_replayed_write_or_result_duplicates_nothing() -> None:
     assert len(pipe.rows.rows) == 1
 
 
+async def test_a_replay_of_a_still_pending_write_stages_the_same_embedding_request() -> None:
+    pipe = Pipeline()
+    await pipe.open()
+    event = pipe.request("m1", "the user likes tea")
+    [requested] = await pipe.handlers.on_write_requested(event)
+    [again] = await pipe.handlers.on_write_requested(event)
+    assert again.event_id == requested.event_id
+    assert (await pipe.rows.get("t1", "m1"))["status"] == "pending"
+
+
 async def test_supersession_keeps_the_old_memory_out_of_default_recall() -> None:
     pipe = Pipeline()
     await pipe.open()

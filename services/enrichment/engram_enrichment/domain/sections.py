@@ -55,20 +55,30 @@ def _line(entity: Entity, fact: Fact) -> str:
     return f"- {show_value(fact.value)}{label} — sources: {sources_of(fact)}"
 
 
-def render_section(entity: Entity, attribute: str) -> str:
+def render_section(
+    entity: Entity, attribute: str, by_attribute: dict[str, list[Fact]] | None = None
+) -> str:
     """The section's Markdown, titled with the entity so it stands alone as a search hit."""
     lines = [f"## {escape(entity.entity_id)}: {escape(attribute)}", ""]
-    lines += [_line(entity, f) for f in _shown(entity).get(attribute, [])]
+    lines += [_line(entity, f) for f in (by_attribute or _shown(entity)).get(attribute, [])]
     return "\n".join(lines) + "\n"
 
 
-def embedding_text(entity: Entity, attribute: str) -> str:
+def embedding_text(
+    entity: Entity, attribute: str, by_attribute: dict[str, list[Fact]] | None = None
+) -> str:
     """What the vector is of: the section's values and statuses, without the source noise."""
     values = []
-    for fact in _shown(entity).get(attribute, []):
+    for fact in (by_attribute or _shown(entity)).get(attribute, []):
         shown = fact.value if isinstance(fact.value, str) else json.dumps(fact.value)
         values.append(shown if fact.status == "active" else f"{shown} ({fact.status})")
     return f"{entity.entity_id} ({entity.entity_type}), {attribute}: " + "; ".join(values)
+
+
+def embedding_texts(entity: Entity) -> dict[str, str]:
+    """Every shown attribute's embedding text, sorting the facts once for all of them."""
+    shown = _shown(entity)
+    return {attribute: embedding_text(entity, attribute, shown) for attribute in shown}
 
 
 def text_sha256(text: str) -> str:
@@ -79,12 +89,13 @@ def text_sha256(text: str) -> str:
 def current_sections(entity: Entity) -> dict[str, ArticleSection]:
     """The sections the facts call for now, with what each cites."""
     sections: dict[str, ArticleSection] = {}
-    for attribute, facts in _shown(entity).items():
+    shown = _shown(entity)
+    for attribute, facts in shown.items():
         sid = section_id(entity.entity_id, attribute)
         sections[sid] = ArticleSection(
             section_id=sid,
             attribute=attribute,
-            text_sha256=text_sha256(render_section(entity, attribute)),
+            text_sha256=text_sha256(render_section(entity, attribute, shown)),
             fact_ids=sorted(f.fact_id for f in facts),
             record_ids=sorted({s.record_id for f in facts for s in f.support}),
         )

@@ -279,10 +279,17 @@ class RecordStore:
             }
             for head in heads
         ]
+        # One replace per head, never delete-then-insert: a kill between the two would lose
+        # the head, and with it the marker a replay needs to announce the tombstone again.
         for chunk in _chunks(markers, self.batch):
-            ids = [m["_id"] for m in chunk]
-            await self.db[RECORDS].delete_many({"_id": {"$in": ids}, "tenant_id": tenant_id})
-            await self._insert_ignoring_duplicates(RECORDS, list(chunk))
+            await asyncio.gather(
+                *(
+                    self.db[RECORDS].replace_one(
+                        {"_id": m["_id"], "tenant_id": tenant_id}, m, upsert=True
+                    )
+                    for m in chunk
+                )
+            )
 
 
 class TombstoneStore:

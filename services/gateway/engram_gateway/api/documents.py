@@ -52,6 +52,31 @@ class Accepted(BaseModel):
     status_url: str
 
 
+def max_request_bytes(max_document_bytes: int) -> int:
+    """A document's request may carry it base64-encoded plus its name and form fields."""
+    return max_document_bytes * 4 // 3 + 65536
+
+
+REQUEST_BODY = {
+    "required": True,
+    "content": {
+        "application/json": {"schema": SubmitDocument.model_json_schema()},
+        "multipart/form-data": {
+            "schema": {
+                "type": "object",
+                "required": ["file"],
+                "properties": {
+                    "file": {"type": "string", "format": "binary"},
+                    "name": {"type": "string"},
+                    "mime": {"type": "string"},
+                },
+            }
+        },
+    },
+}
+"""The body is parsed by hand (JSON or multipart), so the schema is declared here for clients."""
+
+
 async def _parse(request: Request) -> tuple[str, str, bytes]:
     """Name, mime and bytes from either JSON or a multipart `file` field."""
     ctype = request.headers.get("content-type", "")
@@ -78,13 +103,15 @@ async def _parse(request: Request) -> tuple[str, str, bytes]:
         raise Problem(422, "invalid-base64", "content_base64 is not valid base64") from None
 
 
-@router.post("", status_code=202, response_model=Accepted)
+@router.post(
+    "", status_code=202, response_model=Accepted, openapi_extra={"requestBody": REQUEST_BODY}
+)
 async def submit_document(request: Request, caller: CallerDep) -> JSONResponse:
     """Validate, publish `document.submitted` (acks=all), then answer 202."""
     settings = request.app.state.settings
     max_bytes = settings.max_document_bytes
     declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > max_bytes * 4 // 3 + 65536:
+    if declared and declared.isdigit() and int(declared) > max_request_bytes(max_bytes):
         raise Problem(413, detail=f"documents are limited to {max_bytes} bytes")
     name, mime, content = await _parse(request)
     try:

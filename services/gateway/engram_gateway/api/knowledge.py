@@ -10,6 +10,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from engram_gateway.api.auth import CallerDep
+from engram_gateway.domain.text import QueryText
 from engram_platform.problems import Problem
 
 router = APIRouter(prefix="/v1/knowledge", tags=["knowledge"])
@@ -117,7 +118,7 @@ class SearchKnowledge(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    query: str = Field(min_length=1, max_length=2000)
+    query: QueryText = Field(min_length=1, max_length=2000)
     top_k: int = Field(default=5, ge=1, le=1000)
     min_score: float | None = Field(default=None, ge=-1.0, le=1.0)
 

@@ -20,6 +20,7 @@ from engram_events.ids import Attributes, Id
 from engram_events.payloads.memories import MemoryType, MemoryWriteRequested
 from engram_gateway.api.auth import CallerDep, RegistryDep
 from engram_gateway.domain.model import Caller
+from engram_gateway.domain.text import QueryText
 from engram_platform.problems import Problem
 from engram_platform.publish import publish_now
 
@@ -49,7 +50,7 @@ class RecallQuery(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    query: str = Field(min_length=1, max_length=8000)
+    query: QueryText = Field(min_length=1, max_length=8000)
     top_k: int = Field(default=5, ge=1, le=100)
     min_score: float | None = Field(default=None, ge=-1.0, le=1.0)
     types: list[MemoryType] | None = Field(default=None, max_length=50)

@@ -32,7 +32,8 @@ router = APIRouter(tags=["records"])
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:@/+=-]*$"
 RecordId = Annotated[str, Path(min_length=1, max_length=256, pattern=ID_PATTERN)]
-ImportId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
+ImportId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]*$")]
+"""Starts alphanumeric, as extraction requires: `_x` would be its 422, not a missing import."""
 MAX_IMPORT_BYTES = 8 * 1024 * 1024
 MAX_ROWS = 10_000
 MAX_ATTRIBUTES = 500
@@ -113,7 +114,17 @@ async def list_records(request: Request, caller: CallerDep) -> JSONResponse:
     return await _proxy(request, caller.tenant_id, "/internal/v1/records", params=params)
 
 
-@router.post("/v1/records:import", status_code=202, response_model=ImportAccepted)
+@router.post(
+    "/v1/records:import",
+    status_code=202,
+    response_model=ImportAccepted,
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"application/json": {"schema": ImportRecords.model_json_schema()}},
+        }
+    },
+)
 async def import_records(request: Request, caller: CallerDep) -> JSONResponse:
     """Validate rows, publish `records.import_requested` (acks=all), then answer 202."""
     declared = request.headers.get("content-length")

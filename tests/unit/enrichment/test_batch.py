@@ -1,0 +1,150 @@
+"""The batch route announces what the single path would, and fails only the entity at fault."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from engram_enrichment.domain.schema import Schema
+from engram_enrichment.handlers import EnrichmentHandlers
+from engram_enrichment.knowledge import KnowledgeBase, NotApplied
+from engram_enrichment.ports import ConcurrentUpdate
+from engram_events import Envelope
+from tests.unit.enrichment import golden
+from tests.unit.enrichment.fakes import MemoryStore, SilentlyIgnoringStore
+from tests.unit.enrichment.recall import Harness
+from tests.unit.enrichment.scenario import upserted
+
+pytestmark = pytest.mark.unit
+
+
+def handlers(store: MemoryStore) -> EnrichmentHandlers:
+    return EnrichmentHandlers(KnowledgeBase(store), Schema())
+
+
+class ConflictOn(MemoryStore):
+    """Someone else always wrote this one entity (`tenant:entity`) first."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__()
+        self.key = key
+
+    async def save(self, tenant_id: str, doc: dict[str, Any], expected_version: int) -> None:
+        if f"{tenant_id}:{doc['entity_id']}" == self.key:
+            raise ConcurrentUpdate(self.key)
+        await super().save(tenant_id, doc, expected_version)
+
+
+class LosesOne(MemoryStore):
+    """Writes every entity, but this one's facts lose their support on the way."""
+
+    def __init__(self, entity_id: str) -> None:
+        super().__init__()
+        self.entity_id = entity_id
+
+    async def save(self, tenant_id: str, doc: dict[str, Any], expected_version: int) -> None:
+        damaged = copy.deepcopy(doc)
+        if doc["entity_id"] == self.entity_id:
+            for fact in damaged["facts"]:
+                fact["support"] = []
+        await super().save(tenant_id, damaged, expected_version)
+
+
+def mixed() -> list[Envelope[Any]]:
+    """Two entities, a revision, a disagreement, a stale revision and another tenant."""
+    return [
+        upserted("rec_a", 1, {"name": "Acme", "hq": "Berlin", "fleet": 3}),
+        upserted("rec_b", 1, {"name": "Beta"}, entity_id="carrier:c2"),
+        upserted("rec_c", 1, {"hq": "Munich"}, minute=1),
+        upserted("rec_a", 2, {"name": "Acme", "hq": "Berlin", "fleet": 4}, minute=2),
+        upserted("rec_a", 1, {"name": "Old"}, minute=3),
+        upserted("rec_d", 1, {"name": "Other"}, tenant="tnt_b"),
+    ]
+
+
+def dumps(events: list[Envelope[Any]]) -> list[tuple[str, str, dict[str, Any]]]:
+    return [(str(e.event_id), e.event_type, e.payload.model_dump(mode="json")) for e in events]
+
+
+def without_versions(store: MemoryStore) -> dict[str, dict[str, Any]]:
+    return {k: {**d, "version": None} for k, d in store.entities.items()}
+
+
+async def test_a_batch_announces_and_stores_what_the_records_would_one_by_one() -> None:
+    single_store, batch_store = MemoryStore(), MemoryStore()
+    alone, together = handlers(single_store), handlers(batch_store)
+    events = mixed()
+    expected = [dumps(await alone.on_record_upserted(e)) for e in events]
+    results = await together.on_record_upserted_batch(events)
+    assert [dumps(r) for r in results if isinstance(r, list)] == expected
+    assert without_versions(batch_store) == without_versions(single_store)
+    assert batch_store.saves == 3, "one write per entity, not one per record"
+    assert batch_store.records == single_store.records
+    assert batch_store.contradictions == single_store.contradictions != {}
+
+
+async def test_replaying_a_batch_stages_the_same_ids_as_replaying_one_by_one() -> None:
+    single_store, batch_store = MemoryStore(), MemoryStore()
+    alone, together = handlers(single_store), handlers(batch_store)
+    events = mixed()
+    for event in events:
+        await alone.on_record_upserted(event)
+    await together.on_record_upserted_batch(events)
+    replayed = await together.on_record_upserted_batch(events)
+    assert [dumps(r) for r in replayed if isinstance(r, list)] == [
+        dumps(await alone.on_record_upserted(e)) for e in events
+    ]
+
+
+async def test_the_golden_scenario_in_one_batch_writes_the_golden_article() -> None:
+    store = MemoryStore()
+    h = handlers(store)
+    events = golden.events("create") + golden.events("contradict")
+    results = await h.on_record_upserted_batch(events)
+    assert all(isinstance(r, list) for r in results)
+    stored = await h.knowledge.load(golden.TENANT, golden.ENTITY)
+    assert stored is not None and stored.article == golden.expected("contradict")
+
+
+async def test_a_conflict_fails_only_the_records_of_that_entity() -> None:
+    store = ConflictOn("tnt_a:carrier:c1")
+    results = await handlers(store).on_record_upserted_batch(mixed())
+    failed = [type(r).__name__ if isinstance(r, Exception) else "ok" for r in results]
+    conflict = "ConcurrentUpdate"
+    assert failed == [conflict, "ok", conflict, conflict, conflict, "ok"]
+    assert sorted(store.entities) == ["tnt_a:carrier:c2", "tnt_b:carrier:c1"]
+
+
+async def test_an_unconfirmed_write_fails_only_the_records_of_that_entity() -> None:
+    store = LosesOne("carrier:c2")
+    results = await handlers(store).on_record_upserted_batch(mixed())
+    assert [isinstance(r, NotApplied) for r in results] == [False, True, False, False, False, False]
+    assert all(isinstance(r, list) for i, r in enumerate(results) if i != 1)
+
+
+async def test_a_write_that_silently_does_nothing_reports_nothing_applied() -> None:
+    store = SilentlyIgnoringStore()
+    results = await handlers(store).on_record_upserted_batch(mixed())
+    assert all(isinstance(r, NotApplied) for r in results)
+    assert store.saves == 3
+
+
+async def test_a_batch_loads_its_entities_once_per_tenant() -> None:
+    store = MemoryStore()
+    await handlers(store).on_record_upserted_batch(mixed())
+    assert store.bulk_loads == 4, "one load and one read-back per tenant"
+
+
+async def test_with_recall_a_batch_requests_the_same_embeddings_as_one_by_one() -> None:
+    alone, together = Harness(), Harness()
+    await alone.open()
+    await together.open()
+    revise = upserted("rec_c", 2, {"name": "Acme"}, minute=4)
+    events = [*mixed(), revise]
+    expected = [dumps(await alone.handlers.on_record_upserted(e)) for e in events]
+    results = await together.handlers.on_record_upserted_batch(events)
+    assert [dumps(r) for r in results if isinstance(r, list)] == expected
+    kinds = {kind for answer in expected for _, kind, _ in answer}
+    assert "embedding.requested" in kinds

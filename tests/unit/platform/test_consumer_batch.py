@@ -1,0 +1,256 @@
+"""The batch route: runs of one type in one call, each input with its own outcome and retries."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from engram_events import Envelope, derive_event_id, encode, new_event
+from engram_events.catalog import MEMORY_WITHDRAWN, MEMORY_WRITE_REQUESTED
+from engram_events.payloads.memories import MemoryWithdrawn, MemoryWriteRequested
+from engram_platform.consumer import BatchResult, Consumer, Outcome
+from engram_platform.outbox import Outbox
+from engram_platform.retry import PermanentError, RetryPolicy
+
+pytestmark = pytest.mark.unit
+TRACE_ID = "0af7651916cd43dd8448eb211c80319c"
+
+
+class Collection:
+    """The few collection calls the consumer makes, over a dict."""
+
+    def __init__(self) -> None:
+        self.docs: dict[str, Any] = {}
+
+    def find(self, query: dict[str, Any], projection: Any = None) -> Any:
+        wanted = query["_id"]["$in"]
+        found = [{"_id": key} for key in wanted if key in self.docs]
+
+        async def rows() -> Any:
+            for row in found:
+                yield row
+
+        return rows()
+
+    async def insert_many(self, docs: list[dict[str, Any]], ordered: bool = True) -> None:
+        self.docs.update({d["_id"]: d for d in docs})
+
+
+class Database(dict[str, Collection]):
+    def __missing__(self, name: str) -> Collection:
+        self[name] = Collection()
+        return self[name]
+
+
+@dataclass
+class Broker:
+    """Keeps what would go to Kafka (here: only dead letters)."""
+
+    letters: list[dict[str, Any]] = field(default_factory=list)
+
+    async def publish(self, message: bytes, topic: str, **kwargs: Any) -> None:
+        self.letters.append(json.loads(message))
+
+
+@dataclass
+class Record:
+    value: bytes
+    topic: str = "engram.memories.v1"
+    partition: int = 0
+    offset: int = 0
+    key: bytes = b"agt_1"
+    headers: tuple[Any, ...] = ()
+
+
+def request(n: int) -> Envelope[Any]:
+    payload = MemoryWriteRequested(memory_id=f"mem_{n}", agent_id="agt_1", content="hi")
+    return new_event(MEMORY_WRITE_REQUESTED, payload, tenant_id="ten_1")
+
+
+def withdrawn(n: int) -> Envelope[Any]:
+    payload = MemoryWithdrawn(memory_id=f"mem_{n}", agent_id="agt_1", reason="deleted")
+    return new_event(MEMORY_WITHDRAWN, payload, tenant_id="ten_1")
+
+
+def record(event: Envelope[Any], offset: int = 0, traceparent: str | None = None) -> Record:
+    headers = (("traceparent", traceparent.encode()),) if traceparent else ()
+    return Record(encode(event), offset=offset, headers=headers)
+
+
+def owed(event: Envelope[Any]) -> list[Envelope[Any]]:
+    """What a handler publishes for an input: one follow-up with a deterministic id."""
+    payload = MemoryWriteRequested(
+        memory_id=f"{event.payload.memory_id}_next", agent_id="agt_1", content="next"
+    )
+    return [
+        new_event(
+            MEMORY_WRITE_REQUESTED,
+            payload,
+            tenant_id=event.tenant_id,
+            event_id=derive_event_id(event.event_id, "follow-up"),
+        )
+    ]
+
+
+class FakeHandlers:
+    """A batch handler that fails chosen inputs, and a single handler that may keep failing."""
+
+    def __init__(self, fail: dict[str, BaseException], single_fails: bool = False) -> None:
+        self.fail = fail
+        self.single_fails = single_fails
+        self.calls: list[tuple[str, list[str]]] = []
+
+    async def batch(self, events: list[Envelope[Any]]) -> list[BatchResult]:
+        self.calls.append(("batch", [e.payload.memory_id for e in events]))
+        return [self.fail.get(e.payload.memory_id) or owed(e) for e in events]
+
+    async def single(self, event: Envelope[Any]) -> list[Envelope[Any]]:
+        self.calls.append(("single", [event.payload.memory_id]))
+        if self.single_fails:
+            raise RuntimeError("still broken")
+        return owed(event)
+
+
+async def no_sleep(seconds: float) -> None:
+    return None
+
+
+def consumer_for(
+    handlers: FakeHandlers, tracer_provider: TracerProvider | None = None
+) -> tuple[Consumer, Broker, Database]:
+    broker, db = Broker(), Database()
+    consumer = Consumer(
+        service="memory",
+        broker=broker,
+        db=db,
+        outbox=Outbox(db),
+        retry=RetryPolicy(max_attempts=3),
+        sleep=no_sleep,
+        tracer_provider=tracer_provider,
+    )
+    consumer.on(MEMORY_WRITE_REQUESTED, handlers.single, batch=handlers.batch)
+    consumer.on(MEMORY_WITHDRAWN, handlers.single)
+    return consumer, broker, db
+
+
+def staged_ids(consumer: Consumer) -> list[str]:
+    return [entry["_id"] for chunk in consumer.outbox.staged.values() for entry in chunk]
+
+
+def applied_ids(db: Database) -> set[str]:
+    return {key.split(":", 1)[1] for key in db["applied_events"].docs}
+
+
+async def test_a_run_of_one_type_is_one_batch_call_and_every_input_is_applied() -> None:
+    handlers = FakeHandlers({})
+    consumer, broker, db = consumer_for(handlers)
+    events = [request(n) for n in range(3)]
+    outcomes = await consumer.process_batch([record(e, i) for i, e in enumerate(events)])
+    assert outcomes == [Outcome.APPLIED] * 3
+    assert handlers.calls == [("batch", ["mem_0", "mem_1", "mem_2"])]
+    assert staged_ids(consumer) == [str(derive_event_id(e.event_id, "follow-up")) for e in events]
+    assert applied_ids(db) == {str(e.event_id) for e in events}
+    assert broker.letters == []
+
+
+async def test_a_failed_input_alone_is_retried_on_the_single_path_and_then_applied() -> None:
+    handlers = FakeHandlers({"mem_1": RuntimeError("conflict")})
+    consumer, _, db = consumer_for(handlers)
+    events = [request(n) for n in range(3)]
+    outcomes = await consumer.process_batch([record(e, i) for i, e in enumerate(events)])
+    assert outcomes == [Outcome.APPLIED] * 3
+    assert handlers.calls == [("batch", ["mem_0", "mem_1", "mem_2"]), ("single", ["mem_1"])]
+    assert sorted(staged_ids(consumer)) == sorted(
+        str(derive_event_id(e.event_id, "follow-up")) for e in events
+    )
+    assert applied_ids(db) == {str(e.event_id) for e in events}
+
+
+async def test_an_input_that_keeps_failing_is_dead_lettered_and_the_others_applied_once() -> None:
+    handlers = FakeHandlers({"mem_1": RuntimeError("conflict")}, single_fails=True)
+    consumer, broker, db = consumer_for(handlers)
+    events = [request(n) for n in range(3)]
+    outcomes = await consumer.process_batch([record(e, i) for i, e in enumerate(events)])
+    assert outcomes == [Outcome.APPLIED, Outcome.DEAD_LETTERED, Outcome.APPLIED]
+    assert handlers.calls == [
+        ("batch", ["mem_0", "mem_1", "mem_2"]),
+        ("single", ["mem_1"]),
+        ("single", ["mem_1"]),
+    ], "the batch answer is the first of three attempts"
+    (letter,) = broker.letters
+    assert letter["event_id"] == str(events[1].event_id) and letter["attempts"] == 3
+    assert letter["error_type"] == "retries_exhausted:RuntimeError"
+    assert applied_ids(db) == {str(events[0].event_id), str(events[2].event_id)}
+    assert len(staged_ids(consumer)) == 2
+
+
+async def test_a_permanent_failure_is_dead_lettered_at_once() -> None:
+    handlers = FakeHandlers({"mem_0": PermanentError("unfixable")})
+    consumer, broker, db = consumer_for(handlers)
+    event = request(0)
+    assert await consumer.process_batch([record(event)]) == [Outcome.DEAD_LETTERED]
+    assert handlers.calls == [("batch", ["mem_0"])]
+    assert broker.letters[0]["attempts"] == 1 and applied_ids(db) == set()
+
+
+async def test_a_batch_call_that_raises_falls_back_to_each_input_alone() -> None:
+    handlers = FakeHandlers({})
+
+    async def broken(events: list[Envelope[Any]]) -> list[BatchResult]:
+        raise RuntimeError("whole batch failed")
+
+    consumer, _, db = consumer_for(handlers)
+    consumer.batch_routes[MEMORY_WRITE_REQUESTED.name] = broken
+    events = [request(n) for n in range(2)]
+    outcomes = await consumer.process_batch([record(e, i) for i, e in enumerate(events)])
+    assert outcomes == [Outcome.APPLIED] * 2
+    assert handlers.calls == [("single", ["mem_0"]), ("single", ["mem_1"])]
+    assert applied_ids(db) == {str(e.event_id) for e in events}
+
+
+async def test_runs_keep_the_order_across_types_and_skip_duplicates() -> None:
+    handlers = FakeHandlers({})
+    consumer, _, _ = consumer_for(handlers)
+    a, b, other, c = request(0), request(1), withdrawn(9), request(2)
+    batch = [record(a, 0), record(b, 1), record(a, 2), record(other, 3), record(c, 4)]
+    outcomes = await consumer.process_batch(batch)
+    assert outcomes == [
+        Outcome.APPLIED,
+        Outcome.APPLIED,
+        Outcome.DUPLICATE,
+        Outcome.APPLIED,
+        Outcome.APPLIED,
+    ]
+    assert handlers.calls == [
+        ("batch", ["mem_0", "mem_1"]),
+        ("single", ["mem_9"]),
+        ("batch", ["mem_2"]),
+    ]
+    assert await consumer.process_batch([record(a, 5)]) == [Outcome.DUPLICATE]
+
+
+async def test_each_batched_input_has_its_own_span_under_its_message_trace() -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    handlers = FakeHandlers({"mem_1": RuntimeError("conflict")})
+    consumer, _, _ = consumer_for(handlers, provider)
+    parents = [f"{n + 1:016x}" for n in range(2)]
+    events = [request(n) for n in range(2)]
+    await consumer.process_batch(
+        [record(e, i, f"00-{TRACE_ID}-{parents[i]}-01") for i, e in enumerate(events)]
+    )
+    spans = exporter.get_finished_spans()
+    inputs = [s for s in spans if not s.name.endswith("batch")]
+    (batch,) = [s for s in spans if s.name.endswith("batch")]
+    assert [format(s.parent.span_id, "016x") for s in inputs if s.parent] == parents
+    assert {format(s.context.trace_id, "032x") for s in inputs} == {TRACE_ID}
+    assert all(s.links[0].context.span_id == batch.context.span_id for s in inputs)
+    assert [s.attributes["engram.outcome"] for s in inputs] == ["applied", "applied"]
+    assert len(batch.links) == 2
