@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx
+from pymongo import MongoClient
 
 from tests.support.platform import Platform
 from tests.support.tenants import create_tenant
@@ -147,8 +148,19 @@ def scenario(platform: Platform, during_cascade: Callable[[], None]) -> None:
         assert client.get(f"/v1/documents/{doc_b}").json()["status"] == "extracted"
 
 
+def prune_durations(platform: Platform) -> list[dict[str, Any]]:
+    """The gateway's prune-job duration points in the local metrics store."""
+    db = MongoClient(platform.env["MONGODB_URI"])[
+        f"{platform.env['ENGRAM_DATABASE_PREFIX']}telemetry"
+    ]
+    return list(db.metrics.find({"name": "engram.prune.job.duration", "service": "engram-gateway"}))
+
+
 def test_deleting_a_document_prunes_everything_derived_and_nothing_else(platform: Platform) -> None:
     scenario(platform, lambda: None)
+    [point, *_] = until(lambda: prune_durations(platform), "the prune job's duration metric", 30)
+    assert point["labels"]["kind"] == "document" and point["labels"]["verified_empty"] == "true"
+    assert point["count"] >= 1 and point["sum"] > 0
 
 
 def test_the_cascade_survives_kill_9_of_each_consuming_service(platform: Platform) -> None:

@@ -65,6 +65,7 @@ def start_platform(infra: Infra, root: Path, **extra: str) -> Platform:
         "ENGRAM_RETRY_BASE_SECONDS": "0.05",
         "ENGRAM_RETRY_MAX_SECONDS": "0.3",
         "ENGRAM_TOPIC_PARTITIONS": "1",
+        "ENGRAM_METRICS_INTERVAL_SECONDS": "2",
         **extra,
     }
     logs = root / "logs"

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+import zlib
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+import bson
+from bson.codec_options import CodecOptions
 from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -22,6 +26,7 @@ SPANS_COLLECTION = "spans"
 SPANS_CAP_BYTES = 256 * 1024 * 1024
 _URL_KEYS = frozenset({"http.url", "url.full", "http.target"})
 _ALLOWED_LONG = frozenset({"traceparent"})
+_UNPACK: CodecOptions[dict[str, Any]] = CodecOptions(tz_aware=True, tzinfo=UTC)
 
 
 def sanitize_attributes(attrs: Mapping[str, AttributeValue] | None) -> dict[str, AttributeValue]:
@@ -77,11 +82,12 @@ class SanitizingExporter(SpanExporter):
 
 
 def span_document(span: ReadableSpan) -> dict[str, Any]:
-    """The local store's shape: what the ops dashboard reads (no dotted keys: FerretDB refuses them)."""
+    """The local store's shape, sanitized here: what the ops dashboard reads."""
     ctx = span.context
     parent = span.parent
     start = span.start_time or 0
     end = span.end_time or start
+    attributes = sanitize_attributes(span.attributes)
     return {
         "_id": f"{ctx.trace_id:032x}:{ctx.span_id:016x}",
         "trace_id": f"{ctx.trace_id:032x}",
@@ -94,16 +100,45 @@ def span_document(span: ReadableSpan) -> dict[str, Any]:
         "end": datetime.fromtimestamp(end / 1e9, UTC),
         "duration_ms": (end - start) / 1e6,
         "status": span.status.status_code.name,
-        "attributes": [{"key": k, "value": v} for k, v in (span.attributes or {}).items()],
-        "engram_ids": sorted(
-            {str(v) for k, v in (span.attributes or {}).items() if k.startswith("engram.")}
-        ),
+        "attributes": [{"key": k, "value": v} for k, v in attributes.items()],
+        "engram_ids": sorted({str(v) for k, v in attributes.items() if k.startswith("engram.")}),
         "events": [e.name for e in span.events],
     }
 
 
+def span_batches(spans: Iterable[ReadableSpan]) -> list[dict[str, Any]]:
+    """One stored row per trace per export: its spans packed as BSON, its ids beside for lookup.
+
+    A row per span cost the MongoDB-protocol server more than the traced work itself; rows are
+    compressed because that server's cost grows with the bytes it stores.
+    """
+    by_trace: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for span in spans:
+        doc = span_document(span)
+        by_trace[doc["trace_id"]].append(doc)
+    return [
+        {
+            "_id": members[0]["_id"],
+            "trace_id": trace_id,
+            "services": sorted({str(m["service"]) for m in members}),
+            "start": min(m["start"] for m in members),
+            "engram_ids": sorted({i for m in members for i in m["engram_ids"]}),
+            "count": len(members),
+            "packed": zlib.compress(bson.encode({"spans": members}), 1),
+        }
+        for trace_id, members in by_trace.items()
+    ]
+
+
+def unpack_spans(row: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The span documents a stored row holds."""
+    raw = zlib.decompress(row["packed"])
+    spans: list[dict[str, Any]] = bson.decode(raw, codec_options=_UNPACK)["spans"]
+    return spans
+
+
 class MongoSpanExporter(SpanExporter):
-    """Writes spans to a capped collection; runs on the batch processor's thread (sync pymongo)."""
+    """Writes sanitized span rows to a capped collection, on the batch processor's thread."""
 
     def __init__(self, uri: str, database: str) -> None:
         from pymongo import MongoClient
@@ -127,7 +162,7 @@ class MongoSpanExporter(SpanExporter):
         if not spans:
             return SpanExportResult.SUCCESS
         try:
-            self._collection().insert_many([span_document(s) for s in spans], ordered=False)
+            self._collection().insert_many(span_batches(spans), ordered=False)
         except Exception as exc:
             log.warning("span export failed", extra={"error_type": type(exc).__name__})
             return SpanExportResult.FAILURE
@@ -147,14 +182,13 @@ def setup_tracing(
         if settings.otlp_endpoint:
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
-            exporter = OTLPSpanExporter(endpoint=f"{settings.otlp_endpoint.rstrip('/')}/v1/traces")
+            otlp = OTLPSpanExporter(endpoint=f"{settings.otlp_endpoint.rstrip('/')}/v1/traces")
+            exporter = SanitizingExporter(otlp)
         else:
             exporter = MongoSpanExporter(
                 settings.mongodb_uri.get_secret_value(), settings.telemetry_database
             )
-        provider.add_span_processor(
-            BatchSpanProcessor(SanitizingExporter(exporter), schedule_delay_millis=500)
-        )
+        provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=500))
     if install_global:
         trace.set_tracer_provider(provider)
     return provider

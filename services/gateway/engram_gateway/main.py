@@ -23,6 +23,7 @@ from engram_gateway.body_limit import BodyLimit
 from engram_gateway.config import GatewaySettings
 from engram_gateway.prune_flow import PruneFlow
 from engram_platform.app import service_app
+from engram_platform.metrics import PipelineMetrics
 from engram_platform.runtime import Runtime
 
 SERVICE = "gateway"
@@ -59,6 +60,7 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
             rt.outbox,
             app.state.internal,
             verify_grace_seconds=settings.prune_verify_grace_seconds,
+            metrics=PipelineMetrics("gateway", rt.meter_provider),
         )
         rt.consumer.on(TOMBSTONE_APPLIED, app.state.prune.on_applied)
 

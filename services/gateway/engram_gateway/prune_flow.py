@@ -16,6 +16,7 @@ from engram_events.payloads.tombstones import TombstoneApplied
 from engram_gateway.adapters.internal import InternalServices
 from engram_gateway.adapters.prune_jobs import JOBS, PruneJobs
 from engram_gateway.domain.prune import Ack, JobKind, expected, pending, stage_counts
+from engram_platform.metrics import PipelineMetrics
 from engram_platform.outbox import Outbox
 from engram_platform.problems import Problem
 
@@ -33,6 +34,13 @@ VERIFIERS: dict[str, tuple[str, ...]] = {
 """Which owning services are asked to prove nothing they hold still references the ids."""
 
 
+def _seconds_since(at: datetime) -> float:
+    """Seconds from a stored time (naive ones are UTC) to now."""
+    if at.tzinfo is None:
+        at = at.replace(tzinfo=UTC)
+    return (datetime.now(UTC) - at).total_seconds()
+
+
 class PruneFlow:
     """Starts prune jobs (job row + event in one write) and completes them when acknowledged."""
 
@@ -43,11 +51,13 @@ class PruneFlow:
         internal: InternalServices,
         *,
         verify_grace_seconds: float = 60.0,
+        metrics: PipelineMetrics | None = None,
     ) -> None:
         self.jobs = jobs
         self.outbox = outbox
         self.internal = internal
         self.verify_grace = verify_grace_seconds
+        self.metrics = metrics or PipelineMetrics("gateway")
 
     async def start(
         self,
@@ -190,15 +200,17 @@ class PruneFlow:
             if verification["unverified"] and not self._grace_over(job):
                 continue
             await self.jobs.finish(job, verification)
+            self.metrics.prune_finished(
+                kind=job["kind"],
+                verified_empty=verification["verified_empty"],
+                seconds=_seconds_since(job["created_at"]),
+            )
             done += 1
         return done
 
     def _grace_over(self, job: dict[str, Any]) -> bool:
         """An owning service that does not answer (restarting, say) is asked again for a while."""
-        updated = job.get("updated_at") or job["created_at"]
-        if updated.tzinfo is None:
-            updated = updated.replace(tzinfo=UTC)
-        return (datetime.now(UTC) - updated).total_seconds() > self.verify_grace
+        return _seconds_since(job.get("updated_at") or job["created_at"]) > self.verify_grace
 
     async def run_finalizer(self, interval: float = 0.5) -> None:
         """Background loop: finish jobs as their acknowledgements arrive."""

@@ -11,6 +11,7 @@ from pymongo import MongoClient
 
 from engram_embedders import MiniLMEmbedder
 from tests.integration.memory.conftest import MemoryStack, new_agent, wait_status, write
+from tests.support.spans import stored_spans
 
 CANARIES = [
     "CANARY-5f1c-content the user hides a spare key under the blue flowerpot",
@@ -24,7 +25,7 @@ TOO_LONG = "CANARY-c3b9-rejected " + "x" * 400
 def _spans(stack: MemoryStack) -> list[dict[str, Any]]:
     """Every span the processes exported to the local telemetry database."""
     db = MongoClient(stack.env["MONGODB_URI"])[f"{stack.env['ENGRAM_DATABASE_PREFIX']}telemetry"]
-    return list(db.spans.find({}, {"_id": 0}))
+    return stored_spans(db.spans)
 
 
 def test_no_canary_reaches_logs_or_spans(start_stack: Callable[..., MemoryStack]) -> None:

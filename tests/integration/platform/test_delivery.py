@@ -18,6 +18,7 @@ from engram_events.payloads.documents import DocumentSubmitted
 from tests.conftest import Infra
 from tests.support.kafka import produce, read_all, wait_for
 from tests.support.services import ServiceProcess
+from tests.support.spans import first_span, stored_spans
 from tests.support.tenants import create_tenant
 
 CSV = b"id,name\nc1,Acme Freight\n"
@@ -188,9 +189,9 @@ async def test_one_request_is_one_trace_across_services(
     deadline = time.monotonic() + 20
     trace: list[dict[str, Any]] = []
     while time.monotonic() < deadline:
-        post = spans.find_one({"name": "POST /v1/documents", "service": "engram-gateway"})
+        post = first_span(spans, name="POST /v1/documents", service="engram-gateway")
         if post:
-            trace = list(spans.find({"trace_id": post["trace_id"]}))
+            trace = stored_spans(spans, trace_id=post["trace_id"])
             if {"engram-gateway", "engram-ingest"} <= {s["service"] for s in trace} and any(
                 s["service"] == "engram-ingest" and "publish" in s["name"] for s in trace
             ):

@@ -19,6 +19,7 @@ from engram_platform.tracing_mongo import MongoSpans
 from tests.conftest import Infra
 from tests.support.kafka import wait_for
 from tests.support.services import ServiceProcess
+from tests.support.spans import first_span, stored_spans
 from tests.support.tenants import create_tenant
 
 CANARY = "CANARY-2e7b-content the safe combination is left-17-right-42"
@@ -89,9 +90,9 @@ async def test_a_documents_trace_holds_mongodb_spans_under_its_own_spans(
     mongo: list[dict[str, Any]] = []
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        post = db.spans.find_one({"name": "POST /v1/documents", "service": "engram-gateway"})
+        post = first_span(db.spans, name="POST /v1/documents", service="engram-gateway")
         if post:
-            trace = list(db.spans.find({"trace_id": post["trace_id"]}))
+            trace = stored_spans(db.spans, trace_id=post["trace_id"])
             mongo = [s for s in trace if _attrs(s).get("db.system") == "mongodb"]
             if any(s["service"] == "engram-ingest" for s in mongo):
                 break
@@ -106,6 +107,6 @@ async def test_a_documents_trace_holds_mongodb_spans_under_its_own_spans(
     assert {"db.operation.name", "db.collection.name", "server.address", "server.port"} <= set(
         attrs
     )
-    assert not any(_attrs(s).get("db.collection.name") == "spans" for s in db.spans.find({}))
-    everything = json.dumps(list(db.spans.find({}, {"_id": 0})), default=str)
+    assert not any(_attrs(s).get("db.collection.name") == "spans" for s in stored_spans(db.spans))
+    everything = json.dumps(stored_spans(db.spans), default=str)
     assert "CANARY" not in everything and "combination" not in everything

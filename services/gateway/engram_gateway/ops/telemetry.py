@@ -6,28 +6,16 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from engram_platform.telemetry_store import METRICS_COLLECTION
-from engram_platform.tracing import SPANS_COLLECTION
+from engram_platform.tracing import SPANS_COLLECTION, unpack_spans
 
-_SPAN_FIELDS = {
-    "trace_id": 1,
-    "span_id": 1,
-    "parent_span_id": 1,
-    "name": 1,
-    "service": 1,
-    "kind": 1,
-    "start": 1,
-    "end": 1,
-    "duration_ms": 1,
-    "status": 1,
-    "attributes": 1,
-    "engram_ids": 1,
-}
+_ROW_FIELDS = {"trace_id": 1, "engram_ids": 1, "packed": 1}
 MAX_TRACE_SPANS = 2000
 
 
 class TelemetryReader:
     """Spans and metric points a tenant's ops key may see.
 
+    Spans are stored packed, a row per trace per export, with the ids they name beside them.
     A trace belongs to a tenant when one of its spans names the tenant (`engram.tenant_id`);
     metric points carry no tenant data and are platform-wide.
     """
@@ -44,11 +32,10 @@ class TelemetryReader:
 
     async def trace(self, tenant_id: str, trace_id: str) -> list[dict[str, Any]]:
         """All spans of one trace, or nothing when the trace is not this tenant's."""
-        cursor = self.spans.find({"trace_id": trace_id}, _SPAN_FIELDS).limit(MAX_TRACE_SPANS)
-        spans = [doc async for doc in cursor]
-        if not any(tenant_id in s.get("engram_ids", []) for s in spans):
+        rows = [row async for row in self.spans.find({"trace_id": trace_id}, _ROW_FIELDS)]
+        if not any(tenant_id in row.get("engram_ids", []) for row in rows):
             return []
-        return spans
+        return [span for row in rows for span in unpack_spans(row)][:MAX_TRACE_SPANS]
 
     async def traces_naming(self, tenant_id: str, engram_id: str, limit: int = 20) -> list[str]:
         """Trace ids whose spans name this id, newest first, kept only if they are the tenant's."""
@@ -76,9 +63,9 @@ class TelemetryReader:
         grouped: dict[str, list[dict[str, Any]]] = {t: [] for t in trace_ids}
         if not trace_ids:
             return grouped
-        cursor = self.spans.find({"trace_id": {"$in": trace_ids}}, _SPAN_FIELDS)
-        async for doc in cursor:
-            grouped[doc["trace_id"]].append(doc)
+        cursor = self.spans.find({"trace_id": {"$in": trace_ids}}, _ROW_FIELDS)
+        async for row in cursor:
+            grouped[row["trace_id"]].extend(unpack_spans(row))
         return grouped
 
     async def _is_tenants(self, tenant_id: str, trace_id: str) -> bool:
