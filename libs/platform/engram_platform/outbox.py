@@ -14,6 +14,7 @@ import logging
 import socket
 import time
 import uuid
+import zlib
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
@@ -198,26 +199,32 @@ class Outbox:
                 parcels.append({"_id": parcel_id, "entries": entries})
         return parcels
 
-    async def mark_sent(self, parcel_id: str) -> None:
-        """A sent parcel leaves the outbox; consumers dedup any resend by event_id."""
-        await self.collection.delete_one({"_id": parcel_id})
+    async def mark_sent(self, parcel_ids: list[str]) -> None:
+        """Sent parcels leave the outbox in one delete; consumers dedup any resend by event_id."""
+        if parcel_ids:
+            await self.collection.delete_many({"_id": {"$in": parcel_ids}})
 
 
 def _parcel(entries: list[dict[str, Any]]) -> dict[str, Any]:
-    """One outbox document holding entries in order as one blob; its id is derived from theirs."""
+    """One outbox document holding entries in order as one compressed blob (the database's cost
+    grows with the bytes it stores); its id is derived from the entries'."""
     digest = hashlib.sha256("\x1f".join(str(e["_id"]) for e in entries).encode()).hexdigest()
     return {
         "_id": f"parcel-{digest[:32]}",
         "order": entries[0]["order"],
         "count": len(entries),
-        "packed": bson.Binary(bson.encode({"entries": entries})),
+        "codec": "zlib",
+        "packed": bson.Binary(zlib.compress(bson.encode({"entries": entries}), 1)),
     }
 
 
 def parcel_entries(parcel: dict[str, Any]) -> list[dict[str, Any]]:
     """A stored parcel's entries (packed, or as an array from before packing)."""
     if "packed" in parcel:
-        entries: list[dict[str, Any]] = bson.decode(bytes(parcel["packed"]))["entries"]
+        raw = bytes(parcel["packed"])
+        if parcel.get("codec") == "zlib":
+            raw = zlib.decompress(raw)
+        entries: list[dict[str, Any]] = bson.decode(raw)["entries"]
         return entries
     return list(parcel["entries"])
 
@@ -304,13 +311,15 @@ class OutboxRelay:
             self._last_scan = now
             await self.outbox.rescan()
         sent = 0
+        done: list[str] = []
         for parcel in await self.outbox.next_parcels():
             confirmations = []
             for run in _publish_runs(parcel["entries"]):
                 confirmations.extend(await self._publish(run))
             await asyncio.gather(*[c for c in confirmations if isinstance(c, asyncio.Future)])
-            await self.outbox.mark_sent(parcel["_id"])
+            done.append(parcel["_id"])
             sent += len(parcel["entries"])
+        await self.outbox.mark_sent(done)
         self.published += sent
         return sent
 
