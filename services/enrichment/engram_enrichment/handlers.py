@@ -19,14 +19,13 @@ from engram_enrichment.domain.contradictions import reconcile
 from engram_enrichment.domain.model import Entity, RecordAssertion
 from engram_enrichment.domain.schema import Schema
 from engram_enrichment.domain.sections import changed_by
-from engram_enrichment.domain.support import assert_record, is_stale, retract_record
+from engram_enrichment.domain.support import assert_record, is_stale
 from engram_enrichment.knowledge import KnowledgeBase
 from engram_enrichment.section_vectors import SectionVectors
-from engram_events import Envelope, derive_event_id, new_event
-from engram_events.catalog import TOMBSTONE_APPLIED
+from engram_enrichment.tombstones import Tombstones
+from engram_events import Envelope
 from engram_events.payloads.embeddings import EmbeddingComputed
 from engram_events.payloads.records import RecordTombstoned, RecordUpserted
-from engram_events.payloads.tombstones import TombstoneApplied
 from engram_vectors import FingerprintMismatch
 
 log = logging.getLogger(__name__)
@@ -48,16 +47,17 @@ class EnrichmentHandlers:
         self.schema = schema
         self.vectors = vectors
         self.sections = SectionVectors(vectors, knowledge) if vectors is not None else None
+        self.tombstones = Tombstones(knowledge, schema, vectors, self.sections)
 
     async def _follow_up(
-        self, entity: Entity, cause: str, event: Envelope[Any], *, retracted: str | None = None
+        self, entity: Entity, cause: str, event: Envelope[Any]
     ) -> list[Envelope[Any]]:
         """With recall on: embed facts and sections this cause changed, drop what is gone."""
         if self.vectors is None or self.sections is None:
             return []
         await self.vectors.remove(entity.tenant_id, withdrawn_by(entity, cause))
         requests = embedding_request(entity, cause=cause, caused_by=event)
-        return requests + await self.sections.follow_up(entity, cause, event, retracted=retracted)
+        return requests + await self.sections.follow_up(entity, cause, event)
 
     async def on_embedding_computed(
         self, event: Envelope[EmbeddingComputed]
@@ -211,60 +211,10 @@ class EnrichmentHandlers:
 
     async def on_record_tombstoned(self, event: Envelope[RecordTombstoned]) -> list[Envelope[Any]]:
         """Remove the record from every fact's support; withdraw emptied facts; ack a prune."""
-        tomb = event.payload
-        tenant, cause = event.tenant_id, str(event.event_id)
-        at = _utc(event.occurred_at)
-        entity_id = tomb.entity_id or await self.knowledge.store.entity_of_record(
-            tenant, tomb.record_id
-        )
-        published: list[Envelope[Any]] = []
-        withdrawn: list[str] = []
-        articles = 0
-        if entity_id is not None and await self.knowledge.load(tenant, entity_id) is not None:
-            why = f"record {tomb.record_id} was tombstoned ({tomb.reason})"
+        return await self.tombstones.one(event)
 
-            def mutate(entity: Entity) -> None:
-                retract_record(entity, tomb.record_id, tomb.last_revision, at)
-                reconcile(entity, self.schema, cause=cause, at=at, why=why)
-
-            outcome = await self.knowledge.change(
-                tenant, entity_id, "unknown", mutate, cause=cause, at=at
-            )
-            published = announcements(
-                outcome.entity,
-                cause=cause,
-                caused_by=event,
-                because_record_id=tomb.record_id,
-                prune_job_id=tomb.prune_job_id,
-            )
-            published += await self._follow_up(
-                outcome.entity, cause, event, retracted=tomb.record_id
-            )
-            withdrawn = [
-                fid
-                for fid, fact in outcome.entity.facts.items()
-                if fact.status == "withdrawn" and fact.last_cause == cause
-            ]
-            articles = 1 if outcome.written else 0
-        if tomb.prune_job_id:
-            ack = TombstoneApplied(
-                prune_job_id=tomb.prune_job_id,
-                service=SERVICE,
-                counts={
-                    "facts": len(withdrawn),
-                    "articles": articles,
-                    **({"vectors": len(withdrawn)} if self.vectors is not None else {}),
-                },
-                tombstoned_ids=sorted(withdrawn),
-                source_ids=[tomb.record_id],
-            )
-            published.append(
-                new_event(
-                    TOMBSTONE_APPLIED,
-                    ack,
-                    tenant_id=tenant,
-                    caused_by=event,
-                    event_id=derive_event_id(event.event_id, "tombstone-applied:enrichment"),
-                )
-            )
-        return published
+    async def on_record_tombstoned_batch(
+        self, events: list[Envelope[RecordTombstoned]]
+    ) -> list[list[Envelope[Any]] | Exception]:
+        """The batch route: a prune brings one tombstone per record."""
+        return await self.tombstones.many(events)

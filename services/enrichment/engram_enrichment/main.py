@@ -103,7 +103,11 @@ def create_app(
         rt.consumer.on(
             RECORD_UPSERTED, handlers.on_record_upserted, batch=handlers.on_record_upserted_batch
         )
-        rt.consumer.on(RECORD_TOMBSTONED, handlers.on_record_tombstoned)
+        rt.consumer.on(
+            RECORD_TOMBSTONED,
+            handlers.on_record_tombstoned,
+            batch=handlers.on_record_tombstoned_batch,
+        )
         if vectors is not None:
             rt.consumer.on(EMBEDDING_COMPUTED, handlers.on_embedding_computed)
         app.state.knowledge = knowledge

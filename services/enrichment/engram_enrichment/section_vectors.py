@@ -26,30 +26,25 @@ class SectionVectors:
         self.knowledge = knowledge
 
     async def follow_up(
-        self,
-        entity: Entity,
-        cause: str,
-        caused_by: Envelope[Any] | None = None,
-        *,
-        retracted: str | None = None,
+        self, entity: Entity, cause: str, caused_by: Envelope[Any] | None = None
     ) -> list[Envelope[Any]]:
-        """Delete vectors of removed sections (and ones citing `retracted`); request the rest."""
+        """Delete vectors of removed sections; request vectors of the ones this cause wrote."""
         active, removed = changed_by(entity, cause)
         await self.vectors.remove(entity.tenant_id, removed)
-        if retracted is not None:
-            await self.forget_record(entity, retracted)
         return section_embedding_request(entity, active, cause=cause, caused_by=caused_by)
-
-    async def forget_record(self, entity: Entity, record_id: str) -> int:
-        """Delete this entity's section vectors whose payload still cites the record."""
-        citing = await self.citing(entity, [record_id])
-        await self.vectors.remove(entity.tenant_id, citing)
-        return len(citing)
 
     async def citing(self, entity: Entity, record_ids: Sequence[str]) -> list[str]:
         """Ids of this entity's section vectors whose payload cites one of the records."""
+        return await self.citing_ids(entity.tenant_id, sorted(entity.sections), record_ids)
+
+    async def citing_ids(
+        self, tenant_id: str, section_ids: Sequence[str], record_ids: Sequence[str]
+    ) -> list[str]:
+        """Which of these section vectors' payloads cite one of the records."""
         wanted = set(record_ids)
-        payloads = await self.vectors.payloads(entity.tenant_id, sorted(entity.sections))
+        if not section_ids or not wanted:
+            return []
+        payloads = await self.vectors.payloads(tenant_id, list(section_ids))
         return [
             str(p["section_id"])
             for p in payloads

@@ -62,7 +62,9 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
             verify_grace_seconds=settings.prune_verify_grace_seconds,
             metrics=PipelineMetrics("gateway", rt.meter_provider),
         )
-        rt.consumer.on(TOMBSTONE_APPLIED, app.state.prune.on_applied)
+        rt.consumer.on(
+            TOMBSTONE_APPLIED, app.state.prune.on_applied, batch=app.state.prune.on_applied_batch
+        )
 
     async def finalize_prune_jobs() -> None:
         await app.state.prune.run_finalizer()

@@ -16,6 +16,7 @@ from engram_events.payloads.tombstones import TombstoneApplied
 from engram_gateway.adapters.internal import InternalServices
 from engram_gateway.adapters.prune_jobs import JOBS, PruneJobs
 from engram_gateway.domain.prune import Ack, JobKind, expected, pending, stage_counts
+from engram_platform.consumer import BatchResult
 from engram_platform.metrics import PipelineMetrics
 from engram_platform.outbox import Outbox
 from engram_platform.problems import Problem
@@ -32,6 +33,16 @@ VERIFIERS: dict[str, tuple[str, ...]] = {
     "ingest": ("documents",),
 }
 """Which owning services are asked to prove nothing they hold still references the ids."""
+
+
+def _ack(applied: TombstoneApplied) -> Ack:
+    """The gateway's view of one `tombstone.applied`."""
+    return Ack(
+        service=applied.service,
+        source_ids=frozenset(applied.source_ids),
+        tombstoned_ids=frozenset(applied.tombstoned_ids),
+        counts=dict(applied.counts),
+    )
 
 
 def _seconds_since(at: datetime) -> float:
@@ -102,7 +113,7 @@ class PruneFlow:
                     "verified_empty": None,
                     "created_at": now,
                     "updated_at": now,
-                    "ack_ids": [],
+                    "ack_batches": [],
                 }
             },
             [event],
@@ -111,22 +122,30 @@ class PruneFlow:
 
     async def on_applied(self, event: Envelope[TombstoneApplied]) -> list[Envelope[Any]]:
         """Store one service's acknowledgement for a job of this tenant."""
-        applied = event.payload
-        job = await self.jobs.get(event.tenant_id, applied.prune_job_id)
-        if job is None:
-            log.warning(
-                "acknowledgement for an unknown prune job",
-                extra={"prune_job_id": applied.prune_job_id},
-            )
-            return []
-        ack = Ack(
-            service=applied.service,
-            source_ids=frozenset(applied.source_ids),
-            tombstoned_ids=frozenset(applied.tombstoned_ids),
-            counts=dict(applied.counts),
-        )
-        await self.jobs.add_ack(event.tenant_id, str(event.event_id), ack, applied.prune_job_id)
+        [result] = await self.on_applied_batch([event])
+        if isinstance(result, BaseException):
+            raise result
         return []
+
+    async def on_applied_batch(self, events: list[Envelope[TombstoneApplied]]) -> list[BatchResult]:
+        """Store a run of acknowledgements: one job read and one job write per job, not per ack."""
+        results: list[BatchResult] = [[] for _ in events]
+        by_job: dict[tuple[str, str], list[int]] = {}
+        for i, event in enumerate(events):
+            by_job.setdefault((event.tenant_id, event.payload.prune_job_id), []).append(i)
+        for (tenant_id, job_id), positions in by_job.items():
+            try:
+                if await self.jobs.get(tenant_id, job_id) is None:
+                    log.warning(
+                        "acknowledgement for an unknown prune job", extra={"prune_job_id": job_id}
+                    )
+                    continue
+                acks = [(str(events[i].event_id), _ack(events[i].payload)) for i in positions]
+                await self.jobs.add_acks(tenant_id, job_id, acks)
+            except Exception as exc:
+                for i in positions:
+                    results[i] = exc
+        return results
 
     async def describe(self, tenant_id: str, job_id: str) -> dict[str, Any]:
         """What `GET /v1/prune-jobs/{id}` shows: counts per stage, acknowledgements, verification."""

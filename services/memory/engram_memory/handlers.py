@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -32,6 +33,16 @@ log = logging.getLogger(__name__)
 
 REQUESTER = "memory"
 SERVICE = "memory"
+
+
+@dataclass(frozen=True)
+class Gone:
+    """One input that takes a source away: the event, the source's id, its job and stage."""
+
+    event: Envelope[Any]
+    source_id: str
+    prune_job_id: str | None
+    stage: Stage
 
 
 class MemoryHandlers:
@@ -206,56 +217,89 @@ class MemoryHandlers:
 
     async def on_record_tombstoned(self, event: Envelope[RecordTombstoned]) -> list[Envelope[Any]]:
         """Memories derived from a pruned record follow it."""
-        gone = event.payload
-        return await self._source_gone(event, gone.record_id, gone.prune_job_id, "records")
+        return (await self.on_records_tombstoned([event]))[0]
+
+    async def on_records_tombstoned(
+        self, events: list[Envelope[RecordTombstoned]]
+    ) -> list[list[Envelope[Any]]]:
+        """The batch route of `record.tombstoned`: a prune brings one per record."""
+        return await self._sources_gone(
+            [Gone(e, e.payload.record_id, e.payload.prune_job_id, "records") for e in events]
+        )
 
     async def on_fact_withdrawn(self, event: Envelope[FactWithdrawn]) -> list[Envelope[Any]]:
         """Memories derived from a withdrawn fact follow it."""
-        gone = event.payload
-        return await self._source_gone(event, gone.fact_id, gone.prune_job_id, "facts")
+        return (await self.on_facts_withdrawn([event]))[0]
+
+    async def on_facts_withdrawn(
+        self, events: list[Envelope[FactWithdrawn]]
+    ) -> list[list[Envelope[Any]]]:
+        """The batch route of `fact.withdrawn`: a prune brings one per fact."""
+        return await self._sources_gone(
+            [Gone(e, e.payload.fact_id, e.payload.prune_job_id, "facts") for e in events]
+        )
 
     async def on_document_tombstoned(
         self, event: Envelope[DocumentTombstoned]
     ) -> list[Envelope[Any]]:
         """Memories derived from a deleted document follow it."""
         gone = event.payload
-        return await self._source_gone(event, gone.document_id, gone.prune_job_id, "documents")
+        return (
+            await self._sources_gone(
+                [Gone(event, gone.document_id, gone.prune_job_id, "documents")]
+            )
+        )[0]
 
-    async def _source_gone(
-        self, event: Envelope[Any], source_id: str, prune_job_id: str | None, stage: Stage
-    ) -> list[Envelope[Any]]:
-        """Withdraw what the source took with it; acknowledge the prune job when there is one."""
-        tenant = event.tenant_id
-        await self.rows.mark_gone(tenant, source_id)
-        candidates = await self.rows.derived_from_any(tenant, [source_id], LIVE_STATUSES)
-        gone = {source_id}
-        if self.require_all_sources and candidates:
-            sources = sorted({s for row in candidates for s in row.get("derived_from", [])})
-            gone |= await self.rows.gone(tenant, sources)
-        targets = [
-            row
-            for row in candidates
-            if withdrawn_by(row.get("derived_from", []), gone, self.require_all_sources)
-        ]
+    async def _sources_gone(self, inputs: list[Gone]) -> list[list[Envelope[Any]]]:
+        """Each input's answer, as if handled one after another, with one lookup per tenant."""
+        results: list[list[Envelope[Any]]] = [[] for _ in inputs]
+        for tenant in dict.fromkeys(g.event.tenant_id for g in inputs):
+            mine = [i for i, g in enumerate(inputs) if g.event.tenant_id == tenant]
+            sources = [inputs[i].source_id for i in mine]
+            candidates = await self.rows.derived_from_any(tenant, sources, LIVE_STATUSES)
+            gone: set[str] = set()
+            if self.require_all_sources and candidates:
+                named = sorted({s for row in candidates for s in row.get("derived_from", [])})
+                gone = await self.rows.gone(tenant, named)
+            await self.rows.mark_gone(tenant, sources)
+            taken: set[str] = set()
+            for i in mine:
+                gone.add(inputs[i].source_id)
+                counted = gone if self.require_all_sources else {inputs[i].source_id}
+                targets = [
+                    row
+                    for row in candidates
+                    if row["memory_id"] not in taken
+                    and withdrawn_by(row.get("derived_from", []), counted, self.require_all_sources)
+                ]
+                taken.update(row["memory_id"] for row in targets)
+                results[i] = await self._withdraw_for(inputs[i], targets)
+        return results
+
+    async def _withdraw_for(self, gone: Gone, targets: list[dict[str, Any]]) -> list[Envelope[Any]]:
+        """Withdraw what one source took with it; acknowledge its prune job when there is one."""
+        event, tenant = gone.event, gone.event.tenant_id
         had_vectors = sum(1 for row in targets if row["status"] in ("active", "superseded"))
-        published = await self.withdrawals.in_handler(
-            tenant,
-            targets,
-            "source_tombstoned",
-            event,
-            because_of=source_id,
-            prune_job_id=prune_job_id,
-        )
+        published = []
+        if targets:
+            published = await self.withdrawals.in_handler(
+                tenant,
+                targets,
+                "source_tombstoned",
+                event,
+                because_of=gone.source_id,
+                prune_job_id=gone.prune_job_id,
+            )
         log.info(
             "source tombstoned",
-            extra={"source_id": source_id, "stage": stage, "withdrawn": len(published)},
+            extra={"source_id": gone.source_id, "stage": gone.stage, "withdrawn": len(published)},
         )
-        if prune_job_id:
+        if gone.prune_job_id:
             applied = TombstoneApplied(
-                prune_job_id=prune_job_id,
+                prune_job_id=gone.prune_job_id,
                 service=SERVICE,
                 counts={"memories": len(published), "vectors": had_vectors},
-                source_ids=[source_id],
+                source_ids=[gone.source_id],
                 tombstoned_ids=[row["memory_id"] for row in targets],
             )
             published.append(

@@ -69,8 +69,12 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
         )
         rt.consumer.on(MEMORY_WRITE_REQUESTED, handlers.on_write_requested)
         rt.consumer.on(EMBEDDING_COMPUTED, handlers.on_computed)
-        rt.consumer.on(RECORD_TOMBSTONED, handlers.on_record_tombstoned)
-        rt.consumer.on(FACT_WITHDRAWN, handlers.on_fact_withdrawn)
+        rt.consumer.on(
+            RECORD_TOMBSTONED, handlers.on_record_tombstoned, batch=handlers.on_records_tombstoned
+        )
+        rt.consumer.on(
+            FACT_WITHDRAWN, handlers.on_fact_withdrawn, batch=handlers.on_facts_withdrawn
+        )
         rt.consumer.on(DOCUMENT_TOMBSTONED, handlers.on_document_tombstoned)
         rt.consumer.on(AGENT_DELETED, handlers.on_agent_deleted)
         app.state.rows = rows

@@ -66,11 +66,13 @@ async def test_a_prune_job_completes_when_every_stage_acknowledges(
         assert requested[0]["payload"]["prune_job_id"] == job
         assert requested[0]["payload"]["selector"]["record_ids"] == ["rec_1", "rec_2"]
 
+        extraction = _applied(tenant, job, "extraction", [], ["rec_1", "rec_2"], records=2)
         await produce(
             infra.bootstrap,
             f"{prefix}engram.tombstones.v1",
             [
-                _applied(tenant, job, "extraction", [], ["rec_1", "rec_2"], records=2),
+                extraction,
+                extraction,
                 _applied(tenant, job, "enrichment", ["rec_1", "rec_2"], ["fact_1"], facts=1),
                 _applied(tenant, job, "memory", ["rec_1", "rec_2"], ["mem_1"], memories=1),
             ],
@@ -84,7 +86,7 @@ async def test_a_prune_job_completes_when_every_stage_acknowledges(
         await produce(
             infra.bootstrap,
             f"{prefix}engram.tombstones.v1",
-            [_applied(tenant, job, "memory", ["fact_1"], [], memories=0)],
+            [_applied(tenant, job, "memory", ["fact_1"], [], memories=0), extraction],
             key=job.encode(),
         )
         deadline = time.monotonic() + 30
@@ -98,7 +100,7 @@ async def test_a_prune_job_completes_when_every_stage_acknowledges(
         )
 
     assert state["status"] == "completed"
-    assert state["counts"] == {"records": 2, "facts": 1, "memories": 1}
+    assert state["counts"] == {"records": 2, "facts": 1, "memories": 1}, "a redelivery counts once"
     assert state["verified_empty"] is False, "no owning service answered, so nothing is verified"
     assert set(state["verification"]["unverified"]) == {"extraction", "enrichment", "memory"}
     assert foreign.status_code == 404

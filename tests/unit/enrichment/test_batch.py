@@ -15,7 +15,7 @@ from engram_events import Envelope
 from tests.unit.enrichment import golden
 from tests.unit.enrichment.fakes import MemoryStore, SilentlyIgnoringStore
 from tests.unit.enrichment.recall import Harness
-from tests.unit.enrichment.scenario import upserted
+from tests.unit.enrichment.scenario import tombstoned, upserted
 
 pytestmark = pytest.mark.unit
 
@@ -27,12 +27,13 @@ def handlers(store: MemoryStore) -> EnrichmentHandlers:
 class ConflictOn(MemoryStore):
     """Someone else always wrote this one entity (`tenant:entity`) first."""
 
-    def __init__(self, key: str) -> None:
+    def __init__(self, key: str, *, armed: bool = True) -> None:
         super().__init__()
         self.key = key
+        self.armed = armed
 
     async def save(self, tenant_id: str, doc: dict[str, Any], expected_version: int) -> None:
-        if f"{tenant_id}:{doc['entity_id']}" == self.key:
+        if self.armed and f"{tenant_id}:{doc['entity_id']}" == self.key:
             raise ConcurrentUpdate(self.key)
         await super().save(tenant_id, doc, expected_version)
 
@@ -148,3 +149,45 @@ async def test_with_recall_a_batch_requests_the_same_embeddings_as_one_by_one() 
     assert [dumps(r) for r in results if isinstance(r, list)] == expected
     kinds = {kind for answer in expected for _, kind, _ in answer}
     assert "embedding.requested" in kinds
+
+
+def tombstones() -> list[Envelope[Any]]:
+    """A prune's run: two records of one entity, one of another, one unknown, one repeated."""
+    return [
+        tombstoned("rec_a", prune_job_id="job_1"),
+        tombstoned("rec_b", prune_job_id="job_1", entity_id="carrier:c2"),
+        tombstoned("rec_c", prune_job_id="job_1"),
+        tombstoned("rec_x", prune_job_id="job_1", entity_id=None),
+        tombstoned("rec_a", prune_job_id="job_1"),
+    ]
+
+
+async def test_a_run_of_tombstones_announces_and_removes_what_they_would_one_by_one() -> None:
+    alone, together = Harness(), Harness()
+    upserts = mixed()[:4]
+    for h in (alone, together):
+        await h.open()
+        for event in upserts:
+            await h.record(event)
+    run = tombstones()
+    expected = [dumps(await alone.tombstone(e, embed=False)) for e in run]
+    results = await together.handlers.on_record_tombstoned_batch(run)
+    assert [dumps(r) for r in results if isinstance(r, list)] == expected
+    kinds = [kind for answer in expected for _, kind, _ in answer]
+    assert kinds.count("tombstone.applied") == len(run) and "fact.withdrawn" in kinds
+    assert without_versions(together.knowledge.store) == without_versions(alone.knowledge.store)  # type: ignore[arg-type]
+    left = {"tenant_id": "tnt_a"}
+    assert await together.vectors.store.count("knowledge", left) == await alone.vectors.store.count(
+        "knowledge", left
+    )
+
+
+async def test_a_conflict_fails_only_the_tombstones_of_that_entity() -> None:
+    store = ConflictOn("tnt_a:carrier:c1", armed=False)
+    h = handlers(store)
+    await h.on_record_upserted_batch(mixed()[:4])
+    store.armed = True
+    results = await h.on_record_tombstoned_batch(tombstones())
+    failed = [type(r).__name__ if isinstance(r, Exception) else "ok" for r in results]
+    conflict = "ConcurrentUpdate"
+    assert failed == [conflict, "ok", conflict, "ok", conflict]

@@ -83,8 +83,8 @@ class FakeRows:
             and set(r.get("derived_from", [])) & set(source_ids)
         ]
 
-    async def mark_gone(self, tenant_id: str, source_id: str) -> None:
-        self.gone_sources.add((tenant_id, source_id))
+    async def mark_gone(self, tenant_id: str, source_ids: Sequence[str]) -> None:
+        self.gone_sources.update((tenant_id, s) for s in source_ids)
 
     async def gone(self, tenant_id: str, source_ids: Sequence[str]) -> set[str]:
         return {s for s in source_ids if (tenant_id, s) in self.gone_sources}

@@ -27,7 +27,9 @@ pytestmark = pytest.mark.unit
 class Pipeline:
     """Memory handlers wired to an in-process embedding handler with a counting embedder."""
 
-    def __init__(self, policies: list[RetentionPolicy] | None = None) -> None:
+    def __init__(
+        self, policies: list[RetentionPolicy] | None = None, *, require_all: bool = False
+    ) -> None:
         self.rows = FakeRows()
         self.store = ExactNumpyStore()
         self.vectors = MemoryVectors(self.store, "memories")
@@ -41,6 +43,7 @@ class Pipeline:
             retention,
             withdrawals,
             ContentLimits(min_chars=2, max_chars=200),
+            require_all_sources=require_all,
         )
         self.clock = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -169,3 +172,54 @@ async def test_a_tombstoned_record_withdraws_derived_memories_and_acknowledges()
     assert row is not None and row["status"] == "withdrawn" and "content" not in row
     assert row["content_sha256"]
     assert await pipe.store.count("memories", {"tenant_id": "t1"}) == 1
+
+
+def _tombstoned(record_id: str, job: str = "prj_1") -> Envelope[Any]:
+    tomb = RecordTombstoned(
+        record_id=record_id,
+        reason="prune",
+        prune_job_id=job,
+        content_sha256="0" * 64,
+        last_revision=1,
+    )
+    return new_event(RECORD_TOMBSTONED, tomb, tenant_id="t1")
+
+
+def _acks(answers: list[list[Envelope[Any]]]) -> list[tuple[list[str], list[str]]]:
+    return [
+        (e.payload.source_ids, e.payload.tombstoned_ids)
+        for answer in answers
+        for e in answer
+        if e.event_type == "tombstone.applied"
+    ]
+
+
+async def test_a_batch_of_tombstones_answers_each_input_as_if_handled_in_turn() -> None:
+    pipe = Pipeline()
+    await pipe.open()
+    await pipe.write(pipe.request("shared", "from r1 and r2", derived_from=["rec-1", "rec-2"]))
+    await pipe.write(pipe.request("only2", "from r2", derived_from=["rec-2"]))
+    await pipe.write(pipe.request("kept", "from r9", derived_from=["rec-9"]))
+    answers = await pipe.handlers.on_records_tombstoned(
+        [_tombstoned("rec-1"), _tombstoned("rec-2"), _tombstoned("rec-3")]
+    )
+    assert [_types(a) for a in answers] == [
+        ["memory.withdrawn", "tombstone.applied"],
+        ["memory.withdrawn", "tombstone.applied"],
+        ["tombstone.applied"],
+    ]
+    assert _acks(answers) == [(["rec-1"], ["shared"]), (["rec-2"], ["only2"]), (["rec-3"], [])]
+    statuses = {r["memory_id"]: r["status"] for r in pipe.rows.rows.values()}
+    assert statuses == {"shared": "withdrawn", "only2": "withdrawn", "kept": "active"}
+    assert await pipe.store.count("memories", {"tenant_id": "t1"}) == 1
+
+
+async def test_with_every_source_required_a_memory_goes_with_its_last_source_in_a_batch() -> None:
+    pipe = Pipeline(require_all=True)
+    await pipe.open()
+    await pipe.write(pipe.request("both", "from r1 and r2", derived_from=["rec-1", "rec-2"]))
+    answers = await pipe.handlers.on_records_tombstoned(
+        [_tombstoned("rec-1"), _tombstoned("rec-2")]
+    )
+    assert _acks(answers) == [(["rec-1"], []), (["rec-2"], ["both"])]
+    assert pipe.rows.rows["t1:both"]["status"] == "withdrawn"

@@ -264,14 +264,13 @@ class RecordStore:
         return [doc async for doc in cursor]
 
     async def heads_by_id(self, tenant_id: str, record_ids: Sequence[str]) -> list[dict[str, Any]]:
-        """Heads looked up by `_id` (concurrently), in the given order; missing ones skipped."""
-        found = await asyncio.gather(
-            *(
-                self.db[RECORDS].find_one({"_id": f"{tenant_id}:{rid}", "tenant_id": tenant_id})
-                for rid in dict.fromkeys(record_ids)
-            )
-        )
-        return [head for head in found if head is not None]
+        """Heads looked up by `_id` (one `$in` per chunk), in the given order; missing skipped."""
+        wanted = [f"{tenant_id}:{rid}" for rid in dict.fromkeys(record_ids)]
+        found: dict[str, dict[str, Any]] = {}
+        for chunk in _chunks(wanted, self.batch):
+            query = {"_id": {"$in": list(chunk)}, "tenant_id": tenant_id}
+            found.update({doc["_id"]: doc async for doc in self.db[RECORDS].find(query)})
+        return [found[key] for key in wanted if key in found]
 
     async def replace_with_markers(
         self, tenant_id: str, heads: list[dict[str, Any]], marker: dict[str, Any]
@@ -295,9 +294,18 @@ class RecordStore:
             }
             for head in heads
         ]
-        # One replace per head, never delete-then-insert: a kill between the two would lose
-        # the head, and with it the marker a replay needs to announce the tombstone again.
+        # Heads are updated in place, never deleted and inserted: a kill between the two would
+        # lose the head, and with it the marker a replay needs to announce the tombstone again.
+        # One `update_many` per chunk is one transaction on the local server; a head that moved
+        # under us (revised meanwhile) is written as a whole marker instead.
         for chunk in _chunks(markers, self.batch):
+            ids = [m["_id"] for m in chunk]
+            result = await self.db[RECORDS].update_many(
+                {"_id": {"$in": ids}, "tenant_id": tenant_id},
+                {"$set": {"status": "tombstoned", **marker}, "$unset": {"attributes": ""}},
+            )
+            if result.matched_count == len(ids):
+                continue
             await asyncio.gather(
                 *(
                     self.db[RECORDS].replace_one(
@@ -316,7 +324,7 @@ class TombstoneStore:
         self.db = records.db
 
     async def heads_by_id(self, tenant_id: str, record_ids: Sequence[str]) -> list[dict[str, Any]]:
-        """Heads looked up by `_id` (concurrently), in the given order; missing ones skipped."""
+        """Heads looked up by `_id`, in the given order; missing ones skipped."""
         return await self.records.heads_by_id(tenant_id, record_ids)
 
     async def heads_matching(self, query: dict[str, Any]) -> list[dict[str, Any]]:

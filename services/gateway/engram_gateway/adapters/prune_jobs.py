@@ -2,22 +2,31 @@
 
 from __future__ import annotations
 
+import hashlib
+import zlib
+from collections import OrderedDict
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+import bson
 from pymongo.errors import DuplicateKeyError
 
 from engram_gateway.domain.prune import Ack
 
 JOBS = "prune_jobs"
 ACKS = "prune_acks"
+CACHED_BATCHES = 20_000
+"""Acknowledgement rows are immutable, so each process keeps the ones it has read."""
+LOAD_CHUNK = 500
 
 
 class PruneJobs:
-    """Jobs keyed `tenant:job`; acknowledgements keyed by the event that carried them."""
+    """Jobs keyed `tenant:job`; acknowledgements in batch rows, counted once per event."""
 
     def __init__(self, db: Any) -> None:
         self.db = db
+        self._batches: OrderedDict[str, dict[str, Ack]] = OrderedDict()
 
     def job_key(self, tenant_id: str, job_id: str) -> str:
         return f"{tenant_id}:{job_id}"
@@ -29,44 +38,48 @@ class PruneJobs:
         )
         return doc
 
-    async def add_ack(self, tenant_id: str, event_id: str, ack: Ack, job_id: str) -> bool:
-        """Store one acknowledgement once; False when this event was already stored."""
+    async def add_acks(self, tenant_id: str, job_id: str, acks: Sequence[tuple[str, Ack]]) -> None:
+        """Store a batch of one job's acknowledgements (event id, ack) as one compressed row and
+        list the row on the job: a 10k-record prune brings tens of thousands of them, and a job
+        document listing each one grew too large to read on every pass."""
+        if not acks:
+            return
+        unique = dict(acks)
+        digest = hashlib.sha256("\n".join(sorted(unique)).encode()).hexdigest()[:32]
+        key = f"{tenant_id}:{job_id}:{digest}"
+        packed = zlib.compress(
+            bson.encode({"acks": [_ack_doc(eid, a) for eid, a in unique.items()]})
+        )
+        now = datetime.now(UTC)
         try:
             await self.db[ACKS].insert_one(
-                {
-                    "_id": f"{tenant_id}:{job_id}:{event_id}",
-                    "tenant_id": tenant_id,
-                    "job_id": job_id,
-                    "service": ack.service,
-                    "source_ids": sorted(ack.source_ids),
-                    "tombstoned_ids": sorted(ack.tombstoned_ids),
-                    "counts": ack.counts,
-                    "at": datetime.now(UTC),
-                }
+                {"_id": key, "tenant_id": tenant_id, "job_id": job_id, "packed": packed, "at": now}
             )
         except DuplicateKeyError:
-            return False
+            pass
         await self.db[JOBS].update_one(
             {"_id": self.job_key(tenant_id, job_id), "tenant_id": tenant_id},
-            {"$addToSet": {"ack_ids": event_id}, "$set": {"updated_at": datetime.now(UTC)}},
+            {"$addToSet": {"ack_batches": key}, "$set": {"updated_at": now}},
         )
-        return True
 
     async def acks(self, tenant_id: str, job: dict[str, Any]) -> list[Ack]:
-        """Every acknowledgement of a job (looked up by key, not scanned)."""
-        keys = [f"{tenant_id}:{job['job_id']}:{eid}" for eid in job.get("ack_ids", [])]
-        if not keys:
-            return []
-        cursor = self.db[ACKS].find({"_id": {"$in": keys}, "tenant_id": tenant_id})
-        return [
-            Ack(
-                service=row["service"],
-                source_ids=frozenset(row.get("source_ids", [])),
-                tombstoned_ids=frozenset(row.get("tombstoned_ids", [])),
-                counts=dict(row.get("counts", {})),
-            )
-            async for row in cursor
-        ]
+        """Every acknowledgement of a job once (a redelivered one may sit in two batch rows):
+        rows already read come from memory, the rest by key."""
+        keys = list(job.get("ack_batches", []))
+        missing = [k for k in keys if k not in self._batches]
+        for first in range(0, len(missing), LOAD_CHUNK):
+            chunk = missing[first : first + LOAD_CHUNK]
+            async for row in self.db[ACKS].find({"_id": {"$in": chunk}, "tenant_id": tenant_id}):
+                self._remember(row["_id"], _unpack(row))
+        merged: dict[str, Ack] = {}
+        for key in keys:
+            merged.update(self._batches.get(key, {}))
+        return list(merged.values())
+
+    def _remember(self, key: str, batch: dict[str, Ack]) -> None:
+        self._batches[key] = batch
+        while len(self._batches) > CACHED_BATCHES:
+            self._batches.popitem(last=False)
 
     async def running(self) -> list[dict[str, Any]]:
         """Jobs not yet finished (few at a time)."""
@@ -85,3 +98,27 @@ class PruneJobs:
                 }
             },
         )
+
+
+def _ack_doc(event_id: str, ack: Ack) -> dict[str, Any]:
+    return {
+        "event_id": event_id,
+        "service": ack.service,
+        "source_ids": sorted(ack.source_ids),
+        "tombstoned_ids": sorted(ack.tombstoned_ids),
+        "counts": ack.counts,
+    }
+
+
+def _unpack(row: dict[str, Any]) -> dict[str, Ack]:
+    """A stored batch row's acknowledgements by event id."""
+    docs = bson.decode(zlib.decompress(bytes(row["packed"])))["acks"]
+    return {
+        doc["event_id"]: Ack(
+            service=doc["service"],
+            source_ids=frozenset(doc.get("source_ids", [])),
+            tombstoned_ids=frozenset(doc.get("tombstoned_ids", [])),
+            counts=dict(doc.get("counts", {})),
+        )
+        for doc in docs
+    }

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pymongo import ASCENDING
-from pymongo.errors import DuplicateKeyError
+from pymongo.errors import BulkWriteError, DuplicateKeyError
 
 MEMORIES = "memories"
 GONE_SOURCES = "gone_sources"
@@ -115,13 +115,19 @@ class MemoryRows:
         )
         return [row async for row in cursor]
 
-    async def mark_gone(self, tenant_id: str, source_id: str) -> None:
-        """Remember a tombstoned source (for the 'all sources gone' policy)."""
-        await self.db[GONE_SOURCES].update_one(
-            {"_id": row_id(tenant_id, source_id)},
-            {"$set": {"tenant_id": tenant_id, "source_id": source_id}},
-            upsert=True,
-        )
+    async def mark_gone(self, tenant_id: str, source_ids: Sequence[str]) -> None:
+        """Remember tombstoned sources (for the 'all sources gone' policy); one insert."""
+        rows = [
+            {"_id": row_id(tenant_id, s), "tenant_id": tenant_id, "source_id": s}
+            for s in dict.fromkeys(source_ids)
+        ]
+        if not rows:
+            return
+        try:
+            await self.db[GONE_SOURCES].insert_many(rows, ordered=False)
+        except BulkWriteError as exc:
+            if any(e.get("code") != 11000 for e in exc.details.get("writeErrors", [])):
+                raise
 
     async def gone(self, tenant_id: str, source_ids: Sequence[str]) -> set[str]:
         """Which of these sources are known to be tombstoned (one `_id $in` lookup)."""
