@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from pymongo.errors import DuplicateKeyError
+
 SUBMISSIONS = "submissions"
 
 
@@ -15,19 +17,24 @@ class Submissions:
         self.collection = db[SUBMISSIONS]
 
     async def record(self, tenant_id: str, kind: str, item_id: str, **fields: Any) -> None:
-        """Remember an accepted write (idempotent on its id)."""
-        await self.collection.update_one(
-            {"_id": f"{tenant_id}:{kind}:{item_id}"},
-            {
-                "$set": {
-                    **fields,
-                    "tenant_id": tenant_id,
-                    "kind": kind,
-                    "updated_at": datetime.now(UTC),
-                }
-            },
-            upsert=True,
-        )
+        """Remember an accepted write (idempotent on its id).
+
+        Two requests for one id (the same document name uploaded twice at once) race to insert
+        it; the loser's upsert fails on the duplicate key and is retried as the update it now is.
+        """
+        update = {
+            "$set": {
+                **fields,
+                "tenant_id": tenant_id,
+                "kind": kind,
+                "updated_at": datetime.now(UTC),
+            }
+        }
+        key = {"_id": f"{tenant_id}:{kind}:{item_id}"}
+        try:
+            await self.collection.update_one(key, update, upsert=True)
+        except DuplicateKeyError:
+            await self.collection.update_one(key, update, upsert=True)
 
     async def get(self, tenant_id: str, kind: str, item_id: str) -> dict[str, Any] | None:
         """The accepted write, only within the caller's tenant."""

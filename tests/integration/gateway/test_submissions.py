@@ -1,0 +1,37 @@
+"""Uploads of one document name at the same moment are each accepted, none is a 500."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import httpx
+
+from tests.support.services import ServiceProcess
+from tests.support.tenants import create_tenant
+
+
+async def test_concurrent_uploads_of_one_name_are_all_accepted(
+    service: Callable[..., ServiceProcess],
+) -> None:
+    gateway = service("gateway")
+    key = create_tenant(gateway.env)
+    async with httpx.AsyncClient(
+        base_url=gateway.url, headers={"Authorization": f"Bearer {key}"}, timeout=30
+    ) as client:
+        for attempt in range(5):
+            uploads = [
+                client.post(
+                    "/v1/documents",
+                    json={
+                        "name": f"race-{attempt}.csv",
+                        "mime": "text/csv",
+                        "text": f"id,name\nc{i},Carrier {i}\n",
+                    },
+                )
+                for i in range(8)
+            ]
+            answers = await asyncio.gather(*uploads)
+            assert [a.status_code for a in answers] == [202] * 8, [a.text for a in answers]
+            ids = {a.json()["document_id"] for a in answers}
+            assert len(ids) == 1, "one name is one document, uploaded in several versions"
