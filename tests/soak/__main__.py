@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from engram_devstack.processes import command_line
 from tests.soak.load import Load, Rates
 from tests.soak.report import plot, summarize
 from tests.soak.sampler import Sampler
@@ -119,16 +120,12 @@ def _servers(root: Path) -> Iterator[tuple[str, str, dict[str, int | None]]]:
 def _local_server_pids() -> dict[str, int | None]:
     """Kafka and FerretDB processes on this machine, when the given servers are local ones."""
     found: dict[str, int | None] = {}
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            argv = cmdline.read_bytes().split(b"\0")
-        except OSError:
-            continue
-        pid = int(cmdline.parent.name)
-        if argv and argv[0].endswith(b"engram-ferretdb"):
-            found.setdefault("ferretdb", pid)
-        elif argv and argv[0].endswith(b"java") and b"kafka.Kafka" in argv:
-            found.setdefault("kafka", pid)
+    for proc in Path("/proc").glob("[0-9]*"):
+        argv = command_line(int(proc.name))
+        if argv and argv[0].endswith("engram-ferretdb"):
+            found.setdefault("ferretdb", int(proc.name))
+        elif argv and argv[0].endswith("java") and "kafka.Kafka" in argv:
+            found.setdefault("kafka", int(proc.name))
     return found
 
 

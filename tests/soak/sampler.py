@@ -5,23 +5,12 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from engram_devstack.processes import rss_mb
 from engram_events.topics import Topics
 from tests.support.chaos import CONSUMING
 from tests.support.platform import Platform
-
-
-def rss_mib(pid: int) -> float | None:
-    """Resident set size of a process, from /proc (MiB)."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        return None
-    return None
 
 
 @dataclass
@@ -75,7 +64,7 @@ class Sampler:
 
     async def sample(self, admin: Any, consumer: Any) -> None:
         """One reading; a group that has not committed yet reads as lag 0."""
-        rss = {name: r for name, pid in self.pids().items() if (r := rss_mib(pid)) is not None}
+        rss = {name: r for name, pid in self.pids().items() if (r := rss_mb(pid)) is not None}
         lag: dict[str, int] = {}
         prefix = self.platform.prefix
         for service in CONSUMING:
