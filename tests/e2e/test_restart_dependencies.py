@@ -183,6 +183,13 @@ def outage(stack: Platform, workload: Workload, server: Any, check: str) -> dict
     )
     with stack.client() as client:
         until(lambda: processed(client, workload.agent_id, first), "first write processed", 180)
+    # The first write after the restart may have started before it (a broker still electing
+    # leaders answers 503 for a few seconds): wait for one that started once all were ready.
+    until(
+        lambda: any(a.phase == f"after-{name}" for a in workload.acked),
+        f"a write started after {name} recovered and acknowledged",
+        60,
+    )
     return {
         "server_up_s": round(server_up, 2),
         "all_ready_s": round(ready_after, 2),

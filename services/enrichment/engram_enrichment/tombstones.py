@@ -27,10 +27,10 @@ from engram_enrichment.domain.sections import changed_by
 from engram_enrichment.domain.support import retract_record
 from engram_enrichment.knowledge import KnowledgeBase
 from engram_enrichment.section_vectors import SectionVectors
-from engram_events import Envelope, derive_event_id, new_event
-from engram_events.catalog import TOMBSTONE_APPLIED
+from engram_events import Envelope
+from engram_events.acks import tombstone_applied
 from engram_events.payloads.records import RecordTombstoned
-from engram_events.payloads.tombstones import TombstoneApplied
+from engram_events.payloads.tombstones import Stage
 
 SERVICE = "enrichment"
 Answer = list[Envelope[Any]] | Exception
@@ -141,23 +141,17 @@ class Tombstones:
         tomb = event.payload
         if not tomb.prune_job_id:
             return []
-        counts = {"facts": len(withdrawn), "articles": 1 if touched else 0}
+        counts: dict[Stage, int] = {"facts": len(withdrawn), "articles": 1 if touched else 0}
         if self.vectors is not None:
             counts["vectors"] = len(withdrawn)
-        ack = TombstoneApplied(
-            prune_job_id=tomb.prune_job_id,
-            service=SERVICE,
-            counts=counts,
-            tombstoned_ids=sorted(withdrawn),
-            source_ids=[tomb.record_id],
-        )
         return [
-            new_event(
-                TOMBSTONE_APPLIED,
-                ack,
-                tenant_id=event.tenant_id,
-                caused_by=event,
-                event_id=derive_event_id(event.event_id, "tombstone-applied:enrichment"),
+            tombstone_applied(
+                event,
+                prune_job_id=tomb.prune_job_id,
+                service=SERVICE,
+                counts=counts,
+                tombstoned_ids=sorted(withdrawn),
+                source_ids=[tomb.record_id],
             )
         ]
 

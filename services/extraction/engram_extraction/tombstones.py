@@ -15,11 +15,11 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from engram_events import Envelope, Topics, derive_event_id, new_event
-from engram_events.catalog import RECORD_TOMBSTONED, TOMBSTONE_APPLIED
+from engram_events.acks import tombstone_applied
+from engram_events.catalog import RECORD_TOMBSTONED
 from engram_events.payloads.documents import DocumentTombstoned
 from engram_events.payloads.prune import PruneRequested, PruneSelector
 from engram_events.payloads.records import RecordTombstoned
-from engram_events.payloads.tombstones import TombstoneApplied
 from engram_extraction.adapters.store import TombstoneStore
 from engram_extraction.domain.selection import mongo_filter, selects
 from engram_platform.outbox import Outbox
@@ -108,20 +108,14 @@ class TombstoneHandlers:
             },
         )
         if prune_job_id is not None:
-            ack = TombstoneApplied(
-                prune_job_id=prune_job_id,
-                service=SERVICE,
-                counts={"records": len(heads)},
-                tombstoned_ids=[head["record_id"] for head in heads],
-                source_ids=source_ids,
-            )
             events.append(
-                new_event(
-                    TOMBSTONE_APPLIED,
-                    ack,
-                    tenant_id=event.tenant_id,
-                    caused_by=event,
-                    event_id=derive_event_id(event.event_id, "tombstone-applied:extraction"),
+                tombstone_applied(
+                    event,
+                    prune_job_id=prune_job_id,
+                    service=SERVICE,
+                    counts={"records": len(heads)},
+                    tombstoned_ids=[head["record_id"] for head in heads],
+                    source_ids=source_ids,
                 )
             )
         return events

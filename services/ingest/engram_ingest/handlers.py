@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from engram_events import Envelope, derive_event_id, new_event
-from engram_events.catalog import DOCUMENT_INGESTED, DOCUMENT_TOMBSTONED, TOMBSTONE_APPLIED
+from engram_events.acks import tombstone_applied
+from engram_events.catalog import DOCUMENT_INGESTED, DOCUMENT_TOMBSTONED
 from engram_events.payloads.documents import (
     DocumentDeleted,
     DocumentExtracted,
@@ -14,7 +15,6 @@ from engram_events.payloads.documents import (
     DocumentSubmitted,
     DocumentTombstoned,
 )
-from engram_events.payloads.tombstones import TombstoneApplied
 from engram_ingest.adapters.store import IngestStore
 from engram_ingest.domain.content import decode_content
 
@@ -92,20 +92,14 @@ class IngestHandlers:
             )
         ]
         if deleted.prune_job_id is not None:
-            ack = TombstoneApplied(
-                prune_job_id=deleted.prune_job_id,
-                service="ingest",
-                counts={"documents": 1 if doc is not None else 0},
-                tombstoned_ids=[deleted.document_id] if doc is not None else [],
-                source_ids=[deleted.document_id],
-            )
             events.append(
-                new_event(
-                    TOMBSTONE_APPLIED,
-                    ack,
-                    tenant_id=event.tenant_id,
-                    caused_by=event,
-                    event_id=derive_event_id(event.event_id, "tombstone-applied:ingest"),
+                tombstone_applied(
+                    event,
+                    prune_job_id=deleted.prune_job_id,
+                    service="ingest",
+                    counts={"documents": 1 if doc is not None else 0},
+                    tombstoned_ids=[deleted.document_id] if doc is not None else [],
+                    source_ids=[deleted.document_id],
                 )
             )
         return events

@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from engram_events import Envelope, derive_event_id, new_event
-from engram_events.catalog import EMBEDDING_REQUESTED, TOMBSTONE_APPLIED
+from engram_events.acks import tombstone_applied
+from engram_events.catalog import EMBEDDING_REQUESTED
 from engram_events.payloads.documents import DocumentTombstoned
 from engram_events.payloads.embeddings import (
     EmbeddedItem,
@@ -19,7 +20,7 @@ from engram_events.payloads.embeddings import (
 from engram_events.payloads.knowledge import FactWithdrawn
 from engram_events.payloads.memories import AgentDeleted, MemoryWriteRequested
 from engram_events.payloads.records import RecordTombstoned
-from engram_events.payloads.tombstones import Stage, TombstoneApplied
+from engram_events.payloads.tombstones import Stage
 from engram_memory import events
 from engram_memory.adapters.rows import MemoryRows
 from engram_memory.adapters.vectors import MemoryVectors
@@ -295,20 +296,14 @@ class MemoryHandlers:
             extra={"source_id": gone.source_id, "stage": gone.stage, "withdrawn": len(published)},
         )
         if gone.prune_job_id:
-            applied = TombstoneApplied(
-                prune_job_id=gone.prune_job_id,
-                service=SERVICE,
-                counts={"memories": len(published), "vectors": had_vectors},
-                source_ids=[gone.source_id],
-                tombstoned_ids=[row["memory_id"] for row in targets],
-            )
             published.append(
-                new_event(
-                    TOMBSTONE_APPLIED,
-                    applied,
-                    tenant_id=tenant,
-                    caused_by=event,
-                    event_id=derive_event_id(event.event_id, "tombstone-applied:memory"),
+                tombstone_applied(
+                    event,
+                    prune_job_id=gone.prune_job_id,
+                    service=SERVICE,
+                    counts={"memories": len(published), "vectors": had_vectors},
+                    source_ids=[gone.source_id],
+                    tombstoned_ids=[row["memory_id"] for row in targets],
                 )
             )
         return published
