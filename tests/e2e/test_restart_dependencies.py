@@ -200,12 +200,6 @@ def outage(stack: Platform, workload: Workload, server: Any, check: str) -> dict
     }
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="open defect (issue 8): after a Kafka restart the pipeline sometimes does not resume "
-    "within minutes (2 of 4 runs on 2026-12-01: no write acknowledged, or an acknowledged write "
-    "not processed, in 240 s); it passed in the others with recovery in 9-26 s",
-)
 def test_kafka_and_ferretdb_restarts_lose_no_acknowledged_write(
     stack: Platform, servers: tuple[Any, Any]
 ) -> None:

@@ -16,12 +16,19 @@ MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 def make_broker(
     settings: ServiceSettings, *, service: str, tracer_provider: TracerProvider | None = None
 ) -> KafkaBroker:
-    """An idempotent, acks=all producer and W3C trace context in headers."""
+    """An acks=all producer and W3C trace context in headers.
+
+    Not Kafka's idempotent producer: aiokafka's cannot recover from OutOfOrderSequenceNumber
+    (after a broker restart every later send failed until the process restarted; aio-libs/aiokafka
+    issue 1017). Duplicates a retry may write are harmless: every event has a deterministic id
+    and every consumer applies an event id once. aiokafka keeps one request in flight per broker,
+    so retries do not reorder a partition.
+    """
     return KafkaBroker(
         settings.kafka_bootstrap_servers,
         client_id=f"engram-{service}",
         acks="all",
-        enable_idempotence=True,
+        enable_idempotence=False,
         max_request_size=MAX_MESSAGE_BYTES,
         request_timeout_ms=30_000,
         middlewares=[KafkaTelemetryMiddleware(tracer_provider=tracer_provider)],
