@@ -124,6 +124,56 @@ def test_ferretdb_finds_by_id_through_the_index_and_still_applies_the_rest(
     assert found == ["k3"]
 
 
+AWKWARD_IDS = ["t:a", "t:a b", "t:a!", 't:a"q', "t:a\\z", "t:a<", "t:a\u2028", "t:é", "t:b"]
+"""String ids whose JSON text escapes or orders differently from the string itself."""
+
+
+@pytest.mark.parametrize(
+    ("filter_", "direction"),
+    [
+        ({"_id": {"$gt": "t:a", "$lt": "t;"}}, 1),
+        ({"_id": {"$gte": "t:a", "$lte": "t:b"}}, 1),
+        ({"_id": {"$gt": "t:a b"}}, -1),
+        ({"_id": {"$lt": "t:a<"}}, 1),
+        ({"_id": {"$gt": "t:a", "$lt": "t;"}, "n": {"$gte": 0}}, 1),
+    ],
+)
+def test_ferretdb_id_ranges_are_exact_in_order_and_limited(
+    ferret: FerretServer, filter_: dict[str, object], direction: int
+) -> None:
+    """Our second patch: an `_id` range sorted by `_id` is filtered, ordered and limited in
+    SQLite; it must answer exactly what MongoDB would, with other _id types in the collection."""
+    pymongo = pytest.importorskip("pymongo")
+    bson = pytest.importorskip("bson")
+    ferret.start()
+    ferret.wait_ready(30)
+    others: list[object] = [7, bson.ObjectId(), {"k": "t:a1"}, "s:z", "u:a"]
+    with pymongo.MongoClient(ferret.uri, serverSelectionTimeoutMS=5000) as client:
+        items = client.devstack_range.items
+        items.insert_many([{"_id": i, "n": n} for n, i in enumerate([*AWKWARD_IDS, *others])])
+        found = [doc["_id"] for doc in items.find(filter_).sort("_id", direction).limit(4)]
+        every = [doc["_id"] for doc in items.find(filter_).sort("_id", direction)]
+    bounds = filter_["_id"]
+    assert isinstance(bounds, dict)
+    checks = {
+        "$gt": lambda s, b: s > b,
+        "$gte": lambda s, b: s >= b,
+        "$lt": lambda s, b: s < b,
+        "$lte": lambda s, b: s <= b,
+    }
+    expected = sorted(
+        (
+            i
+            for i in [*AWKWARD_IDS, "s:z", "u:a"]
+            if all(checks[op](i.encode(), b.encode()) for op, b in bounds.items())
+        ),
+        key=str.encode,
+        reverse=direction == -1,
+    )
+    assert every == expected
+    assert found == expected[:4]
+
+
 def test_second_ensure_installed_is_a_fast_no_op(kafka: KafkaServer, ferret: FerretServer) -> None:
     for server in (kafka, ferret):
         started = time.monotonic()
