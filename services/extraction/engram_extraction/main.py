@@ -52,6 +52,7 @@ def create_app(
     async def register(rt: Runtime, app: FastAPI) -> None:
         assert rt.consumer is not None and rt.outbox is not None
         store = RecordStore(rt.db, batch=settings.write_batch)
+        await store.ensure_order()
         model, model_options = llm_parts(settings)
         handlers = ExtractionHandlers(
             store,

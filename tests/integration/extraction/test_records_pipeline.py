@@ -102,6 +102,35 @@ async def test_pagination_never_skips_records_with_equal_timestamps(pipeline: Pi
     assert len(seen) == 230 and len(set(seen)) == 230
 
 
+async def test_the_unfiltered_listing_pages_by_update_time_and_lists_a_revised_record_once(
+    pipeline: Pipeline,
+) -> None:
+    """Walks the listing index: a revision moves a record to the end, never lists it twice."""
+    rows = [f"k{i},v{i}" for i in range(120)]
+    first = await pipeline.submit("items.csv", "id,value\n" + "\n".join(rows) + "\n")
+    await pipeline.document_when(first["document_id"], extracted)
+    rows[5], rows[77] = "k5,changed", "k77,changed"
+    second = await pipeline.submit("items.csv", "id,value\n" + "\n".join(rows) + "\n")
+    await pipeline.document_when(
+        first["document_id"],
+        lambda d: d["latest_version"] == second["version"] and d["status"] == "extracted",
+    )
+    seen: list[dict] = []
+    cursor = None
+    while True:
+        params = {"limit": "25", **({"cursor": cursor} if cursor else {})}
+        page = (await pipeline.client.get("/v1/records", params=params)).json()
+        seen.extend(page["records"])
+        cursor = page["next_cursor"]
+        if not cursor:
+            break
+    assert sorted(r["entity_id"] for r in seen) == sorted(f"item:k{i}" for i in range(120))
+    keys = [(r["updated_at"], r["record_id"]) for r in seen]
+    assert keys == sorted(keys)
+    assert {r["entity_id"] for r in seen[-2:]} == {"item:k5", "item:k77"}
+    assert [r["revision"] for r in seen[-2:]] == [2, 2]
+
+
 @pytest.mark.parametrize(
     "query",
     [
