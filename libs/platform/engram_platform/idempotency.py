@@ -6,7 +6,9 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from pymongo.errors import BulkWriteError, DuplicateKeyError
+from pymongo.errors import DuplicateKeyError
+
+from engram_platform.mongo import insert_new
 
 APPLIED = "applied_events"
 
@@ -49,8 +51,4 @@ class AppliedEvents:
             return
         now = datetime.now(UTC)
         docs = [{"_id": self._key(e), "event_type": t, "at": now} for e, t in applied]
-        try:
-            await self.collection.insert_many(docs, ordered=False)
-        except BulkWriteError as exc:
-            if any(e.get("code") != 11000 for e in exc.details.get("writeErrors", [])):
-                raise
+        await insert_new(self.collection, docs)

@@ -4,6 +4,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from motor.motor_asyncio import AsyncIOMotorClient, AsyncIOMotorDatabase
+from pymongo.errors import BulkWriteError, DuplicateKeyError
+
+DUPLICATE_KEY = 11000
 
 
 def connect_mongo(
@@ -27,3 +30,21 @@ async def ping(db: AsyncIOMotorDatabase[Any]) -> bool:
     except Exception:
         return False
     return True
+
+
+async def insert_new(collection: Any, docs: Sequence[dict[str, Any]]) -> set[int]:
+    """Insert every document whose `_id` is new, in one unordered write; an id already present
+    is a replay and is left as it is. Returns the indexes of `docs` that were already present;
+    any other write error is raised."""
+    if not docs:
+        return set()
+    try:
+        await collection.insert_many(list(docs), ordered=False)
+    except BulkWriteError as exc:
+        errors = exc.details.get("writeErrors", [])
+        if any(e.get("code") != DUPLICATE_KEY for e in errors):
+            raise
+        return {int(e["index"]) for e in errors}
+    except DuplicateKeyError:
+        return set(range(len(docs)))
+    return set()

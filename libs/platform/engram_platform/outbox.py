@@ -24,10 +24,11 @@ import bson
 from opentelemetry import propagate, trace
 from opentelemetry.trace import SpanKind
 from pymongo import ASCENDING, ReturnDocument
-from pymongo.errors import BulkWriteError, DuplicateKeyError
+from pymongo.errors import DuplicateKeyError
 
 from engram_events import Envelope, encode, event_type_of, topic_name
 from engram_platform.broker import raw_producer
+from engram_platform.mongo import insert_new
 
 log = logging.getLogger(__name__)
 _tracer = trace.get_tracer("engram.outbox")
@@ -120,11 +121,7 @@ class Outbox:
             return 0
         chunks = [docs[i : i + self.parcel_size] for i in range(0, len(docs), self.parcel_size)]
         parcels = [_parcel(chunk) for chunk in chunks]
-        try:
-            await self.collection.insert_many(parcels, ordered=False)
-        except BulkWriteError as exc:
-            if any(e.get("code") != 11000 for e in exc.details.get("writeErrors", [])):
-                raise
+        await insert_new(self.collection, parcels)
         queued = set(self.queue)
         for parcel, chunk in zip(parcels, chunks, strict=True):
             self._remember(parcel["_id"], chunk)

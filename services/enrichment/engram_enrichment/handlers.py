@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
 from typing import Any
 
 from engram_enrichment.adapters.vectors import KnowledgeVectors
@@ -15,6 +14,7 @@ from engram_enrichment.announce import (
     withdrawn_by,
 )
 from engram_enrichment.bulk import Owed, Step, change_many
+from engram_enrichment.domain.clock import as_utc
 from engram_enrichment.domain.contradictions import reconcile
 from engram_enrichment.domain.model import Entity, RecordAssertion
 from engram_enrichment.domain.schema import Schema
@@ -30,11 +30,6 @@ from engram_vectors import FingerprintMismatch
 
 log = logging.getLogger(__name__)
 SERVICE = "enrichment"
-
-
-def _utc(moment: datetime) -> datetime:
-    """Producers may omit the zone; the platform's clock is UTC."""
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 class EnrichmentHandlers:
@@ -111,7 +106,7 @@ class EnrichmentHandlers:
             attributes=record.attributes,
             document_id=record.lineage.document_id,
             locator=record.lineage.locator,
-            observed_at=_utc(record.observed_at),
+            observed_at=as_utc(record.observed_at),
         )
         why = f"record {record.record_id} revision {record.revision} no longer asserts it"
 

@@ -9,7 +9,6 @@ only after the write reads back and the vectors it made obsolete are deleted.
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import UTC, datetime
 from typing import Any
 
 from engram_enrichment.adapters.vectors import KnowledgeVectors
@@ -20,6 +19,7 @@ from engram_enrichment.announce import (
     withdrawn_by,
 )
 from engram_enrichment.bulk import Key, Owed, Step, change_many
+from engram_enrichment.domain.clock import as_utc
 from engram_enrichment.domain.contradictions import reconcile
 from engram_enrichment.domain.model import Entity
 from engram_enrichment.domain.schema import Schema
@@ -98,7 +98,7 @@ class Tombstones:
         """The record leaves the entity's support; what it owes is read right after."""
         tomb = event.payload
         cause = str(event.event_id)
-        at = occurred(event)
+        at = as_utc(event.occurred_at)
         why = f"record {tomb.record_id} was tombstoned ({tomb.reason})"
 
         def mutate(entity: Entity) -> None:
@@ -177,8 +177,3 @@ class Tombstones:
             except Exception as exc:
                 for i in mine:
                     results[i] = exc
-
-
-def occurred(event: Envelope[Any]) -> datetime:
-    """Producers may omit the zone; the platform's clock is UTC."""
-    return event.occurred_at if event.occurred_at.tzinfo else event.occurred_at.replace(tzinfo=UTC)

@@ -17,9 +17,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pymongo import ASCENDING
-from pymongo.errors import BulkWriteError, DuplicateKeyError
+from pymongo.errors import DuplicateKeyError
 
 from engram_enrichment.ports import ConcurrentUpdate
+from engram_platform.mongo import insert_new
 
 ENTITIES = "entities"
 CONTRADICTIONS = "contradictions"
@@ -109,14 +110,8 @@ class MongoEntityStore:
                 replaces.append((doc, expected))
 
         async def insert(name: str, bodies: list[dict[str, Any]]) -> set[str]:
-            try:
-                await self.db[name].insert_many(bodies, ordered=False)
-            except BulkWriteError as exc:
-                errors = exc.details.get("writeErrors", [])
-                if any(e.get("code") != 11000 for e in errors):
-                    raise
-                return {str(bodies[e["index"]]["entity_id"]) for e in errors}
-            return set()
+            present = await insert_new(self.db[name], bodies)
+            return {str(bodies[index]["entity_id"]) for index in present}
 
         async def replace(doc: dict[str, Any], expected: int) -> set[str]:
             try:
@@ -209,13 +204,7 @@ class MongoEntityStore:
             {"_id": f"{tenant_id}:{record_id}", "tenant_id": tenant_id, "entity_id": entity_id}
             for record_id, entity_id in first.items()
         ]
-        if not docs:
-            return
-        try:
-            await self.db[RECORD_ENTITIES].insert_many(docs, ordered=False)
-        except BulkWriteError as exc:
-            if any(e.get("code") != 11000 for e in exc.details.get("writeErrors", [])):
-                raise
+        await insert_new(self.db[RECORD_ENTITIES], docs)
 
     async def entity_of_record(self, tenant_id: str, record_id: str) -> str | None:
         doc = await self.db[RECORD_ENTITIES].find_one(

@@ -7,7 +7,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pymongo import ASCENDING
-from pymongo.errors import BulkWriteError, DuplicateKeyError
+from pymongo.errors import DuplicateKeyError
+
+from engram_platform.mongo import insert_new
 
 MEMORIES = "memories"
 GONE_SOURCES = "gone_sources"
@@ -121,13 +123,7 @@ class MemoryRows:
             {"_id": row_id(tenant_id, s), "tenant_id": tenant_id, "source_id": s}
             for s in dict.fromkeys(source_ids)
         ]
-        if not rows:
-            return
-        try:
-            await self.db[GONE_SOURCES].insert_many(rows, ordered=False)
-        except BulkWriteError as exc:
-            if any(e.get("code") != 11000 for e in exc.details.get("writeErrors", [])):
-                raise
+        await insert_new(self.db[GONE_SOURCES], rows)
 
     async def gone(self, tenant_id: str, source_ids: Sequence[str]) -> set[str]:
         """Which of these sources are known to be tombstoned (one `_id $in` lookup)."""
