@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
+
 from fastapi import FastAPI
 
 from engram_events.catalog import (
@@ -23,6 +26,7 @@ from engram_platform.app import service_app
 from engram_platform.runtime import Runtime
 
 SERVICE = "extraction"
+log = logging.getLogger(__name__)
 
 
 def llm_parts(settings: ExtractionSettings) -> tuple[ChatCompletions | None, LlmOptions | None]:
@@ -52,7 +56,6 @@ def create_app(
     async def register(rt: Runtime, app: FastAPI) -> None:
         assert rt.consumer is not None and rt.outbox is not None
         store = RecordStore(rt.db, batch=settings.write_batch)
-        await store.ensure_order()
         model, model_options = llm_parts(settings)
         handlers = ExtractionHandlers(
             store,
@@ -74,4 +77,24 @@ def create_app(
             settings.internal_token.get_secret_value() if settings.internal_token else None
         )
 
-    return service_app(runtime, title="engram-extraction", register=register, routers=[api.router])
+    async def backfill_listing() -> None:
+        """Listing entries for records an older version wrote; retried while the database is
+        away, so a database that is down at start delays the backfill instead of the service."""
+        while True:
+            try:
+                added = await app.state.store.ensure_order()
+            except Exception as exc:
+                log.warning("listing backfill failed", extra={"error_type": type(exc).__name__})
+                await asyncio.sleep(5)
+                continue
+            log.info("listing backfill done", extra={"count": added})
+            return
+
+    app = service_app(
+        runtime,
+        title="engram-extraction",
+        register=register,
+        background=[backfill_listing],
+        routers=[api.router],
+    )
+    return app

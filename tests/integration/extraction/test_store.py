@@ -82,3 +82,15 @@ async def test_the_listing_skips_and_drops_stale_entries_and_keeps_writes_in_fli
     left = {doc["_id"] async for doc in db[ORDER].find({})}
     assert order_id(TENANT, T0, "r2") not in left, "an entry older than its head is dropped"
     assert order_id(TENANT, later, "r4") in left, "an entry whose head is not written yet stays"
+
+
+async def test_records_written_before_the_listing_index_are_backfilled_once(db: Any) -> None:
+    store = RecordStore(db, batch=10)
+    await db[RECORDS].insert_many([head("r1", T0), head("r2", T0 + timedelta(seconds=1))])
+
+    assert await store.list_records(TENANT, filters={}, after=None, limit=10) == []
+    assert await store.ensure_order() == 2
+    assert await store.ensure_order() == 0, "the backfill runs once per database"
+
+    listed = await store.list_records(TENANT, filters={}, after=None, limit=10)
+    assert [h["record_id"] for h in listed] == ["r1", "r2"]
