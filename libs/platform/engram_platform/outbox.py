@@ -3,7 +3,11 @@
 A consumer stages the events its handler returned before it marks the input applied and
 commits the offset, so a crash replays the handler and stages the same (deterministic) ids
 again. A state change made outside a consumer (an HTTP request) carries its events inside
-the same document (`_outbox`), one atomic write; the relay moves them to the outbox.
+the same document (`_outbox`, keyed by event id: the local server's `$pull` cannot match
+embedded documents, `$unset` of one key works everywhere), one atomic write; the relay moves
+them to the outbox. A small
+marker names the documents being written first, so recovery after a crash reads the markers
+and those documents by `_id` instead of scanning whole collections.
 """
 
 from __future__ import annotations
@@ -36,6 +40,9 @@ _tracer = trace.get_tracer("engram.outbox")
 OUTBOX = "outbox"
 LEASES = "outbox_leases"
 PENDING_FIELD = "_outbox"
+MARKERS = "outbox_markers"
+MARKER_GRACE_SECONDS = 60.0
+"""A younger marker may belong to a write still in progress elsewhere; recovery keeps it."""
 PARCEL_SIZE = 500
 PARCEL_CACHE = 64
 
@@ -139,29 +146,64 @@ class Outbox:
         upsert: bool = True,
     ) -> None:
         """Apply `update` and stage `events` in one atomic single-document write, then relay them."""
-        pending = self.entries(events)
-        full = dict(update)
-        full["$push"] = {**full.get("$push", {}), PENDING_FIELD: {"$each": pending}}
-        await collection.update_one({"_id": doc_id}, full, upsert=upsert)
-        await self._move_pending(collection, doc_id, pending)
+        await self.write_many_with_events(collection, [(doc_id, update, events)], upsert=upsert)
+
+    async def write_many_with_events(
+        self,
+        collection: Any,
+        writes: Sequence[tuple[Any, dict[str, Any], Sequence[Envelope[Any]]]],
+        *,
+        upsert: bool = True,
+    ) -> None:
+        """Several such writes under one recovery marker (written first, removed after)."""
+        if not writes:
+            return
+        marker = {
+            "_id": uuid.uuid4().hex,
+            "collection": collection.name,
+            "doc_ids": [doc_id for doc_id, _, _ in writes],
+            "created": time.time(),
+        }
+        await self.db[MARKERS].insert_one(marker)
+        for doc_id, update, events in writes:
+            pending = self.entries(events)
+            embedded = {f"{PENDING_FIELD}.{entry['_id']}": entry for entry in pending}
+            full = {**update, "$set": {**update.get("$set", {}), **embedded}} if pending else update
+            await collection.update_one({"_id": doc_id}, full, upsert=upsert)
+            if pending:
+                await self._move_pending(collection, doc_id, pending)
+        await self.db[MARKERS].delete_one({"_id": marker["_id"]})
 
     async def _move_pending(
         self, collection: Any, doc_id: Any, pending: list[dict[str, Any]]
     ) -> None:
         """Copy a document's embedded events to the outbox, then remove them from the document."""
         await self.stage_entries(pending)
-        await collection.update_one(
-            {"_id": doc_id},
-            {"$pull": {PENDING_FIELD: {"_id": {"$in": [p["_id"] for p in pending]}}}},
-        )
+        moved = {f"{PENDING_FIELD}.{entry['_id']}": "" for entry in pending}
+        await collection.update_one({"_id": doc_id}, {"$unset": moved})
 
-    async def recover(self, collection: Any) -> int:
-        """After a crash, move events still embedded in documents to the outbox."""
+    async def recover(self, collections: Sequence[Any]) -> int:
+        """After a crash, move events still embedded in the marked documents to the outbox.
+
+        Markers older than the grace are removed once handled; a younger one may belong to a
+        write in progress in another instance, which removes it itself.
+        """
+        by_name = {c.name: c for c in collections}
         moved = 0
-        async for doc in collection.find({f"{PENDING_FIELD}.0": {"$exists": True}}):
-            pending = doc[PENDING_FIELD]
-            await self._move_pending(collection, doc["_id"], pending)
-            moved += len(pending)
+        now = time.time()
+        async for marker in self.db[MARKERS].find({}):
+            collection = by_name.get(marker.get("collection"))
+            if collection is None:
+                continue
+            for doc_id in marker.get("doc_ids", []):
+                doc = await collection.find_one({"_id": doc_id}, {PENDING_FIELD: 1})
+                embedded = (doc or {}).get(PENDING_FIELD)
+                pending = sorted(embedded.values(), key=lambda e: e["order"]) if embedded else []
+                if pending:
+                    await self._move_pending(collection, doc_id, pending)
+                    moved += len(pending)
+            if now - float(marker.get("created", 0)) > MARKER_GRACE_SECONDS:
+                await self.db[MARKERS].delete_one({"_id": marker["_id"]})
         return moved
 
     async def rescan(self) -> None:
@@ -369,10 +411,9 @@ class OutboxRelay:
 
     async def run(self) -> None:
         """Loop until cancelled; wakes early when something is staged in this process."""
-        for collection in self.recover_collections:
-            moved = await self.outbox.recover(collection)
-            if moved:
-                log.info("outbox recovered embedded events", extra={"count": moved})
+        moved = await self.outbox.recover(self.recover_collections)
+        if moved:
+            log.info("outbox recovered embedded events", extra={"count": moved})
         while True:
             try:
                 if await self._hold_lease():

@@ -69,16 +69,14 @@ class Withdrawals:
         """
         live = [row for row in targets if row.get("status") in LIVE_STATUSES]
         await self.vectors.remove(tenant_id, [row["memory_id"] for row in live])
-        for row in live:
-            update = {
-                "$set": {**withdrawn_fields(reason), "updated_at": datetime.now(UTC)},
-                "$unset": {"content": "", "metadata": ""},
-            }
-            await outbox.write_with_events(
-                self.rows.collection,
-                row["_id"],
-                update,
-                [events.withdrawn(row, reason, None)],
-                upsert=False,
-            )
+        now = datetime.now(UTC)
+        update = {
+            "$set": {**withdrawn_fields(reason), "updated_at": now},
+            "$unset": {"content": "", "metadata": ""},
+        }
+        await outbox.write_many_with_events(
+            self.rows.collection,
+            [(row["_id"], update, [events.withdrawn(row, reason, None)]) for row in live],
+            upsert=False,
+        )
         return [row["memory_id"] for row in live]

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import time
+from typing import Any
+
+import pytest
 from aiokafka import AIOKafkaConsumer
+from motor.motor_asyncio import AsyncIOMotorClient
 
 from engram_events import Topics, new_event
 from engram_events.catalog import TOMBSTONE_APPLIED
 from engram_events.payloads.tombstones import TombstoneApplied
+from engram_platform.outbox import MARKERS, OUTBOX, PENDING_FIELD, Outbox, parcel_entries
 from engram_platform.runtime import Runtime
 from engram_platform.settings import ServiceSettings
 from engram_platform.topics import ensure_topics
@@ -68,3 +74,64 @@ async def test_relay_publishes_in_order_and_sends_null_tombstones(
     services = [value.split(b'"service":"')[1].split(b'"')[0] for _, value in published if value]
     assert services == [f"s{i}".encode() for i in range(20)], "one key, so one partition, in order"
     assert await _records(infra.bootstrap, f"{prefix}{Topics.RECORDS}", 1) == [(b"rec_1", None)]
+
+
+class _CrashBeforeStaging(Outbox):
+    """Dies where a process could: after the document write, before its events are staged."""
+
+    async def stage_entries(self, docs: list[dict[str, Any]]) -> int:
+        raise RuntimeError("crashed")
+
+
+def _ack(n: int) -> Any:
+    return new_event(
+        TOMBSTONE_APPLIED,
+        TombstoneApplied(prune_job_id="job", service=f"s{n}", counts={"records": n}),
+        tenant_id="tnt_1",
+    )
+
+
+async def test_events_embedded_by_a_crashed_write_are_recovered_from_its_marker(
+    infra: Infra, names: dict[str, str]
+) -> None:
+    client = AsyncIOMotorClient(infra.mongodb_uri, tz_aware=True)
+    db = client[f"{names['ENGRAM_DATABASE_PREFIX']}outboxmarkers"]
+    jobs = db["jobs"]
+    try:
+        with pytest.raises(RuntimeError):
+            await _CrashBeforeStaging(db).write_with_events(
+                jobs, "job_1", {"$set": {"status": "running"}}, [_ack(1)]
+            )
+        await _CrashBeforeStaging(db).write_many_with_events(jobs, [])
+        stranded = await jobs.find_one({"_id": "job_1"})
+        assert stranded is not None and len(stranded[PENDING_FIELD]) == 1, "staged in the write"
+        assert await db[MARKERS].count_documents({}) == 1
+
+        restarted = Outbox(db)
+        assert await restarted.recover([jobs]) == 1
+        recovered = await jobs.find_one({"_id": "job_1"})
+        assert recovered is not None and recovered[PENDING_FIELD] == {}
+        assert recovered["status"] == "running"
+        staged = [
+            e["_id"] for p in await db[OUTBOX].find({}).to_list(None) for e in parcel_entries(p)
+        ]
+        assert staged == list(stranded[PENDING_FIELD])
+        assert await db[MARKERS].count_documents({}) == 1, "young: its writer may still be alive"
+
+        await db[MARKERS].update_many({}, {"$set": {"created": time.time() - 120}})
+        assert await Outbox(db).recover([jobs]) == 0
+        assert await db[MARKERS].count_documents({}) == 0
+
+        await restarted.write_many_with_events(
+            jobs,
+            [("job_2", {"$set": {"n": 2}}, [_ack(2)]), ("job_3", {"$set": {"n": 3}}, [_ack(3)])],
+        )
+        assert await db[MARKERS].count_documents({}) == 0
+        written = await jobs.find({"_id": {"$in": ["job_2", "job_3"]}}).to_list(None)
+        assert [(d["n"], d[PENDING_FIELD]) for d in sorted(written, key=lambda d: d["n"])] == [
+            (2, {}),
+            (3, {}),
+        ], "moved to the outbox and removed from the documents"
+        assert await db[OUTBOX].count_documents({}) == 3
+    finally:
+        client.close()
