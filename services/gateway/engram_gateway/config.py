@@ -19,6 +19,12 @@ class GatewaySettings(ServiceSettings):
     memory_url: str = "http://127.0.0.1:8084"
     enrichment_url: str = "http://127.0.0.1:8085"
     internal_timeout_seconds: float = Field(default=10.0, gt=0)
+    registry_cache_seconds: float = Field(
+        default=5.0,
+        ge=0,
+        description="how long found API keys and owned agents are remembered (0: never); a key "
+        "revoked in the database stops working within this time",
+    )
     prune_verify_grace_seconds: float = Field(
         default=60.0, ge=0, description="how long to keep asking a service that does not answer"
     )

@@ -41,7 +41,7 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
 
     async def register(rt: Runtime, app: FastAPI) -> None:
         app.state.settings = settings
-        app.state.registry = Registry(rt.db)
+        app.state.registry = Registry(rt.db, cache_seconds=settings.registry_cache_seconds)
         app.state.submissions = Submissions(rt.db)
         token = settings.internal_token.get_secret_value() if settings.internal_token else None
         app.state.internal = InternalServices(

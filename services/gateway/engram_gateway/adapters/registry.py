@@ -8,6 +8,7 @@ from typing import Any
 
 from engram_gateway.domain.keys import IssuedKey, issue_key, parse_key, verify
 from engram_gateway.domain.model import Agent, Caller
+from engram_gateway.domain.recent import Recent
 
 TENANTS = "tenants"
 API_KEYS = "api_keys"
@@ -15,10 +16,18 @@ AGENTS = "agents"
 
 
 class Registry:
-    """The gateway's store of who may call and which agents they own."""
+    """The gateway's store of who may call and which agents they own.
 
-    def __init__(self, db: Any) -> None:
+    Found keys and owned agents are remembered for `cache_seconds` (two database trips less per
+    request); unknown ones never are. A key revoked in the database, or an agent deleted through
+    another gateway instance, stops working within that time; this instance forgets an agent it
+    deletes at once.
+    """
+
+    def __init__(self, db: Any, *, cache_seconds: float = 0.0) -> None:
         self.db = db
+        self._keys: Recent[dict[str, Any]] = Recent(cache_seconds)
+        self._agents: Recent[Agent] = Recent(cache_seconds)
 
     async def create_tenant(self, name: str) -> tuple[str, IssuedKey]:
         """A new tenant with its first API key; the plaintext key is only in the return value."""
@@ -50,8 +59,13 @@ class Registry:
         if parts is None:
             return None
         key_id, secret = parts
-        row = await self.db[API_KEYS].find_one({"_id": key_id})
-        if not row or row.get("revoked") or not verify(secret, row["salt"], row["secret_hash"]):
+        row = self._keys.get(key_id)
+        if row is None:
+            row = await self.db[API_KEYS].find_one({"_id": key_id})
+            if not row or row.get("revoked"):
+                return None
+            self._keys.put(key_id, row)
+        if not verify(secret, row["salt"], row["secret_hash"]):
             return None
         return Caller(tenant_id=row["tenant_id"], key_id=key_id, roles=tuple(row.get("roles", ())))
 
@@ -70,17 +84,26 @@ class Registry:
 
     async def get_agent(self, tenant_id: str, agent_id: str) -> Agent | None:
         """The agent only if this tenant owns it (the predicate is in the query, not after it)."""
+        known = self._agents.get((tenant_id, agent_id))
+        if known is not None:
+            return known
         row = await self.db[AGENTS].find_one(
             {"_id": agent_id, "tenant_id": tenant_id, "deleted": False}
         )
-        return _agent(row) if row else None
+        if row is None:
+            return None
+        agent = _agent(row)
+        self._agents.put((tenant_id, agent_id), agent)
+        return agent
 
     async def list_agents(self, tenant_id: str) -> list[Agent]:
         """The tenant's live agents, oldest first."""
         cursor = self.db[AGENTS].find({"tenant_id": tenant_id, "deleted": False})
         return sorted([_agent(r) async for r in cursor], key=lambda a: (a.created_at, a.agent_id))
 
-    async def delete_agent_with(self, outbox: Any, agent_id: str, events: list[Any]) -> None:
+    async def delete_agent_with(
+        self, outbox: Any, tenant_id: str, agent_id: str, events: list[Any]
+    ) -> None:
         """Mark an agent deleted and stage its events in the same document write."""
         await outbox.write_with_events(
             self.db[AGENTS],
@@ -89,6 +112,7 @@ class Registry:
             events,
             upsert=False,
         )
+        self._agents.forget((tenant_id, agent_id))
 
 
 def _agent(row: dict[str, Any]) -> Agent:

@@ -76,5 +76,7 @@ async def delete_agent(
     if await registry.get_agent(caller.tenant_id, agent_id) is None:
         raise Problem(404, detail="no such agent")
     deleted = new_event(AGENT_DELETED, AgentDeleted(agent_id=agent_id), tenant_id=caller.tenant_id)
-    await registry.delete_agent_with(request.app.state.runtime.outbox, agent_id, [deleted])
+    await registry.delete_agent_with(
+        request.app.state.runtime.outbox, caller.tenant_id, agent_id, [deleted]
+    )
     return Response(status_code=204)
