@@ -10,6 +10,7 @@ embedder is used so the figure measures the cascade, not MiniLM.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import sys
@@ -19,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from aiokafka import AIOKafkaConsumer
+from aiokafka.admin import AIOKafkaAdminClient
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -57,7 +60,9 @@ def record_ids(client: httpx.Client) -> list[str]:
             return ids
 
 
-def run(client: httpx.Client, size: int, timeout: float) -> dict[str, Any]:
+def run(
+    client: httpx.Client, size: int, timeout: float, bootstrap: str, prefix: str
+) -> dict[str, Any]:
     """One measured prune of `size` records; returns the figures."""
     started = time.monotonic()
     rows = [{"id": f"s{i}", "lane": f"lane-{i % 17}", "weight": i % 1000} for i in range(size)]
@@ -80,26 +85,81 @@ def run(client: httpx.Client, size: int, timeout: float) -> dict[str, Any]:
     wait(lambda: client.get(f"/v1/knowledge/entities/{last}").status_code == 200, "facts", timeout)
     derived_at = time.monotonic()
     agent = client.post("/v1/agents", json={"name": "bench"}).json()["agent_id"]
-    for record_id in ids[::10]:
+    derived_memories = ids[::10]
+    for record_id in derived_memories:
         client.post(
             f"/v1/agents/{agent}/memories",
             json={"content": f"note about {record_id}", "derived_from": [record_id]},
         ).raise_for_status()
+    wait(lambda: len(active_memories(client, agent)) >= len(derived_memories), "memories", timeout)
+    asyncio.run(quiet(bootstrap, prefix, timeout))
+    quiet_at = time.monotonic()
     prune_start = time.monotonic()
     job_id = client.post("/v1/prune", json={"record_ids": ids}).json()["prune_job_id"]
-    job = wait(
-        lambda: (j := client.get(f"/v1/prune-jobs/{job_id}").json())["status"] == "completed" and j,
-        "verified_empty",
-        timeout,
-    )
+    acknowledged: dict[str, float] = {}
+    job: dict[str, Any] = {}
+    deadline = prune_start + timeout
+    while time.monotonic() < deadline:
+        job = client.get(f"/v1/prune-jobs/{job_id}").json()
+        for service, ack in job["acknowledgements"].items():
+            if ack["pending"] == 0 and ack["expected"] and service not in acknowledged:
+                acknowledged[service] = round(time.monotonic() - prune_start, 2)
+        if job["status"] == "completed":
+            break
+        time.sleep(0.2)
+    else:
+        raise SystemExit(f"verified_empty never happened within {timeout:.0f}s")
     prune_seconds = time.monotonic() - prune_start
     return {
         "records": size,
         "setup_seconds": round(derived_at - started, 1),
+        "settle_seconds": round(quiet_at - derived_at, 1),
         "prune_to_verified_seconds": round(prune_seconds, 2),
+        "acknowledged_after_seconds": acknowledged,
         "verified_empty": job["verified_empty"],
         "counts": job["counts"],
     }
+
+
+def active_memories(client: httpx.Client, agent: str) -> list[Any]:
+    """The agent's memories stored so far (written ones are `pending` until embedded)."""
+    response = client.get(
+        f"/v1/agents/{agent}/memories", params={"status": "active", "limit": 1000}
+    )
+    response.raise_for_status()
+    return list(response.json()["memories"])
+
+
+async def backlog(admin: AIOKafkaAdminClient, consumer: AIOKafkaConsumer, prefix: str) -> int:
+    """Messages on this platform's topics that a consumer group has not committed yet."""
+    total = 0
+    for group, _ in await admin.list_consumer_groups():
+        committed = await admin.list_consumer_group_offsets(group)
+        mine = {tp: meta.offset for tp, meta in committed.items() if tp.topic.startswith(prefix)}
+        if mine:
+            ends = await consumer.end_offsets(list(mine))
+            total += sum(max(0, ends[tp] - offset) for tp, offset in mine.items())
+    return total
+
+
+async def quiet(bootstrap: str, prefix: str, within: float) -> None:
+    """Until setup's own work (facts, articles, their embeddings) has drained, twice in a row,
+    so the prune is timed alone rather than behind the backlog it was started on."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap)
+    await admin.start()
+    await consumer.start()
+    try:
+        deadline = time.monotonic() + within
+        calm = 0
+        while calm < 2:
+            if time.monotonic() > deadline:
+                raise SystemExit("the platform never drained its setup backlog")
+            calm = calm + 1 if await backlog(admin, consumer, prefix) == 0 else 0
+            await asyncio.sleep(1.0)
+    finally:
+        await consumer.stop()
+        await admin.close()
 
 
 def main() -> None:
@@ -114,7 +174,7 @@ def main() -> None:
             platform = start_platform(infra, Path(root), **HASHING)
             try:
                 with platform.client(timeout=120) as client:
-                    result = run(client, size, args.timeout)
+                    result = run(client, size, args.timeout, infra.bootstrap, platform.prefix)
             finally:
                 stop_platform(platform)
         print(json.dumps(result), flush=True)

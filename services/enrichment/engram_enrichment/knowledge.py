@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -17,6 +17,7 @@ from engram_enrichment.ports import EntityStore
 from engram_enrichment.summaries import Summaries
 
 log = logging.getLogger(__name__)
+LOAD_CHUNK = 500
 
 Mutation = Callable[[Entity], None]
 
@@ -52,6 +53,20 @@ class KnowledgeBase:
         """The entity as stored now."""
         doc = await self.store.load(tenant_id, entity_id)
         return from_document(doc) if doc else None
+
+    async def load_many(self, tenant_id: str, entity_ids: Sequence[str]) -> list[Entity]:
+        """Stored entities in the order asked, missing ones left out; a few hundred per trip."""
+        loaded: list[Entity] = []
+        for start in range(0, len(entity_ids), LOAD_CHUNK):
+            chunk = entity_ids[start : start + LOAD_CHUNK]
+            docs = await self.store.load_many(tenant_id, chunk)
+            loaded.extend(from_document(docs[e]) for e in chunk if e in docs)
+        return loaded
+
+    async def entities_of_records(self, tenant_id: str, record_ids: Sequence[str]) -> list[Entity]:
+        """The stored entities the records were about, by entity id."""
+        about = await self.store.entities_of_records(tenant_id, record_ids)
+        return await self.load_many(tenant_id, sorted(set(about.values())))
 
     async def change(
         self,

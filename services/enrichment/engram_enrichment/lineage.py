@@ -40,14 +40,10 @@ async def facts_from_records(
     """Facts (any status) whose support names one of the records."""
     kb: KnowledgeBase = request.app.state.knowledge
     wanted = set(body.records)
-    entities = {await kb.store.entity_of_record(tenant_id, r) for r in wanted}
     found: list[dict[str, Any]] = []
-    for entity_id in sorted(e for e in entities if e):
-        entity = await kb.load(tenant_id, entity_id)
-        if entity is None:
-            continue
+    for entity in await kb.entities_of_records(tenant_id, sorted(wanted)):
         found.extend(
-            _fact_summary(entity_id, fact)
+            _fact_summary(entity.entity_id, fact)
             for fact in entity.facts.values()
             if any(s.record_id in wanted for s in fact.support)
         )

@@ -62,8 +62,10 @@ class EntityStore(Protocol):
         """`remember_record` for many (record id, entity id) pairs in one write."""
         ...
 
-    async def entity_of_record(self, tenant_id: str, record_id: str) -> str | None:
-        """The entity a record was about, if it was ever seen."""
+    async def entities_of_records(
+        self, tenant_id: str, record_ids: Sequence[str]
+    ) -> dict[str, str]:
+        """The entity each record was about, for those ever seen, in few round trips."""
         ...
 
 

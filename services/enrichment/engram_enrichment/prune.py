@@ -28,15 +28,6 @@ class VerifyBody(BaseModel):
     facts: Ids = Field(default_factory=list)
 
 
-async def entities_of_records(
-    kb: KnowledgeBase, tenant_id: str, record_ids: list[str]
-) -> list[Entity]:
-    """The stored entities the records were about."""
-    entity_ids = {await kb.store.entity_of_record(tenant_id, r) for r in set(record_ids)}
-    loaded = [await kb.load(tenant_id, e) for e in sorted(e for e in entity_ids if e)]
-    return [e for e in loaded if e is not None]
-
-
 def facts_citing(entity: Entity, wanted: set[str]) -> int:
     """Non-withdrawn facts whose support still names one of the records."""
     return sum(
@@ -60,9 +51,7 @@ def sections_citing(entity: Entity, wanted: set[str]) -> int:
 async def facts_resting_on_records(kb: KnowledgeBase, tenant_id: str, record_ids: list[str]) -> int:
     """Non-withdrawn facts whose support still names one of the records."""
     wanted = set(record_ids)
-    return sum(
-        facts_citing(e, wanted) for e in await entities_of_records(kb, tenant_id, record_ids)
-    )
+    return sum(facts_citing(e, wanted) for e in await kb.entities_of_records(tenant_id, record_ids))
 
 
 async def facts_still_standing(kb: KnowledgeBase, tenant_id: str, fact_ids: list[str]) -> int:
@@ -71,12 +60,11 @@ async def facts_still_standing(kb: KnowledgeBase, tenant_id: str, fact_ids: list
     for fact_id in set(fact_ids):
         by_entity.setdefault(fact_id.rsplit(":", 2)[0], set()).add(fact_id)
     count = 0
-    for entity_id, wanted in sorted(by_entity.items()):
-        entity = await kb.load(tenant_id, entity_id)
-        if entity is not None:
-            count += sum(
-                1 for f in wanted if f in entity.facts and entity.facts[f].status != "withdrawn"
-            )
+    for entity in await kb.load_many(tenant_id, sorted(by_entity)):
+        wanted = by_entity[entity.entity_id]
+        count += sum(
+            1 for f in wanted if f in entity.facts and entity.facts[f].status != "withdrawn"
+        )
     return count
 
 
@@ -86,11 +74,10 @@ async def verify_prune(body: VerifyBody, request: Request, tenant_id: TenantDep)
     kb: KnowledgeBase = request.app.state.knowledge
     sections: SectionVectors | None = getattr(request.app.state, "section_vectors", None)
     wanted = set(body.records)
-    entities = await entities_of_records(kb, tenant_id, body.records)
+    entities = await kb.entities_of_records(tenant_id, body.records)
     section_vectors = 0
     if sections is not None:
-        for entity in entities:
-            section_vectors += len(await sections.citing(entity, body.records))
+        section_vectors = len(await sections.citing_many(tenant_id, entities, body.records))
     return {
         "references": {
             "records": sum(facts_citing(e, wanted) for e in entities),

@@ -60,11 +60,7 @@ class Tombstones:
 
     async def many(self, events: list[Envelope[RecordTombstoned]]) -> list[Answer]:
         """Per input, its events (acknowledgement last) or why it failed."""
-        entity_ids = [
-            e.payload.entity_id
-            or await self.knowledge.store.entity_of_record(e.tenant_id, e.payload.record_id)
-            for e in events
-        ]
+        entity_ids = await self._entity_ids(events)
         known = await self._existing(events, entity_ids)
         positions = [i for i, e in enumerate(events) if (e.tenant_id, entity_ids[i]) in known]
         seen: dict[Key, set[str]] = defaultdict(set)
@@ -75,6 +71,21 @@ class Tombstones:
         for i, result in zip(positions, changed, strict=True):
             answers[i] = result.events if isinstance(result, Owed) else result
         return answers
+
+    async def _entity_ids(self, events: list[Envelope[RecordTombstoned]]) -> list[str | None]:
+        """The entity each tombstone names, else the one its record was seen about."""
+        unnamed: dict[str, list[str]] = defaultdict(list)
+        for e in events:
+            if not e.payload.entity_id:
+                unnamed[e.tenant_id].append(e.payload.record_id)
+        about = {
+            tenant: await self.knowledge.store.entities_of_records(tenant, records)
+            for tenant, records in unnamed.items()
+        }
+        return [
+            e.payload.entity_id or about.get(e.tenant_id, {}).get(e.payload.record_id)
+            for e in events
+        ]
 
     async def _existing(
         self, events: list[Envelope[RecordTombstoned]], entity_ids: list[str | None]

@@ -85,8 +85,11 @@ class MemoryStore:
         for record_id, entity_id in pairs:
             await self.remember_record(tenant_id, record_id, entity_id)
 
-    async def entity_of_record(self, tenant_id: str, record_id: str) -> str | None:
-        return self.records.get(f"{tenant_id}:{record_id}")
+    async def entities_of_records(
+        self, tenant_id: str, record_ids: Sequence[str]
+    ) -> dict[str, str]:
+        known = ((r, self.records.get(f"{tenant_id}:{r}")) for r in record_ids)
+        return {r: e for r, e in known if e is not None}
 
 
 class SilentlyIgnoringStore(MemoryStore):

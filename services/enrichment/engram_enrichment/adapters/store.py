@@ -25,6 +25,7 @@ from engram_platform.mongo import insert_new
 ENTITIES = "entities"
 CONTRADICTIONS = "contradictions"
 RECORD_ENTITIES = "record_entities"
+LOOKUP_CHUNK = 1000
 HIDDEN_CONTRADICTION_FIELDS = {
     "_id": 0,
     "tenant_id": 0,
@@ -206,8 +207,15 @@ class MongoEntityStore:
         ]
         await insert_new(self.db[RECORD_ENTITIES], docs)
 
-    async def entity_of_record(self, tenant_id: str, record_id: str) -> str | None:
-        doc = await self.db[RECORD_ENTITIES].find_one(
-            {"_id": f"{tenant_id}:{record_id}", "tenant_id": tenant_id}
-        )
-        return str(doc["entity_id"]) if doc else None
+    async def entities_of_records(
+        self, tenant_id: str, record_ids: Sequence[str]
+    ) -> dict[str, str]:
+        """`_id $in` in chunks: a prune's ten thousand records cost ten round trips, not 10k."""
+        prefix = f"{tenant_id}:"
+        keys = [f"{prefix}{r}" for r in dict.fromkeys(record_ids)]
+        found: dict[str, str] = {}
+        for start in range(0, len(keys), LOOKUP_CHUNK):
+            query = {"_id": {"$in": keys[start : start + LOOKUP_CHUNK]}, "tenant_id": tenant_id}
+            async for doc in self.db[RECORD_ENTITIES].find(query, {"entity_id": 1}):
+                found[str(doc["_id"])[len(prefix) :]] = str(doc["entity_id"])
+        return found
