@@ -14,7 +14,7 @@ from engram_events.payloads.documents import DocumentDeleted
 from engram_events.payloads.prune import PruneRequested, PruneSelector
 from engram_events.payloads.tombstones import TombstoneApplied
 from engram_gateway.adapters.internal import InternalServices
-from engram_gateway.adapters.prune_jobs import JOBS, PruneJobs
+from engram_gateway.adapters.prune_jobs import JOBS, PruneJobs, pack_selector, selector_of
 from engram_gateway.domain.prune import Ack, JobKind, expected, pending, stage_counts
 from engram_platform.consumer import BatchResult
 from engram_platform.metrics import PipelineMetrics
@@ -43,6 +43,13 @@ def _ack(applied: TombstoneApplied) -> Ack:
         tombstoned_ids=frozenset(applied.tombstoned_ids),
         counts=dict(applied.counts),
     )
+
+
+def _document_of(job: dict[str, Any]) -> str | None:
+    """The deleted document a document job waits on (stored beside the packed selector)."""
+    if "document_id" in job:
+        return job["document_id"]
+    return selector_of(job).get("document_id")
 
 
 def _seconds_since(at: datetime) -> float:
@@ -100,6 +107,7 @@ class PruneFlow:
                 tenant_id=tenant_id,
             )
         now = datetime.now(UTC)
+        await self.jobs.mark_running(tenant_id, job_id)
         await self.outbox.write_with_events(
             self.jobs.db[JOBS],
             self.jobs.job_key(tenant_id, job_id),
@@ -108,7 +116,8 @@ class PruneFlow:
                     "tenant_id": tenant_id,
                     "job_id": job_id,
                     "kind": kind,
-                    "selector": selector.model_dump(exclude_none=True),
+                    "selector_packed": pack_selector(selector.model_dump(exclude_none=True)),
+                    "document_id": selector.document_id,
                     "status": "running",
                     "verified_empty": None,
                     "created_at": now,
@@ -153,13 +162,13 @@ class PruneFlow:
         if job is None:
             raise Problem(404, detail="no such prune job")
         acks = await self.jobs.acks(tenant_id, job)
-        waiting = pending(job["kind"], acks, job["selector"].get("document_id"))
-        need = expected(job["kind"], acks, job["selector"].get("document_id"))
+        waiting = pending(job["kind"], acks, _document_of(job))
+        need = expected(job["kind"], acks, _document_of(job))
         return {
             "prune_job_id": job_id,
             "kind": job["kind"],
             "status": job["status"],
-            "selector": job["selector"],
+            "selector": selector_of(job),
             "counts": stage_counts(acks),
             "acknowledgements": {
                 svc: {"expected": len(need[svc]), "pending": len(waiting[svc])}
@@ -180,7 +189,7 @@ class PruneFlow:
             "facts": sorted(
                 {i for a in acks if a.service == "enrichment" for i in a.tombstoned_ids}
             ),
-            "documents": [job["selector"]["document_id"]] if job["kind"] == "document" else [],
+            "documents": [_document_of(job)] if job["kind"] == "document" else [],
         }
         services = [s for s in VERIFIERS if s != "ingest" or job["kind"] == "document"]
         remaining: dict[str, Any] = {}
@@ -212,7 +221,7 @@ class PruneFlow:
         for job in await self.jobs.running():
             tenant_id = job["tenant_id"]
             acks = await self.jobs.acks(tenant_id, job)
-            waiting = pending(job["kind"], acks, job["selector"].get("document_id"))
+            waiting = pending(job["kind"], acks, _document_of(job))
             if any(waiting.values()):
                 continue
             verification = await self.verify(tenant_id, job, acks)

@@ -16,6 +16,8 @@ from engram_gateway.domain.prune import Ack
 
 JOBS = "prune_jobs"
 ACKS = "prune_acks"
+RUNNING = "prune_running"
+"""One small row per unfinished job: the finalizer reads these, never the jobs collection."""
 CACHED_BATCHES = 20_000
 """Acknowledgement rows are immutable, so each process keeps the ones it has read."""
 LOAD_CHUNK = 500
@@ -81,9 +83,26 @@ class PruneJobs:
         while len(self._batches) > CACHED_BATCHES:
             self._batches.popitem(last=False)
 
+    async def mark_running(self, tenant_id: str, job_id: str) -> None:
+        """Before the job is written: a marker whose job never appears is dropped later."""
+        key = self.job_key(tenant_id, job_id)
+        await self.db[RUNNING].insert_one({"_id": key, "tenant_id": tenant_id})
+
     async def running(self) -> list[dict[str, Any]]:
-        """Jobs not yet finished (few at a time)."""
-        return [doc async for doc in self.db[JOBS].find({"status": "running"})]
+        """Jobs not yet finished, by their markers (a scan of every job ever run, with its
+        selector, cost more each time on the local server); stale markers are dropped."""
+        markers = [doc async for doc in self.db[RUNNING].find({})]
+        if not markers:
+            return []
+        keys = [m["_id"] for m in markers]
+        jobs = {doc["_id"]: doc async for doc in self.db[JOBS].find({"_id": {"$in": keys}})}
+        live = [jobs[k] for k in keys if k in jobs and jobs[k].get("status") == "running"]
+        done = [
+            m for m in markers if m["_id"] in jobs and jobs[m["_id"]].get("status") != "running"
+        ]
+        for marker in done:
+            await self.db[RUNNING].delete_one({"_id": marker["_id"]})
+        return live
 
     async def finish(self, job: dict[str, Any], verification: dict[str, Any]) -> None:
         """Record the verification outcome; the job is over."""
@@ -98,6 +117,19 @@ class PruneJobs:
                 }
             },
         )
+        await self.db[RUNNING].delete_one({"_id": job["_id"]})
+
+
+def pack_selector(selector: dict[str, Any]) -> bytes:
+    """A selector as one compressed value: 100,000 record ids read as one field, not a list."""
+    return zlib.compress(bson.encode(selector))
+
+
+def selector_of(job: dict[str, Any]) -> dict[str, Any]:
+    """The selector a job was started with (older jobs kept it as a plain document)."""
+    if "selector_packed" in job:
+        return dict(bson.decode(zlib.decompress(bytes(job["selector_packed"]))))
+    return dict(job.get("selector") or {})
 
 
 def _ack_doc(event_id: str, ack: Ack) -> dict[str, Any]:
