@@ -4,6 +4,11 @@ FerretDB (SQLite) answers `_id` equality fast and scans for everything else, so 
 is one `_id` read and one `_id` write per entity change; listings are the only scans. Its
 update cost still grows with the collection, so entities are spread over `shards` collections
 (`entities_00`...) by a hash of their key, keeping each one small.
+
+An entity's facts, sections, records and article are stored as one compressed BSON value
+(`packed`) beside the few scalar fields that queries and listings read: the local server
+parses and re-serialises every nested field of a document on each read and write, which
+measured as most of its CPU per entity change.
 """
 
 from __future__ import annotations
@@ -11,11 +16,15 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import heapq
+import zlib
 from collections import defaultdict
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+import bson
+from bson.binary import Binary
+from bson.codec_options import CodecOptions
 from pymongo import ASCENDING
 from pymongo.errors import DuplicateKeyError
 
@@ -41,6 +50,38 @@ SUMMARY_FIELDS = {
     "open_contradictions": 1,
     "updated_at": 1,
 }
+
+
+OPEN_FIELDS = frozenset(
+    {
+        "_id",
+        "tenant_id",
+        "entity_id",
+        "entity_type",
+        "version",
+        "fact_count",
+        "open_contradictions",
+        "updated_at",
+    }
+)
+"""Stored as plain fields: what queries filter on and listings show."""
+PACKED = "packed"
+_UNPACK = CodecOptions(tz_aware=True, tzinfo=UTC)
+
+
+def pack_entity(body: dict[str, Any]) -> dict[str, Any]:
+    """The open fields as they are, everything else as one compressed BSON value."""
+    rest = {k: v for k, v in body.items() if k not in OPEN_FIELDS}
+    kept = {k: v for k, v in body.items() if k in OPEN_FIELDS}
+    return {**kept, PACKED: Binary(zlib.compress(bson.encode(rest), 1))}
+
+
+def unpack_entity(doc: dict[str, Any]) -> dict[str, Any]:
+    """A stored entity as one document again (one stored before packing is returned as is)."""
+    if PACKED not in doc:
+        return doc
+    rest = bson.decode(zlib.decompress(bytes(doc[PACKED])), codec_options=_UNPACK)
+    return {**{k: v for k, v in doc.items() if k != PACKED}, **rest}
 
 
 def entity_collection(key: str, shards: int) -> str:
@@ -70,7 +111,7 @@ class MongoEntityStore:
         doc: dict[str, Any] | None = await self._entities(f"{tenant_id}:{entity_id}").find_one(
             {"_id": f"{tenant_id}:{entity_id}", "tenant_id": tenant_id}
         )
-        return doc
+        return unpack_entity(doc) if doc else None
 
     def _by_collection(self, tenant_id: str, entity_ids: Sequence[str]) -> dict[str, list[str]]:
         keys: dict[str, list[str]] = defaultdict(list)
@@ -86,7 +127,7 @@ class MongoEntityStore:
 
         async def shard(name: str, keys: list[str]) -> list[dict[str, Any]]:
             cursor = self.db[name].find({"_id": {"$in": keys}, "tenant_id": tenant_id})
-            return [doc async for doc in cursor]
+            return [unpack_entity(doc) async for doc in cursor]
 
         groups = self._by_collection(tenant_id, entity_ids)
         pages = await asyncio.gather(*(shard(name, keys) for name, keys in groups.items()))
@@ -131,7 +172,8 @@ class MongoEntityStore:
     @staticmethod
     def _body(tenant_id: str, doc: dict[str, Any]) -> dict[str, Any]:
         key = f"{tenant_id}:{doc['entity_id']}"
-        return {**doc, "_id": key, "tenant_id": tenant_id, "updated_at": datetime.now(UTC)}
+        body = {**doc, "_id": key, "tenant_id": tenant_id, "updated_at": datetime.now(UTC)}
+        return pack_entity(body)
 
     async def save(self, tenant_id: str, doc: dict[str, Any], expected_version: int) -> None:
         key = f"{tenant_id}:{doc['entity_id']}"
