@@ -90,6 +90,8 @@ class MemoryHandlers:
                 return []
             log.info("memory rejected", extra={"memory_id": request.memory_id, "reason": problem})
             return [events.rejected(row, problem, event)]
+        if request.derived_from:
+            await self.rows.index_sources(tenant, request.memory_id, request.derived_from)
         gone = await self.rows.gone(tenant, request.derived_from) if request.derived_from else set()
         if withdrawn_by(request.derived_from, gone, self.require_all_sources):
             row = await self.rows.open(
@@ -257,7 +259,7 @@ class MemoryHandlers:
         for tenant in dict.fromkeys(g.event.tenant_id for g in inputs):
             mine = [i for i, g in enumerate(inputs) if g.event.tenant_id == tenant]
             sources = [inputs[i].source_id for i in mine]
-            candidates = await self.rows.derived_from_any(tenant, sources, LIVE_STATUSES)
+            candidates = await self.rows.derived_via_index(tenant, sources, LIVE_STATUSES)
             gone: set[str] = set()
             if self.require_all_sources and candidates:
                 named = sorted({s for row in candidates for s in row.get("derived_from", [])})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from fastapi import FastAPI
@@ -87,4 +88,24 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
             settings.internal_token.get_secret_value() if settings.internal_token else None
         )
 
-    return service_app(runtime, title="engram-memory", register=register, routers=[api.router])
+    async def backfill_sources() -> None:
+        """Index the sources of rows an older version wrote; retried while the database is away.
+        Until it completes, tombstones find derived memories by a scan."""
+        while True:
+            try:
+                added = await app.state.rows.backfill_sources()
+            except Exception as exc:
+                log.warning("source backfill failed", extra={"error_type": type(exc).__name__})
+                await asyncio.sleep(5)
+                continue
+            log.info("source backfill done", extra={"count": added})
+            return
+
+    app = service_app(
+        runtime,
+        title="engram-memory",
+        register=register,
+        background=[backfill_sources],
+        routers=[api.router],
+    )
+    return app

@@ -26,6 +26,7 @@ class FakeRows:
     def __init__(self) -> None:
         self.rows: dict[str, dict[str, Any]] = {}
         self.gone_sources: set[tuple[str, str]] = set()
+        self.sources: dict[tuple[str, str], set[str]] = {}
         self.counted: list[dict[str, Any]] = []
         self.selected: list[dict[str, Any]] = []
         self.collection = self
@@ -81,6 +82,20 @@ class FakeRows:
             if r["tenant_id"] == tenant_id
             and r["status"] in statuses
             and set(r.get("derived_from", [])) & set(source_ids)
+        ]
+
+    async def index_sources(self, tenant_id: str, memory_id: str, sources: Sequence[str]) -> None:
+        for source in sources:
+            self.sources.setdefault((tenant_id, source), set()).add(memory_id)
+
+    async def derived_via_index(
+        self, tenant_id: str, source_ids: Sequence[str], statuses: Sequence[str]
+    ) -> list[dict[str, Any]]:
+        named = {m for s in source_ids for m in self.sources.get((tenant_id, s), set())}
+        return [
+            r
+            for r in await self.derived_from_any(tenant_id, source_ids, statuses)
+            if r["memory_id"] in named
         ]
 
     async def mark_gone(self, tenant_id: str, source_ids: Sequence[str]) -> None:

@@ -13,6 +13,11 @@ from engram_platform.mongo import insert_new
 
 MEMORIES = "memories"
 GONE_SOURCES = "gone_sources"
+SOURCES = "memory_sources"
+"""Per source (record, fact, document): the memories derived from it, keyed `tenant:source`."""
+SOURCES_META = "memory_sources_meta"
+SOURCES_COMPLETE = "complete"
+LOOKUP_CHUNK = 1000
 CONTENT_FIELDS = ("content", "metadata")
 """What a withdrawn row loses: only status, ids and hashes remain."""
 
@@ -104,10 +109,64 @@ class MemoryRows:
             cursor = cursor.limit(limit)
         return [row async for row in cursor]
 
+    async def index_sources(self, tenant_id: str, memory_id: str, sources: Sequence[str]) -> None:
+        """Name the memory under each of its sources; written before the row, so a row that
+        exists is always found through its sources."""
+        for source in dict.fromkeys(sources):
+            await self.db[SOURCES].update_one(
+                {"_id": row_id(tenant_id, source)},
+                {"$addToSet": {"memory_ids": memory_id}, "$set": {"tenant_id": tenant_id}},
+                upsert=True,
+            )
+
+    async def derived_via_index(
+        self, tenant_id: str, source_ids: Sequence[str], statuses: Sequence[str]
+    ) -> list[dict[str, Any]]:
+        """`derived_from_any` through the source index (`_id` lookups, no scan) once it covers
+        every row; before its backfill completes, the scan."""
+        if await self.db[SOURCES_META].find_one({"_id": SOURCES_COMPLETE}) is None:
+            return await self.derived_from_any(tenant_id, source_ids, statuses)
+        keys = [row_id(tenant_id, s) for s in dict.fromkeys(source_ids)]
+        memory_ids: set[str] = set()
+        for start in range(0, len(keys), LOOKUP_CHUNK):
+            query = {"_id": {"$in": keys[start : start + LOOKUP_CHUNK]}, "tenant_id": tenant_id}
+            async for doc in self.db[SOURCES].find(query):
+                memory_ids.update(doc.get("memory_ids", []))
+        wanted = set(source_ids)
+        rows = []
+        ordered = sorted(memory_ids)
+        for start in range(0, len(ordered), LOOKUP_CHUNK):
+            found = await self.get_many(tenant_id, ordered[start : start + LOOKUP_CHUNK])
+            rows += [
+                row
+                for row in found.values()
+                if row.get("status") in statuses
+                and wanted.intersection(row.get("derived_from", []))
+            ]
+        return rows
+
+    async def backfill_sources(self) -> int:
+        """Index the sources of rows written before the index existed (once per database)."""
+        if await self.db[SOURCES_META].find_one({"_id": SOURCES_COMPLETE}) is not None:
+            return 0
+        indexed = 0
+        cursor = self.collection.find(
+            {"derived_from.0": {"$exists": True}},
+            {"tenant_id": 1, "memory_id": 1, "derived_from": 1},
+        )
+        async for row in cursor:
+            await self.index_sources(row["tenant_id"], row["memory_id"], row["derived_from"])
+            indexed += 1
+        await self.db[SOURCES_META].update_one(
+            {"_id": SOURCES_COMPLETE}, {"$set": {"at": datetime.now(UTC)}}, upsert=True
+        )
+        return indexed
+
     async def derived_from_any(
         self, tenant_id: str, source_ids: Sequence[str], statuses: Sequence[str]
     ) -> list[dict[str, Any]]:
-        """Rows of the tenant naming any of the sources in `derived_from`."""
+        """Rows of the tenant naming any of the sources in `derived_from` (a scan: the proof a
+        prune job's verification relies on, independent of the index)."""
         cursor = self.collection.find(
             {
                 "tenant_id": tenant_id,
