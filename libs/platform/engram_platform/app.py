@@ -41,6 +41,22 @@ async def _with_backoff(
             delay = min(delay * 2, 5.0)
 
 
+async def until_done(what: str, action: Callable[[], Awaitable[int]], retry: float = 5.0) -> None:
+    """A one-off background job (a backfill) retried while it fails, so a database that is away
+    at start delays the job instead of stopping the service."""
+    while True:
+        try:
+            count = await action()
+        except Exception as exc:
+            log.warning(
+                "background job failed", extra={"job": what, "error_type": type(exc).__name__}
+            )
+            await asyncio.sleep(retry)
+            continue
+        log.info("background job done", extra={"job": what, "count": count})
+        return
+
+
 async def _cancel(tasks: Sequence[asyncio.Task[None]]) -> None:
     """Stop background loops and wait for them, so none outlives the clients it uses."""
     for task in tasks:

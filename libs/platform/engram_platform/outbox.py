@@ -5,9 +5,8 @@ commits the offset, so a crash replays the handler and stages the same (determin
 again. A state change made outside a consumer (an HTTP request) carries its events inside
 the same document (`_outbox`, keyed by event id: the local server's `$pull` cannot match
 embedded documents, `$unset` of one key works everywhere), one atomic write; the relay moves
-them to the outbox. A small
-marker names the documents being written first, so recovery after a crash reads the markers
-and those documents by `_id` instead of scanning whole collections.
+them to the outbox. A small marker names the documents being written first, so recovery after
+a crash reads the markers and those documents by `_id` instead of scanning whole collections.
 """
 
 from __future__ import annotations

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 from fastapi import FastAPI
@@ -22,7 +21,7 @@ from engram_extraction.domain.llm import LlmOptions
 from engram_extraction.domain.schema import SchemaRegistry
 from engram_extraction.handlers import ExtractionHandlers
 from engram_extraction.tombstones import TombstoneHandlers
-from engram_platform.app import service_app
+from engram_platform.app import service_app, until_done
 from engram_platform.runtime import Runtime
 
 SERVICE = "extraction"
@@ -78,17 +77,8 @@ def create_app(
         )
 
     async def backfill_listing() -> None:
-        """Listing entries for records an older version wrote; retried while the database is
-        away, so a database that is down at start delays the backfill instead of the service."""
-        while True:
-            try:
-                added = await app.state.store.ensure_order()
-            except Exception as exc:
-                log.warning("listing backfill failed", extra={"error_type": type(exc).__name__})
-                await asyncio.sleep(5)
-                continue
-            log.info("listing backfill done", extra={"count": added})
-            return
+        """Listing entries for records an older version wrote."""
+        await until_done("listing backfill", lambda: app.state.store.ensure_order())
 
     app = service_app(
         runtime,

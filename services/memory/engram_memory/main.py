@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 from fastapi import FastAPI
@@ -24,7 +23,7 @@ from engram_memory.handlers import MemoryHandlers
 from engram_memory.recall import Recall
 from engram_memory.retention import Retention
 from engram_memory.withdrawal import Withdrawals
-from engram_platform.app import service_app
+from engram_platform.app import service_app, until_done
 from engram_platform.runtime import Runtime
 from engram_vectors import VectorStore, make_vector_store
 
@@ -89,17 +88,8 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
         )
 
     async def backfill_sources() -> None:
-        """Index the sources of rows an older version wrote; retried while the database is away.
-        Until it completes, tombstones find derived memories by a scan."""
-        while True:
-            try:
-                added = await app.state.rows.backfill_sources()
-            except Exception as exc:
-                log.warning("source backfill failed", extra={"error_type": type(exc).__name__})
-                await asyncio.sleep(5)
-                continue
-            log.info("source backfill done", extra={"count": added})
-            return
+        """Index the sources of rows an older version wrote; until then tombstones scan."""
+        await until_done("source backfill", lambda: app.state.rows.backfill_sources())
 
     app = service_app(
         runtime,
