@@ -40,8 +40,10 @@ async def test_rows_from_before_the_index_are_found_by_scan_then_by_the_backfill
         before = await rows.derived_via_index("tnt_a", ["rec_1"], live)
         assert [r["memory_id"] for r in before] == ["m_old"], "no index yet: the scan answers"
 
+        assert not await MemoryRows(db).sources_complete()
         assert await rows.backfill_sources() == 3
         assert await rows.backfill_sources() == 0, "once per database"
+        assert await MemoryRows(db).sources_complete(), "a restarted service reads the marker"
         await rows.index_sources("tnt_a", "m_new", ["rec_1", "fact_9"])
         await db.memories.insert_one(_row("m_new", ["rec_1", "fact_9"]))
 

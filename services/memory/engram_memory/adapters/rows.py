@@ -41,6 +41,7 @@ class MemoryRows:
     def __init__(self, db: Any) -> None:
         self.db = db
         self.collection = db[MEMORIES]
+        self._sources_complete = False
 
     async def get(self, tenant_id: str, memory_id: str) -> dict[str, Any] | None:
         """One row of the tenant: the key starts with the tenant, and the row must say so too.
@@ -124,7 +125,7 @@ class MemoryRows:
     ) -> list[dict[str, Any]]:
         """`derived_from_any` through the source index (`_id` lookups, no scan) once it covers
         every row; before its backfill completes, the scan."""
-        if await self.db[SOURCES_META].find_one({"_id": SOURCES_COMPLETE}) is None:
+        if not await self.sources_complete():
             return await self.derived_from_any(tenant_id, source_ids, statuses)
         keys = [row_id(tenant_id, s) for s in dict.fromkeys(source_ids)]
         memory_ids: set[str] = set()
@@ -145,9 +146,17 @@ class MemoryRows:
             ]
         return rows
 
+    async def sources_complete(self) -> bool:
+        """Whether the source index covers every row; once it does it always will, so a yes is
+        remembered and later tombstone batches skip the lookup."""
+        if not self._sources_complete:
+            marker = await self.db[SOURCES_META].find_one({"_id": SOURCES_COMPLETE})
+            self._sources_complete = marker is not None
+        return self._sources_complete
+
     async def backfill_sources(self) -> int:
         """Index the sources of rows written before the index existed (once per database)."""
-        if await self.db[SOURCES_META].find_one({"_id": SOURCES_COMPLETE}) is not None:
+        if await self.sources_complete():
             return 0
         indexed = 0
         cursor = self.collection.find(
@@ -160,6 +169,7 @@ class MemoryRows:
         await self.db[SOURCES_META].update_one(
             {"_id": SOURCES_COMPLETE}, {"$set": {"at": datetime.now(UTC)}}, upsert=True
         )
+        self._sources_complete = True
         return indexed
 
     async def derived_from_any(
