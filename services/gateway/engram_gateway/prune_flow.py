@@ -16,6 +16,7 @@ from engram_events.payloads.tombstones import TombstoneApplied
 from engram_gateway.adapters.internal import InternalServices
 from engram_gateway.adapters.prune_jobs import JOBS, PruneJobs, pack_selector, selector_of
 from engram_gateway.domain.prune import Ack, JobKind, expected, pending, stage_counts
+from engram_platform.app import until_done
 from engram_platform.consumer import BatchResult
 from engram_platform.metrics import PipelineMetrics
 from engram_platform.outbox import Outbox
@@ -241,7 +242,9 @@ class PruneFlow:
         return _seconds_since(job.get("updated_at") or job["created_at"]) > self.verify_grace
 
     async def run_finalizer(self, interval: float = 0.5) -> None:
-        """Background loop: finish jobs as their acknowledgements arrive."""
+        """Background loop: finish jobs as their acknowledgements arrive (after making sure jobs
+        from before the running markers have one)."""
+        await until_done("prune-job markers", self.jobs.mark_unmarked)
         while True:
             try:
                 await self.finalize_once()

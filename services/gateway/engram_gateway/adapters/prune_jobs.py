@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import time
 import zlib
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -18,6 +19,11 @@ JOBS = "prune_jobs"
 ACKS = "prune_acks"
 RUNNING = "prune_running"
 """One small row per unfinished job: the finalizer reads these, never the jobs collection."""
+META = "prune_meta"
+ADOPTED = "running_jobs_marked"
+"""Set once every running job from before the markers existed has been given one."""
+ORPHAN_SECONDS = 60.0
+"""A marker whose job is still absent after this long lost its writer (the job write failed)."""
 CACHED_BATCHES = 20_000
 """Acknowledgement rows are immutable, so each process keeps the ones it has read."""
 LOAD_CHUNK = 500
@@ -86,22 +92,51 @@ class PruneJobs:
     async def mark_running(self, tenant_id: str, job_id: str) -> None:
         """Before the job is written: a marker whose job never appears is dropped later."""
         key = self.job_key(tenant_id, job_id)
-        await self.db[RUNNING].insert_one({"_id": key, "tenant_id": tenant_id})
+        await self.db[RUNNING].insert_one(
+            {"_id": key, "tenant_id": tenant_id, "created": time.time()}
+        )
+
+    async def mark_unmarked(self) -> int:
+        """Give a marker to every running job written before markers existed (once per
+        database: the one scan of the jobs collection), so the finalizer sees those jobs too."""
+        if await self.db[META].find_one({"_id": ADOPTED}) is not None:
+            return 0
+        marked = 0
+        cursor = self.db[JOBS].find({"status": "running"}, {"_id": 1, "tenant_id": 1})
+        async for job in cursor:
+            await self.db[RUNNING].update_one(
+                {"_id": job["_id"]},
+                {"$setOnInsert": {"tenant_id": job["tenant_id"], "created": time.time()}},
+                upsert=True,
+            )
+            marked += 1
+        await self.db[META].update_one(
+            {"_id": ADOPTED}, {"$set": {"at": datetime.now(UTC)}}, upsert=True
+        )
+        return marked
 
     async def running(self) -> list[dict[str, Any]]:
         """Jobs not yet finished, by their markers (a scan of every job ever run, with its
-        selector, cost more each time on the local server); stale markers are dropped."""
+        selector, cost more each time on the local server).
+
+        Markers of finished jobs (a crash between `finish` and its marker delete) and markers
+        whose job never appeared within ORPHAN_SECONDS are dropped.
+        """
         markers = [doc async for doc in self.db[RUNNING].find({})]
         if not markers:
             return []
         keys = [m["_id"] for m in markers]
         jobs = {doc["_id"]: doc async for doc in self.db[JOBS].find({"_id": {"$in": keys}})}
         live = [jobs[k] for k in keys if k in jobs and jobs[k].get("status") == "running"]
-        done = [
-            m for m in markers if m["_id"] in jobs and jobs[m["_id"]].get("status") != "running"
+        orphaned_before = time.time() - ORPHAN_SECONDS
+        stale = [
+            m["_id"]
+            for m in markers
+            if (m["_id"] in jobs and jobs[m["_id"]].get("status") != "running")
+            or (m["_id"] not in jobs and m.get("created", 0) < orphaned_before)
         ]
-        for marker in done:
-            await self.db[RUNNING].delete_one({"_id": marker["_id"]})
+        if stale:
+            await self.db[RUNNING].delete_many({"_id": {"$in": stale}})
         return live
 
     async def finish(self, job: dict[str, Any], verification: dict[str, Any]) -> None:
