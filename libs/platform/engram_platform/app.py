@@ -10,6 +10,7 @@ from typing import Any
 
 from fastapi import APIRouter, FastAPI
 
+from engram_platform.gc_tuning import tune_after_start
 from engram_platform.http import health_router
 from engram_platform.problems import install_problem_handlers
 from engram_platform.runtime import Runtime
@@ -98,6 +99,8 @@ def service_app(
             if runtime.settings.outbox_relay:
                 runtime.start_relay()
             app.state.runtime = runtime
+            thresholds = tune_after_start(runtime.settings.gc_young_threshold)
+            log.info("started", extra={"gc_thresholds": list(thresholds)})
             tasks = [asyncio.create_task(loop()) for loop in background]
             if runtime.consumer.routes and runtime.settings.metrics_enabled:
                 tasks.append(asyncio.create_task(runtime.lag_sampler().run()))

@@ -56,6 +56,13 @@ class ServiceSettings(BaseSettings):
         gt=0,
         validation_alias=AliasChoices("ENGRAM_LAG_INTERVAL_SECONDS", "lag_interval_seconds"),
     )
+    gc_young_threshold: int = Field(
+        default=200_000,
+        ge=0,
+        validation_alias=AliasChoices("ENGRAM_GC_YOUNG_THRESHOLD", "gc_young_threshold"),
+        description="allocations between young-generation collections once started (Python's "
+        "default is 700; 0 keeps the interpreter's settings and skips the start-up freeze)",
+    )
     log_level: str = Field(
         default="INFO", validation_alias=AliasChoices("ENGRAM_LOG_LEVEL", "log_level")
     )
