@@ -100,8 +100,16 @@ def _by_tenant(keys: Sequence[Key]) -> dict[str, list[str]]:
     return grouped
 
 
-async def change_many(knowledge: KnowledgeBase, steps: Sequence[Step]) -> list[Owed | Exception]:
-    """Per step, what it owes once its entity is durably written, or why it is not."""
+async def change_many(
+    knowledge: KnowledgeBase,
+    steps: Sequence[Step],
+    loaded: dict[Key, dict[str, Any]] | None = None,
+) -> list[Owed | Exception]:
+    """Per step, what it owes once its entity is durably written, or why it is not.
+
+    `loaded` holds documents the caller has just read (the versioned write still refuses one
+    that changed since); entities missing from it are read here.
+    """
     indexes: dict[Key, list[int]] = defaultdict(list)
     position: list[int] = []
     for i, step in enumerate(steps):
@@ -111,7 +119,10 @@ async def change_many(knowledge: KnowledgeBase, steps: Sequence[Step]) -> list[O
     failed: dict[Key, Exception] = {}
     plans: dict[Key, _Plan] = {}
     for tenant, entity_ids in _by_tenant(list(indexes)).items():
-        docs = await knowledge.store.load_many(tenant, entity_ids)
+        known = loaded or {}
+        missing = [e for e in entity_ids if (tenant, e) not in known]
+        docs = await knowledge.store.load_many(tenant, missing) if missing else {}
+        docs.update({e: known[(tenant, e)] for e in entity_ids if (tenant, e) in known})
         for entity_id in entity_ids:
             key = (tenant, entity_id)
             try:

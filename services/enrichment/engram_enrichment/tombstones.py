@@ -65,7 +65,7 @@ class Tombstones:
         positions = [i for i, e in enumerate(events) if (e.tenant_id, entity_ids[i]) in known]
         seen: dict[Key, set[str]] = defaultdict(set)
         steps = [self._step(events[i], str(entity_ids[i]), seen) for i in positions]
-        changed = await change_many(self.knowledge, steps)
+        changed = await change_many(self.knowledge, steps, known)
         await self._drop_vectors(steps, changed, seen, events)
         answers: list[Answer] = [self._acks(e, [], touched=False) for e in events]
         for i, result in zip(positions, changed, strict=True):
@@ -89,18 +89,17 @@ class Tombstones:
 
     async def _existing(
         self, events: list[Envelope[RecordTombstoned]], entity_ids: list[str | None]
-    ) -> set[Key]:
-        """Entities that exist: a tombstone never creates one."""
-        found: set[Key] = set()
+    ) -> dict[Key, dict[str, Any]]:
+        """Entities that exist, as read (a tombstone never creates one)."""
+        found: dict[Key, dict[str, Any]] = {}
         for tenant in dict.fromkeys(e.tenant_id for e in events):
             wanted = [
                 eid for e, eid in zip(events, entity_ids, strict=True) if e.tenant_id == tenant
             ]
             ids = list(dict.fromkeys(eid for eid in wanted if eid))
             if ids:
-                found |= {
-                    (tenant, eid) for eid in await self.knowledge.store.load_many(tenant, ids)
-                }
+                docs = await self.knowledge.store.load_many(tenant, ids)
+                found.update({(tenant, eid): doc for eid, doc in docs.items()})
         return found
 
     def _step(

@@ -182,6 +182,16 @@ async def test_a_run_of_tombstones_announces_and_removes_what_they_would_one_by_
     )
 
 
+async def test_a_run_of_tombstones_reads_its_entities_once() -> None:
+    store = MemoryStore()
+    h = handlers(store)
+    await h.on_record_upserted_batch(mixed()[:4])
+    loads = store.bulk_loads
+    results = await h.on_record_tombstoned_batch(tombstones())
+    assert all(isinstance(r, list) for r in results)
+    assert store.bulk_loads - loads == 2, "one load (which also finds what exists), one read-back"
+
+
 async def test_a_conflict_fails_only_the_tombstones_of_that_entity() -> None:
     store = ConflictOn("tnt_a:carrier:c1", armed=False)
     h = handlers(store)
