@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from motor.motor_asyncio import AsyncIOMotorClient
 
+from tests.conftest import Infra
 from tests.support.services import ServiceProcess, free_port
 
 
@@ -30,3 +34,11 @@ def service(stack_env: dict[str, str], tmp_path: Path) -> Iterator[Callable[...,
     yield make
     for proc in started:
         proc.stop()
+
+
+@pytest.fixture
+async def mongo_db(infra: Infra) -> AsyncIterator[Any]:
+    """A database of its own (a unique name) for a test that drives an adapter directly."""
+    client: AsyncIOMotorClient[Any] = AsyncIOMotorClient(infra.mongodb_uri, tz_aware=True)
+    yield client[f"t_{uuid.uuid4().hex[:12]}"]
+    client.close()

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import time
-
-from motor.motor_asyncio import AsyncIOMotorClient
+from typing import Any
 
 from engram_gateway.adapters.prune_jobs import JOBS, ORPHAN_SECONDS, RUNNING, PruneJobs
-from tests.conftest import Infra
 
 
 def _job(key: str, status: str) -> dict[str, object]:
@@ -15,38 +13,33 @@ def _job(key: str, status: str) -> dict[str, object]:
 
 
 async def test_markers_left_by_a_crash_are_dropped_and_old_running_jobs_get_one(
-    infra: Infra, names: dict[str, str]
+    mongo_db: Any,
 ) -> None:
-    client = AsyncIOMotorClient(infra.mongodb_uri, tz_aware=True)
-    db = client[f"{names['ENGRAM_DATABASE_PREFIX']}gateway"]
-    jobs = PruneJobs(db)
-    try:
-        await db[JOBS].insert_many(
-            [
-                _job("tnt_a:prj_done", "completed"),
-                _job("tnt_a:prj_live", "running"),
-                _job("tnt_a:prj_before_markers", "running"),
-            ]
-        )
-        await jobs.mark_running("tnt_a", "prj_done")
-        await jobs.mark_running("tnt_a", "prj_live")
-        await jobs.mark_running("tnt_a", "prj_being_written")
-        long_ago = time.time() - ORPHAN_SECONDS - 1
-        await db[RUNNING].insert_one(
-            {"_id": "tnt_a:prj_never_written", "tenant_id": "tnt_a", "created": long_ago}
-        )
+    jobs = PruneJobs(mongo_db)
+    await mongo_db[JOBS].insert_many(
+        [
+            _job("tnt_a:prj_done", "completed"),
+            _job("tnt_a:prj_live", "running"),
+            _job("tnt_a:prj_before_markers", "running"),
+        ]
+    )
+    await jobs.mark_running("tnt_a", "prj_done")
+    await jobs.mark_running("tnt_a", "prj_live")
+    await jobs.mark_running("tnt_a", "prj_being_written")
+    long_ago = time.time() - ORPHAN_SECONDS - 1
+    await mongo_db[RUNNING].insert_one(
+        {"_id": "tnt_a:prj_never_written", "tenant_id": "tnt_a", "created": long_ago}
+    )
 
-        live = [job["_id"] for job in await jobs.running()]
-        assert live == ["tnt_a:prj_live"]
-        left = sorted([doc["_id"] async for doc in db[RUNNING].find({})])
-        assert left == ["tnt_a:prj_being_written", "tnt_a:prj_live"], (
-            "a finished job's marker (crash between finish and the delete) and a marker whose "
-            "job was never written go; a young marker's job may still be on its way"
-        )
+    live = [job["_id"] for job in await jobs.running()]
+    assert live == ["tnt_a:prj_live"]
+    left = sorted([doc["_id"] async for doc in mongo_db[RUNNING].find({})])
+    assert left == ["tnt_a:prj_being_written", "tnt_a:prj_live"], (
+        "a finished job's marker (crash between finish and the delete) and a marker whose "
+        "job was never written go; a young marker's job may still be on its way"
+    )
 
-        assert await jobs.mark_unmarked() == 2
-        assert await jobs.mark_unmarked() == 0, "once per database"
-        live = sorted(job["_id"] for job in await jobs.running())
-        assert live == ["tnt_a:prj_before_markers", "tnt_a:prj_live"]
-    finally:
-        client.close()
+    assert await jobs.mark_unmarked() == 2
+    assert await jobs.mark_unmarked() == 0, "once per database"
+    live = sorted(job["_id"] for job in await jobs.running())
+    assert live == ["tnt_a:prj_before_markers", "tnt_a:prj_live"]

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-
-from motor.motor_asyncio import AsyncIOMotorClient
+from typing import Any
 
 from engram_memory.adapters.rows import SOURCES, MemoryRows
-from tests.conftest import Infra
 
 
 def _row(memory_id: str, sources: list[str], status: str = "active") -> dict[str, object]:
@@ -23,39 +21,34 @@ def _row(memory_id: str, sources: list[str], status: str = "active") -> dict[str
 
 
 async def test_rows_from_before_the_index_are_found_by_scan_then_by_the_backfilled_index(
-    infra: Infra, names: dict[str, str]
+    mongo_db: Any,
 ) -> None:
-    client = AsyncIOMotorClient(infra.mongodb_uri, tz_aware=True)
-    db = client[f"{names['ENGRAM_DATABASE_PREFIX']}memory"]
-    rows = MemoryRows(db)
-    try:
-        await db.memories.insert_many(
-            [
-                _row("m_old", ["rec_1"]),
-                _row("m_other", ["rec_2"]),
-                _row("m_gone", ["rec_1"], status="withdrawn"),
-            ]
-        )
-        live = ("pending", "active", "superseded")
-        before = await rows.derived_via_index("tnt_a", ["rec_1"], live)
-        assert [r["memory_id"] for r in before] == ["m_old"], "no index yet: the scan answers"
+    rows = MemoryRows(mongo_db)
+    await mongo_db.memories.insert_many(
+        [
+            _row("m_old", ["rec_1"]),
+            _row("m_other", ["rec_2"]),
+            _row("m_gone", ["rec_1"], status="withdrawn"),
+        ]
+    )
+    live = ("pending", "active", "superseded")
+    before = await rows.derived_via_index("tnt_a", ["rec_1"], live)
+    assert [r["memory_id"] for r in before] == ["m_old"], "no index yet: the scan answers"
 
-        assert not await MemoryRows(db).sources_complete()
-        assert await rows.backfill_sources() == 3
-        assert await rows.backfill_sources() == 0, "once per database"
-        assert await MemoryRows(db).sources_complete(), "a restarted service reads the marker"
-        await rows.index_sources("tnt_a", "m_new", ["rec_1", "fact_9"])
-        await db.memories.insert_one(_row("m_new", ["rec_1", "fact_9"]))
+    assert not await MemoryRows(mongo_db).sources_complete()
+    assert await rows.backfill_sources() == 3
+    assert await rows.backfill_sources() == 0, "once per database"
+    assert await MemoryRows(mongo_db).sources_complete(), "a restarted service reads the marker"
+    await rows.index_sources("tnt_a", "m_new", ["rec_1", "fact_9"])
+    await mongo_db.memories.insert_one(_row("m_new", ["rec_1", "fact_9"]))
 
-        await db.memories.insert_one(_row("m_around", ["rec_1"]))
-        found = await rows.derived_via_index("tnt_a", ["rec_1"], live)
-        assert sorted(r["memory_id"] for r in found) == ["m_new", "m_old"], (
-            "the index answers now: a row written around the service (never indexed) is left "
-            "to the verification scan"
-        )
-        scanned = await rows.derived_from_any("tnt_a", ["rec_1"], live)
-        assert sorted(r["memory_id"] for r in scanned) == ["m_around", "m_new", "m_old"]
-        assert await rows.derived_via_index("tnt_b", ["rec_1"], live) == [], "tenant in the key"
-        assert await db[SOURCES].find_one({"_id": "tnt_a:rec_1"}) is not None
-    finally:
-        client.close()
+    await mongo_db.memories.insert_one(_row("m_around", ["rec_1"]))
+    found = await rows.derived_via_index("tnt_a", ["rec_1"], live)
+    assert sorted(r["memory_id"] for r in found) == ["m_new", "m_old"], (
+        "the index answers now: a row written around the service (never indexed) is left "
+        "to the verification scan"
+    )
+    scanned = await rows.derived_from_any("tnt_a", ["rec_1"], live)
+    assert sorted(r["memory_id"] for r in scanned) == ["m_around", "m_new", "m_old"]
+    assert await rows.derived_via_index("tnt_b", ["rec_1"], live) == [], "tenant in the key"
+    assert await mongo_db[SOURCES].find_one({"_id": "tnt_a:rec_1"}) is not None
