@@ -83,6 +83,16 @@ class _Pending:
     applied: list[tuple[str, str]] = field(default_factory=list)
 
 
+def _declared_type(record: Any) -> str | None:
+    """The `event_type` header the relay puts on every event: enough to pass over an event
+    this service does not handle without parsing it (an embedding's vectors are most of its
+    topic's bytes). A message without the header is decoded as before."""
+    for name, value in getattr(record, "headers", None) or ():
+        if name == "event_type" and isinstance(value, bytes | bytearray):
+            return value.decode("utf-8", "replace")
+    return None
+
+
 def _headers(record: Any) -> dict[str, str]:
     """Kafka headers as text, for W3C context extraction."""
     return {
@@ -177,7 +187,13 @@ class Consumer:
         Raises only when the DLQ or the database is unreachable; the batch is then redelivered.
         """
         decoded: list[Envelope[Any] | None] = []
-        for record in records:
+        skipped: dict[int, str] = {}
+        for index, record in enumerate(records):
+            declared = _declared_type(record)
+            if declared is not None and declared not in self.routes:
+                skipped[index] = declared
+                decoded.append(None)
+                continue
             try:
                 decoded.append(decode(record.value))
             except PoisonMessage as exc:
@@ -191,7 +207,10 @@ class Consumer:
         outcomes: list[Outcome | None] = [None] * len(records)
         work: list[tuple[int, Any, Envelope[Any]]] = []
         for index, (record, envelope) in enumerate(zip(records, decoded, strict=True)):
-            if envelope is None:
+            event_type = skipped.get(index) or (envelope.event_type if envelope else None)
+            if index in skipped:
+                outcome = Outcome.IGNORED
+            elif envelope is None:
                 outcome = Outcome.DEAD_LETTERED
             elif envelope.event_type not in self.routes:
                 outcome = Outcome.IGNORED
@@ -201,7 +220,7 @@ class Consumer:
                 work.append((index, record, envelope))
                 seen.add(str(envelope.event_id))
                 continue
-            self._count(envelope, outcome, 0.0)
+            self._count(event_type, outcome, 0.0)
             outcomes[index] = outcome
         for run in self._runs(work):
             started = time.perf_counter()
@@ -212,16 +231,15 @@ class Consumer:
                 handled = [await self._handle(envelope, record, pending)]
             share = (time.perf_counter() - started) / len(run)
             for (index, _, envelope), outcome in zip(run, handled, strict=True):
-                self._count(envelope, outcome, share)
+                self._count(envelope.event_type, outcome, share)
                 outcomes[index] = outcome
         await self.outbox.stage_entries(pending.outbox_docs)
         await self.applied.mark_many(pending.applied)
         return [outcome for outcome in outcomes if outcome is not None]
 
-    def _count(self, envelope: Envelope[Any] | None, outcome: Outcome, seconds: float) -> None:
+    def _count(self, event_type: str | None, outcome: Outcome, seconds: float) -> None:
         self.stats.add(outcome)
-        event_type = envelope.event_type if envelope is not None else "undecodable"
-        self.metrics.outcome(event_type, outcome.value, seconds)
+        self.metrics.outcome(event_type or "undecodable", outcome.value, seconds)
 
     def _runs(
         self, work: list[tuple[int, Any, Envelope[Any]]]

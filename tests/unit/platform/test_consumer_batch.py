@@ -235,6 +235,20 @@ async def test_runs_keep_the_order_across_types_and_skip_duplicates() -> None:
     assert await consumer.process_batch([record(a, 5)]) == [Outcome.DUPLICATE]
 
 
+async def test_an_event_type_without_a_route_is_passed_over_by_its_header_unparsed() -> None:
+    handlers = FakeHandlers({})
+    consumer, broker, _ = consumer_for(handlers)
+    unrouted = Record(b"{not json", offset=0, headers=(("event_type", b"embedding.computed"),))
+    routed = Record(
+        encode(request(0)), offset=1, headers=(("event_type", b"memory.write_requested"),)
+    )
+    bare = Record(b"{not json", offset=2)
+    outcomes = await consumer.process_batch([unrouted, routed, bare])
+    assert outcomes == [Outcome.IGNORED, Outcome.APPLIED, Outcome.DEAD_LETTERED]
+    assert handlers.calls == [("batch", ["mem_0"])]
+    assert [letter["offset"] for letter in broker.letters] == [2]
+
+
 async def test_each_batched_input_has_its_own_span_under_its_message_trace() -> None:
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
