@@ -71,6 +71,23 @@ class EmbeddingHandlers:
         """Drop vectors no handler claimed (duplicates skipped by the consumer)."""
         self._prefetched.clear()
 
+    async def on_requested_many(
+        self, events: list[Envelope[EmbeddingRequested]]
+    ) -> list[list[Envelope[Any]] | BaseException]:
+        """The batch route: every request of a run embedded together, then answered one by one
+        (a request that fails alone goes back to the single route's retries)."""
+        try:
+            await self.prefetch(events)
+            results: list[list[Envelope[Any]] | BaseException] = []
+            for event in events:
+                try:
+                    results.append(await self.on_requested(event))
+                except Exception as exc:
+                    results.append(exc)
+            return results
+        finally:
+            self.forget()
+
     async def on_requested(self, event: Envelope[EmbeddingRequested]) -> list[Envelope[Any]]:
         """Vectors for the valid items, `rejected` for the rest, with the embedder's provenance."""
         request = event.payload

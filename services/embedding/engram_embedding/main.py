@@ -5,7 +5,6 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from engram_embedders import make_embedder
-from engram_embedding.batching import BatchingConsumer
 from engram_embedding.config import EmbeddingSettings
 from engram_embedding.handlers import EmbeddingHandlers
 from engram_events.catalog import EMBEDDING_REQUESTED
@@ -28,21 +27,9 @@ def create_app(
         embedder = make_embedder(settings.embedder, **settings.embedder_options())
         metrics = PipelineMetrics(SERVICE, rt.meter_provider)
         handlers = EmbeddingHandlers(embedder, settings.batch_size, metrics)
-        consumer = BatchingConsumer(
-            handlers,
-            settings.linger_ms,
-            service=SERVICE,
-            broker=rt.broker,
-            db=rt.db,
-            outbox=rt.outbox,
-            topic_prefix=settings.topic_prefix,
-            retry=rt.consumer.retry,
-            batch_size=max(settings.batch_size, settings.consumer_batch_size),
-            tracer_provider=rt.tracer_provider,
-            metrics=rt.consumer.metrics,
-        )
-        consumer.on(EMBEDDING_REQUESTED, handlers.on_requested)
-        rt.consumer = consumer
+        rt.consumer.batch_timeout_ms = settings.linger_ms
+        rt.consumer.batch_size = max(settings.batch_size, settings.consumer_batch_size)
+        rt.consumer.on(EMBEDDING_REQUESTED, handlers.on_requested, batch=handlers.on_requested_many)
         app.state.embedder = embedder
         app.state.handlers = handlers
 

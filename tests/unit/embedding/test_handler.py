@@ -72,3 +72,15 @@ async def test_each_embedder_call_records_texts_batch_size_and_duration() -> Non
     assert (batches.count, batches.sum, batches.max) == (2, 4, 3)
     assert points["engram.embedder.duration"][0].count == 2
     assert dict(batches.attributes) == {"service": "embedding", "model": "m1"}
+
+
+async def test_the_batch_route_embeds_a_run_together_and_answers_each_request() -> None:
+    embedder = CountingEmbedder()
+    handlers = EmbeddingHandlers(embedder, batch_size=8)
+    events = [_request(f"text {n}", "  ") for n in range(3)]
+    results = await handlers.on_requested_many(events)  # type: ignore[arg-type]
+    assert embedder.calls == 1 and len(embedder.texts) == 3
+    computed = [result[0].payload for result in results]  # type: ignore[index]
+    assert [[i.item_id for i in c.items] for c in computed] == [["i0"]] * 3
+    assert all(c.rejected[0].reason == "whitespace" for c in computed)
+    assert not handlers._prefetched
