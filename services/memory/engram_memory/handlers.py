@@ -16,6 +16,7 @@ from engram_events.payloads.embeddings import (
     EmbeddingComputed,
     EmbeddingRequested,
     TextItem,
+    VectorProvenance,
 )
 from engram_events.payloads.knowledge import FactWithdrawn
 from engram_events.payloads.memories import AgentDeleted, MemoryWriteRequested
@@ -46,6 +47,51 @@ class Gone:
     stage: Stage
 
 
+def _row_fields(event: Envelope[MemoryWriteRequested]) -> dict[str, Any]:
+    """What a memory's row records from its write request (content is added when kept)."""
+    request = event.payload
+    return {
+        "memory_id": request.memory_id,
+        "agent_id": request.agent_id,
+        "type": request.type,
+        "derived_from": list(request.derived_from),
+        "supersedes": request.supersedes,
+        "idempotency_key": request.idempotency_key,
+        "content_sha256": content_sha256(request.content),
+        "content_chars": len(request.content),
+        "created_at": event.occurred_at,
+    }
+
+
+def _still_pending(rows: dict[str, dict[str, Any]], fields: dict[str, Any]) -> bool:
+    """A replay after the row was written but before its request was staged (the database
+    went away mid-batch) must stage the same embedding request again, or it stays pending."""
+    row = rows.get(fields["memory_id"])
+    return (
+        row is not None
+        and row.get("status") == "pending"
+        and row.get("content_sha256") == fields["content_sha256"]
+    )
+
+
+def _embedding_request(event: Envelope[MemoryWriteRequested]) -> Envelope[Any]:
+    """The request for a pending memory's vector, with an id derived from its write request."""
+    request = event.payload
+    embed = EmbeddingRequested(
+        request_id=request.memory_id,
+        requester=REQUESTER,
+        purpose="memory",
+        items=[TextItem(item_id=request.memory_id, text=request.content)],
+    )
+    return new_event(
+        EMBEDDING_REQUESTED,
+        embed,
+        tenant_id=event.tenant_id,
+        caused_by=event,
+        event_id=derive_event_id(event.event_id, "embed"),
+    )
+
+
 class MemoryHandlers:
     """Validate before embedding, store after embedding, withdraw when sources go."""
 
@@ -70,85 +116,103 @@ class MemoryHandlers:
         self, event: Envelope[MemoryWriteRequested]
     ) -> list[Envelope[Any]]:
         """Check the content itself; only valid content is sent to the embedder."""
-        request = event.payload
-        tenant = event.tenant_id
-        fields: dict[str, Any] = {
-            "memory_id": request.memory_id,
-            "agent_id": request.agent_id,
-            "type": request.type,
-            "derived_from": list(request.derived_from),
-            "supersedes": request.supersedes,
-            "idempotency_key": request.idempotency_key,
-            "content_sha256": content_sha256(request.content),
-            "content_chars": len(request.content),
-            "created_at": event.occurred_at,
-        }
-        problem = content_problem(request.content, self.limits)
-        if problem is not None:
-            row = await self.rows.open(tenant, {**fields, "reason": problem}, "rejected")
-            if row is None:
-                return []
-            log.info("memory rejected", extra={"memory_id": request.memory_id, "reason": problem})
-            return [events.rejected(row, problem, event)]
-        if request.derived_from:
-            await self.rows.index_sources(tenant, request.memory_id, request.derived_from)
-        gone = await self.rows.gone(tenant, request.derived_from) if request.derived_from else set()
-        if withdrawn_by(request.derived_from, gone, self.require_all_sources):
-            row = await self.rows.open(
-                tenant, {**fields, "withdrawn_reason": "source_tombstoned"}, "withdrawn"
-            )
-            if row is None:
-                return []
-            return [events.withdrawn(row, "source_tombstoned", event)]
-        row = await self.rows.open(
-            tenant, {**fields, "content": request.content, "metadata": request.metadata}, "pending"
-        )
-        if row is None and not await self._still_pending(tenant, fields):
-            return []
-        embed = EmbeddingRequested(
-            request_id=request.memory_id,
-            requester=REQUESTER,
-            purpose="memory",
-            items=[TextItem(item_id=request.memory_id, text=request.content)],
-        )
-        return [
-            new_event(
-                EMBEDDING_REQUESTED,
-                embed,
-                tenant_id=tenant,
-                caused_by=event,
-                event_id=derive_event_id(event.event_id, "embed"),
-            )
-        ]
+        [result] = await self.on_writes_requested([event])
+        return result
 
-    async def _still_pending(self, tenant: str, fields: dict[str, Any]) -> bool:
-        """A replay after the row was written but before its request was staged (the database
-        went away mid-batch) must stage the same embedding request again, or it stays pending."""
-        row = await self.rows.get(tenant, fields["memory_id"])
-        return (
-            row is not None
-            and row.get("status") == "pending"
-            and row.get("content_sha256") == fields["content_sha256"]
-        )
+    async def on_writes_requested(
+        self, events: list[Envelope[MemoryWriteRequested]]
+    ) -> list[list[Envelope[Any]]]:
+        """The batch route of `memory.write_requested`: each input's answer as if handled alone,
+        with one source-index write, one lookup and one row insert per tenant."""
+        results: list[list[Envelope[Any]]] = [[] for _ in events]
+        for tenant in dict.fromkeys(e.tenant_id for e in events):
+            mine = [i for i, e in enumerate(events) if e.tenant_id == tenant]
+            await self._open_rows(tenant, [(i, events[i]) for i in mine], results)
+        return results
+
+    async def _open_rows(
+        self,
+        tenant: str,
+        inputs: list[tuple[int, Envelope[MemoryWriteRequested]]],
+        results: list[list[Envelope[Any]]],
+    ) -> None:
+        """Rejected, withdrawn at birth, or pending with its embedding request: one per input."""
+        valid = []
+        opening: list[tuple[int, dict[str, Any], str, str | None]] = []
+        for i, event in inputs:
+            fields = _row_fields(event)
+            problem = content_problem(event.payload.content, self.limits)
+            if problem is None:
+                valid.append((i, event, fields))
+            else:
+                opening.append((i, {**fields, "reason": problem}, "rejected", problem))
+        derived = [(e.payload.memory_id, e.payload.derived_from) for _, e, _ in valid]
+        await self.rows.index_sources_many(tenant, [(m, d) for m, d in derived if d])
+        named = sorted({source for _, sources in derived for source in sources})
+        gone = await self.rows.gone(tenant, named) if named else set()
+        for i, event, fields in valid:
+            request = event.payload
+            if withdrawn_by(request.derived_from, gone, self.require_all_sources):
+                opening.append(
+                    (i, {**fields, "withdrawn_reason": "source_tombstoned"}, "withdrawn", None)
+                )
+            else:
+                content = {"content": request.content, "metadata": request.metadata}
+                opening.append((i, {**fields, **content}, "pending", None))
+        opened = await self.rows.open_many(tenant, [(f, status) for _, f, status, _ in opening])
+        replayed = [
+            f["memory_id"]
+            for (_, f, st, _), r in zip(opening, opened, strict=True)
+            if r is None and st == "pending"
+        ]
+        still = await self.rows.get_many(tenant, replayed) if replayed else {}
+        causes = dict(inputs)
+        for (i, fields, status, problem), row in zip(opening, opened, strict=True):
+            event = causes[i]
+            if status == "rejected" and row is not None:
+                log.info(
+                    "memory rejected", extra={"memory_id": fields["memory_id"], "reason": problem}
+                )
+                results[i] = [events.rejected(row, str(problem), event)]
+            elif status == "withdrawn" and row is not None:
+                results[i] = [events.withdrawn(row, "source_tombstoned", event)]
+            elif status == "pending" and (row is not None or _still_pending(still, fields)):
+                results[i] = [_embedding_request(event)]
 
     async def on_computed(self, event: Envelope[EmbeddingComputed]) -> list[Envelope[Any]]:
         """Write the point and the row for each vector of ours, then announce and retain."""
-        computed = event.payload
-        if computed.requester != REQUESTER:
-            return []
-        tenant = event.tenant_id
-        ids = [item.item_id for item in computed.items] + [r.item_id for r in computed.rejected]
-        rows = await self.rows.get_many(tenant, ids)
-        published: list[Envelope[Any]] = []
-        for refused in computed.rejected:
-            row = rows.get(refused.item_id)
-            if row is not None and row["status"] == "pending":
-                published.append(await self._reject(row, f"embedder_{refused.reason}", event))
-        for item in computed.items:
-            row = rows.get(item.item_id)
-            if row is not None and row["status"] == "pending":
-                published.extend(await self._store(row, item, event))
-        return published
+        [result] = await self.on_computed_many([event])
+        return result
+
+    async def on_computed_many(
+        self, events: list[Envelope[EmbeddingComputed]]
+    ) -> list[list[Envelope[Any]]]:
+        """The batch route of `embedding.computed`: one row lookup per tenant, one upsert of the
+        points and one bulk row update per embedder, then each input's events in order."""
+        results: list[list[Envelope[Any]]] = [[] for _ in events]
+        ours = [i for i, e in enumerate(events) if e.payload.requester == REQUESTER]
+        for tenant in dict.fromkeys(events[i].tenant_id for i in ours):
+            mine = [i for i in ours if events[i].tenant_id == tenant]
+            ids = [
+                item_id
+                for i in mine
+                for item_id in [x.item_id for x in events[i].payload.items]
+                + [r.item_id for r in events[i].payload.rejected]
+            ]
+            rows = await self.rows.get_many(tenant, ids)
+            pending = {m: row for m, row in rows.items() if row["status"] == "pending"}
+            for i in mine:
+                for refused in events[i].payload.rejected:
+                    row = pending.pop(refused.item_id, None)
+                    if row is not None:
+                        reason = f"embedder_{refused.reason}"
+                        results[i].append(await self._reject(row, reason, events[i]))
+            stored = await self._store_many(
+                tenant, [(i, events[i]) for i in mine], pending, results
+            )
+            for i, row, provenance in stored:
+                results[i].extend(await self._after_store(row, provenance, events[i]))
+        return results
 
     async def _reject(
         self, row: dict[str, Any], reason: str, cause: Envelope[Any]
@@ -161,32 +225,62 @@ class MemoryHandlers:
         )
         return events.rejected(row, reason, cause)
 
-    async def _store(
-        self, row: dict[str, Any], item: EmbeddedItem, cause: Envelope[EmbeddingComputed]
+    async def _store_many(
+        self,
+        tenant: str,
+        inputs: list[tuple[int, Envelope[EmbeddingComputed]]],
+        pending: dict[str, dict[str, Any]],
+        results: list[list[Envelope[Any]]],
+    ) -> list[tuple[int, dict[str, Any], VectorProvenance]]:
+        """Points first, then the rows: a row never says `active` without its vector."""
+        by_embedder: dict[str, list[tuple[int, dict[str, Any], EmbeddedItem]]] = {}
+        for i, event in inputs:
+            for item in event.payload.items:
+                row = pending.pop(item.item_id, None)
+                if row is not None:
+                    fingerprint = event.payload.provenance.fingerprint
+                    by_embedder.setdefault(fingerprint, []).append((i, row, item))
+        causes = dict(inputs)
+        stored: list[tuple[int, dict[str, Any], VectorProvenance]] = []
+        for group in by_embedder.values():
+            provenance = causes[group[0][0]].payload.provenance
+            statuses = [
+                "superseded" if row.get("superseded_by") else "active" for _, row, _ in group
+            ]
+            entries = [
+                (row, item.vector, st) for (_, row, item), st in zip(group, statuses, strict=True)
+            ]
+            try:
+                await self.vectors.put_many(entries, provenance.model_dump())
+            except FingerprintMismatch:
+                for i, row, _ in group:
+                    results[i].append(await self._reject(row, "embedder_mismatch", causes[i]))
+                continue
+            now = datetime.now(UTC)
+            for status in dict.fromkeys(statuses):
+                await self.rows.set_same(
+                    tenant,
+                    [
+                        row["memory_id"]
+                        for (_, row, _), st in zip(group, statuses, strict=True)
+                        if st == status
+                    ],
+                    {"status": status, "provenance": provenance.model_dump(), "stored_at": now},
+                )
+            stored += [(i, row, provenance) for i, row, _ in group]
+        return sorted(stored, key=lambda s: s[0])
+
+    async def _after_store(
+        self, row: dict[str, Any], provenance: VectorProvenance, cause: Envelope[Any]
     ) -> list[Envelope[Any]]:
-        """Point first, then the row: a row never says `active` without its vector."""
-        provenance = cause.payload.provenance
-        tenant, memory_id = row["tenant_id"], row["memory_id"]
-        status = "superseded" if row.get("superseded_by") else "active"
-        try:
-            await self.vectors.put(row, item.vector, provenance.model_dump(), status)
-        except FingerprintMismatch:
-            return [await self._reject(row, "embedder_mismatch", cause)]
-        await self.rows.set_fields(
-            tenant,
-            memory_id,
-            {
-                "status": status,
-                "provenance": provenance.model_dump(),
-                "stored_at": datetime.now(UTC),
-            },
-        )
+        """Supersede what it replaces, announce it, then apply the retention policy."""
         published: list[Envelope[Any]] = []
         if row.get("supersedes"):
             await self._supersede(row, row["supersedes"])
         published.append(events.stored(row, provenance, cause))
-        published.extend(await self.retention.enforce(tenant, row["agent_id"], row["type"], cause))
-        log.info("memory stored", extra={"memory_id": memory_id, "agent_id": row["agent_id"]})
+        tenant, agent = row["tenant_id"], row["agent_id"]
+        published.extend(await self.retention.enforce(tenant, agent, row["type"], cause))
+        log.info("memory stored", extra={"memory_id": row["memory_id"], "agent_id": agent})
         return published
 
     async def _supersede(self, newer: dict[str, Any], older_id: str) -> None:

@@ -67,8 +67,10 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
             settings.limits,
             require_all_sources=settings.withdraw_requires_all_sources,
         )
-        rt.consumer.on(MEMORY_WRITE_REQUESTED, handlers.on_write_requested)
-        rt.consumer.on(EMBEDDING_COMPUTED, handlers.on_computed)
+        rt.consumer.on(
+            MEMORY_WRITE_REQUESTED, handlers.on_write_requested, batch=handlers.on_writes_requested
+        )
+        rt.consumer.on(EMBEDDING_COMPUTED, handlers.on_computed, batch=handlers.on_computed_many)
         rt.consumer.on(
             RECORD_TOMBSTONED, handlers.on_record_tombstoned, batch=handlers.on_records_tombstoned
         )

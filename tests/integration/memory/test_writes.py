@@ -151,3 +151,31 @@ async def test_deleting_an_agent_withdraws_its_memories(stack: MemoryStack) -> N
     )
     assert withdrawn["payload"]["memory_id"] == mine
     assert withdrawn["payload"]["reason"] == "agent_deleted"
+
+
+async def test_a_backlog_of_writes_is_stored_once_each_through_the_batch_routes(
+    stack: MemoryStack,
+) -> None:
+    """Writes queued while memory is down arrive as full batches (100 per delivery): each is
+    stored exactly once and the blank one among them is rejected."""
+    with stack.client(stack.tenant()) as client:
+        agent = new_agent(client)
+        stack.memory.stop()
+        ids = [write(client, agent, f"backlog memory number {n}") for n in range(150)]
+        blank = write(client, agent, "   ")
+        stack.memory.start()
+        for memory_id in (ids[0], ids[-1]):
+            wait_status(client, agent, memory_id, {"active"}, timeout=120)
+        assert wait_status(client, agent, blank, {"rejected"})["reason"] == "whitespace"
+        listed = client.get(f"/v1/agents/{agent}/memories", params={"limit": 500}).json()
+    assert sorted(m["memory_id"] for m in listed["memories"] if m["status"] == "active") == sorted(
+        ids
+    )
+    stored = await wait_for(
+        stack.env["KAFKA_BOOTSTRAP_SERVERS"],
+        topic(stack, "engram.memories.v1"),
+        lambda m: m.get("event_type") == "memory.stored",
+        count=150,
+        timeout=60,
+    )
+    assert sorted(m["payload"]["memory_id"] for m in stored) == sorted(ids)

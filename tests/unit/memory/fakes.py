@@ -50,6 +50,17 @@ class FakeRows:
         self.rows[key] = {**fields, "_id": key, "tenant_id": tenant_id, "status": status}
         return copy.deepcopy(self.rows[key])
 
+    async def open_many(
+        self, tenant_id: str, rows: Sequence[tuple[dict[str, Any], str]]
+    ) -> list[dict[str, Any] | None]:
+        return [await self.open(tenant_id, fields, status) for fields, status in rows]
+
+    async def set_same(
+        self, tenant_id: str, memory_ids: Sequence[str], fields: Mapping[str, Any]
+    ) -> None:
+        for memory_id in memory_ids:
+            await self.set_fields(tenant_id, memory_id, fields)
+
     async def set_fields(
         self,
         tenant_id: str,
@@ -87,6 +98,12 @@ class FakeRows:
     async def index_sources(self, tenant_id: str, memory_id: str, sources: Sequence[str]) -> None:
         for source in sources:
             self.sources.setdefault((tenant_id, source), set()).add(memory_id)
+
+    async def index_sources_many(
+        self, tenant_id: str, named: Sequence[tuple[str, Sequence[str]]]
+    ) -> None:
+        for memory_id, sources in named:
+            await self.index_sources(tenant_id, memory_id, sources)
 
     async def derived_via_index(
         self, tenant_id: str, source_ids: Sequence[str], statuses: Sequence[str]

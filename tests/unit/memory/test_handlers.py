@@ -223,3 +223,49 @@ async def test_with_every_source_required_a_memory_goes_with_its_last_source_in_
     )
     assert _acks(answers) == [(["rec-1"], []), (["rec-2"], ["both"])]
     assert pipe.rows.rows["t1:both"]["status"] == "withdrawn"
+
+
+async def test_a_batch_of_writes_answers_each_input_as_if_handled_in_turn() -> None:
+    pipe = Pipeline()
+    await pipe.open()
+    await pipe.handlers.on_records_tombstoned([_tombstoned("rec-gone")])
+    replayed = pipe.request("again", "written before")
+    [first_request] = await pipe.handlers.on_write_requested(replayed)
+    batch = [
+        pipe.request("ok", "the user likes tea", derived_from=["rec-1"]),
+        pipe.request("blank", "   "),
+        pipe.request("orphan", "from a pruned record", derived_from=["rec-gone"]),
+        replayed,
+    ]
+    answers = await pipe.handlers.on_writes_requested(batch)
+    assert [_types(a) for a in answers] == [
+        ["embedding.requested"],
+        ["memory.rejected"],
+        ["memory.withdrawn"],
+        ["embedding.requested"],
+    ]
+    assert answers[3][0].event_id == first_request.event_id
+    assert pipe.rows.sources[("t1", "rec-1")] == {"ok"}
+    again = await pipe.handlers.on_writes_requested(batch[:3])
+    assert [[e.event_id for e in a] for a in again] == [[answers[0][0].event_id], [], []]
+    assert pipe.embedder.calls == 0
+
+
+async def test_a_batch_of_results_stores_each_memory_once_and_supersedes_in_order() -> None:
+    pipe = Pipeline()
+    await pipe.open()
+    writes = [
+        pipe.request("old", "the office is in Paris"),
+        pipe.request("new", "the office moved to Lyon", supersedes="old"),
+        pipe.request("tea", "the user likes tea"),
+    ]
+    requested = [(await pipe.handlers.on_write_requested(w))[0] for w in writes]
+    computed = await pipe.embedding.on_requested_many(requested)  # type: ignore[arg-type]
+    results = [answer[0] for answer in computed]  # type: ignore[index]
+    answers = await pipe.handlers.on_computed_many([results[1], results[0], results[2]])
+    assert [_types(a) for a in answers] == [["memory.stored"]] * 3
+    statuses = {r["memory_id"]: r["status"] for r in pipe.rows.rows.values()}
+    assert statuses == {"old": "superseded", "new": "active", "tea": "active"}
+    assert await pipe.store.count("memories", {"status": "active"}) == 2
+    assert await pipe.store.count("memories", {"status": "superseded"}) == 1
+    assert await pipe.handlers.on_computed_many(results) == [[], [], []]

@@ -97,6 +97,38 @@ class MemoryRows:
             update["$unset"] = {name: "" for name in CONTENT_FIELDS}
         await self.collection.update_one({"_id": row_id(tenant_id, memory_id)}, update)
 
+    async def set_same(
+        self, tenant_id: str, memory_ids: Sequence[str], fields: Mapping[str, Any]
+    ) -> None:
+        """Set the same fields on many rows: one `_id $in` update per chunk (~0.8 ms a row here,
+        half of `update_one`s; the local server hangs on a `bulk_write` of 100 updates)."""
+        keys = [row_id(tenant_id, m) for m in dict.fromkeys(memory_ids)]
+        update = {"$set": {**fields, "updated_at": datetime.now(UTC)}}
+        for start in range(0, len(keys), LOOKUP_CHUNK):
+            chunk = keys[start : start + LOOKUP_CHUNK]
+            await self.collection.update_many(
+                {"_id": {"$in": chunk}, "tenant_id": tenant_id}, update
+            )
+
+    async def open_many(
+        self, tenant_id: str, rows: Sequence[tuple[dict[str, Any], str]]
+    ) -> list[dict[str, Any] | None]:
+        """`open` for many rows (fields and status each) in one insert; None where a row with
+        that id already exists."""
+        now = datetime.now(UTC)
+        docs = [
+            {
+                **fields,
+                "_id": row_id(tenant_id, fields["memory_id"]),
+                "tenant_id": tenant_id,
+                "status": status,
+                "updated_at": now,
+            }
+            for fields, status in rows
+        ]
+        present = await insert_new(self.collection, docs)
+        return [None if n in present else doc for n, doc in enumerate(docs)]
+
     async def count(self, selection: Mapping[str, Any]) -> int:
         """How many rows a selection holds (the same selection `select` returns)."""
         return int(await self.collection.count_documents(mongo_filter(selection)))
@@ -113,12 +145,19 @@ class MemoryRows:
     async def index_sources(self, tenant_id: str, memory_id: str, sources: Sequence[str]) -> None:
         """Name the memory under each of its sources; written before the row, so a row that
         exists is always found through its sources."""
-        for source in dict.fromkeys(sources):
-            await self.db[SOURCES].update_one(
-                {"_id": row_id(tenant_id, source)},
-                {"$addToSet": {"memory_ids": memory_id}, "$set": {"tenant_id": tenant_id}},
-                upsert=True,
-            )
+        await self.index_sources_many(tenant_id, [(memory_id, sources)])
+
+    async def index_sources_many(
+        self, tenant_id: str, named: Sequence[tuple[str, Sequence[str]]]
+    ) -> None:
+        """`index_sources` for many memories (one upsert per source: each adds its own id)."""
+        for memory_id, sources in named:
+            for source in dict.fromkeys(sources):
+                await self.db[SOURCES].update_one(
+                    {"_id": row_id(tenant_id, source)},
+                    {"$addToSet": {"memory_ids": memory_id}, "$set": {"tenant_id": tenant_id}},
+                    upsert=True,
+                )
 
     async def derived_via_index(
         self, tenant_id: str, source_ids: Sequence[str], statuses: Sequence[str]

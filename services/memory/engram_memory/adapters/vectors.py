@@ -39,25 +39,30 @@ class MemoryVectors:
         provenance: Mapping[str, Any],
         status: str,
     ) -> None:
-        """Write (or rewrite) a memory's point; refuses vectors of another embedder.
+        """Write (or rewrite) a memory's point; refuses vectors of another embedder."""
+        await self.put_many([(row, vector, status)], provenance)
+
+    async def put_many(
+        self,
+        entries: Sequence[tuple[Mapping[str, Any], Sequence[float], str]],
+        provenance: Mapping[str, Any],
+    ) -> None:
+        """Write the points of many memories embedded by one embedder, in one upsert.
 
         The payload carries what recall returns (content, provenance, created_at), so recall
         never waits on Mongo; withdrawal deletes the point before it touches the row.
         """
         fingerprint = str(provenance["fingerprint"])
-        created = row["created_at"]
-        payload = {
-            "tenant_id": row["tenant_id"],
-            "agent_id": row["agent_id"],
-            "memory_id": row["memory_id"],
-            "type": row["type"],
-            "status": status,
-            "content": row.get("content"),
-            "provenance": dict(provenance),
-            "created_at": created.isoformat() if hasattr(created, "isoformat") else str(created),
-        }
-        point = Point(point_id(row["tenant_id"], row["memory_id"]), vector, payload)
-        await self.store.upsert(self.collection, [point], fingerprint=fingerprint)
+        points = [
+            Point(
+                point_id(row["tenant_id"], row["memory_id"]),
+                vector,
+                _payload(row, provenance, status),
+            )
+            for row, vector, status in entries
+        ]
+        if points:
+            await self.store.upsert(self.collection, points, fingerprint=fingerprint)
 
     async def set_status(self, tenant_id: str, memory_id: str, status: str) -> bool:
         """Rewrite a point's status payload (e.g. superseded); False when it has no point."""
@@ -103,3 +108,18 @@ class MemoryVectors:
         return await self.store.search(
             self.collection, vector, top_k, filter=query, fingerprint=fingerprint
         )
+
+
+def _payload(row: Mapping[str, Any], provenance: Mapping[str, Any], status: str) -> dict[str, Any]:
+    """What a point carries: ids, status, content, provenance and when it was written."""
+    created = row["created_at"]
+    return {
+        "tenant_id": row["tenant_id"],
+        "agent_id": row["agent_id"],
+        "memory_id": row["memory_id"],
+        "type": row["type"],
+        "status": status,
+        "content": row.get("content"),
+        "provenance": dict(provenance),
+        "created_at": created.isoformat() if hasattr(created, "isoformat") else str(created),
+    }
