@@ -83,6 +83,13 @@ class _Pending:
     applied: list[tuple[str, str]] = field(default_factory=list)
 
 
+async def _undecoded(message: Any) -> None:
+    """FastStream would parse every body as JSON before the handler, which reads the raw
+    records and decodes each itself (with validation): parsing twice cost a memory consumer
+    a sixth of its time on embedding vectors."""
+    return None
+
+
 def _declared_type(record: Any) -> str | None:
     """The `event_type` header the relay puts on every event: enough to pass over an event
     this service does not handle without parsing it (an embedding's vectors are most of its
@@ -175,6 +182,7 @@ class Consumer:
             ack_policy=AckPolicy.NACK_ON_ERROR,
             auto_offset_reset=auto_offset_reset,
             max_poll_interval_ms=10 * 60 * 1000,
+            decoder=_undecoded,
         )(on_batch)
 
     async def process(self, record: Any) -> Outcome:
