@@ -44,6 +44,7 @@ def test_round_trip_keeps_type_and_values() -> None:
     assert decoded == event
     assert isinstance(decoded.payload, RecordUpserted)
     assert decoded.payload.attributes["fleet"] == 12
+    assert type(decoded) is type(event)
 
 
 def test_caused_events_inherit_correlation_and_name_their_cause() -> None:
