@@ -123,7 +123,7 @@ class MemoryHandlers:
         self, events: list[Envelope[MemoryWriteRequested]]
     ) -> list[list[Envelope[Any]]]:
         """The batch route of `memory.write_requested`: each input's answer as if handled alone,
-        with one source-index write, one lookup and one row insert per tenant."""
+        with one row insert per tenant (and one lookup of gone sources when any are named)."""
         results: list[list[Envelope[Any]]] = [[] for _ in events]
         for tenant in dict.fromkeys(e.tenant_id for e in events):
             mine = [i for i, e in enumerate(events) if e.tenant_id == tenant]

@@ -7,7 +7,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pymongo import ASCENDING
-from pymongo.errors import DuplicateKeyError
 
 from engram_platform.mongo import insert_new
 
@@ -63,26 +62,6 @@ class MemoryRows:
         cursor = self.collection.find({"_id": {"$in": keys}, "tenant_id": tenant_id})
         return {row["memory_id"]: row async for row in cursor}
 
-    async def open(
-        self, tenant_id: str, fields: dict[str, Any], status: str
-    ) -> dict[str, Any] | None:
-        """Create the row with `status`; None when it already exists (a replay or a retried write).
-
-        An insert, not an upsert: FerretDB serves `_id` inserts fast and scans for updates.
-        """
-        row = {
-            **fields,
-            "_id": row_id(tenant_id, fields["memory_id"]),
-            "tenant_id": tenant_id,
-            "status": status,
-            "updated_at": datetime.now(UTC),
-        }
-        try:
-            await self.collection.insert_one(row)
-        except DuplicateKeyError:
-            return None
-        return row
-
     async def set_fields(
         self,
         tenant_id: str,
@@ -113,8 +92,9 @@ class MemoryRows:
     async def open_many(
         self, tenant_id: str, rows: Sequence[tuple[dict[str, Any], str]]
     ) -> list[dict[str, Any] | None]:
-        """`open` for many rows (fields and status each) in one insert; None where a row with
-        that id already exists."""
+        """Create rows (fields and status each) in one insert; None where a row with that id
+        already exists (a replay or a retried write): an insert, not an upsert, so a replay
+        never overwrites a row that has moved on."""
         now = datetime.now(UTC)
         docs = [
             {
