@@ -68,7 +68,7 @@ class EmbeddingHandlers:
             log.info("embedded batch", extra={"requests": len(events), "texts": len(wanted)})
 
     def forget(self) -> None:
-        """Drop vectors no handler claimed (duplicates skipped by the consumer)."""
+        """Drop vectors no answer claimed (a request whose answer failed after its batch ran)."""
         self._prefetched.clear()
 
     async def on_requested_many(
