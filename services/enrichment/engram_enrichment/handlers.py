@@ -24,6 +24,7 @@ from engram_enrichment.knowledge import KnowledgeBase
 from engram_enrichment.section_vectors import SectionVectors
 from engram_enrichment.tombstones import Tombstones
 from engram_events import Envelope
+from engram_events.acks import merge_acknowledgements
 from engram_events.payloads.embeddings import EmbeddingComputed
 from engram_events.payloads.records import RecordTombstoned, RecordUpserted
 from engram_vectors import FingerprintMismatch
@@ -210,6 +211,7 @@ class EnrichmentHandlers:
 
     async def on_record_tombstoned_batch(
         self, events: list[Envelope[RecordTombstoned]]
-    ) -> list[list[Envelope[Any]] | Exception]:
-        """The batch route: a prune brings one tombstone per record."""
-        return await self.tombstones.many(events)
+    ) -> list[list[Envelope[Any]] | BaseException]:
+        """The batch route: a prune brings one tombstone per record, and its job one
+        acknowledgement per batch."""
+        return merge_acknowledgements(await self.tombstones.many(events))

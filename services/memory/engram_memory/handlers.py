@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from engram_events import Envelope, derive_event_id, new_event
-from engram_events.acks import tombstone_applied
+from engram_events.acks import merge_acknowledgements, tombstone_applied
 from engram_events.catalog import EMBEDDING_REQUESTED
 from engram_events.payloads.documents import DocumentTombstoned
 from engram_events.payloads.embeddings import (
@@ -314,27 +314,25 @@ class MemoryHandlers:
 
     async def on_record_tombstoned(self, event: Envelope[RecordTombstoned]) -> list[Envelope[Any]]:
         """Memories derived from a pruned record follow it."""
-        return (await self.on_records_tombstoned([event]))[0]
+        return (await self._sources_gone([_record_gone(event)]))[0]
 
     async def on_records_tombstoned(
         self, events: list[Envelope[RecordTombstoned]]
-    ) -> list[list[Envelope[Any]]]:
-        """The batch route of `record.tombstoned`: a prune brings one per record."""
-        return await self._sources_gone(
-            [Gone(e, e.payload.record_id, e.payload.prune_job_id, "records") for e in events]
-        )
+    ) -> list[list[Envelope[Any]] | BaseException]:
+        """The batch route of `record.tombstoned`: a prune brings one per record, and its job
+        one acknowledgement per batch."""
+        return merge_acknowledgements(await self._sources_gone([_record_gone(e) for e in events]))
 
     async def on_fact_withdrawn(self, event: Envelope[FactWithdrawn]) -> list[Envelope[Any]]:
         """Memories derived from a withdrawn fact follow it."""
-        return (await self.on_facts_withdrawn([event]))[0]
+        return (await self._sources_gone([_fact_gone(event)]))[0]
 
     async def on_facts_withdrawn(
         self, events: list[Envelope[FactWithdrawn]]
-    ) -> list[list[Envelope[Any]]]:
-        """The batch route of `fact.withdrawn`: a prune brings one per fact."""
-        return await self._sources_gone(
-            [Gone(e, e.payload.fact_id, e.payload.prune_job_id, "facts") for e in events]
-        )
+    ) -> list[list[Envelope[Any]] | BaseException]:
+        """The batch route of `fact.withdrawn`: a prune brings one per fact, and its job one
+        acknowledgement per batch."""
+        return merge_acknowledgements(await self._sources_gone([_fact_gone(e) for e in events]))
 
     async def on_document_tombstoned(
         self, event: Envelope[DocumentTombstoned]
@@ -403,3 +401,13 @@ class MemoryHandlers:
                 )
             )
         return published
+
+
+def _record_gone(event: Envelope[RecordTombstoned]) -> Gone:
+    """A pruned record, as a source gone."""
+    return Gone(event, event.payload.record_id, event.payload.prune_job_id, "records")
+
+
+def _fact_gone(event: Envelope[FactWithdrawn]) -> Gone:
+    """A withdrawn fact, as a source gone."""
+    return Gone(event, event.payload.fact_id, event.payload.prune_job_id, "facts")
