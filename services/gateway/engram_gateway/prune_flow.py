@@ -15,7 +15,7 @@ from engram_events.payloads.prune import PruneRequested, PruneSelector
 from engram_events.payloads.tombstones import TombstoneApplied
 from engram_gateway.adapters.internal import InternalServices
 from engram_gateway.adapters.prune_jobs import JOBS, PruneJobs, pack_selector, selector_of
-from engram_gateway.domain.prune import Ack, JobKind, expected, pending, stage_counts
+from engram_gateway.domain.prune import Ack, JobKind, Progress
 from engram_platform.app import until_done
 from engram_platform.consumer import BatchResult
 from engram_platform.metrics import PipelineMetrics
@@ -162,15 +162,15 @@ class PruneFlow:
         job = await self.jobs.get(tenant_id, job_id)
         if job is None:
             raise Problem(404, detail="no such prune job")
-        acks = await self.jobs.acks(tenant_id, job)
-        waiting = pending(job["kind"], acks, _document_of(job))
-        need = expected(job["kind"], acks, _document_of(job))
+        progress = await self.jobs.progress(tenant_id, job)
+        waiting = progress.pending(job["kind"], _document_of(job))
+        need = progress.expected(job["kind"], _document_of(job))
         return {
             "prune_job_id": job_id,
             "kind": job["kind"],
             "status": job["status"],
             "selector": selector_of(job),
-            "counts": stage_counts(acks),
+            "counts": dict(progress.counts),
             "acknowledgements": {
                 svc: {"expected": len(need[svc]), "pending": len(waiting[svc])}
                 for svc in sorted(need)
@@ -181,51 +181,57 @@ class PruneFlow:
             "completed_at": job["completed_at"].isoformat() if job.get("completed_at") else None,
         }
 
-    async def verify(self, tenant_id: str, job: dict[str, Any], acks: list[Ack]) -> dict[str, Any]:
+    async def verify(
+        self, tenant_id: str, job: dict[str, Any], progress: Progress
+    ) -> dict[str, Any]:
         """Ask every owning service whether anything active still references a tombstoned id."""
         ids = {
-            "records": sorted(
-                {i for a in acks if a.service == "extraction" for i in a.tombstoned_ids}
-            ),
-            "facts": sorted(
-                {i for a in acks if a.service == "enrichment" for i in a.tombstoned_ids}
-            ),
+            "records": sorted(progress.tombstoned["extraction"]),
+            "facts": sorted(progress.tombstoned["enrichment"]),
             "documents": [_document_of(job)] if job["kind"] == "document" else [],
         }
         services = [s for s in VERIFIERS if s != "ingest" or job["kind"] == "document"]
-        remaining: dict[str, Any] = {}
-        unverified: list[str] = []
-        for service in services:
-            body = {k: ids[k] for k in VERIFIERS[service]}
-            try:
-                response = await self.internal.request(
-                    service,
-                    "POST",
-                    "/internal/v1/prune/verify",
-                    tenant_id=tenant_id,
-                    json=body,
-                    timeout=VERIFY_TIMEOUT_SECONDS,
-                )
-            except Problem:
-                unverified.append(service)
-                continue
-            if response.status_code != 200:
-                unverified.append(service)
-                continue
-            remaining[service] = response.json().get("references", {})
+        answers = await asyncio.gather(
+            *(
+                self._references(service, tenant_id, {k: ids[k] for k in VERIFIERS[service]})
+                for service in services
+            )
+        )
+        remaining = {s: refs for s, refs in zip(services, answers, strict=True) if refs is not None}
+        unverified = [s for s, refs in zip(services, answers, strict=True) if refs is None]
         clean = not unverified and all(n == 0 for refs in remaining.values() for n in refs.values())
         return {"verified_empty": clean, "references": remaining, "unverified": unverified}
+
+    async def _references(
+        self, service: str, tenant_id: str, body: dict[str, list[str]]
+    ) -> dict[str, Any] | None:
+        """One owning service's count of what still references the ids; None if it did not
+        answer (the services walk the ids at once, so a large prune waits for the slowest)."""
+        try:
+            response = await self.internal.request(
+                service,
+                "POST",
+                "/internal/v1/prune/verify",
+                tenant_id=tenant_id,
+                json=body,
+                timeout=VERIFY_TIMEOUT_SECONDS,
+            )
+        except Problem:
+            return None
+        if response.status_code != 200:
+            return None
+        references: dict[str, Any] = response.json().get("references", {})
+        return references
 
     async def finalize_once(self) -> int:
         """Complete every running job whose cascade is fully acknowledged; returns how many."""
         done = 0
         for job in await self.jobs.running():
             tenant_id = job["tenant_id"]
-            acks = await self.jobs.acks(tenant_id, job)
-            waiting = pending(job["kind"], acks, _document_of(job))
-            if any(waiting.values()):
+            progress = await self.jobs.progress(tenant_id, job)
+            if any(progress.pending(job["kind"], _document_of(job)).values()):
                 continue
-            verification = await self.verify(tenant_id, job, acks)
+            verification = await self.verify(tenant_id, job, progress)
             if verification["unverified"] and not self._grace_over(job):
                 continue
             await self.jobs.finish(job, verification)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from engram_gateway.domain.prune import SELECTION, Ack, pending, stage_counts
+from engram_gateway.domain.prune import SELECTION, Ack, JobKind, Progress
 
 pytestmark = pytest.mark.unit
 
@@ -11,6 +11,18 @@ def ack(
     service: str, source: set[str] | None = None, tombstoned: set[str] | None = None, **counts: int
 ) -> Ack:
     return Ack(service, frozenset(source or ()), frozenset(tombstoned or ()), counts)
+
+
+def fold(acks: list[Ack]) -> Progress:
+    """Each acknowledgement under its own event id."""
+    progress = Progress()
+    for n, one in enumerate(acks):
+        progress.add(f"e{n}", one)
+    return progress
+
+
+def pending(kind: JobKind, acks: list[Ack], document_id: str | None = None) -> dict[str, set[str]]:
+    return fold(acks).pending(kind, document_id)
 
 
 def test_a_new_job_waits_for_the_owner_of_records() -> None:
@@ -39,7 +51,15 @@ def test_withdrawn_facts_must_reach_memory_before_the_job_is_done() -> None:
     assert pending("records", acks)["memory"] == {"f1"}
     acks.append(ack("memory", {"f1"}, set(), memories=0))
     assert not any(pending("records", acks).values())
-    assert stage_counts(acks) == {"facts": 1, "memories": 1}
+    assert fold(acks).counts == {"facts": 1, "memories": 1}
+
+
+def test_a_redelivered_acknowledgement_counts_once() -> None:
+    progress = fold([ack("extraction", tombstoned={"r1", "r2"}, records=2)])
+    progress.add("m", ack("memory", {"r1"}, {"m1"}, memories=1))
+    progress.add("m", ack("memory", {"r1"}, {"m1"}, memories=1))
+    assert progress.counts == {"records": 2, "memories": 1}
+    assert progress.pending("records")["memory"] == {"r2"}
 
 
 def test_a_document_job_also_waits_for_ingest_and_the_document_in_memory() -> None:

@@ -7,13 +7,14 @@ import time
 import zlib
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import bson
 from pymongo.errors import DuplicateKeyError
 
-from engram_gateway.domain.prune import Ack
+from engram_gateway.domain.prune import Ack, Progress
 
 JOBS = "prune_jobs"
 ACKS = "prune_acks"
@@ -24,9 +25,17 @@ ADOPTED = "running_jobs_marked"
 """Set once every running job from before the markers existed has been given one."""
 ORPHAN_SECONDS = 60.0
 """A marker whose job is still absent after this long lost its writer (the job write failed)."""
-CACHED_BATCHES = 20_000
-"""Acknowledgement rows are immutable, so each process keeps the ones it has read."""
+CACHED_JOBS = 64
+"""Jobs whose folded acknowledgements a process keeps (a job's rows are folded once each)."""
 LOAD_CHUNK = 500
+
+
+@dataclass
+class _Folded:
+    """A job's progress and the acknowledgement rows already folded into it."""
+
+    progress: Progress
+    rows: set[str]
 
 
 class PruneJobs:
@@ -34,7 +43,7 @@ class PruneJobs:
 
     def __init__(self, db: Any) -> None:
         self.db = db
-        self._batches: OrderedDict[str, dict[str, Ack]] = OrderedDict()
+        self._progress: OrderedDict[str, _Folded] = OrderedDict()
 
     def job_key(self, tenant_id: str, job_id: str) -> str:
         return f"{tenant_id}:{job_id}"
@@ -70,24 +79,27 @@ class PruneJobs:
             {"$addToSet": {"ack_batches": key}, "$set": {"updated_at": now}},
         )
 
-    async def acks(self, tenant_id: str, job: dict[str, Any]) -> list[Ack]:
-        """Every acknowledgement of a job once (a redelivered one may sit in two batch rows):
-        rows already read come from memory, the rest by key."""
-        keys = list(job.get("ack_batches", []))
-        missing = [k for k in keys if k not in self._batches]
+    async def progress(self, tenant_id: str, job: dict[str, Any]) -> Progress:
+        """The job's acknowledgements folded: rows are immutable, so each process folds a row
+        once and reads only the rows listed on the job since its last look."""
+        key = job["_id"]
+        folded = self._progress.pop(key, None) or _Folded(Progress(), set())
+        self._progress[key] = folded
+        while len(self._progress) > CACHED_JOBS:
+            self._progress.popitem(last=False)
+        missing = [k for k in job.get("ack_batches", []) if k not in folded.rows]
         for first in range(0, len(missing), LOAD_CHUNK):
             chunk = missing[first : first + LOAD_CHUNK]
-            async for row in self.db[ACKS].find({"_id": {"$in": chunk}, "tenant_id": tenant_id}):
-                self._remember(row["_id"], _unpack(row))
-        merged: dict[str, Ack] = {}
-        for key in keys:
-            merged.update(self._batches.get(key, {}))
-        return list(merged.values())
-
-    def _remember(self, key: str, batch: dict[str, Ack]) -> None:
-        self._batches[key] = batch
-        while len(self._batches) > CACHED_BATCHES:
-            self._batches.popitem(last=False)
+            rows = {
+                row["_id"]: row
+                async for row in self.db[ACKS].find({"_id": {"$in": chunk}, "tenant_id": tenant_id})
+            }
+            for row_key in chunk:
+                if row_key in rows:
+                    for event_id, ack in _unpack(rows[row_key]).items():
+                        folded.progress.add(event_id, ack)
+                    folded.rows.add(row_key)
+        return folded.progress
 
     async def mark_running(self, tenant_id: str, job_id: str) -> None:
         """Before the job is written: a marker whose job never appears is dropped later."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -22,46 +21,49 @@ class Ack:
     counts: dict[str, int] = field(default_factory=dict)
 
 
-def _union(acks: Iterable[Ack], service: str, attr: str) -> set[str]:
-    out: set[str] = set()
-    for ack in acks:
-        if ack.service == service:
-            out |= getattr(ack, attr)
-    return out
+SERVICES = ("extraction", "enrichment", "memory", "ingest")
 
 
-def expected(kind: JobKind, acks: list[Ack], document_id: str | None = None) -> dict[str, set[str]]:
-    """Per service, the ids it must cover: the cascade records → facts → memories."""
-    records = _union(acks, "extraction", "tombstoned_ids")
-    facts = _union(acks, "enrichment", "tombstoned_ids")
-    need: dict[str, set[str]] = {
-        "extraction": {SELECTION},
-        "enrichment": set(records),
-        "memory": records | facts,
-    }
-    if kind == "document" and document_id:
-        need["ingest"] = {document_id}
-        need["memory"].add(document_id)
-    return need
+@dataclass
+class Progress:
+    """A job's acknowledgements folded once each (by event id): what each service covered and
+    tombstoned, and the totals per stage; a large prune brings tens of thousands of them, and
+    re-merging every one on each look cost the gateway most of a core."""
 
+    seen: set[str] = field(default_factory=set)
+    covered: dict[str, set[str]] = field(default_factory=lambda: {s: set() for s in SERVICES})
+    tombstoned: dict[str, set[str]] = field(default_factory=lambda: {s: set() for s in SERVICES})
+    counts: dict[str, int] = field(default_factory=dict)
 
-def pending(kind: JobKind, acks: list[Ack], document_id: str | None = None) -> dict[str, set[str]]:
-    """Per service, the ids not yet acknowledged; empty everywhere means the cascade is done."""
-    covered = {
-        svc: _union(acks, svc, "source_ids")
-        for svc in ("extraction", "enrichment", "memory", "ingest")
-    }
-    if any(a.service == "extraction" for a in acks):
-        covered["extraction"].add(SELECTION)
-    return {
-        svc: ids - covered.get(svc, set()) for svc, ids in expected(kind, acks, document_id).items()
-    }
-
-
-def stage_counts(acks: list[Ack]) -> dict[str, int]:
-    """Totals per stage across every acknowledgement."""
-    totals: dict[str, int] = {}
-    for ack in acks:
+    def add(self, event_id: str, ack: Ack) -> None:
+        """Fold one acknowledgement; a redelivered one (same event id) counts once."""
+        if event_id in self.seen:
+            return
+        self.seen.add(event_id)
+        self.covered.setdefault(ack.service, set()).update(ack.source_ids)
+        self.tombstoned.setdefault(ack.service, set()).update(ack.tombstoned_ids)
         for stage, n in ack.counts.items():
-            totals[stage] = totals.get(stage, 0) + n
-    return totals
+            self.counts[stage] = self.counts.get(stage, 0) + n
+        if ack.service == "extraction":
+            self.covered["extraction"].add(SELECTION)
+
+    def expected(self, kind: JobKind, document_id: str | None = None) -> dict[str, set[str]]:
+        """Per service, the ids it must cover: the cascade records → facts → memories."""
+        records = self.tombstoned["extraction"]
+        facts = self.tombstoned["enrichment"]
+        need: dict[str, set[str]] = {
+            "extraction": {SELECTION},
+            "enrichment": set(records),
+            "memory": records | facts,
+        }
+        if kind == "document" and document_id:
+            need["ingest"] = {document_id}
+            need["memory"].add(document_id)
+        return need
+
+    def pending(self, kind: JobKind, document_id: str | None = None) -> dict[str, set[str]]:
+        """Per service, the ids not yet acknowledged; empty everywhere means the cascade is done."""
+        return {
+            svc: ids - self.covered.get(svc, set())
+            for svc, ids in self.expected(kind, document_id).items()
+        }
