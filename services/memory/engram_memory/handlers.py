@@ -9,7 +9,7 @@ from typing import Any
 
 from engram_events import Envelope, derive_event_id, new_event
 from engram_events.acks import merge_acknowledgements, tombstone_applied
-from engram_events.catalog import EMBEDDING_REQUESTED
+from engram_events.catalog import EMBEDDING_REQUESTED, MEMORY_WITHDRAWN
 from engram_events.payloads.documents import DocumentTombstoned
 from engram_events.payloads.embeddings import (
     EmbeddedItem,
@@ -369,6 +369,15 @@ class MemoryHandlers:
                 ]
                 taken.update(row["memory_id"] for row in targets)
                 results[i] = await self._withdraw_for(inputs[i], targets)
+        log.info(
+            "sources tombstoned",
+            extra={
+                "count": len(inputs),
+                "withdrawn": sum(
+                    1 for r in results for e in r if e.event_type == MEMORY_WITHDRAWN.name
+                ),
+            },
+        )
         return results
 
     async def _withdraw_for(self, gone: Gone, targets: list[dict[str, Any]]) -> list[Envelope[Any]]:
@@ -385,7 +394,7 @@ class MemoryHandlers:
                 because_of=gone.source_id,
                 prune_job_id=gone.prune_job_id,
             )
-        log.info(
+        log.debug(
             "source tombstoned",
             extra={"source_id": gone.source_id, "stage": gone.stage, "withdrawn": len(published)},
         )
