@@ -17,7 +17,7 @@ from engram_devstack.server import InstallResult, ManagedServer, executable_exis
 
 FERRETDB_VERSION = "1.24.2"
 FERRETDB_MODULE = "github.com/FerretDB/FerretDB"
-_SOURCE_FILES = ("go.mod", "go.sum", "main.go")
+_SOURCE_FILES = ("go.mod", "go.sum", "main.go", "lazylog.go")
 
 
 class FerretServer(ManagedServer):

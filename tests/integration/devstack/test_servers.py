@@ -174,6 +174,38 @@ def test_ferretdb_id_ranges_are_exact_in_order_and_limited(
     assert found == expected[:4]
 
 
+def test_ferretdb_answers_a_bulk_write_of_more_statements_than_its_connection_pool(
+    ferret: FerretServer,
+) -> None:
+    """Our fourth patch: unpatched, each update statement held a pooled SQLite connection until
+    the command ended, so a bulk write of ~100 versioned replaces never answered."""
+    pymongo = pytest.importorskip("pymongo")
+    ferret.start()
+    ferret.wait_ready(30)
+    count = 250
+    payload = b"x" * 2000
+    with pymongo.MongoClient(
+        ferret.uri, serverSelectionTimeoutMS=5000, socketTimeoutMS=30000
+    ) as client:
+        items = client[f"devstack_bulk_{uuid.uuid4().hex[:8]}"].items
+        items.insert_many([{"_id": f"k{i}", "version": 1} for i in range(count)])
+        stale = {"_id": "k0", "version": 9}
+        result = items.bulk_write(
+            [pymongo.ReplaceOne(stale, {**stale, "payload": payload})]
+            + [
+                pymongo.ReplaceOne(
+                    {"_id": f"k{i}", "version": 1},
+                    {"_id": f"k{i}", "version": 2, "payload": payload},
+                )
+                for i in range(count)
+            ],
+            ordered=False,
+        )
+        versions = {doc["_id"]: doc["version"] for doc in items.find({}, {"version": 1})}
+    assert result.matched_count == count
+    assert versions == {f"k{i}": 2 for i in range(count)}
+
+
 def test_second_ensure_installed_is_a_fast_no_op(kafka: KafkaServer, ferret: FerretServer) -> None:
     for server in (kafka, ferret):
         started = time.monotonic()
