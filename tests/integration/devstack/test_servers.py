@@ -206,6 +206,35 @@ def test_ferretdb_answers_a_bulk_write_of_more_statements_than_its_connection_po
     assert versions == {f"k{i}": 2 for i in range(count)}
 
 
+def test_ferretdb_update_many_writes_every_match_across_its_write_batches(
+    ferret: FerretServer,
+) -> None:
+    """Our fifth patch writes an update's documents 500 per transaction: every matched document
+    across the batch boundaries is written, and only those."""
+    pymongo = pytest.importorskip("pymongo")
+    ferret.start()
+    ferret.wait_ready(30)
+    with pymongo.MongoClient(ferret.uri, serverSelectionTimeoutMS=5000) as client:
+        items = client[f"devstack_many_{uuid.uuid4().hex[:8]}"].items
+        items.insert_many([{"_id": f"k{i:04d}", "n": i, "body": "x" * 100} for i in range(1234)])
+        odd = items.update_many(
+            {"n": {"$mod": [2, 1]}}, {"$set": {"odd": True}, "$unset": {"body": ""}}
+        )
+        again = items.update_many({"n": {"$mod": [2, 1]}}, {"$set": {"odd": True}})
+        upserted = items.update_many({"_id": "new"}, {"$set": {"n": -1}}, upsert=True)
+        found = items.find_one_and_update({"_id": "k0001"}, {"$inc": {"n": 1000}})
+        stored = {doc["_id"]: doc for doc in items.find()}
+    assert (odd.matched_count, odd.modified_count) == (617, 617)
+    assert (again.matched_count, again.modified_count) == (617, 0)
+    assert upserted.upserted_id == "new" and stored["new"]["n"] == -1
+    assert found is not None and found["n"] == 1 and stored["k0001"]["n"] == 1001
+    flagged = {key for key, doc in stored.items() if doc.get("odd")}
+    assert flagged == {f"k{i:04d}" for i in range(1, 1234, 2)}
+    assert all(
+        ("body" in doc) == (key not in flagged) for key, doc in stored.items() if key != "new"
+    )
+
+
 def test_second_ensure_installed_is_a_fast_no_op(kafka: KafkaServer, ferret: FerretServer) -> None:
     for server in (kafka, ferret):
         started = time.monotonic()
