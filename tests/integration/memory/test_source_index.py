@@ -52,3 +52,22 @@ async def test_rows_from_before_the_index_are_found_by_scan_then_by_the_backfill
     assert sorted(r["memory_id"] for r in scanned) == ["m_around", "m_new", "m_old"]
     assert await rows.derived_via_index("tnt_b", ["rec_1"], live) == [], "tenant in the key"
     assert await mongo_db[SOURCES].find_one({"_id": "tnt_a:rec_1"}) is not None
+
+
+async def test_a_batch_of_memories_is_indexed_under_every_source_in_one_write(
+    mongo_db: Any,
+) -> None:
+    rows = MemoryRows(mongo_db)
+    named = [(f"m_{i}", [f"rec_{i % 40}", f"fact_{i % 7}", f"rec_{i % 40}"]) for i in range(200)]
+    await rows.index_sources("tnt_a", "m_before", ["rec_0"])
+    await rows.index_sources_many("tnt_a", named)
+    await rows.index_sources_many("tnt_a", named[:10])
+
+    stored = {doc["_id"]: doc async for doc in mongo_db[SOURCES].find({"tenant_id": "tnt_a"})}
+    assert len(stored) == 47
+    assert sorted(stored["tnt_a:rec_0"]["memory_ids"]) == sorted(
+        ["m_before", *(f"m_{i}" for i in range(0, 200, 40))]
+    ), "added to what was there, each id once"
+    assert sorted(stored["tnt_a:fact_3"]["memory_ids"]) == sorted(
+        f"m_{i}" for i in range(200) if i % 7 == 3
+    )
