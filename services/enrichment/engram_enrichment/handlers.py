@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+from collections import defaultdict
+from collections.abc import Sequence
 from typing import Any
 
 from engram_enrichment.adapters.vectors import KnowledgeVectors
@@ -59,42 +61,68 @@ class EnrichmentHandlers:
         self, event: Envelope[EmbeddingComputed]
     ) -> list[Envelope[Any]]:
         """Store vectors for facts still live and sections still current; others' are not ours."""
-        computed = event.payload
-        if computed.requester != REQUESTER or self.vectors is None or self.sections is None:
-            return []
-        tenant = event.tenant_id
-        provenance = computed.provenance.model_dump()
-        if computed.purpose == "article_section":
-            fingerprint = computed.provenance.fingerprint
-            await self.sections.store(tenant, computed.items, fingerprint, provenance)
-            return []
-        stored = 0
-        entities: dict[str, Entity | None] = {}
-        for item in computed.items:
-            entity_id = item.item_id.rsplit(":", 2)[0]
-            if entity_id not in entities:
-                entities[entity_id] = await self.knowledge.load(tenant, entity_id)
-            entity = entities[entity_id]
-            fact = entity.facts.get(item.item_id) if entity else None
-            if fact is None or not fact.live:
+        [result] = await self.on_embedding_computed_batch([event])
+        if isinstance(result, Exception):
+            raise result
+        return result
+
+    async def on_embedding_computed_batch(
+        self, events: list[Envelope[EmbeddingComputed]]
+    ) -> list[list[Envelope[Any]] | Exception]:
+        """The batch route: fact vectors with one entity read and one upsert per tenant and
+        embedder; a tenant's failure fails only its inputs (retried alone)."""
+        results: list[list[Envelope[Any]] | Exception] = [[] for _ in events]
+        if self.vectors is None or self.sections is None:
+            return results
+        facts: dict[str, list[int]] = defaultdict(list)
+        for i, event in enumerate(events):
+            computed = event.payload
+            if computed.requester != REQUESTER:
+                continue
+            if computed.purpose != "article_section":
+                facts[event.tenant_id].append(i)
                 continue
             try:
-                await self.vectors.put(
-                    tenant,
-                    entity_id,
-                    item.item_id,
-                    item.vector,
+                await self.sections.store(
+                    event.tenant_id,
+                    computed.items,
                     computed.provenance.fingerprint,
-                    provenance,
+                    computed.provenance.model_dump(),
                 )
+            except Exception as exc:
+                results[i] = exc
+        for tenant, mine in facts.items():
+            try:
+                await self._store_fact_vectors(tenant, [events[i].payload for i in mine])
+            except Exception as exc:
+                for i in mine:
+                    results[i] = exc
+        return results
+
+    async def _store_fact_vectors(self, tenant: str, computed: list[EmbeddingComputed]) -> None:
+        """Vectors of facts still live, grouped by the embedder that computed them."""
+        assert self.vectors is not None
+        entity_ids = {item.item_id.rsplit(":", 2)[0] for c in computed for item in c.items}
+        loaded = await self.knowledge.load_many(tenant, sorted(entity_ids))
+        entities = {entity.entity_id: entity for entity in loaded}
+        by_embedder: dict[str, list[tuple[str, str, Sequence[float]]]] = defaultdict(list)
+        provenance: dict[str, dict[str, Any]] = {}
+        for result in computed:
+            fingerprint = result.provenance.fingerprint
+            provenance.setdefault(fingerprint, result.provenance.model_dump())
+            for item in result.items:
+                entity_id = item.item_id.rsplit(":", 2)[0]
+                entity = entities.get(entity_id)
+                fact = entity.facts.get(item.item_id) if entity else None
+                if fact is not None and fact.live:
+                    by_embedder[fingerprint].append((entity_id, item.item_id, item.vector))
+        for fingerprint, points in by_embedder.items():
+            try:
+                await self.vectors.put_facts(tenant, points, fingerprint, provenance[fingerprint])
             except FingerprintMismatch:
-                log.warning(
-                    "embedder mismatch", extra={"tenant_id": tenant, "fact_id": item.item_id}
-                )
+                log.warning("embedder mismatch", extra={"tenant_id": tenant, "count": len(points)})
                 continue
-            stored += 1
-        log.info("fact vectors stored", extra={"tenant_id": tenant, "count": stored})
-        return []
+            log.info("fact vectors stored", extra={"tenant_id": tenant, "count": len(points)})
 
     def _upsert_step(self, event: Envelope[RecordUpserted]) -> Step:
         """The record's change to its entity, and what it owes read from the state after it."""

@@ -109,7 +109,11 @@ def create_app(
             batch=handlers.on_record_tombstoned_batch,
         )
         if vectors is not None:
-            rt.consumer.on(EMBEDDING_COMPUTED, handlers.on_embedding_computed)
+            rt.consumer.on(
+                EMBEDDING_COMPUTED,
+                handlers.on_embedding_computed,
+                batch=handlers.on_embedding_computed_batch,
+            )
         app.state.knowledge = knowledge
         app.state.schema = schema
         app.state.outbox = rt.outbox

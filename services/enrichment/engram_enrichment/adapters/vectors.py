@@ -36,25 +36,31 @@ class KnowledgeVectors:
         """The embedder fingerprint stored with the collection."""
         return await self.store.collection_fingerprint(self.collection)
 
-    async def put(
+    async def put_facts(
         self,
         tenant_id: str,
-        entity_id: str,
-        fact_id: str,
-        vector: Sequence[float],
+        facts: Sequence[tuple[str, str, Sequence[float]]],
         fingerprint: str,
         provenance: dict[str, Any] | None = None,
     ) -> None:
-        """Write a fact's point with the embedder's own provenance; refuses another embedder's."""
-        payload = {
-            "tenant_id": tenant_id,
-            "entity_id": entity_id,
-            "kind": FACT,
-            "fact_id": fact_id,
-            "provenance": provenance,
-        }
-        point = Point(point_id(tenant_id, fact_id), vector, payload)
-        await self.store.upsert(self.collection, [point], fingerprint=fingerprint)
+        """Write facts' points `(entity_id, fact_id, vector)` in one upsert, with the embedder's
+        own provenance; refuses another embedder's."""
+        points = [
+            Point(
+                point_id(tenant_id, fact_id),
+                vector,
+                {
+                    "tenant_id": tenant_id,
+                    "entity_id": entity_id,
+                    "kind": FACT,
+                    "fact_id": fact_id,
+                    "provenance": provenance,
+                },
+            )
+            for entity_id, fact_id, vector in facts
+        ]
+        if points:
+            await self.store.upsert(self.collection, points, fingerprint=fingerprint)
 
     async def put_section(
         self,
