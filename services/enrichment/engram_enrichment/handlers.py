@@ -69,28 +69,32 @@ class EnrichmentHandlers:
     async def on_embedding_computed_batch(
         self, events: list[Envelope[EmbeddingComputed]]
     ) -> list[list[Envelope[Any]] | Exception]:
-        """The batch route: fact vectors with one entity read and one upsert per tenant and
-        embedder; a tenant's failure fails only its inputs (retried alone)."""
+        """The batch route: fact and section vectors with one entity read and one upsert per
+        tenant and embedder; a tenant's failure fails only its inputs (retried alone)."""
         results: list[list[Envelope[Any]] | Exception] = [[] for _ in events]
         if self.vectors is None or self.sections is None:
             return results
         facts: dict[str, list[int]] = defaultdict(list)
+        sections: dict[tuple[str, str], list[int]] = defaultdict(list)
         for i, event in enumerate(events):
             computed = event.payload
             if computed.requester != REQUESTER:
                 continue
-            if computed.purpose != "article_section":
+            if computed.purpose == "article_section":
+                sections[(event.tenant_id, computed.provenance.fingerprint)].append(i)
+            else:
                 facts[event.tenant_id].append(i)
-                continue
+        for (tenant, fingerprint), mine in sections.items():
             try:
                 await self.sections.store(
-                    event.tenant_id,
-                    computed.items,
-                    computed.provenance.fingerprint,
-                    computed.provenance.model_dump(),
+                    tenant,
+                    [item for i in mine for item in events[i].payload.items],
+                    fingerprint,
+                    events[mine[0]].payload.provenance.model_dump(),
                 )
             except Exception as exc:
-                results[i] = exc
+                for i in mine:
+                    results[i] = exc
         for tenant, mine in facts.items():
             try:
                 await self._store_fact_vectors(tenant, [events[i].payload for i in mine])

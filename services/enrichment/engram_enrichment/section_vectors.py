@@ -69,44 +69,46 @@ class SectionVectors:
         fingerprint: str,
         provenance: dict[str, Any] | None = None,
     ) -> int:
-        """Write vectors whose section is active with the same text; returns how many stayed."""
-        by_entity: dict[str, list[tuple[str, str, EmbeddedItem]]] = {}
-        for item in items:
-            section_id, digest = parse_section_item(item.item_id)
-            by_entity.setdefault(entity_of(section_id), []).append((section_id, digest, item))
-        stored = 0
-        for entity_id, wanted in sorted(by_entity.items(), key=lambda kv: kv[0]):
-            entity = await self.knowledge.load(tenant_id, entity_id)
-            written: list[tuple[str, str]] = []
-            for section_id, digest, item in wanted:
-                section = _current(entity, section_id, digest)
-                if section is None:
-                    continue
-                try:
-                    await self.vectors.put_section(
-                        tenant_id, entity_id, section, item.vector, fingerprint, provenance
-                    )
-                except FingerprintMismatch:
-                    log.warning(
-                        "embedder mismatch",
-                        extra={"tenant_id": tenant_id, "section_id": section_id},
-                    )
-                    continue
-                written.append((section_id, digest))
-            stored += len(written) - await self._undo_overtaken(tenant_id, entity_id, written)
+        """Write vectors whose section is active with the same text; returns how many stayed.
+
+        One read of the entities, one upsert, one read again: a change that landed while
+        writing (a tombstone, say) leaves no vector of old text.
+        """
+        wanted = [(*parse_section_item(item.item_id), item) for item in items]
+        before = await self._entities(tenant_id, [section_id for section_id, _, _ in wanted])
+        current = [
+            (section, digest, item)
+            for section_id, digest, item in wanted
+            if (section := _current(before.get(entity_of(section_id)), section_id, digest))
+        ]
+        try:
+            await self.vectors.put_sections(
+                tenant_id,
+                [(entity_of(s.section_id), s, item.vector) for s, _, item in current],
+                fingerprint,
+                provenance,
+            )
+        except FingerprintMismatch:
+            log.warning("embedder mismatch", extra={"tenant_id": tenant_id, "count": len(current)})
+            return 0
+        after = await self._entities(tenant_id, [s.section_id for s, _, _ in current])
+        stale = [
+            s.section_id
+            for s, digest, _ in current
+            if _current(after.get(entity_of(s.section_id)), s.section_id, digest) is None
+        ]
+        await self.vectors.remove(tenant_id, stale)
+        stored = len(current) - len(stale)
         log.info("section vectors stored", extra={"tenant_id": tenant_id, "count": stored})
         return stored
 
-    async def _undo_overtaken(
-        self, tenant_id: str, entity_id: str, written: list[tuple[str, str]]
-    ) -> int:
-        """A change (a tombstone, say) that landed while writing leaves no vector of old text."""
-        if not written:
-            return 0
-        entity = await self.knowledge.load(tenant_id, entity_id)
-        stale = [sid for sid, digest in written if _current(entity, sid, digest) is None]
-        await self.vectors.remove(tenant_id, stale)
-        return len(stale)
+    async def _entities(self, tenant_id: str, section_ids: Sequence[str]) -> dict[str, Entity]:
+        """The stored entities these sections belong to, by entity id."""
+        if not section_ids:
+            return {}
+        entity_ids = sorted({entity_of(section_id) for section_id in section_ids})
+        loaded = await self.knowledge.load_many(tenant_id, entity_ids)
+        return {entity.entity_id: entity for entity in loaded}
 
 
 def _current(entity: Entity | None, section_id: str, digest: str) -> ArticleSection | None:

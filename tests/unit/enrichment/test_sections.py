@@ -147,11 +147,11 @@ class ChangeBeforePut(KnowledgeVectors):
         super().__init__(ExactNumpyStore(), "knowledge")
         self.before_put: Callable[[], Awaitable[Any]] | None = None
 
-    async def put_section(self, *args: Any, **kwargs: Any) -> None:
+    async def put_sections(self, *args: Any, **kwargs: Any) -> None:
         hook, self.before_put = self.before_put, None
         if hook is not None:
             await hook()
-        await super().put_section(*args, **kwargs)
+        await super().put_sections(*args, **kwargs)
 
 
 async def test_a_vector_overtaken_by_a_tombstone_while_written_is_deleted() -> None:

@@ -62,28 +62,34 @@ class KnowledgeVectors:
         if points:
             await self.store.upsert(self.collection, points, fingerprint=fingerprint)
 
-    async def put_section(
+    async def put_sections(
         self,
         tenant_id: str,
-        entity_id: str,
-        section: ArticleSection,
-        vector: Sequence[float],
+        sections: Sequence[tuple[str, ArticleSection, Sequence[float]]],
         fingerprint: str,
         provenance: dict[str, Any] | None = None,
     ) -> None:
-        """Write (or replace) a section's point: text hash, cited ids, the embedder's provenance."""
-        payload = {
-            "tenant_id": tenant_id,
-            "entity_id": entity_id,
-            "kind": ARTICLE_SECTION,
-            "section_id": section.section_id,
-            "text_sha256": section.text_sha256,
-            "fact_ids": list(section.fact_ids),
-            "record_ids": list(section.record_ids),
-            "provenance": provenance,
-        }
-        point = Point(point_id(tenant_id, section.section_id), vector, payload)
-        await self.store.upsert(self.collection, [point], fingerprint=fingerprint)
+        """Write (or replace) sections' points `(entity_id, section, vector)` in one upsert: text
+        hash, cited ids, the embedder's provenance."""
+        points = [
+            Point(
+                point_id(tenant_id, section.section_id),
+                vector,
+                {
+                    "tenant_id": tenant_id,
+                    "entity_id": entity_id,
+                    "kind": ARTICLE_SECTION,
+                    "section_id": section.section_id,
+                    "text_sha256": section.text_sha256,
+                    "fact_ids": list(section.fact_ids),
+                    "record_ids": list(section.record_ids),
+                    "provenance": provenance,
+                },
+            )
+            for entity_id, section, vector in sections
+        ]
+        if points:
+            await self.store.upsert(self.collection, points, fingerprint=fingerprint)
 
     async def payloads(self, tenant_id: str, item_ids: Sequence[str]) -> list[dict[str, Any]]:
         """The stored payloads of these facts' or sections' points (missing ones left out)."""
