@@ -95,6 +95,15 @@ async def committed(admin: AIOKafkaAdminClient, group: str, topic: str) -> int:
     return sum(max(0, meta.offset) for tp, meta in offsets.items() if tp.topic == topic)
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU of a process so far (Linux `/proc`; None elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 async def run(count: int, per_entity: int, samples: int, within: float) -> dict[str, Any]:
     """One enrichment process and database: the bulk figure, then the latency samples."""
     bootstrap = os.environ.get("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092")
@@ -120,6 +129,7 @@ async def run(count: int, per_entity: int, samples: int, within: float) -> dict[
     result: dict[str, Any] = {"records": count, "per_entity": per_entity}
     try:
         events = records(count, per_entity)
+        cpu_before = cpu_seconds(proc.proc.pid)
         started = time.perf_counter()
         sent = [
             await producer.send(topic, encode(e), key=e.payload.record_id.encode()) for e in events
@@ -136,6 +146,11 @@ async def run(count: int, per_entity: int, samples: int, within: float) -> dict[
         finally:
             await admin.close()
         elapsed = time.perf_counter() - started
+        cpu_after = cpu_seconds(proc.proc.pid)
+        if cpu_before is not None and cpu_after is not None and applied:
+            result["enrichment_cpu_ms_per_record"] = round(
+                (cpu_after - cpu_before) * 1000 / applied, 2
+            )
         facts = count * ATTRIBUTES // per_entity
         result |= {
             "applied": applied,
