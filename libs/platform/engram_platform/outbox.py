@@ -46,13 +46,24 @@ PARCEL_SIZE = 500
 PARCEL_CACHE = 64
 
 
+def trace_headers() -> dict[str, str]:
+    """The current trace context as Kafka headers."""
+    headers: dict[str, str] = {}
+    propagate.inject(headers)
+    return headers
+
+
 def outbox_entry(
-    envelope: Envelope[Any], prefix: str, staged_at: datetime, order: int
+    envelope: Envelope[Any],
+    prefix: str,
+    staged_at: datetime,
+    order: int,
+    headers: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """One pending publication: topic, key, bytes, its place in line, and the causing trace."""
     event_type = event_type_of(envelope.event_type)
-    headers: dict[str, str] = {}
-    propagate.inject(headers)
+    if headers is None:
+        headers = trace_headers()
     return {
         "_id": str(envelope.event_id),
         "topic": topic_name(event_type.topic, prefix),
@@ -100,7 +111,8 @@ class Outbox:
     def entries(self, envelopes: Iterable[Envelope[Any]]) -> list[dict[str, Any]]:
         """Outbox entries for events, capturing the current trace context and their order."""
         now = datetime.now(UTC)
-        return [outbox_entry(e, self.prefix, now, next_order()) for e in envelopes]
+        headers = trace_headers()
+        return [outbox_entry(e, self.prefix, now, next_order(), dict(headers)) for e in envelopes]
 
     def tombstone_entry(self, base_topic: str, key: str, entry_id: str) -> dict[str, Any]:
         """An outbox entry for a Kafka tombstone (null value) on a compacted topic."""

@@ -17,7 +17,7 @@ from typing import Any
 
 from engram_enrichment.documents import from_document, to_document, unconfirmed
 from engram_enrichment.domain.article import render
-from engram_enrichment.domain.changes import stamp
+from engram_enrichment.domain.changes import snapshot, stamp
 from engram_enrichment.domain.model import Entity
 from engram_enrichment.domain.sections import refresh_sections
 from engram_enrichment.knowledge import KnowledgeBase, Mutation, NotApplied, contradiction_docs
@@ -62,7 +62,6 @@ class _Plan:
 
 async def _plan(knowledge: KnowledgeBase, doc: dict[str, Any] | None, steps: list[Step]) -> _Plan:
     """Apply the steps in order, as `KnowledgeBase.change` would one after another."""
-    original = from_document(doc) if doc else None
     first = steps[0]
     current = (
         from_document(doc)
@@ -71,26 +70,23 @@ async def _plan(knowledge: KnowledgeBase, doc: dict[str, Any] | None, steps: lis
             tenant_id=first.tenant_id, entity_id=first.entity_id, entity_type=first.entity_type
         )
     )
+    original = (current.version, current.state()) if doc else None
     owed: list[Owed] = []
-    for n, step in enumerate(steps):
-        before = original if n == 0 else _snapshot(current)
+    for step in steps:
+        before = snapshot(current)
         step.mutate(current)
-        stamp(before, current, cause=step.cause, at=step.at)
-        refresh_sections(current, step.cause)
+        changed = stamp(before, current, cause=step.cause, at=step.at)
+        attributes = {current.facts[fid].attribute for fid in changed}
+        refresh_sections(current, step.cause, attributes)
         owed.append(step.owes(current))
     await knowledge.summaries.refresh(current)
     current.article = render(current)
     plan = _Plan(entity=current, owed=owed, causes={s.cause for s in steps})
-    if original is None or original.state() != current.state():
-        plan.expected_version = original.version if original else 0
+    if original is None or original[1] != current.state():
+        plan.expected_version = original[0] if original else 0
         current.version = plan.expected_version + 1
         plan.intended = to_document(current)
     return plan
-
-
-def _snapshot(entity: Entity) -> Entity:
-    """A deep copy; validating a dump is several times faster than `model_copy(deep=True)`."""
-    return Entity.model_validate(entity.model_dump())
 
 
 def _by_tenant(keys: Sequence[Key]) -> dict[str, list[str]]:

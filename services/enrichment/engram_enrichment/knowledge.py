@@ -10,7 +10,7 @@ from typing import Any
 
 from engram_enrichment.documents import from_document, to_document, unconfirmed
 from engram_enrichment.domain.article import render
-from engram_enrichment.domain.changes import stamp
+from engram_enrichment.domain.changes import snapshot, stamp
 from engram_enrichment.domain.model import Entity
 from engram_enrichment.domain.sections import refresh_sections
 from engram_enrichment.ports import EntityStore
@@ -86,7 +86,7 @@ class KnowledgeBase:
             else Entity(tenant_id=tenant_id, entity_id=entity_id, entity_type=entity_type)
         )
         mutate(after)
-        stamp(before, after, cause=cause, at=at)
+        stamp(snapshot(before), after, cause=cause, at=at)
         await self.summaries.refresh(after)
         after.article = render(after)
         refresh_sections(after, cause)

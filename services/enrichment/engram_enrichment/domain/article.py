@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 
 from engram_enrichment.domain.model import (
     ArticleSummary,
@@ -17,8 +18,12 @@ from engram_events.ids import Scalar
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|!~])")
 
 
+@lru_cache(maxsize=4096)
 def escape(text: str) -> str:
-    """Source text is shown literally: Markdown syntax in a value cannot restructure the article."""
+    """Source text is shown literally: Markdown syntax in a value cannot restructure the article.
+
+    Cached: every refresh re-renders the same ids, attributes and values.
+    """
     return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(text.split()))
 
 

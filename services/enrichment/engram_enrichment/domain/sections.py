@@ -86,11 +86,15 @@ def text_sha256(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def current_sections(entity: Entity) -> dict[str, ArticleSection]:
-    """The sections the facts call for now, with what each cites."""
+def current_sections(
+    entity: Entity, attributes: set[str] | None = None
+) -> dict[str, ArticleSection]:
+    """The sections the facts call for now (of these attributes, if given), with what each cites."""
     sections: dict[str, ArticleSection] = {}
     shown = _shown(entity)
     for attribute, facts in shown.items():
+        if attributes is not None and attribute not in attributes:
+            continue
         sid = section_id(entity.entity_id, attribute)
         sections[sid] = ArticleSection(
             section_id=sid,
@@ -103,18 +107,31 @@ def current_sections(entity: Entity) -> dict[str, ArticleSection]:
 
 
 def _same(old: ArticleSection, new: ArticleSection) -> bool:
-    return old.model_dump(exclude={"last_cause"}) == new.model_dump(exclude={"last_cause"})
+    """Equal but for the stamp (compared field by field: dumping both cost more than rendering)."""
+    return (old.status, old.text_sha256, old.fact_ids, old.record_ids, old.attribute) == (
+        new.status,
+        new.text_sha256,
+        new.fact_ids,
+        new.record_ids,
+        new.attribute,
+    )
 
 
-def refresh_sections(entity: Entity, cause: str) -> None:
-    """Stamp new or changed sections with the cause; a section with no facts left is removed."""
-    wanted = current_sections(entity)
+def refresh_sections(entity: Entity, cause: str, attributes: set[str] | None = None) -> None:
+    """Stamp new or changed sections with the cause; a section with no facts left is removed.
+
+    `attributes` limits the refresh to the attributes whose facts changed: a section is
+    rendered from its own attribute's facts alone, so the others cannot have changed.
+    """
+    wanted = current_sections(entity, attributes)
     for sid, section in wanted.items():
         old = entity.sections.get(sid)
         if old is None or not _same(old, section):
             section.last_cause = cause
             entity.sections[sid] = section
     for sid, old in list(entity.sections.items()):
+        if attributes is not None and old.attribute not in attributes:
+            continue
         if sid not in wanted and old.status == "active":
             entity.sections[sid] = ArticleSection(
                 section_id=sid, attribute=old.attribute, status="removed", last_cause=cause

@@ -42,8 +42,7 @@ def assert_record(entity: Entity, record: RecordAssertion, schema: Schema) -> No
         locator=record.locator,
     )
     wanted = {fact_id(entity.entity_id, a, v): (a, v) for a, v in claims.items()}
-    for existing in entity.facts.values():
-        existing.support = [s for s in existing.support if s.record_id != record.record_id]
+    _drop_support(entity, record.record_id)
     for fid, (attribute, value) in sorted(wanted.items()):
         fact = entity.facts.get(fid)
         if fact is None:
@@ -68,10 +67,16 @@ def assert_record(entity: Entity, record: RecordAssertion, schema: Schema) -> No
     )
 
 
+def _drop_support(entity: Entity, record_id: str) -> None:
+    """The record backs no fact; facts it did not back are left untouched."""
+    for fact in entity.facts.values():
+        if any(s.record_id == record_id for s in fact.support):
+            fact.support = [s for s in fact.support if s.record_id != record_id]
+
+
 def retract_record(entity: Entity, record_id: str, revision: int, at: datetime) -> None:
     """A tombstoned record supports nothing any more; its state remembers the tombstone."""
-    for fact in entity.facts.values():
-        fact.support = [s for s in fact.support if s.record_id != record_id]
+    _drop_support(entity, record_id)
     prior = entity.records.get(record_id)
     entity.records[record_id] = RecordState(
         record_id=record_id,
