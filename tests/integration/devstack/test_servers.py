@@ -206,6 +206,36 @@ def test_ferretdb_answers_a_bulk_write_of_more_statements_than_its_connection_po
     assert versions == {f"k{i}": 2 for i in range(count)}
 
 
+def test_ferretdb_bulk_write_statements_see_the_writes_before_them(ferret: FerretServer) -> None:
+    """Our sixth patch holds statements' writes for one transaction: a later statement still
+    sees what an earlier one wrote, whether it selects by that _id or by another field."""
+    pymongo = pytest.importorskip("pymongo")
+    ferret.start()
+    ferret.wait_ready(30)
+    with pymongo.MongoClient(ferret.uri, serverSelectionTimeoutMS=5000) as client:
+        items = client[f"devstack_seen_{uuid.uuid4().hex[:8]}"].items
+        items.insert_many([{"_id": "a", "version": 1}, {"_id": "b"}, {"_id": "c", "version": 1}])
+        result = items.bulk_write(
+            [
+                pymongo.ReplaceOne({"_id": "a", "version": 1}, {"_id": "a", "version": 2}),
+                pymongo.UpdateOne({"_id": "a", "version": 2}, {"$set": {"version": 3}}),
+                pymongo.UpdateOne({"_id": "b"}, {"$set": {"tag": "x"}}),
+                pymongo.UpdateOne({"tag": "x"}, {"$set": {"seen": True}}),
+                pymongo.UpdateOne({"_id": "c", "version": 1}, {"$set": {"version": 2}}),
+                pymongo.UpdateOne({"_id": "d"}, {"$set": {"n": 1}}, upsert=True),
+                pymongo.UpdateOne({"_id": "d"}, {"$inc": {"n": 1}}),
+            ]
+        )
+        stored = {doc.pop("_id"): doc for doc in items.find()}
+    assert (result.matched_count, result.modified_count, result.upserted_count) == (6, 6, 1)
+    assert stored == {
+        "a": {"version": 3},
+        "b": {"tag": "x", "seen": True},
+        "c": {"version": 2},
+        "d": {"n": 2},
+    }
+
+
 def test_ferretdb_update_many_writes_every_match_across_its_write_batches(
     ferret: FerretServer,
 ) -> None:
