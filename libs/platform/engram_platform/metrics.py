@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from opentelemetry import metrics
@@ -92,11 +93,21 @@ class ConsumerMetrics:
 
     def outcome(self, event_type: str, outcome: str, seconds: float) -> None:
         """One message finished with this outcome."""
-        attrs = {"service": self.service, "event_type": event_type, "outcome": outcome}
-        self.processed.add(1, attrs)
-        self.duration.record(seconds, attrs)
-        if outcome == "dead_lettered":
-            self.dead_lettered.add(1, {"service": self.service, "event_type": event_type})
+        self.outcomes([(event_type, outcome, seconds)])
+
+    def outcomes(self, finished: Sequence[tuple[str, str, float]]) -> None:
+        """A batch's messages: one count per event type and outcome, one duration each."""
+        attrs: dict[tuple[str, str], dict[str, str]] = {}
+        for event_type, outcome, seconds in finished:
+            key = (event_type, outcome)
+            if key not in attrs:
+                attrs[key] = {"service": self.service, "event_type": event_type, "outcome": outcome}
+            self.duration.record(seconds, attrs[key])
+        tally = Counter((event_type, outcome) for event_type, outcome, _ in finished)
+        for (event_type, outcome), count in tally.items():
+            self.processed.add(count, attrs[(event_type, outcome)])
+            if outcome == "dead_lettered":
+                self.dead_lettered.add(count, {"service": self.service, "event_type": event_type})
 
     def failure(self, event_type: str, error_type: str) -> None:
         """One handler attempt raised a retryable error."""

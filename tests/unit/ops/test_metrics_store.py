@@ -57,6 +57,36 @@ def test_consumer_outcomes_become_flat_points_without_dotted_keys() -> None:
     assert figures.mean_ms == pytest.approx(70 / 3, rel=0.01)
 
 
+def test_a_batch_of_outcomes_counts_each_message_once() -> None:
+    provider, reader = _provider()
+    meters = ConsumerMetrics("memory", provider)
+    meters.outcomes(
+        [
+            ("record.tombstoned", "applied", 0.01),
+            ("record.tombstoned", "applied", 0.03),
+            ("record.tombstoned", "dead_lettered", 0.02),
+            ("memory.write_requested", "applied", 0.04),
+            ("record.tombstoned", "applied", 0.05),
+        ]
+    )
+    docs = list(metric_documents(reader.get_metrics_data()))
+    processed = {
+        (d["labels"]["event_type"], d["labels"]["outcome"]): d["value"]
+        for d in docs
+        if d["name"] == "engram.consumer.processed"
+    }
+    assert processed == {
+        ("record.tombstoned", "applied"): 3,
+        ("record.tombstoned", "dead_lettered"): 1,
+        ("memory.write_requested", "applied"): 1,
+    }
+    histogram = [d for d in docs if d["name"] == "engram.consumer.handler.duration"]
+    assert sum(d["count"] for d in histogram) == 5
+    figures = summarize(docs)["memory"]
+    assert (figures.processed, figures.dead_lettered) == (5, 1)
+    assert figures.mean_ms == pytest.approx(30, rel=0.01)
+
+
 def test_deltas_sum_across_exports_and_lag_keeps_the_latest_reading() -> None:
     provider, reader = _provider()
     meters = ConsumerMetrics("extraction", provider)

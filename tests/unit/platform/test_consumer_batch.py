@@ -267,4 +267,11 @@ async def test_each_batched_input_has_its_own_span_under_its_message_trace() -> 
     assert {format(s.context.trace_id, "032x") for s in inputs} == {TRACE_ID}
     assert all(s.links[0].context.span_id == batch.context.span_id for s in inputs)
     assert [s.attributes["engram.outcome"] for s in inputs] == ["applied", "applied"]
+    assert [
+        {k: v for k, v in s.attributes.items() if k in {"engram.memory_id", "engram.agent_id"}}
+        for s in inputs
+    ] == [{"engram.memory_id": f"mem_{n}", "engram.agent_id": "agt_1"} for n in range(2)]
+    assert not any(
+        "engram.record_id" in s.attributes or "hi" in s.attributes.values() for s in inputs
+    )
     assert len(batch.links) == 2
