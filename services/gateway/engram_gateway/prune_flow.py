@@ -164,7 +164,7 @@ class PruneFlow:
             raise Problem(404, detail="no such prune job")
         progress = await self.jobs.progress(tenant_id, job)
         waiting = progress.pending(job["kind"], _document_of(job))
-        need = progress.expected(job["kind"], _document_of(job))
+        need = progress.expected_counts(job["kind"], _document_of(job))
         return {
             "prune_job_id": job_id,
             "kind": job["kind"],
@@ -172,8 +172,7 @@ class PruneFlow:
             "selector": selector_of(job),
             "counts": dict(progress.counts),
             "acknowledgements": {
-                svc: {"expected": len(need[svc]), "pending": len(waiting[svc])}
-                for svc in sorted(need)
+                svc: {"expected": need[svc], "pending": len(waiting[svc])} for svc in sorted(need)
             },
             "verified_empty": job.get("verified_empty"),
             "verification": job.get("verification"),

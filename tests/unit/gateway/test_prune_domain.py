@@ -1,5 +1,7 @@
 """A prune job waits for every stage of the cascade: records → facts → memories."""
 
+import random
+
 import pytest
 
 from engram_gateway.domain.prune import SELECTION, Ack, JobKind, Progress
@@ -72,3 +74,44 @@ def test_a_document_job_also_waits_for_ingest_and_the_document_in_memory() -> No
 
 def test_an_empty_selection_is_done_once_acknowledged() -> None:
     assert not any(pending("records", [ack("extraction", records=0)]).values())
+
+
+def needed(progress: Progress, kind: JobKind, document_id: str | None) -> dict[str, set[str]]:
+    """What each stage must cover by definition: the cascade records -> facts -> memories."""
+    records, facts = progress.tombstoned["extraction"], progress.tombstoned["enrichment"]
+    need = {"extraction": {SELECTION}, "enrichment": set(records), "memory": records | facts}
+    if kind == "document" and document_id:
+        need["ingest"] = {document_id}
+        need["memory"].add(document_id)
+    return need
+
+
+CASES: list[tuple[JobKind, str | None]] = [("records", None), ("document", "doc_1")]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_what_is_owed_is_kept_as_acknowledgements_arrive_in_any_order(seed: int) -> None:
+    rng = random.Random(seed)
+    records = [f"r{n}" for n in range(12)]
+    facts = [f"f{n}" for n in range(8)]
+    acks = [
+        ack("extraction", tombstoned=set(records[:6])),
+        ack("extraction", tombstoned=set(records[6:])),
+    ]
+    acks += [
+        ack("enrichment", set(rng.sample(records, 4)), set(rng.sample(facts, 3))) for _ in range(5)
+    ]
+    acks += [ack("memory", set(rng.sample(records + facts + ["doc_1"], 6))) for _ in range(5)]
+    acks += [ack("ingest", {"doc_1"})]
+    rng.shuffle(acks)
+    progress = Progress()
+    for n, one in enumerate(acks + acks[:3]):
+        progress.add(f"e{n % len(acks)}", one)
+        for kind, document_id in CASES:
+            need = needed(progress, kind, document_id)
+            assert progress.pending(kind, document_id) == {
+                svc: ids - progress.covered[svc] for svc, ids in need.items()
+            }
+            assert progress.expected_counts(kind, document_id) == {
+                svc: len(ids) for svc, ids in need.items()
+            }
