@@ -418,9 +418,9 @@ class AsyncEngramClient:
             calls.start_prune(older_than_days=older_than_days, record_ids=record_ids, filter=filter)
         )
 
-    async def get_prune_job(self, job_id: str) -> models.PruneJob:
-        """A prune job's progress."""
-        return await self.run(calls.get_prune_job(job_id))
+    async def get_prune_job(self, job_id: str, *, full_selector: bool = False) -> models.PruneJob:
+        """A prune job's progress (`full_selector`: every selected id, not a preview)."""
+        return await self.run(calls.get_prune_job(job_id, full_selector=full_selector))
 
     async def wait_for_prune_job(
         self,

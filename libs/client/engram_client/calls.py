@@ -415,10 +415,15 @@ def start_prune(
     return Call("POST", "/v1/prune", models.PruneJobAccepted.model_validate, json=body)
 
 
-def get_prune_job(job_id: str) -> Call[models.PruneJob]:
-    """Counts, acknowledgements and `verified_empty`."""
+def get_prune_job(job_id: str, *, full_selector: bool = False) -> Call[models.PruneJob]:
+    """Counts, acknowledgements and `verified_empty`; the selector's id lists in full only when
+    asked (by default the first 20 of each, with `selector_sizes`)."""
     return Call(
-        "GET", f"/v1/prune-jobs/{segment(job_id)}", models.PruneJob.model_validate, retry_safe=True
+        "GET",
+        f"/v1/prune-jobs/{segment(job_id)}",
+        models.PruneJob.model_validate,
+        params={"selector": "full"} if full_selector else None,
+        retry_safe=True,
     )
 
 

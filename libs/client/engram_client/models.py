@@ -138,6 +138,8 @@ class PruneJob(ApiModel):
     status: str
     kind: str | None = None
     selector: dict[str, Any] = Field(default_factory=dict)
+    selector_sizes: dict[str, int] = Field(default_factory=dict)
+    selector_truncated: bool = False
     counts: dict[str, int] = Field(default_factory=dict)
     acknowledgements: dict[str, Acknowledgement] = Field(default_factory=dict)
     verified_empty: bool | None = None

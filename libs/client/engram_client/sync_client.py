@@ -415,9 +415,9 @@ class EngramClient:
             calls.start_prune(older_than_days=older_than_days, record_ids=record_ids, filter=filter)
         )
 
-    def get_prune_job(self, job_id: str) -> models.PruneJob:
-        """A prune job's progress."""
-        return self.run(calls.get_prune_job(job_id))
+    def get_prune_job(self, job_id: str, *, full_selector: bool = False) -> models.PruneJob:
+        """A prune job's progress (`full_selector`: every selected id, not a preview)."""
+        return self.run(calls.get_prune_job(job_id, full_selector=full_selector))
 
     def wait_for_prune_job(
         self,

@@ -14,7 +14,7 @@ from engram_events.payloads.documents import DocumentDeleted
 from engram_events.payloads.prune import PruneRequested, PruneSelector
 from engram_events.payloads.tombstones import TombstoneApplied
 from engram_gateway.adapters.internal import InternalServices
-from engram_gateway.adapters.prune_jobs import JOBS, PruneJobs, pack_selector, selector_of
+from engram_gateway.adapters.prune_jobs import JOBS, PruneJobs, preview, selector_of
 from engram_gateway.domain.prune import Ack, JobKind, Progress
 from engram_platform.app import until_done
 from engram_platform.consumer import BatchResult
@@ -47,7 +47,8 @@ def _ack(applied: TombstoneApplied) -> Ack:
 
 
 def _document_of(job: dict[str, Any]) -> str | None:
-    """The deleted document a document job waits on (stored beside the packed selector)."""
+    """The deleted document a document job waits on (on the job; older jobs kept it in their
+    selector)."""
     if "document_id" in job:
         return job["document_id"]
     return selector_of(job).get("document_id")
@@ -108,7 +109,10 @@ class PruneFlow:
                 tenant_id=tenant_id,
             )
         now = datetime.now(UTC)
+        given = selector.model_dump(exclude_none=True)
+        shown, sizes = preview(given)
         await self.jobs.mark_running(tenant_id, job_id)
+        await self.jobs.store_selector(tenant_id, job_id, given)
         await self.outbox.write_with_events(
             self.jobs.db[JOBS],
             self.jobs.job_key(tenant_id, job_id),
@@ -117,7 +121,8 @@ class PruneFlow:
                     "tenant_id": tenant_id,
                     "job_id": job_id,
                     "kind": kind,
-                    "selector_packed": pack_selector(selector.model_dump(exclude_none=True)),
+                    "selector_preview": shown,
+                    "selector_sizes": sizes,
                     "document_id": selector.document_id,
                     "status": "running",
                     "verified_empty": None,
@@ -157,11 +162,21 @@ class PruneFlow:
                     results[i] = exc
         return results
 
-    async def describe(self, tenant_id: str, job_id: str) -> dict[str, Any]:
-        """What `GET /v1/prune-jobs/{id}` shows: counts per stage, acknowledgements, verification."""
+    async def describe(
+        self, tenant_id: str, job_id: str, *, full_selector: bool = False
+    ) -> dict[str, Any]:
+        """What `GET /v1/prune-jobs/{id}` shows: counts per stage, acknowledgements, verification,
+        and the selector (long id lists cut to a preview unless the full one is asked for)."""
         job = await self.jobs.get(tenant_id, job_id)
         if job is None:
             raise Problem(404, detail="no such prune job")
+        if full_selector or "selector_preview" not in job:
+            given = await self.jobs.selector(job)
+            shown, sizes = preview(given)
+            if full_selector:
+                shown = given
+        else:
+            shown, sizes = job["selector_preview"], job.get("selector_sizes", {})
         progress = await self.jobs.progress(tenant_id, job)
         waiting = progress.pending(job["kind"], _document_of(job))
         need = progress.expected_counts(job["kind"], _document_of(job))
@@ -169,7 +184,9 @@ class PruneFlow:
             "prune_job_id": job_id,
             "kind": job["kind"],
             "status": job["status"],
-            "selector": selector_of(job),
+            "selector": shown,
+            "selector_sizes": sizes,
+            "selector_truncated": any(len(v) < sizes[k] for k, v in shown.items() if k in sizes),
             "counts": dict(progress.counts),
             "acknowledgements": {
                 svc: {"expected": need[svc], "pending": len(waiting[svc])} for svc in sorted(need)

@@ -45,6 +45,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     job.add_argument("job_id", metavar="JOB_ID")
     job.add_argument("--follow", action="store_true", help="follow the job to the end")
+    job.add_argument(
+        "--full-selector",
+        action="store_true",
+        help="list every selected record id (by default the first 20 of each list and the sizes)",
+    )
     add_wait_timeout(job, 300)
     job.set_defaults(handler=prune_job)
 
@@ -71,7 +76,7 @@ def prune_job(args: argparse.Namespace) -> int:
         if args.follow:
             job = follow_job(client, args.job_id, args.timeout)
         else:
-            job = client.get_prune_job(args.job_id)
+            job = client.get_prune_job(args.job_id, full_selector=args.full_selector)
     emit(job, args.json, show_job)
     return job_exit_code(job) if job.status != "running" else exit_codes.OK
 

@@ -17,6 +17,11 @@ from pymongo.errors import DuplicateKeyError
 from engram_gateway.domain.prune import Ack, Progress
 
 JOBS = "prune_jobs"
+SELECTORS = "prune_selectors"
+"""A job's full selector, apart: the job row is read and rewritten on every acknowledgement
+batch and status read, and 10k record ids made it a 300 KB document each time."""
+SELECTOR_PREVIEW = 20
+"""How many ids of a list a job's status shows unless the full selector is asked for."""
 ACKS = "prune_acks"
 RUNNING = "prune_running"
 """One small row per unfinished job: the finalizer reads these, never the jobs collection."""
@@ -54,6 +59,21 @@ class PruneJobs:
             {"_id": self.job_key(tenant_id, job_id), "tenant_id": tenant_id}
         )
         return doc
+
+    async def store_selector(self, tenant_id: str, job_id: str, selector: dict[str, Any]) -> None:
+        """Keep the full selector before the job row exists, so a job never lacks it."""
+        await self.db[SELECTORS].replace_one(
+            {"_id": self.job_key(tenant_id, job_id)},
+            {"tenant_id": tenant_id, "packed": pack_selector(selector)},
+            upsert=True,
+        )
+
+    async def selector(self, job: dict[str, Any]) -> dict[str, Any]:
+        """A job's full selector: kept apart, or inside the job row for jobs from before."""
+        if "selector_packed" in job or "selector" in job:
+            return selector_of(job)
+        doc = await self.db[SELECTORS].find_one({"_id": job["_id"], "tenant_id": job["tenant_id"]})
+        return selector_of({"selector_packed": doc["packed"]}) if doc else {}
 
     async def add_acks(self, tenant_id: str, job_id: str, acks: Sequence[tuple[str, Ack]]) -> None:
         """Store a batch of one job's acknowledgements (event id, ack) as one compressed row and
@@ -170,6 +190,13 @@ class PruneJobs:
 def pack_selector(selector: dict[str, Any]) -> bytes:
     """A selector as one compressed value: 100,000 record ids read as one field, not a list."""
     return zlib.compress(bson.encode(selector))
+
+
+def preview(selector: dict[str, Any]) -> tuple[dict[str, Any], dict[str, int]]:
+    """The selector with each list cut to SELECTOR_PREVIEW items, and every list's length."""
+    sizes = {k: len(v) for k, v in selector.items() if isinstance(v, list)}
+    shown = {k: v[:SELECTOR_PREVIEW] if isinstance(v, list) else v for k, v in selector.items()}
+    return shown, sizes
 
 
 def selector_of(job: dict[str, Any]) -> dict[str, Any]:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -71,7 +71,19 @@ async def start_prune(body: PruneRequest, request: Request, caller: CallerDep) -
 
 
 @router.get("/v1/prune-jobs/{job_id}")
-async def get_prune_job(job_id: JobId, request: Request, caller: CallerDep) -> dict[str, Any]:
-    """Counts per stage, acknowledgements per service, and `verified_empty` once complete."""
-    result: dict[str, Any] = await request.app.state.prune.describe(caller.tenant_id, job_id)
+async def get_prune_job(
+    job_id: JobId,
+    request: Request,
+    caller: CallerDep,
+    selector: Annotated[
+        Literal["preview", "full"],
+        Query(description="`full` lists every selected id; `preview` (default) the first 20"),
+    ] = "preview",
+) -> dict[str, Any]:
+    """Counts per stage, acknowledgements per service, and `verified_empty` once complete.
+
+    A status poll of a 100k-record prune would otherwise carry its 100k ids every time."""
+    result: dict[str, Any] = await request.app.state.prune.describe(
+        caller.tenant_id, job_id, full_selector=selector == "full"
+    )
     return result
