@@ -25,6 +25,7 @@ from faststream import AckPolicy
 from faststream.kafka import KafkaBroker
 from faststream.kafka.annotations import KafkaMessage
 from opentelemetry import propagate, trace
+from opentelemetry.context import Context
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 from pydantic import BaseModel
@@ -277,7 +278,8 @@ class Consumer:
         """One batch call for the run; each input keeps its own span, outcome and retries."""
         event_type = run[0][2].event_type
         batch_handler = self.batch_routes[event_type]
-        parents = [trace.get_current_span(propagate.extract(_headers(r))) for _, r, _ in run]
+        contexts = [propagate.extract(_headers(r)) for _, r, _ in run]
+        parents = [trace.get_current_span(c) for c in contexts]
         with self.tracer.start_as_current_span(
             f"{run[0][1].topic} process {event_type} batch",
             kind=SpanKind.CONSUMER,
@@ -291,7 +293,10 @@ class Consumer:
                     "engram.consumer": self.service,
                 }
             )
-            spans = [self._start_span(envelope, record) for _, record, envelope in run]
+            spans = [
+                self._start_span(envelope, record, parent)
+                for (_, record, envelope), parent in zip(run, contexts, strict=True)
+            ]
             started = time.perf_counter()
             try:
                 results: Sequence[BatchResult] = await batch_handler([e for _, _, e in run])
@@ -339,9 +344,13 @@ class Consumer:
             self._finish_span(span, outcome)
             return outcome
 
-    def _start_span(self, envelope: Envelope[Any], record: Any) -> Any:
-        """A consumer span under the message's trace context, linked to the batch's span."""
-        parent = propagate.extract(_headers(record))
+    def _start_span(
+        self, envelope: Envelope[Any], record: Any, parent: Context | None = None
+    ) -> Any:
+        """A consumer span under the message's trace context (extracted here unless the batch
+        already did), linked to the batch's span."""
+        if parent is None:
+            parent = propagate.extract(_headers(record))
         batch_span = trace.get_current_span().get_span_context()
         links = [Link(batch_span)] if batch_span.is_valid else []
         span = self.tracer.start_span(
