@@ -43,18 +43,23 @@ def _running_markers(gateway: ServiceProcess) -> list[str]:
     return [str(doc["_id"]) for doc in db.prune_running.find({})]
 
 
-async def test_a_prune_job_completes_when_every_stage_acknowledges(
-    service: Callable[..., ServiceProcess], infra: Infra, names: dict[str, str]
-) -> None:
+def _gateway_alone(service: Callable[..., ServiceProcess], **env: str) -> ServiceProcess:
+    """A gateway whose owning services never answer: the test plays their acknowledgements."""
     dead = f"http://127.0.0.1:{free_port()}"
-    gateway = service(
+    return service(
         "gateway",
         ENGRAM_GATEWAY_EXTRACTION_URL=dead,
         ENGRAM_GATEWAY_ENRICHMENT_URL=dead,
         ENGRAM_GATEWAY_MEMORY_URL=dead,
         ENGRAM_GATEWAY_INGEST_URL=dead,
-        ENGRAM_GATEWAY_PRUNE_VERIFY_GRACE_SECONDS="1",
+        **env,
     )
+
+
+async def test_a_prune_job_completes_when_every_stage_acknowledges(
+    service: Callable[..., ServiceProcess], infra: Infra, names: dict[str, str]
+) -> None:
+    gateway = _gateway_alone(service, ENGRAM_GATEWAY_PRUNE_VERIFY_GRACE_SECONDS="1")
     key = create_tenant(gateway.env)
     tenant = _tenant_of(gateway, key)
     prefix = names["ENGRAM_TOPIC_PREFIX"]
@@ -125,14 +130,7 @@ def test_a_job_status_previews_a_long_selection_and_lists_it_in_full_on_request(
     import bson
     from pymongo import MongoClient
 
-    dead = f"http://127.0.0.1:{free_port()}"
-    gateway = service(
-        "gateway",
-        ENGRAM_GATEWAY_EXTRACTION_URL=dead,
-        ENGRAM_GATEWAY_ENRICHMENT_URL=dead,
-        ENGRAM_GATEWAY_MEMORY_URL=dead,
-        ENGRAM_GATEWAY_INGEST_URL=dead,
-    )
+    gateway = _gateway_alone(service)
     key = create_tenant(gateway.env)
     tenant = _tenant_of(gateway, key)
     db = MongoClient(gateway.env["MONGODB_URI"])[f"{gateway.env['ENGRAM_DATABASE_PREFIX']}gateway"]

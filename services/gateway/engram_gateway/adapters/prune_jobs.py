@@ -73,7 +73,7 @@ class PruneJobs:
         if "selector_packed" in job or "selector" in job:
             return selector_of(job)
         doc = await self.db[SELECTORS].find_one({"_id": job["_id"], "tenant_id": job["tenant_id"]})
-        return selector_of({"selector_packed": doc["packed"]}) if doc else {}
+        return unpack_selector(doc["packed"]) if doc else {}
 
     async def add_acks(self, tenant_id: str, job_id: str, acks: Sequence[tuple[str, Ack]]) -> None:
         """Store a batch of one job's acknowledgements (event id, ack) as one compressed row and
@@ -192,6 +192,11 @@ def pack_selector(selector: dict[str, Any]) -> bytes:
     return zlib.compress(bson.encode(selector))
 
 
+def unpack_selector(packed: bytes) -> dict[str, Any]:
+    """What `pack_selector` stored."""
+    return dict(bson.decode(zlib.decompress(bytes(packed))))
+
+
 def preview(selector: dict[str, Any]) -> tuple[dict[str, Any], dict[str, int]]:
     """The selector with each list cut to SELECTOR_PREVIEW items, and every list's length."""
     sizes = {k: len(v) for k, v in selector.items() if isinstance(v, list)}
@@ -202,7 +207,7 @@ def preview(selector: dict[str, Any]) -> tuple[dict[str, Any], dict[str, int]]:
 def selector_of(job: dict[str, Any]) -> dict[str, Any]:
     """The selector a job was started with (older jobs kept it as a plain document)."""
     if "selector_packed" in job:
-        return dict(bson.decode(zlib.decompress(bytes(job["selector_packed"]))))
+        return unpack_selector(job["selector_packed"])
     return dict(job.get("selector") or {})
 
 

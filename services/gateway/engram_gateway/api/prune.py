@@ -9,6 +9,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from engram_events.payloads.prune import PruneSelector
+from engram_gateway.adapters.prune_jobs import SELECTOR_PREVIEW
 from engram_gateway.api.auth import CallerDep
 from engram_platform.problems import Problem
 
@@ -77,7 +78,10 @@ async def get_prune_job(
     caller: CallerDep,
     selector: Annotated[
         Literal["preview", "full"],
-        Query(description="`full` lists every selected id; `preview` (default) the first 20"),
+        Query(
+            description=f"`full` lists every selected id; `preview` (default) the first "
+            f"{SELECTOR_PREVIEW} of each list"
+        ),
     ] = "preview",
 ) -> dict[str, Any]:
     """Counts per stage, acknowledgements per service, and `verified_empty` once complete.
