@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
 import pytest
 from aiokafka import AIOKafkaConsumer
+from aiokafka.partitioner import DefaultPartitioner
 from motor.motor_asyncio import AsyncIOMotorClient
 
 from engram_events import Topics, new_event
@@ -19,21 +21,25 @@ from engram_platform.topics import ensure_topics
 from tests.conftest import Infra
 
 
-async def _records(
-    bootstrap: str, topic: str, expected: int
-) -> list[tuple[bytes | None, bytes | None]]:
+async def _consumed(bootstrap: str, topic: str, expected: int) -> list[Any]:
     consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest")
     await consumer.start()
-    seen: list[tuple[bytes | None, bytes | None]] = []
+    seen: list[Any] = []
     try:
         for _ in range(50):
             for batch in (await consumer.getmany(timeout_ms=200)).values():
-                seen.extend((r.key, r.value) for r in batch)
+                seen.extend(batch)
             if len(seen) >= expected:
                 break
     finally:
         await consumer.stop()
     return seen
+
+
+async def _records(
+    bootstrap: str, topic: str, expected: int
+) -> list[tuple[bytes | None, bytes | None]]:
+    return [(r.key, r.value) for r in await _consumed(bootstrap, topic, expected)]
 
 
 async def test_relay_publishes_in_order_and_sends_null_tombstones(
@@ -74,6 +80,50 @@ async def test_relay_publishes_in_order_and_sends_null_tombstones(
     services = [value.split(b'"service":"')[1].split(b'"')[0] for _, value in published if value]
     assert services == [f"s{i}".encode() for i in range(20)], "one key, so one partition, in order"
     assert await _records(infra.bootstrap, f"{prefix}{Topics.RECORDS}", 1) == [(b"rec_1", None)]
+
+
+async def test_relay_puts_each_key_on_the_partition_send_would_choose_in_order(
+    infra: Infra, names: dict[str, str]
+) -> None:
+    settings = ServiceSettings(
+        kafka_bootstrap_servers=infra.bootstrap,
+        mongodb_uri=infra.mongodb_uri,
+        topic_prefix=names["ENGRAM_TOPIC_PREFIX"],
+        database_prefix=names["ENGRAM_DATABASE_PREFIX"],
+    )
+    await ensure_topics(infra.bootstrap, prefix=settings.topic_prefix, partitions=3)
+    jobs = [f"job{k}" for k in range(12)]
+    acks = [
+        new_event(
+            TOMBSTONE_APPLIED,
+            TombstoneApplied(prune_job_id=jobs[i % 12], service=f"s{i}", counts={"records": i}),
+            tenant_id="tnt_1",
+        )
+        for i in range(600)
+    ]
+    runtime = Runtime.build("outboxtest", settings, install_global=False)
+    async with runtime.connected():
+        assert runtime.outbox is not None and runtime.relay is not None
+        await runtime.broker.start()
+        try:
+            await runtime.outbox.stage(acks)
+            assert await runtime.relay.publish_pending() == 600
+        finally:
+            await runtime.broker.stop()
+    published = await _consumed(infra.bootstrap, f"{settings.topic_prefix}{Topics.TOMBSTONES}", 600)
+    assert len(published) == 600
+    keys = {TOMBSTONE_APPLIED.key(a.payload).encode() for a in acks}
+    where = {key: DefaultPartitioner()(key, [0, 1, 2], [0, 1, 2]) for key in keys}
+    assert len(set(where.values())) > 1, "the keys spread over partitions"
+    for record in published:
+        assert record.partition == where[record.key]
+        assert dict(record.headers)["event_type"] == b"tombstone.applied"
+    for key in keys:
+        services = [json.loads(r.value)["payload"]["service"] for r in published if r.key == key]
+        expected = [
+            a.payload.service for a in acks if TOMBSTONE_APPLIED.key(a.payload).encode() == key
+        ]
+        assert services == expected, "a key's events arrive in staging order"
 
 
 class _CrashBeforeStaging(Outbox):
