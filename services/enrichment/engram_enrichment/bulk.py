@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from engram_enrichment.documents import from_document, to_document, unconfirmed
+from engram_enrichment.documents import from_document, to_document
 from engram_enrichment.domain.article import render
 from engram_enrichment.domain.changes import snapshot, stamp
 from engram_enrichment.domain.model import Entity
@@ -153,28 +153,27 @@ async def _write(
             conflicts = await knowledge.store.save_many(tenant, batch)
             for entity_id in conflicts:
                 failed[(tenant, entity_id)] = ConcurrentUpdate(f"{tenant}:{entity_id}")
-            written = [e for e in entity_ids if e not in conflicts]
-            stored = await knowledge.store.load_many(tenant, written)
+            written = {
+                e: writes[(tenant, e)].intended or {} for e in entity_ids if e not in conflicts
+            }
+            missing = await knowledge.store.unconfirmed_many(tenant, written)
         except Exception as exc:
             for entity_id in entity_ids:
                 failed.setdefault((tenant, entity_id), exc)
             continue
         for entity_id in written:
-            intended = writes[(tenant, entity_id)].intended or {}
-            missing = unconfirmed(intended, stored.get(entity_id))
-            if missing or entity_id not in stored:
+            lost = missing.get(entity_id, ["entity"])
+            if lost:
                 log.warning(
                     "entity write not confirmed",
                     extra={
                         "tenant_id": tenant,
                         "entity_id": entity_id,
-                        "failed_count": len(missing),
+                        "failed_count": len(lost),
                     },
                 )
                 total = len(writes[(tenant, entity_id)].entity.facts)
-                failed[(tenant, entity_id)] = NotApplied(
-                    f"{tenant}:{entity_id}", missing or ["entity"], total
-                )
+                failed[(tenant, entity_id)] = NotApplied(f"{tenant}:{entity_id}", lost, total)
 
 
 async def _index(

@@ -34,6 +34,13 @@ class EntityStore(Protocol):
         """`save` for many entities at once; returns the ids that hit a concurrent update."""
         ...
 
+    async def unconfirmed_many(
+        self, tenant_id: str, intended: dict[str, dict[str, Any]]
+    ) -> dict[str, list[str]]:
+        """Read back entities just saved: per entity id, the parts (ids or field names) that the
+        database does not hold as intended (`["entity"]` when it holds nothing); [] if all did."""
+        ...
+
     async def index_contradictions(self, tenant_id: str, docs: list[dict[str, Any]]) -> None:
         """Upsert the listing copies of contradictions (the entity document stays the truth)."""
         ...

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from engram_enrichment.adapters.store import MongoEntityStore
+from engram_enrichment.adapters.store import MongoEntityStore, entity_collection
+from engram_enrichment.documents import to_document
+from engram_enrichment.domain.model import Entity
 
 
 def _entity(entity_id: str, version: int, name: str) -> dict[str, Any]:
@@ -41,3 +43,33 @@ async def test_contradiction_listings_are_upserted_in_one_write(mongo_db: Any) -
     opened = await store.list_contradictions("tnt_a", status="open", limit=500)
     resolved = await store.list_contradictions("tnt_a", status="resolved", limit=500)
     assert len(opened) == 119 and [c["contradiction_id"] for c in resolved] == ["ctr_0"]
+
+
+def _document(entity_id: str, article: str) -> dict[str, Any]:
+    entity = Entity(tenant_id="tnt_a", entity_id=entity_id, entity_type="carrier", version=1)
+    entity.article = article
+    return to_document(entity)
+
+
+async def test_a_read_back_names_what_the_database_does_not_hold_as_sent(mongo_db: Any) -> None:
+    store = MongoEntityStore(mongo_db, shards=4)
+    intended = {
+        e: _document(e, f"# {e}") for e in ("carrier:kept", "carrier:moved", "carrier:gone")
+    }
+    assert await store.save_many("tnt_a", [(doc, 0) for doc in intended.values()]) == set()
+    other = MongoEntityStore(mongo_db, shards=4)
+    other_doc = _document("carrier:moved", "# someone else")
+    assert await other.save_many("tnt_a", [(other_doc, 1)]) == set()
+    await mongo_db[entity_collection("tnt_a:carrier:gone", 4)].delete_one(
+        {"_id": "tnt_a:carrier:gone"}
+    )
+
+    missing = await store.unconfirmed_many("tnt_a", intended)
+
+    assert missing["carrier:kept"] == []
+    assert missing["carrier:gone"] == ["entity"]
+    assert missing["carrier:moved"] == ["article"]
+    restarted = MongoEntityStore(mongo_db, shards=4)
+    kept = {"carrier:kept": intended["carrier:kept"]}
+    assert await restarted.unconfirmed_many("tnt_a", kept) == {"carrier:kept": []}
+    assert await restarted.unconfirmed_many("tnt_b", kept) == {"carrier:kept": ["entity"]}

@@ -6,6 +6,7 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
+from engram_enrichment.documents import unconfirmed
 from engram_enrichment.ports import ConcurrentUpdate
 
 
@@ -48,6 +49,15 @@ class MemoryStore:
             except ConcurrentUpdate:
                 conflicts.add(doc["entity_id"])
         return conflicts
+
+    async def unconfirmed_many(
+        self, tenant_id: str, intended: dict[str, dict[str, Any]]
+    ) -> dict[str, list[str]]:
+        stored = await self.load_many(tenant_id, list(intended))
+        return {
+            e: unconfirmed(doc, stored[e]) if e in stored else ["entity"]
+            for e, doc in intended.items()
+        }
 
     async def index_contradictions(self, tenant_id: str, docs: list[dict[str, Any]]) -> None:
         for doc in docs:
