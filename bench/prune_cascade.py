@@ -67,7 +67,11 @@ def record_ids(client: httpx.Client) -> list[str]:
 def run(
     client: httpx.Client, size: int, timeout: float, bootstrap: str, prefix: str
 ) -> dict[str, Any]:
-    """One measured prune of `size` records; returns the figures."""
+    """One measured prune of `size` records; returns the figures.
+
+    A service's acknowledgement time is the last time its pending count reached zero: memory's
+    grows again when enrichment's withdrawn facts reach it, so the first zero understated it.
+    """
     started = time.monotonic()
     rows = [{"id": f"s{i}", "lane": f"lane-{i % 17}", "weight": i % 1000} for i in range(size)]
     for first in range(0, size, 5000):
@@ -106,7 +110,9 @@ def run(
     while time.monotonic() < deadline:
         job = client.get(f"/v1/prune-jobs/{job_id}").json()
         for service, ack in job["acknowledgements"].items():
-            if ack["pending"] == 0 and ack["expected"] and service not in acknowledged:
+            if ack["pending"] or not ack["expected"]:
+                acknowledged.pop(service, None)
+            elif service not in acknowledged:
                 acknowledged[service] = round(time.monotonic() - prune_start, 2)
         if job["status"] == "completed":
             break
