@@ -54,18 +54,28 @@ async def facts_resting_on_records(kb: KnowledgeBase, tenant_id: str, record_ids
     return sum(facts_citing(e, wanted) for e in await kb.entities_of_records(tenant_id, record_ids))
 
 
-async def facts_still_standing(kb: KnowledgeBase, tenant_id: str, fact_ids: list[str]) -> int:
-    """Of the given facts, those not withdrawn."""
+def _facts_by_entity(fact_ids: list[str]) -> dict[str, set[str]]:
+    """Fact ids grouped by the entity their id names."""
     by_entity: dict[str, set[str]] = {}
     for fact_id in set(fact_ids):
         by_entity.setdefault(fact_id.rsplit(":", 2)[0], set()).add(fact_id)
-    count = 0
-    for entity in await kb.load_many(tenant_id, sorted(by_entity)):
-        wanted = by_entity[entity.entity_id]
-        count += sum(
-            1 for f in wanted if f in entity.facts and entity.facts[f].status != "withdrawn"
-        )
-    return count
+    return by_entity
+
+
+def standing(entities: list[Entity], fact_ids: list[str]) -> int:
+    """Of the given facts, those these entities still hold and have not withdrawn."""
+    by_entity = _facts_by_entity(fact_ids)
+    return sum(
+        1
+        for entity in entities
+        for f in by_entity.get(entity.entity_id, ())
+        if f in entity.facts and entity.facts[f].status != "withdrawn"
+    )
+
+
+async def facts_still_standing(kb: KnowledgeBase, tenant_id: str, fact_ids: list[str]) -> int:
+    """Of the given facts, those not withdrawn."""
+    return standing(await kb.load_many(tenant_id, sorted(_facts_by_entity(fact_ids))), fact_ids)
 
 
 @router.post("/verify")
@@ -75,13 +85,16 @@ async def verify_prune(body: VerifyBody, request: Request, tenant_id: TenantDep)
     sections: SectionVectors | None = getattr(request.app.state, "section_vectors", None)
     wanted = set(body.records)
     entities = await kb.entities_of_records(tenant_id, body.records)
+    loaded = {e.entity_id for e in entities}
+    others = sorted(set(_facts_by_entity(body.facts)) - loaded)
+    holding_facts = [*entities, *await kb.load_many(tenant_id, others)]
     section_vectors = 0
     if sections is not None:
         section_vectors = len(await sections.citing_many(tenant_id, entities, body.records))
     return {
         "references": {
             "records": sum(facts_citing(e, wanted) for e in entities),
-            "facts": await facts_still_standing(kb, tenant_id, body.facts),
+            "facts": standing(holding_facts, body.facts),
             "article_sections": sum(sections_citing(e, wanted) for e in entities),
             "section_vectors": section_vectors,
         }

@@ -13,6 +13,7 @@ import httpx
 from pymongo import MongoClient
 
 from engram_enrichment.adapters.store import entity_collection
+from engram_enrichment.domain.ids import fact_id
 from engram_events import decode
 from tests.conftest import Infra
 from tests.integration.enrichment.helpers import (
@@ -179,6 +180,14 @@ async def test_replays_change_nothing_and_tombstones_withdraw(
         assert verified.json() == {
             "references": {"records": 0, "facts": 0, "article_sections": 0, "section_vectors": 0}
         }
+        berlin = fact_id("carrier:c1", "hq", "Berlin")
+        for records in ([], ["rec_b"]):
+            live = await internal.post(
+                "/internal/v1/prune/verify",
+                headers={TENANT_HEADER: "tnt_a"},
+                json={"records": records, "facts": [berlin, "carrier:nobody:hq:0"]},
+            )
+            assert live.json()["references"]["facts"] == 1, "a live fact still stands"
         final = await entity(internal, "tnt_a", "carrier:c1")
         assert final is not None and "Munich" not in final["article"]
         (item,) = final["contradictions"]
