@@ -82,10 +82,11 @@ async def _plan(knowledge: KnowledgeBase, doc: dict[str, Any] | None, steps: lis
     await knowledge.summaries.refresh(current)
     current.article = render(current)
     plan = _Plan(entity=current, owed=owed, causes={s.cause for s in steps})
-    if original is None or original[1] != current.state():
+    state = current.state()
+    if original is None or original[1] != state:
         plan.expected_version = original[0] if original else 0
         current.version = plan.expected_version + 1
-        plan.intended = to_document(current)
+        plan.intended = to_document(current, {**state, "version": current.version})
     return plan
 
 

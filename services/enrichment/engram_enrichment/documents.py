@@ -14,9 +14,12 @@ _KEYED = {
 }
 
 
-def to_document(entity: Entity) -> dict[str, Any]:
-    """The stored form, with summary fields the listings read without loading facts."""
-    doc = entity.model_dump(mode="json")
+def to_document(entity: Entity, dumped: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The stored form, with summary fields the listings read without loading facts.
+
+    `dumped` is the entity's `model_dump(mode="json")` when the caller already has it.
+    """
+    doc = dict(dumped) if dumped is not None else entity.model_dump(mode="json")
     for name in _KEYED:
         doc[name] = [doc[name][key] for key in sorted(doc[name])]
     doc["fact_count"] = sum(1 for f in entity.facts.values() if f.status != "withdrawn")

@@ -41,6 +41,8 @@ class Summaries:
 
     async def refresh(self, entity: Entity) -> None:
         """Keep a summary of the same live facts; otherwise replace it or leave it out."""
+        if self.summariser is None and entity.summary is None:
+            return
         digest = facts_sha256(entity)
         if is_current(entity, digest):
             return
