@@ -26,7 +26,12 @@ def attribute_token(attribute: str) -> str:
 
 def fact_id(entity_id: str, attribute: str, value: Scalar) -> str:
     """`entity:attribute:value-hash`; hashed down when it would outgrow an id."""
-    candidate = f"{entity_id}:{attribute_token(attribute)}:{value_sha256(value)[:16]}"
+    return fact_id_of(entity_id, attribute, value_sha256(value))
+
+
+def fact_id_of(entity_id: str, attribute: str, digest: str) -> str:
+    """`fact_id` from the value's `value_sha256`, for callers that keep the hash too."""
+    candidate = f"{entity_id}:{attribute_token(attribute)}:{digest[:16]}"
     if len(candidate) <= MAX_ID:
         return candidate
     digest = hashlib.sha256(candidate.encode()).hexdigest()[:32]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from datetime import datetime
 
-from engram_enrichment.domain.ids import fact_id, value_sha256
+from engram_enrichment.domain.ids import fact_id_of, value_sha256
 from engram_enrichment.domain.model import Entity, Fact, RecordAssertion, RecordState, SupportRef
 from engram_enrichment.domain.schema import Schema
 from engram_events.ids import Scalar
@@ -41,7 +41,8 @@ def assert_record(entity: Entity, record: RecordAssertion, schema: Schema) -> No
         document_id=record.document_id,
         locator=record.locator,
     )
-    wanted = {fact_id(entity.entity_id, a, v): (a, v) for a, v in claims.items()}
+    digests = {a: value_sha256(v) for a, v in claims.items()}
+    wanted = {fact_id_of(entity.entity_id, a, digests[a]): (a, v) for a, v in claims.items()}
     _drop_support(entity, record.record_id)
     for fid, (attribute, value) in sorted(wanted.items()):
         fact = entity.facts.get(fid)
@@ -50,7 +51,7 @@ def assert_record(entity: Entity, record: RecordAssertion, schema: Schema) -> No
                 fact_id=fid,
                 attribute=attribute,
                 value=value,
-                value_sha256=value_sha256(value),
+                value_sha256=digests[attribute],
                 first_seen=record.observed_at,
                 last_seen=record.observed_at,
                 valid_from=record.observed_at,
