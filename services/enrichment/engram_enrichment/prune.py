@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Request
@@ -62,20 +63,19 @@ def _facts_by_entity(fact_ids: list[str]) -> dict[str, set[str]]:
     return by_entity
 
 
-def standing(entities: list[Entity], fact_ids: list[str]) -> int:
-    """Of the given facts, those these entities still hold and have not withdrawn."""
+async def facts_still_standing(
+    kb: KnowledgeBase, tenant_id: str, fact_ids: list[str], loaded: Sequence[Entity] = ()
+) -> int:
+    """Of the given facts, those not withdrawn; entities already `loaded` are not read again."""
     by_entity = _facts_by_entity(fact_ids)
+    known = {entity.entity_id for entity in loaded}
+    others = await kb.load_many(tenant_id, sorted(set(by_entity) - known))
     return sum(
         1
-        for entity in entities
+        for entity in [*loaded, *others]
         for f in by_entity.get(entity.entity_id, ())
         if f in entity.facts and entity.facts[f].status != "withdrawn"
     )
-
-
-async def facts_still_standing(kb: KnowledgeBase, tenant_id: str, fact_ids: list[str]) -> int:
-    """Of the given facts, those not withdrawn."""
-    return standing(await kb.load_many(tenant_id, sorted(_facts_by_entity(fact_ids))), fact_ids)
 
 
 @router.post("/verify")
@@ -85,16 +85,13 @@ async def verify_prune(body: VerifyBody, request: Request, tenant_id: TenantDep)
     sections: SectionVectors | None = getattr(request.app.state, "section_vectors", None)
     wanted = set(body.records)
     entities = await kb.entities_of_records(tenant_id, body.records)
-    loaded = {e.entity_id for e in entities}
-    others = sorted(set(_facts_by_entity(body.facts)) - loaded)
-    holding_facts = [*entities, *await kb.load_many(tenant_id, others)]
     section_vectors = 0
     if sections is not None:
         section_vectors = len(await sections.citing_many(tenant_id, entities, body.records))
     return {
         "references": {
             "records": sum(facts_citing(e, wanted) for e in entities),
-            "facts": standing(holding_facts, body.facts),
+            "facts": await facts_still_standing(kb, tenant_id, body.facts, loaded=entities),
             "article_sections": sum(sections_citing(e, wanted) for e in entities),
             "section_vectors": section_vectors,
         }

@@ -42,15 +42,19 @@ async def _records(
     return [(r.key, r.value) for r in await _consumed(bootstrap, topic, expected)]
 
 
-async def test_relay_publishes_in_order_and_sends_null_tombstones(
-    infra: Infra, names: dict[str, str]
-) -> None:
-    settings = ServiceSettings(
+def _settings(infra: Infra, names: dict[str, str]) -> ServiceSettings:
+    return ServiceSettings(
         kafka_bootstrap_servers=infra.bootstrap,
         mongodb_uri=infra.mongodb_uri,
         topic_prefix=names["ENGRAM_TOPIC_PREFIX"],
         database_prefix=names["ENGRAM_DATABASE_PREFIX"],
     )
+
+
+async def test_relay_publishes_in_order_and_sends_null_tombstones(
+    infra: Infra, names: dict[str, str]
+) -> None:
+    settings = _settings(infra, names)
     await ensure_topics(infra.bootstrap, prefix=settings.topic_prefix)
     runtime = Runtime.build("outboxtest", settings, install_global=False)
     async with runtime.connected():
@@ -85,12 +89,7 @@ async def test_relay_publishes_in_order_and_sends_null_tombstones(
 async def test_relay_puts_each_key_on_the_partition_send_would_choose_in_order(
     infra: Infra, names: dict[str, str]
 ) -> None:
-    settings = ServiceSettings(
-        kafka_bootstrap_servers=infra.bootstrap,
-        mongodb_uri=infra.mongodb_uri,
-        topic_prefix=names["ENGRAM_TOPIC_PREFIX"],
-        database_prefix=names["ENGRAM_DATABASE_PREFIX"],
-    )
+    settings = _settings(infra, names)
     await ensure_topics(infra.bootstrap, prefix=settings.topic_prefix, partitions=3)
     jobs = [f"job{k}" for k in range(12)]
     acks = [

@@ -124,18 +124,24 @@ class MongoEntityStore:
             keys[entity_collection(key, self.shards)].append(key)
         return keys
 
-    async def load_many(
-        self, tenant_id: str, entity_ids: Sequence[str]
-    ) -> dict[str, dict[str, Any]]:
-        """One `_id $in` per shard collection, all at once: a batch costs one round trip."""
+    async def _stored(self, tenant_id: str, entity_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The documents as stored (packed), by entity id: one `_id $in` per shard collection,
+        all at once, so a batch costs one round trip."""
 
         async def shard(name: str, keys: list[str]) -> list[dict[str, Any]]:
             cursor = self.db[name].find({"_id": {"$in": keys}, "tenant_id": tenant_id})
-            return [unpack_entity(doc) async for doc in cursor]
+            return [doc async for doc in cursor]
 
         groups = self._by_collection(tenant_id, entity_ids)
         pages = await asyncio.gather(*(shard(name, keys) for name, keys in groups.items()))
         return {str(doc["entity_id"]): doc for page in pages for doc in page}
+
+    async def load_many(
+        self, tenant_id: str, entity_ids: Sequence[str]
+    ) -> dict[str, dict[str, Any]]:
+        """The stored entities, unpacked."""
+        stored = await self._stored(tenant_id, entity_ids)
+        return {entity_id: unpack_entity(doc) for entity_id, doc in stored.items()}
 
     async def save_many(
         self, tenant_id: str, writes: Sequence[tuple[dict[str, Any], int]]
@@ -173,17 +179,10 @@ class MongoEntityStore:
     async def unconfirmed_many(
         self, tenant_id: str, intended: dict[str, dict[str, Any]]
     ) -> dict[str, list[str]]:
-        """One `_id $in` read per shard. A stored entity whose version, type and packed bytes
+        """One read per shard collection. A stored entity whose version, type and packed bytes
         are the very ones this process sent holds exactly the intended document, so it needs no
         unpacking (which was a tenth of a batch's CPU); any other is unpacked and compared."""
-
-        async def shard(name: str, keys: list[str]) -> list[dict[str, Any]]:
-            cursor = self.db[name].find({"_id": {"$in": keys}, "tenant_id": tenant_id})
-            return [doc async for doc in cursor]
-
-        groups = self._by_collection(tenant_id, list(intended))
-        pages = await asyncio.gather(*(shard(name, keys) for name, keys in groups.items()))
-        stored = {str(doc["entity_id"]): doc for page in pages for doc in page}
+        stored = await self._stored(tenant_id, list(intended))
         missing: dict[str, list[str]] = {}
         for entity_id, doc in intended.items():
             raw = stored.get(entity_id)
