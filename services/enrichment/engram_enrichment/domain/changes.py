@@ -9,22 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from operator import attrgetter
-from typing import Any, get_args, get_origin
+from typing import Any
 
 from engram_enrichment.domain.model import Change, Entity, Fact, HistoryEntry
-
-
-def _is_list(annotation: Any) -> bool:
-    """Whether a field is declared as a list (`list[...]`, optional or not)."""
-    return get_origin(annotation) is list or any(_is_list(a) for a in get_args(annotation))
-
 
 _COMPARED = tuple(name for name in Fact.model_fields if name != "history")
 _STATUS = _COMPARED.index("status")
 _SUPERSEDED_BY = _COMPARED.index("superseded_by")
-_LISTS = frozenset(
-    i for i, name in enumerate(_COMPARED) if _is_list(Fact.model_fields[name].annotation)
-)
 _COMPARED_VALUES = attrgetter(*_COMPARED)
 
 
@@ -38,8 +29,7 @@ class Snapshot:
 
 def _fields(fact: Fact) -> tuple[Any, ...]:
     """A fact's compared fields; lists are copied, since support is replaced, never edited."""
-    values = _COMPARED_VALUES(fact)
-    return tuple(tuple(v) if i in _LISTS else v for i, v in enumerate(values))
+    return tuple(tuple(v) if v.__class__ is list else v for v in _COMPARED_VALUES(fact))
 
 
 def snapshot(entity: Entity | None) -> Snapshot:
