@@ -21,7 +21,7 @@ from engram_events.payloads.documents import DocumentTombstoned
 from engram_events.payloads.prune import PruneRequested, PruneSelector
 from engram_events.payloads.records import RecordTombstoned
 from engram_extraction.adapters.store import TombstoneStore
-from engram_extraction.domain.selection import mongo_filter, selects
+from engram_extraction.domain.selection import mongo_filter, selection
 from engram_platform.outbox import Outbox
 
 log = logging.getLogger(__name__)
@@ -75,11 +75,8 @@ class TombstoneHandlers:
                     {"tenant_id": tenant_id, "prune_job_id": prune_job_id}
                 )
         unique = {head["_id"]: head for head in candidates}.values()
-        return [
-            head
-            for head in unique
-            if selects(head, tenant_id, selector, now) or _same_job(head, prune_job_id)
-        ]
+        selects = selection(tenant_id, selector, now)
+        return [head for head in unique if selects(head) or _same_job(head, prune_job_id)]
 
     async def _tombstone(
         self,

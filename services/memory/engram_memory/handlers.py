@@ -28,7 +28,7 @@ from engram_memory.adapters.vectors import MemoryVectors
 from engram_memory.domain.content import ContentLimits, content_problem, content_sha256
 from engram_memory.domain.sources import withdrawn_by
 from engram_memory.retention import Retention
-from engram_memory.withdrawal import LIVE_STATUSES, Withdrawals
+from engram_memory.withdrawal import LIVE_STATUSES, Withdrawal, Withdrawals
 from engram_vectors import FingerprintMismatch
 
 log = logging.getLogger(__name__)
@@ -346,7 +346,8 @@ class MemoryHandlers:
         )[0]
 
     async def _sources_gone(self, inputs: list[Gone]) -> list[list[Envelope[Any]]]:
-        """Each input's answer, as if handled one after another, with one lookup per tenant."""
+        """Each input's answer, as if handled one after another, with one lookup and one
+        withdrawal write per tenant."""
         results: list[list[Envelope[Any]]] = [[] for _ in inputs]
         for tenant in dict.fromkeys(g.event.tenant_id for g in inputs):
             mine = [i for i, g in enumerate(inputs) if g.event.tenant_id == tenant]
@@ -358,6 +359,7 @@ class MemoryHandlers:
                 gone = await self.rows.gone(tenant, named)
             await self.rows.mark_gone(tenant, sources)
             taken: set[str] = set()
+            owed: list[list[dict[str, Any]]] = []
             for i in mine:
                 gone.add(inputs[i].source_id)
                 counted = gone if self.require_all_sources else {inputs[i].source_id}
@@ -368,7 +370,22 @@ class MemoryHandlers:
                     and withdrawn_by(row.get("derived_from", []), counted, self.require_all_sources)
                 ]
                 taken.update(row["memory_id"] for row in targets)
-                results[i] = await self._withdraw_for(inputs[i], targets)
+                owed.append(targets)
+            withdrawn = await self.withdrawals.in_handler_many(
+                tenant,
+                [
+                    Withdrawal(
+                        targets,
+                        "source_tombstoned",
+                        inputs[i].event,
+                        because_of=inputs[i].source_id,
+                        prune_job_id=inputs[i].prune_job_id,
+                    )
+                    for i, targets in zip(mine, owed, strict=True)
+                ],
+            )
+            for i, targets, published in zip(mine, owed, withdrawn, strict=True):
+                results[i] = published + self._acknowledged(inputs[i], targets, len(published))
         log.info(
             "sources tombstoned",
             extra={
@@ -380,36 +397,24 @@ class MemoryHandlers:
         )
         return results
 
-    async def _withdraw_for(self, gone: Gone, targets: list[dict[str, Any]]) -> list[Envelope[Any]]:
-        """Withdraw what one source took with it; acknowledge its prune job when there is one."""
-        event, tenant = gone.event, gone.event.tenant_id
+    @staticmethod
+    def _acknowledged(
+        gone: Gone, targets: list[dict[str, Any]], withdrawn: int
+    ) -> list[Envelope[Any]]:
+        """The prune job's acknowledgement of one source gone, when it came from a job."""
+        if not gone.prune_job_id:
+            return []
         had_vectors = sum(1 for row in targets if row["status"] in ("active", "superseded"))
-        published = []
-        if targets:
-            published = await self.withdrawals.in_handler(
-                tenant,
-                targets,
-                "source_tombstoned",
-                event,
-                because_of=gone.source_id,
+        return [
+            tombstone_applied(
+                gone.event,
                 prune_job_id=gone.prune_job_id,
+                service=SERVICE,
+                counts={"memories": withdrawn, "vectors": had_vectors},
+                source_ids=[gone.source_id],
+                tombstoned_ids=[row["memory_id"] for row in targets],
             )
-        log.debug(
-            "source tombstoned",
-            extra={"source_id": gone.source_id, "stage": gone.stage, "withdrawn": len(published)},
-        )
-        if gone.prune_job_id:
-            published.append(
-                tombstone_applied(
-                    event,
-                    prune_job_id=gone.prune_job_id,
-                    service=SERVICE,
-                    counts={"memories": len(published), "vectors": had_vectors},
-                    source_ids=[gone.source_id],
-                    tombstoned_ids=[row["memory_id"] for row in targets],
-                )
-            )
-        return published
+        ]
 
 
 def _record_gone(event: Envelope[RecordTombstoned]) -> Gone:

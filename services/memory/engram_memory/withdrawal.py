@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -26,6 +27,17 @@ def withdrawn_fields(reason: str, because_of: str | None = None) -> dict[str, An
     }
 
 
+@dataclass(frozen=True)
+class Withdrawal:
+    """What one input withdraws, and why."""
+
+    targets: Sequence[dict[str, Any]]
+    reason: WithdrawReason
+    cause: Envelope[Any]
+    because_of: str | None = None
+    prune_job_id: str | None = None
+
+
 class Withdrawals:
     """One way to withdraw, used by retention, tombstones and the delete API."""
 
@@ -44,15 +56,37 @@ class Withdrawals:
         prune_job_id: str | None = None,
     ) -> list[Envelope[Any]]:
         """Delete vectors, then strip rows; the consumer stages the returned events."""
-        live = [row for row in targets if row.get("status") in LIVE_STATUSES]
-        await self.vectors.remove(tenant_id, [row["memory_id"] for row in live])
-        for row in live:
-            await self.rows.set_fields(
-                tenant_id, row["memory_id"], withdrawn_fields(reason, because_of), drop_content=True
-            )
+        [published] = await self.in_handler_many(
+            tenant_id, [Withdrawal(targets, reason, cause, because_of, prune_job_id)]
+        )
+        return published
+
+    async def in_handler_many(
+        self, tenant_id: str, withdrawals: Sequence[Withdrawal]
+    ) -> list[list[Envelope[Any]]]:
+        """Several inputs' withdrawals with one vector delete and one bulk row write; each
+        input's events, in order."""
+        live = [
+            [row for row in w.targets if row.get("status") in LIVE_STATUSES] for w in withdrawals
+        ]
+        await self.vectors.remove(tenant_id, [row["memory_id"] for rows in live for row in rows])
+        await self.rows.set_fields_many(
+            tenant_id,
+            [
+                (row["memory_id"], withdrawn_fields(w.reason, w.because_of))
+                for w, rows in zip(withdrawals, live, strict=True)
+                for row in rows
+            ],
+            drop_content=True,
+        )
         return [
-            events.withdrawn(row, reason, cause, because_of=because_of, prune_job_id=prune_job_id)
-            for row in live
+            [
+                events.withdrawn(
+                    row, w.reason, w.cause, because_of=w.because_of, prune_job_id=w.prune_job_id
+                )
+                for row in rows
+            ]
+            for w, rows in zip(withdrawals, live, strict=True)
         ]
 
     async def on_request(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+from pymongo import MongoClient
 
 from engram_events import encode, new_event
 from engram_events.catalog import DOCUMENT_TOMBSTONED, FACT_WITHDRAWN, RECORD_TOMBSTONED
@@ -12,7 +13,7 @@ from engram_events.payloads.documents import DocumentTombstoned
 from engram_events.payloads.knowledge import FactWithdrawn
 from engram_events.payloads.records import RecordTombstoned
 from tests.integration.memory.conftest import MemoryStack, new_agent, topic, wait_status, write
-from tests.support.kafka import produce, wait_for
+from tests.support.kafka import produce, read_all, wait_for
 
 
 async def test_gone_sources_withdraw_derived_memories(stack: MemoryStack) -> None:
@@ -20,76 +21,102 @@ async def test_gone_sources_withdraw_derived_memories(stack: MemoryStack) -> Non
     with stack.client(key) as client:
         agent = new_agent(client)
         from_record = write(client, agent, "made from record one", derived_from=["rec-1"])
+        from_second = write(client, agent, "made from record two", derived_from=["rec-2"])
         from_fact = write(client, agent, "made from a fact", derived_from=["fact-9"])
         from_doc = write(client, agent, "made from a document", derived_from=["doc-3", "rec-7"])
         keep = write(client, agent, "made from nothing that goes")
-        for memory_id in (from_record, from_fact, from_doc, keep):
+        for memory_id in (from_record, from_second, from_fact, from_doc, keep):
             wait_status(client, agent, memory_id, {"active"})
         tenant = client.get("/v1/memories").json()["memories"][0]
         stored = await wait_for(
             stack.env["KAFKA_BOOTSTRAP_SERVERS"],
             topic(stack, "engram.memories.v1"),
             lambda m: m.get("event_type") == "memory.stored",
-            count=4,
+            count=5,
         )
         tenant_id = stored[0]["tenant_id"]
         events: list[tuple[str, Any]] = [
             (
                 "engram.record-events.v1",
-                new_event(
-                    RECORD_TOMBSTONED,
-                    RecordTombstoned(
-                        record_id="rec-1",
-                        reason="prune",
-                        prune_job_id="prj_test1",
-                        content_sha256="0" * 64,
-                        last_revision=1,
-                    ),
-                    tenant_id=tenant_id,
-                ),
+                [
+                    new_event(
+                        RECORD_TOMBSTONED,
+                        RecordTombstoned(
+                            record_id=record_id,
+                            reason="prune",
+                            prune_job_id="prj_test1",
+                            content_sha256="0" * 64,
+                            last_revision=1,
+                        ),
+                        tenant_id=tenant_id,
+                    )
+                    for record_id in ("rec-1", "rec-2")
+                ],
             ),
             (
                 "engram.knowledge.v1",
-                new_event(
-                    FACT_WITHDRAWN,
-                    FactWithdrawn(fact_id="fact-9", entity_id="carrier:c1", attribute="name"),
-                    tenant_id=tenant_id,
-                ),
+                [
+                    new_event(
+                        FACT_WITHDRAWN,
+                        FactWithdrawn(fact_id="fact-9", entity_id="carrier:c1", attribute="name"),
+                        tenant_id=tenant_id,
+                    )
+                ],
             ),
             (
                 "engram.documents.v1",
-                new_event(
-                    DOCUMENT_TOMBSTONED,
-                    DocumentTombstoned(
-                        document_id="doc-3", reason="user_deleted", prune_job_id="prj_test2"
-                    ),
-                    tenant_id=tenant_id,
-                ),
+                [
+                    new_event(
+                        DOCUMENT_TOMBSTONED,
+                        DocumentTombstoned(
+                            document_id="doc-3", reason="user_deleted", prune_job_id="prj_test2"
+                        ),
+                        tenant_id=tenant_id,
+                    )
+                ],
             ),
         ]
-        for base, event in events:
-            await produce(stack.env["KAFKA_BOOTSTRAP_SERVERS"], topic(stack, base), [encode(event)])
-        for memory_id in (from_record, from_fact, from_doc):
+        for base, batch in events:
+            await produce(
+                stack.env["KAFKA_BOOTSTRAP_SERVERS"],
+                topic(stack, base),
+                [encode(event) for event in batch],
+            )
+        for memory_id in (from_record, from_second, from_fact, from_doc):
             row = wait_status(client, agent, memory_id, {"withdrawn"})
             assert "content" not in row and row["content_sha256"]
             assert row["withdrawn_reason"] == "source_tombstoned"
         assert client.get(f"/v1/agents/{agent}/memories/{keep}").json()["status"] == "active"
+        rows = MongoClient(stack.env["MONGODB_URI"])[
+            f"{stack.env['ENGRAM_DATABASE_PREFIX']}memory"
+        ]["memories"]
+        because = {
+            row["memory_id"]: row["withdrawn_because_of"]
+            for row in rows.find({"tenant_id": tenant_id, "status": "withdrawn"})
+        }
+        assert because == {
+            from_record: "rec-1",
+            from_second: "rec-2",
+            from_fact: "fact-9",
+            from_doc: "doc-3",
+        }
         recalled = client.post(
             f"/v1/agents/{agent}/recall", json={"query": "made from", "min_score": -1, "top_k": 10}
         ).json()
         assert [r["memory_id"] for r in recalled["results"]] == [keep]
     assert tenant["agent_id"] == agent
-    acks = await wait_for(
+    bootstrap, acks_topic = (
         stack.env["KAFKA_BOOTSTRAP_SERVERS"],
         topic(stack, "engram.tombstones.v1"),
-        lambda m: m.get("event_type") == "tombstone.applied",
-        count=2,
     )
-    by_job = {m["payload"]["prune_job_id"]: m["payload"] for m in acks}
+    for job, source in (("prj_test1", "rec-2"), ("prj_test2", "doc-3")):
+        await wait_for(bootstrap, acks_topic, lambda m, j=job, s=source: _acks(m, j, s))
+    acks = [m for m in await read_all(bootstrap, acks_topic) if _acks(m)]
+    by_job = merged_by_job([m["payload"] for m in acks])
     assert by_job["prj_test1"]["service"] == "memory"
-    assert by_job["prj_test1"]["source_ids"] == ["rec-1"]
-    assert by_job["prj_test1"]["tombstoned_ids"] == [from_record]
-    assert by_job["prj_test1"]["counts"] == {"memories": 1, "vectors": 1}
+    assert by_job["prj_test1"]["source_ids"] == ["rec-1", "rec-2"]
+    assert by_job["prj_test1"]["tombstoned_ids"] == sorted([from_record, from_second])
+    assert by_job["prj_test1"]["counts"] == {"memories": 2, "vectors": 2}
     assert by_job["prj_test2"]["tombstoned_ids"] == [from_doc]
     verify = httpx.post(
         f"{stack.memory.url}/internal/v1/prune/verify",
@@ -97,3 +124,28 @@ async def test_gone_sources_withdraw_derived_memories(stack: MemoryStack) -> Non
         headers={"x-engram-tenant": tenant_id},
     )
     assert verify.json() == {"references": {"records": 0, "facts": 0, "documents": 0}}
+
+
+def _acks(message: dict[str, Any], job: str | None = None, source: str | None = None) -> bool:
+    """A `tombstone.applied`, of one job and naming one source when asked."""
+    if message.get("event_type") != "tombstone.applied":
+        return False
+    payload = message["payload"]
+    return (job is None or payload["prune_job_id"] == job) and (
+        source is None or source in payload["source_ids"]
+    )
+
+
+def merged_by_job(acks: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Acknowledgements folded per job, however the consumer's batches split them."""
+    jobs: dict[str, dict[str, Any]] = {}
+    for ack in acks:
+        job = jobs.setdefault(
+            ack["prune_job_id"],
+            {"service": ack["service"], "source_ids": [], "tombstoned_ids": [], "counts": {}},
+        )
+        job["source_ids"] = sorted(job["source_ids"] + ack["source_ids"])
+        job["tombstoned_ids"] = sorted(job["tombstoned_ids"] + ack["tombstoned_ids"])
+        for stage, n in ack["counts"].items():
+            job["counts"][stage] = job["counts"].get(stage, 0) + n
+    return jobs

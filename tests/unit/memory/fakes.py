@@ -75,6 +75,16 @@ class FakeRows:
             row.pop("content", None)
             row.pop("metadata", None)
 
+    async def set_fields_many(
+        self,
+        tenant_id: str,
+        changes: Sequence[tuple[str, Mapping[str, Any]]],
+        *,
+        drop_content: bool = False,
+    ) -> None:
+        for memory_id, fields in changes:
+            await self.set_fields(tenant_id, memory_id, fields, drop_content=drop_content)
+
     async def count(self, selection: Mapping[str, Any]) -> int:
         self.counted.append(dict(selection))
         return sum(1 for row in self.rows.values() if _matches(row, selection))

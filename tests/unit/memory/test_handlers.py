@@ -225,6 +225,8 @@ async def test_a_batch_of_tombstones_answers_each_input_as_if_handled_in_turn() 
     assert _acks(answers) == [(["rec-1", "rec-2", "rec-3"], ["shared", "only2"])]
     statuses = {r["memory_id"]: r["status"] for r in pipe.rows.rows.values()}
     assert statuses == {"shared": "withdrawn", "only2": "withdrawn", "kept": "active"}
+    because = {r["memory_id"]: r.get("withdrawn_because_of") for r in pipe.rows.rows.values()}
+    assert because == {"shared": "rec-1", "only2": "rec-2", "kept": None}, "each row its own"
     assert await pipe.store.count("memories", {"tenant_id": "t1"}) == 1
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -24,22 +25,35 @@ def mongo_filter(tenant_id: str, selector: PruneSelector, now: datetime) -> dict
     return query
 
 
-def selects(head: dict[str, Any], tenant_id: str, selector: PruneSelector, now: datetime) -> bool:
-    """The same selection as `mongo_filter`, applied to one record head."""
-    if head.get("tenant_id") != tenant_id or head.get("status") == TOMBSTONED:
-        return False
-    if selector.record_ids and head.get("record_id") not in set(selector.record_ids):
-        return False
-    if selector.older_than_days is not None:
-        updated = head.get("updated_at")
-        if updated is None:
+def selection(
+    tenant_id: str, selector: PruneSelector, now: datetime
+) -> Callable[[dict[str, Any]], bool]:
+    """The same selection as `mongo_filter`, as a predicate on one record head; the id set and
+    the cut-off are built once (rebuilt per head, a 10k-id prune spent seconds making sets)."""
+    ids = frozenset(selector.record_ids) if selector.record_ids else None
+    cutoff = (
+        now - timedelta(days=selector.older_than_days)
+        if selector.older_than_days is not None
+        else None
+    )
+
+    def selects(head: dict[str, Any]) -> bool:
+        if head.get("tenant_id") != tenant_id or head.get("status") == TOMBSTONED:
             return False
-        if updated.tzinfo is None:
-            updated = updated.replace(tzinfo=UTC)
-        if updated >= now - timedelta(days=selector.older_than_days):
+        if ids is not None and head.get("record_id") not in ids:
             return False
-    if selector.record_type is not None and head.get("record_type") != selector.record_type:
-        return False
-    if selector.document_id is not None and head.get("document_id") != selector.document_id:
-        return False
-    return selector.status is None or head.get("status") == selector.status
+        if cutoff is not None:
+            updated = head.get("updated_at")
+            if updated is None:
+                return False
+            if updated.tzinfo is None:
+                updated = updated.replace(tzinfo=UTC)
+            if updated >= cutoff:
+                return False
+        if selector.record_type is not None and head.get("record_type") != selector.record_type:
+            return False
+        if selector.document_id is not None and head.get("document_id") != selector.document_id:
+            return False
+        return selector.status is None or head.get("status") == selector.status
+
+    return selects

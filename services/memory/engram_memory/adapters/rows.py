@@ -77,6 +77,30 @@ class MemoryRows:
             update["$unset"] = {name: "" for name in CONTENT_FIELDS}
         await self.collection.update_one({"_id": row_id(tenant_id, memory_id)}, update)
 
+    async def set_fields_many(
+        self,
+        tenant_id: str,
+        changes: Sequence[tuple[str, Mapping[str, Any]]],
+        *,
+        drop_content: bool = False,
+    ) -> None:
+        """Update many rows, each with its own fields, in one bulk write: a prune withdrew a
+        thousand memories with a thousand `update_one`s, ~2 ms each here."""
+        if not changes:
+            return
+        now = datetime.now(UTC)
+        unset = {name: "" for name in CONTENT_FIELDS} if drop_content else None
+        await self.collection.bulk_write(
+            [
+                UpdateOne(
+                    {"_id": row_id(tenant_id, memory_id)},
+                    {"$set": {**fields, "updated_at": now}, **({"$unset": unset} if unset else {})},
+                )
+                for memory_id, fields in changes
+            ],
+            ordered=False,
+        )
+
     async def set_same(
         self, tenant_id: str, memory_ids: Sequence[str], fields: Mapping[str, Any]
     ) -> None:
