@@ -2,8 +2,8 @@
 
 The owner of records selects them with one predicate (so what is counted is what is
 deleted), replaces each head with a marker that keeps its last revision and hashes, and only
-then returns a `record.tombstoned` per record, a null-valued Kafka tombstone on the
-compacted records topic, and the job's `tombstone.applied` acknowledgement. The module-level
+then stages a `record.tombstoned` per record and a null-valued Kafka tombstone on the
+compacted records topic (a chunk at a time), and returns the job's `tombstone.applied`. The module-level
 helpers are shared with extraction itself, which retires records a newer document version no
 longer asserts (`absent_from_version`) the same way.
 """
@@ -11,6 +11,7 @@ longer asserts (`absent_from_version`) the same way.
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -28,6 +29,8 @@ log = logging.getLogger(__name__)
 SERVICE = "extraction"
 Reason = Literal["prune", "document_deleted", "drive_removed", "absent_from_version"]
 DRIVE_REASONS = frozenset({"drive_trashed", "drive_removed", "permission_lost"})
+ANNOUNCE_CHUNK = 1000
+"""Records read, tombstoned and announced at a time; the job's acknowledgement comes last."""
 
 
 class TombstoneHandlers:
@@ -55,28 +58,38 @@ class TombstoneHandlers:
             event, selector, reason, doc.prune_job_id, source_ids=[doc.document_id]
         )
 
-    async def _select(
+    async def _selected(
         self, tenant_id: str, selector: PruneSelector, now: datetime, prune_job_id: str | None
-    ) -> list[dict[str, Any]]:
-        """The selected heads; candidates from ids or a query, then the one predicate.
+    ) -> AsyncIterator[list[dict[str, Any]]]:
+        """The selected heads, a chunk at a time; candidates from ids or a query, then the one
+        predicate. Ids are read a chunk at a time too, so the first records are announced
+        (and enrichment and memory start) while the rest are still being read.
 
         Heads this same job already tombstoned are selected again: a replay after a crash
         between the markers' write and the outbox must announce them again (same event ids).
         """
-        if selector.record_ids:
-            candidates = await self.store.heads_by_id(tenant_id, selector.record_ids)
-        elif selector.document_id is not None and selector.older_than_days is None:
-            ids = await self.store.document_record_ids(tenant_id, selector.document_id)
-            candidates = await self.store.heads_by_id(tenant_id, ids)
-        else:
-            candidates = await self.store.heads_matching(mongo_filter(tenant_id, selector, now))
-            if prune_job_id is not None:
-                candidates += await self.store.heads_matching(
-                    {"tenant_id": tenant_id, "prune_job_id": prune_job_id}
-                )
-        unique = {head["_id"]: head for head in candidates}.values()
         selects = selection(tenant_id, selector, now)
-        return [head for head in unique if selects(head) or _same_job(head, prune_job_id)]
+        ids: list[str] | None = None
+        if selector.record_ids:
+            ids = list(dict.fromkeys(selector.record_ids))
+        elif selector.document_id is not None and selector.older_than_days is None:
+            ids = list(
+                dict.fromkeys(await self.store.document_record_ids(tenant_id, selector.document_id))
+            )
+        if ids is not None:
+            for start in range(0, len(ids), ANNOUNCE_CHUNK):
+                heads = await self.store.heads_by_id(tenant_id, ids[start : start + ANNOUNCE_CHUNK])
+                yield [h for h in heads if selects(h) or _same_job(h, prune_job_id)]
+            return
+        candidates = await self.store.heads_matching(mongo_filter(tenant_id, selector, now))
+        if prune_job_id is not None:
+            candidates += await self.store.heads_matching(
+                {"tenant_id": tenant_id, "prune_job_id": prune_job_id}
+            )
+        unique = {head["_id"]: head for head in candidates}.values()
+        chosen = [h for h in unique if selects(h) or _same_job(h, prune_job_id)]
+        for start in range(0, len(chosen), ANNOUNCE_CHUNK):
+            yield chosen[start : start + ANNOUNCE_CHUNK]
 
     async def _tombstone(
         self,
@@ -87,35 +100,44 @@ class TombstoneHandlers:
         *,
         source_ids: list[str],
     ) -> list[Envelope[Any]]:
+        """Per chunk of the selection: markers written, then its `record.tombstoned` events and
+        Kafka tombstones staged; the job's acknowledgement, naming every record, is returned."""
         now = (
             event.occurred_at if event.occurred_at.tzinfo else event.occurred_at.replace(tzinfo=UTC)
         )
-        heads = await self._select(event.tenant_id, selector, now, prune_job_id)
-        live = [head for head in heads if head.get("status") != "tombstoned"]
-        await self.store.tombstone(event.tenant_id, live, marker(reason, prune_job_id))
-        events = [record_tombstoned(event, head, reason, prune_job_id) for head in heads]
-        await self.outbox.stage_entries(kafka_tombstones(self.outbox, heads))
+        mark = marker(reason, prune_job_id)
+        record_ids: list[str] = []
+        newly = 0
+        async for heads in self._selected(event.tenant_id, selector, now, prune_job_id):
+            live = [head for head in heads if head.get("status") != "tombstoned"]
+            await self.store.tombstone(event.tenant_id, live, mark)
+            announced = [record_tombstoned(event, head, reason, prune_job_id) for head in heads]
+            await self.outbox.stage_entries(
+                kafka_tombstones(self.outbox, heads) + self.outbox.entries(announced)
+            )
+            record_ids += [head["record_id"] for head in heads]
+            newly += len(live)
         log.info(
             "records tombstoned",
             extra={
-                "count": len(heads),
-                "newly": len(live),
+                "count": len(record_ids),
+                "newly": newly,
                 "prune_job_id": prune_job_id,
                 "reason": reason,
             },
         )
-        if prune_job_id is not None:
-            events.append(
-                tombstone_applied(
-                    event,
-                    prune_job_id=prune_job_id,
-                    service=SERVICE,
-                    counts={"records": len(heads)},
-                    tombstoned_ids=[head["record_id"] for head in heads],
-                    source_ids=source_ids,
-                )
+        if prune_job_id is None:
+            return []
+        return [
+            tombstone_applied(
+                event,
+                prune_job_id=prune_job_id,
+                service=SERVICE,
+                counts={"records": len(record_ids)},
+                tombstoned_ids=record_ids,
+                source_ids=source_ids,
             )
-        return events
+        ]
 
 
 def _same_job(head: dict[str, Any], prune_job_id: str | None) -> bool:

@@ -93,19 +93,26 @@ class FakeOutbox:
 
     def __init__(self) -> None:
         self.staged: list[Envelope[Any]] = []
-        self.entries: dict[str, dict[str, Any]] = {}
+        self.raw: dict[str, dict[str, Any]] = {}
 
     async def stage(self, envelopes: list[Envelope[Any]]) -> int:
         self.staged.extend(envelopes)
         return len(envelopes)
 
+    def entries(self, envelopes: list[Envelope[Any]]) -> list[dict[str, Any]]:
+        return [{"_id": str(e.event_id), "envelope": e} for e in envelopes]
+
     def tombstone_entry(self, base_topic: str, key: str, entry_id: str) -> dict[str, Any]:
         return {"_id": entry_id, "topic": base_topic, "key": key, "value": None}
 
     async def stage_entries(self, docs: list[dict[str, Any]]) -> int:
-        for doc in docs:
-            self.entries[doc["_id"]] = doc
-        return len(docs)
+        """Entries by id, as the outbox keeps them: staging one again changes nothing."""
+        new = [doc for doc in docs if doc["_id"] not in self.raw]
+        for doc in new:
+            self.raw[doc["_id"]] = doc
+            if "envelope" in doc:
+                self.staged.append(doc["envelope"])
+        return len(new)
 
 
 class FakeModel:

@@ -63,12 +63,12 @@ async def test_a_row_missing_from_v2_is_tombstoned_and_a_changed_row_revised() -
     assert gone.payload.reason == "absent_from_version" and gone.payload.last_revision == 1
     assert store.heads[ids["carrier:B"]]["status"] == "tombstoned"
     assert "attributes" not in store.heads[ids["carrier:B"]]
-    assert [e["key"] for e in outbox.entries.values()] == [ids["carrier:B"]]
+    assert [e["key"] for e in outbox.raw.values()] == [ids["carrier:B"]]
     assert store.revisions() == {ids["carrier:A"]: 1, ids["carrier:B"]: 1, ids["carrier:C"]: 2}
 
     replay = await handlers(store, outbox).on_ingested(second)
     assert [e.event_id for e in replay] == [e.event_id for e in events], "same ids on replay"
-    assert len(outbox.entries) == 1
+    assert len(outbox.raw) == 1
 
     late = await handlers(store, outbox).on_ingested(ingested(V1))
     assert of_type(late, "record.tombstoned") == []

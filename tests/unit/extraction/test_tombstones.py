@@ -1,0 +1,90 @@
+"""A prune announces each selected record once, after its marker, a chunk at a time."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engram_events import Envelope, new_event
+from engram_events.catalog import PRUNE_REQUESTED
+from engram_events.payloads.prune import PruneRequested, PruneSelector
+from engram_extraction.tombstones import ANNOUNCE_CHUNK, TombstoneHandlers
+from tests.unit.extraction.fakes import FakeOutbox, FakeStore
+
+SIZE = 2 * ANNOUNCE_CHUNK + 500
+
+
+class Tombstones:
+    """The TombstoneStore surface over the fake record store."""
+
+    def __init__(self, records: FakeStore) -> None:
+        self.records = records
+
+    async def heads_by_id(self, tenant_id: str, record_ids: list[str]) -> list[dict[str, Any]]:
+        return await self.records.heads_by_id(tenant_id, record_ids)
+
+    async def tombstone(
+        self, tenant_id: str, heads: list[dict[str, Any]], marker: dict[str, Any]
+    ) -> None:
+        await self.records.replace_with_markers(tenant_id, heads, marker)
+
+
+class CheckingOutbox(FakeOutbox):
+    """Fails the test if a record is announced before its marker is written."""
+
+    def __init__(self, records: FakeStore) -> None:
+        super().__init__()
+        self.records = records
+
+    async def stage_entries(self, docs: list[dict[str, Any]]) -> int:
+        for doc in docs:
+            key = doc["envelope"].payload.record_id if "envelope" in doc else doc["key"]
+            assert self.records.heads[key]["status"] == "tombstoned", f"{key} announced early"
+        return await super().stage_entries(docs)
+
+
+def _store() -> FakeStore:
+    store = FakeStore()
+    for i in range(SIZE):
+        store.heads[f"rec_{i}"] = {
+            "_id": f"t1:rec_{i}",
+            "record_id": f"rec_{i}",
+            "tenant_id": "t1",
+            "status": "active",
+            "revision": 1,
+            "content_sha256": "0" * 64,
+            "attributes": {"name": f"carrier {i}"},
+        }
+    store.heads["rec_other_tenant"] = {**store.heads["rec_0"], "tenant_id": "t2"}
+    return store
+
+
+def _prune(job: str, record_ids: list[str]) -> Envelope[PruneRequested]:
+    request = PruneRequested(prune_job_id=job, selector=PruneSelector(record_ids=record_ids))
+    return new_event(PRUNE_REQUESTED, request, tenant_id="t1")
+
+
+async def test_every_selected_record_is_announced_once_and_the_job_acknowledged_last() -> None:
+    store = _store()
+    outbox = CheckingOutbox(store)
+    handlers = TombstoneHandlers(Tombstones(store), outbox)  # type: ignore[arg-type]
+    wanted = [f"rec_{i}" for i in range(SIZE)]
+    asked = [*wanted, "rec_0", "rec_unknown", "rec_other_tenant"]
+
+    [ack] = await handlers.on_prune_requested(_prune("prj_1", asked))
+
+    announced = [e.payload.record_id for e in outbox.staged]
+    assert announced == wanted, "each selected record once, in the order asked"
+    assert sorted(doc["key"] for doc in outbox.raw.values() if "key" in doc) == sorted(wanted)
+    assert ack.event_type == "tombstone.applied"
+    assert ack.payload.tombstoned_ids == wanted and ack.payload.counts == {"records": SIZE}
+    assert all(store.heads[r]["status"] == "tombstoned" for r in wanted)
+    assert store.heads["rec_other_tenant"]["status"] == "active"
+    assert "attributes" not in store.heads["rec_1"], "the marker keeps no content"
+
+    staged = len(outbox.staged)
+    [again] = await handlers.on_prune_requested(_prune("prj_1", asked))
+    assert len(outbox.staged) == staged, "a replay stages the same events, already there"
+    assert again.payload.tombstoned_ids == wanted
+
+    [other] = await handlers.on_prune_requested(_prune("prj_2", wanted[:10]))
+    assert other.payload.tombstoned_ids == [] and len(outbox.staged) == staged
