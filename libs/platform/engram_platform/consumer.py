@@ -144,6 +144,7 @@ class Consumer:
         self.tracer = (tracer_provider or trace.get_tracer_provider()).get_tracer("engram.consumer")
         self.metrics = metrics or ConsumerMetrics(service)
         self._sleep = sleep
+        self._contexts: dict[str, Context] = {}
 
     def on(
         self,
@@ -275,15 +276,17 @@ class Consumer:
     async def _handle_run(
         self, run: list[tuple[int, Any, Envelope[Any]]], pending: _Pending
     ) -> list[Outcome]:
-        """One batch call for the run; each input keeps its own span, outcome and retries."""
+        """One batch call for the run; each input keeps its outcome and retries, and each
+        message trace its span: inputs that share one parent span (a prune's thousands of
+        tombstones, staged by one handler) share one span under it, counted."""
         event_type = run[0][2].event_type
         batch_handler = self.batch_routes[event_type]
-        contexts = [propagate.extract(_headers(r)) for _, r, _ in run]
-        parents = [trace.get_current_span(c) for c in contexts]
+        contexts = [self._parent_context(r) for _, r, _ in run]
+        parents = [trace.get_current_span(c).get_span_context() for c in contexts]
         with self.tracer.start_as_current_span(
             f"{run[0][1].topic} process {event_type} batch",
             kind=SpanKind.CONSUMER,
-            links=[Link(p.get_span_context()) for p in parents if p.get_span_context().is_valid],
+            links=[Link(p) for p in _distinct(parents) if p.is_valid],
         ) as batch_span:
             batch_span.set_attributes(
                 {
@@ -293,10 +296,7 @@ class Consumer:
                     "engram.consumer": self.service,
                 }
             )
-            spans = [
-                self._start_span(envelope, record, parent)
-                for (_, record, envelope), parent in zip(run, contexts, strict=True)
-            ]
+            spans = self._run_spans(run, contexts, parents)
             started = time.perf_counter()
             try:
                 results: Sequence[BatchResult] = await batch_handler([e for _, _, e in run])
@@ -306,18 +306,55 @@ class Consumer:
                 results = [exc] * len(run)
             took = round((time.perf_counter() - started) * 1000, 3)
         outcomes: list[Outcome] = []
+        distinct = list({id(span): span for span in spans}.values())
         try:
+            for span in distinct:
+                span.set_attribute("engram.handler_ms", took)
+                span.set_attribute("engram.batched", True)
             for (_, record, envelope), span, result in zip(run, spans, results, strict=True):
                 with trace.use_span(span):
-                    span.set_attribute("engram.handler_ms", took)
-                    span.set_attribute("engram.batched", True)
                     outcome = await self._settle(envelope, record, pending, span, result)
-                    self._finish_span(span, outcome)
                 outcomes.append(outcome)
+            for span in distinct:
+                mine = [o for o, s in zip(outcomes, spans, strict=True) if s is span]
+                self._finish_span(span, mine)
         finally:
-            for span in spans:
+            for span in distinct:
                 span.end()
         return outcomes
+
+    def _parent_context(self, record: Any) -> Context:
+        """The trace context a message carried; a run's messages mostly carry the same one."""
+        headers = _headers(record)
+        key = headers.get("traceparent")
+        if key is None:
+            return propagate.extract(headers)
+        cached = self._contexts.get(key)
+        if cached is None or headers.get("tracestate") is not None:
+            cached = propagate.extract(headers)
+            if len(self._contexts) > 1024:
+                self._contexts.clear()
+            self._contexts[key] = cached
+        return cached
+
+    def _run_spans(
+        self,
+        run: list[tuple[int, Any, Envelope[Any]]],
+        contexts: list[Context],
+        parents: list[Any],
+    ) -> list[Any]:
+        """Per input, its span: its own, or one shared with the inputs of the same parent."""
+        members: dict[Any, list[int]] = {}
+        for i, parent in enumerate(parents):
+            key = (parent.trace_id, parent.span_id) if parent.is_valid else i
+            members.setdefault(key, []).append(i)
+        spans: list[Any] = [None] * len(run)
+        for group in members.values():
+            _, record, envelope = run[group[0]]
+            span = self._start_span(envelope, record, contexts[group[0]], [run[i] for i in group])
+            for i in group:
+                spans[i] = span
+        return spans
 
     async def _settle(
         self,
@@ -341,44 +378,59 @@ class Consumer:
             span.set_attribute(
                 "engram.handler_ms", round((time.perf_counter() - started) * 1000, 3)
             )
-            self._finish_span(span, outcome)
+            self._finish_span(span, [outcome])
             return outcome
 
     def _start_span(
-        self, envelope: Envelope[Any], record: Any, parent: Context | None = None
+        self,
+        envelope: Envelope[Any],
+        record: Any,
+        parent: Context | None = None,
+        shared: list[tuple[int, Any, Envelope[Any]]] | None = None,
     ) -> Any:
         """A consumer span under the message's trace context (extracted here unless the batch
-        already did), linked to the batch's span."""
+        already did), linked to the batch's span; `shared` are the inputs it stands for when
+        there are several."""
         if parent is None:
             parent = propagate.extract(_headers(record))
         batch_span = trace.get_current_span().get_span_context()
         links = [Link(batch_span)] if batch_span.is_valid else []
-        span = self.tracer.start_span(
+        attributes: dict[str, Any] = {
+            "messaging.system": "kafka",
+            "messaging.destination.name": record.topic,
+            "messaging.kafka.offset": record.offset,
+            "messaging.destination.partition.id": str(record.partition),
+            "messaging.consumer.group.name": self.group_id,
+            "engram.tenant_id": envelope.tenant_id,
+            "engram.event_id": str(envelope.event_id),
+            "engram.event_type": envelope.event_type,
+            "engram.consumer": self.service,
+            **_payload_ids(envelope),
+        }
+        if shared is not None and len(shared) > 1:
+            attributes = _shared_attributes(attributes, shared)
+        return self.tracer.start_span(
             f"{record.topic} process {envelope.event_type}",
             context=parent,
             kind=SpanKind.CONSUMER,
             links=links,
+            attributes=attributes,
         )
-        span.set_attributes(
-            {
-                "messaging.system": "kafka",
-                "messaging.destination.name": record.topic,
-                "messaging.kafka.offset": record.offset,
-                "messaging.destination.partition.id": str(record.partition),
-                "messaging.consumer.group.name": self.group_id,
-                "engram.tenant_id": envelope.tenant_id,
-                "engram.event_id": str(envelope.event_id),
-                "engram.event_type": envelope.event_type,
-                "engram.consumer": self.service,
-                **_payload_ids(envelope),
-            }
-        )
-        return span
 
     @staticmethod
-    def _finish_span(span: Any, outcome: Outcome) -> None:
-        span.set_attribute("engram.outcome", outcome.value)
-        if outcome is Outcome.DEAD_LETTERED:
+    def _finish_span(span: Any, outcomes: list[Outcome]) -> None:
+        """The outcome, or for a shared span each outcome's count; an error if any input was
+        dead-lettered."""
+        kinds = set(outcomes)
+        if len(kinds) == 1:
+            span.set_attribute("engram.outcome", outcomes[0].value)
+        else:
+            span.set_attribute("engram.outcome", "mixed")
+        if len(outcomes) > 1:
+            span.set_attributes(
+                {f"engram.outcome.{kind.value}": outcomes.count(kind) for kind in kinds}
+            )
+        if Outcome.DEAD_LETTERED in kinds:
             span.set_status(Status(StatusCode.ERROR))
 
     def _applied(
@@ -387,7 +439,8 @@ class Consumer:
         """Stage what the input owes (under its span's context) and count it applied."""
         pending.outbox_docs.extend(self.outbox.entries(published))
         pending.applied.append((str(envelope.event_id), envelope.event_type))
-        span.set_attribute("engram.published_count", len(published))
+        so_far = (getattr(span, "attributes", None) or {}).get("engram.published_count", 0)
+        span.set_attribute("engram.published_count", int(so_far) + len(published))
         return Outcome.APPLIED
 
     async def _apply(
@@ -470,3 +523,31 @@ def _payload_ids(envelope: Envelope[Any]) -> dict[str, str]:
     payload = envelope.payload
     found = {key: getattr(payload, name) for name, key in _id_fields(type(payload))}
     return {key: value for key, value in found.items() if isinstance(value, str) and value}
+
+
+def _shared_attributes(
+    first: dict[str, Any], members: list[tuple[int, Any, Envelope[Any]]]
+) -> dict[str, Any]:
+    """A span standing for several inputs: their count, offsets and the ids they all name;
+    the first input's own ids (its event id, ids the others do not share) are dropped."""
+    envelopes = [envelope for _, _, envelope in members]
+    common = _payload_ids(envelopes[0])
+    for envelope in envelopes[1:]:
+        theirs = _payload_ids(envelope)
+        common = {k: v for k, v in common.items() if theirs.get(k) == v}
+    dropped = {"engram.event_id", *(k for k in _payload_ids(envelopes[0]) if k not in common)}
+    if any(e.tenant_id != envelopes[0].tenant_id for e in envelopes):
+        dropped.add("engram.tenant_id")
+    return {
+        **{k: v for k, v in first.items() if k not in dropped},
+        "messaging.batch.message_count": len(members),
+        "engram.last_offset": members[-1][1].offset,
+    }
+
+
+def _distinct(parents: list[Any]) -> list[Any]:
+    """One of each parent span context, in order."""
+    seen: dict[tuple[int, int], Any] = {}
+    for parent in parents:
+        seen.setdefault((parent.trace_id, parent.span_id), parent)
+    return list(seen.values())

@@ -275,3 +275,37 @@ async def test_each_batched_input_has_its_own_span_under_its_message_trace() -> 
         "engram.record_id" in s.attributes or "hi" in s.attributes.values() for s in inputs
     )
     assert len(batch.links) == 2
+
+
+async def test_inputs_of_one_parent_share_one_span_under_it_with_their_count() -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    handlers = FakeHandlers({"mem_2": PermanentError("unusable")})
+    consumer, broker, _ = consumer_for(handlers, provider)
+    shared, own = f"{7:016x}", f"{8:016x}"
+    parents = [shared, shared, shared, own]
+    outcomes = await consumer.process_batch(
+        [record(request(n), n, f"00-{TRACE_ID}-{p}-01") for n, p in enumerate(parents)]
+    )
+    assert outcomes == [Outcome.APPLIED, Outcome.APPLIED, Outcome.DEAD_LETTERED, Outcome.APPLIED]
+    assert len(broker.letters) == 1, "a shared span changes no input's outcome"
+    inputs = [s for s in exporter.get_finished_spans() if not s.name.endswith("batch")]
+    by_parent = {format(s.parent.span_id, "016x"): s for s in inputs if s.parent}
+    assert len(inputs) == 2 and set(by_parent) == {shared, own}
+    group, alone = by_parent[shared], by_parent[own]
+    assert group.attributes["messaging.batch.message_count"] == 3
+    assert (group.attributes["messaging.kafka.offset"], group.attributes["engram.last_offset"]) == (
+        0,
+        2,
+    )
+    assert group.attributes["engram.agent_id"] == "agt_1", "ids every input names are kept"
+    assert "engram.memory_id" not in group.attributes, "one input's own id is not the group's"
+    assert "engram.event_id" not in group.attributes
+    assert group.attributes["engram.outcome"] == "mixed"
+    assert group.attributes["engram.outcome.applied"] == 2
+    assert group.attributes["engram.outcome.dead_lettered"] == 1
+    assert group.attributes["engram.published_count"] == 2
+    assert not group.status.is_ok
+    assert alone.attributes["engram.memory_id"] == "mem_3"
+    assert alone.attributes["engram.outcome"] == "applied" and alone.status.is_ok
