@@ -306,20 +306,20 @@ class Consumer:
                 results = [exc] * len(run)
             took = round((time.perf_counter() - started) * 1000, 3)
         outcomes: list[Outcome] = []
-        distinct = list({id(span): span for span in spans}.values())
+        distinct: dict[int, tuple[Any, list[Outcome]]] = {id(span): (span, []) for span in spans}
         try:
-            for span in distinct:
+            for span, _ in distinct.values():
                 span.set_attribute("engram.handler_ms", took)
                 span.set_attribute("engram.batched", True)
             for (_, record, envelope), span, result in zip(run, spans, results, strict=True):
                 with trace.use_span(span):
                     outcome = await self._settle(envelope, record, pending, span, result)
                 outcomes.append(outcome)
-            for span in distinct:
-                mine = [o for o, s in zip(outcomes, spans, strict=True) if s is span]
-                self._finish_span(span, mine)
+                distinct[id(span)][1].append(outcome)
+            for span, theirs in distinct.values():
+                self._finish_span(span, theirs)
         finally:
-            for span in distinct:
+            for span, _ in distinct.values():
                 span.end()
         return outcomes
 
