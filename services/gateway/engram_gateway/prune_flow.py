@@ -78,6 +78,7 @@ class PruneFlow:
         self.internal = internal
         self.verify_grace = verify_grace_seconds
         self.metrics = metrics or PipelineMetrics("gateway")
+        self._acknowledged = asyncio.Event()
 
     async def start(
         self,
@@ -157,6 +158,7 @@ class PruneFlow:
                     continue
                 acks = [(str(events[i].event_id), _ack(events[i].payload)) for i in positions]
                 await self.jobs.add_acks(tenant_id, job_id, acks)
+                self._acknowledged.set()
             except Exception as exc:
                 for i in positions:
                     results[i] = exc
@@ -263,15 +265,21 @@ class PruneFlow:
         """An owning service that does not answer (restarting, say) is asked again for a while."""
         return _seconds_since(job.get("updated_at") or job["created_at"]) > self.verify_grace
 
-    async def run_finalizer(self, interval: float = 0.5) -> None:
+    async def run_finalizer(self, interval: float = 0.5, least: float = 0.1) -> None:
         """Background loop: finish jobs as their acknowledgements arrive (after making sure jobs
-        from before the running markers have one)."""
+        from before the running markers have one). A stored acknowledgement wakes it early
+        (at most every `least` seconds), so a job completes without waiting out the interval."""
         await until_done("prune-job markers", self.jobs.mark_unmarked)
         while True:
+            self._acknowledged.clear()
             try:
                 await self.finalize_once()
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
                 log.warning("prune finalizer pass failed", extra={"error_type": type(exc).__name__})
-            await asyncio.sleep(interval)
+            await asyncio.sleep(least)
+            try:
+                await asyncio.wait_for(self._acknowledged.wait(), max(0.0, interval - least))
+            except TimeoutError:
+                pass
