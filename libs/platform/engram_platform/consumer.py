@@ -55,6 +55,8 @@ ID_FIELDS = (
     "import_id",
 )
 """Payload ids copied onto the handler span as `engram.<field>`, so ops can find a trace by id."""
+_PROPAGATED = ("traceparent", "tracestate", "baggage")
+"""The headers the default propagators read: a message's context is a function of these."""
 
 
 class Outcome(StrEnum):
@@ -144,7 +146,7 @@ class Consumer:
         self.tracer = (tracer_provider or trace.get_tracer_provider()).get_tracer("engram.consumer")
         self.metrics = metrics or ConsumerMetrics(service)
         self._sleep = sleep
-        self._contexts: dict[str, Context] = {}
+        self._contexts: dict[tuple[str | None, ...], Context] = {}
 
     def on(
         self,
@@ -324,15 +326,16 @@ class Consumer:
         return outcomes
 
     def _parent_context(self, record: Any) -> Context:
-        """The trace context a message carried; a run's messages mostly carry the same one."""
+        """The trace context a message carried, extracted once per distinct set of propagation
+        headers: a run's messages mostly carry the same one."""
         headers = _headers(record)
-        key = headers.get("traceparent")
-        if key is None:
+        if "traceparent" not in headers:
             return propagate.extract(headers)
+        key = tuple(headers.get(name) for name in _PROPAGATED)
         cached = self._contexts.get(key)
-        if cached is None or headers.get("tracestate") is not None:
+        if cached is None:
             cached = propagate.extract(headers)
-            if len(self._contexts) > 1024:
+            if len(self._contexts) >= 1024:
                 self._contexts.clear()
             self._contexts[key] = cached
         return cached

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from opentelemetry import baggage
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -309,3 +310,19 @@ async def test_inputs_of_one_parent_share_one_span_under_it_with_their_count() -
     assert not group.status.is_ok
     assert alone.attributes["engram.memory_id"] == "mem_3"
     assert alone.attributes["engram.outcome"] == "applied" and alone.status.is_ok
+
+
+def test_a_cached_trace_context_is_reused_only_for_the_same_propagation_headers() -> None:
+    consumer, _, _ = consumer_for(FakeHandlers({}))
+    parent = f"00-{TRACE_ID}-{7:016x}-01"
+
+    def carried(baggage_header: str | None) -> Record:
+        headers = [("traceparent", parent.encode())]
+        if baggage_header:
+            headers.append(("baggage", baggage_header.encode()))
+        return Record(b"", headers=tuple(headers))
+
+    first = consumer._parent_context(carried("team=a"))
+    assert consumer._parent_context(carried("team=a")) is first
+    assert baggage.get_all(consumer._parent_context(carried("team=b"))) == {"team": "b"}
+    assert baggage.get_all(consumer._parent_context(carried(None))) == {}
