@@ -531,8 +531,9 @@ def _payload_ids(envelope: Envelope[Any]) -> dict[str, str]:
 def _shared_attributes(
     first: dict[str, Any], members: list[tuple[int, Any, Envelope[Any]]]
 ) -> dict[str, Any]:
-    """A span standing for several inputs: their count, offsets and the ids they all name;
-    the first input's own ids (its event id, ids the others do not share) are dropped."""
+    """A span standing for several inputs: their count, offsets (when on one partition) and
+    the ids they all name; the first input's own ids (its event id, ids the others do not
+    share) are dropped."""
     envelopes = [envelope for _, _, envelope in members]
     common = _payload_ids(envelopes[0])
     for envelope in envelopes[1:]:
@@ -541,11 +542,12 @@ def _shared_attributes(
     dropped = {"engram.event_id", *(k for k in _payload_ids(envelopes[0]) if k not in common)}
     if any(e.tenant_id != envelopes[0].tenant_id for e in envelopes):
         dropped.add("engram.tenant_id")
-    return {
-        **{k: v for k, v in first.items() if k not in dropped},
-        "messaging.batch.message_count": len(members),
-        "engram.last_offset": members[-1][1].offset,
-    }
+    shared: dict[str, Any] = {"messaging.batch.message_count": len(members)}
+    if len({record.partition for _, record, _ in members}) == 1:
+        shared["engram.last_offset"] = members[-1][1].offset
+    else:
+        dropped.update({"messaging.kafka.offset", "messaging.destination.partition.id"})
+    return {**{k: v for k, v in first.items() if k not in dropped}, **shared}
 
 
 def _distinct(parents: list[Any]) -> list[Any]:

@@ -326,3 +326,21 @@ def test_a_cached_trace_context_is_reused_only_for_the_same_propagation_headers(
     assert consumer._parent_context(carried("team=a")) is first
     assert baggage.get_all(consumer._parent_context(carried("team=b"))) == {"team": "b"}
     assert baggage.get_all(consumer._parent_context(carried(None))) == {}
+
+
+async def test_a_shared_span_over_several_partitions_names_no_single_offset() -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    consumer, _, _ = consumer_for(FakeHandlers({}), provider)
+    parent = f"00-{TRACE_ID}-{9:016x}-01"
+    records = [record(request(n), 10 + n, parent) for n in range(2)]
+    records[1].partition = 1
+    await consumer.process_batch(records)
+    [shared] = [s for s in exporter.get_finished_spans() if not s.name.endswith("batch")]
+    assert shared.attributes["messaging.batch.message_count"] == 2
+    assert not {
+        "messaging.kafka.offset",
+        "messaging.destination.partition.id",
+        "engram.last_offset",
+    } & set(shared.attributes)
