@@ -8,8 +8,6 @@ only after the write reads back and the vectors it made obsolete are deleted.
 
 from __future__ import annotations
 
-import asyncio
-import zlib
 from collections import defaultdict
 from typing import Any
 
@@ -35,8 +33,6 @@ from engram_events.payloads.records import RecordTombstoned
 from engram_events.payloads.tombstones import Stage
 
 SERVICE = "enrichment"
-LANES = 2
-"""Concurrent lanes a batch of tombstones is applied in (this machine has two cores)."""
 Answer = list[Envelope[Any]] | Exception
 
 
@@ -63,32 +59,8 @@ class Tombstones:
         return answer
 
     async def many(self, events: list[Envelope[RecordTombstoned]]) -> list[Answer]:
-        """Per input, its events (acknowledgement last) or why it failed.
-
-        The entities are split into lanes applied concurrently: one lane's database round trips
-        overlap another's planning (a lane alone left a core idle through a prune's tail).
-        An entity, and so every record it was seen about, belongs to one lane.
-        """
+        """Per input, its events (acknowledgement last) or why it failed."""
         entity_ids = await self._entity_ids(events)
-        lanes: dict[int, list[int]] = defaultdict(list)
-        for i, (event, entity_id) in enumerate(zip(events, entity_ids, strict=True)):
-            lanes[_lane(event.tenant_id, entity_id)].append(i)
-        answered = await asyncio.gather(
-            *(
-                self._apply([events[i] for i in mine], [entity_ids[i] for i in mine])
-                for mine in lanes.values()
-            )
-        )
-        answers: list[Answer] = [[] for _ in events]
-        for mine, theirs in zip(lanes.values(), answered, strict=True):
-            for i, answer in zip(mine, theirs, strict=True):
-                answers[i] = answer
-        return answers
-
-    async def _apply(
-        self, events: list[Envelope[RecordTombstoned]], entity_ids: list[str | None]
-    ) -> list[Answer]:
-        """One lane: each entity loaded, written and read back once."""
         known = await self._existing(events, entity_ids)
         positions = [i for i, e in enumerate(events) if (e.tenant_id, entity_ids[i]) in known]
         seen: dict[Key, set[str]] = defaultdict(set)
@@ -215,10 +187,3 @@ class Tombstones:
             except Exception as exc:
                 for i in mine:
                     results[i] = exc
-
-
-def _lane(tenant_id: str, entity_id: str | None) -> int:
-    """The lane an entity's tombstones are applied in: stable, so one entity is never in two."""
-    if entity_id is None:
-        return 0
-    return zlib.crc32(f"{tenant_id}:{entity_id}".encode()) % LANES

@@ -19,7 +19,6 @@ class MemoryStore:
         self.records: dict[str, str] = {}
         self.saves = 0
         self.bulk_loads = 0
-        self.loaded: list[str] = []
 
     async def load(self, tenant_id: str, entity_id: str) -> dict[str, Any] | None:
         doc = self.entities.get(f"{tenant_id}:{entity_id}")
@@ -37,7 +36,6 @@ class MemoryStore:
         self, tenant_id: str, entity_ids: Sequence[str]
     ) -> dict[str, dict[str, Any]]:
         self.bulk_loads += 1
-        self.loaded += entity_ids
         found = {e: await self.load(tenant_id, e) for e in entity_ids}
         return {e: doc for e, doc in found.items() if doc is not None}
 
