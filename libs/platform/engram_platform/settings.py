@@ -1,7 +1,21 @@
 """Settings every service shares; each service subclasses with its own env prefix."""
 
+from typing import Any
+
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def consumer_batch_field(default: int, why: str) -> Any:
+    """The consumer batch size setting, for a service to override its default and say why; one
+    unprefixed name (`ENGRAM_CONSUMER_BATCH_SIZE`) for every service."""
+    return Field(
+        default=default,
+        ge=1,
+        le=5000,
+        validation_alias=AliasChoices("ENGRAM_CONSUMER_BATCH_SIZE", "consumer_batch_size"),
+        description=why,
+    )
 
 
 class ServiceSettings(BaseSettings):
@@ -73,12 +87,7 @@ class ServiceSettings(BaseSettings):
     max_attempts: int = Field(default=5, ge=1, le=100)
     retry_base_seconds: float = Field(default=0.2, ge=0)
     retry_max_seconds: float = Field(default=5.0, ge=0)
-    consumer_batch_size: int = Field(
-        default=100,
-        ge=1,
-        le=5000,
-        validation_alias=AliasChoices("ENGRAM_CONSUMER_BATCH_SIZE", "consumer_batch_size"),
-    )
+    consumer_batch_size: int = consumer_batch_field(100, "inputs per consumer batch")
     relay_interval_seconds: float = Field(default=0.05, gt=0)
     outbox_relay: bool = Field(
         default=True,

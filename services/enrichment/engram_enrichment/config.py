@@ -3,11 +3,11 @@
 from pathlib import Path
 from typing import Any
 
-from pydantic import AliasChoices, Field, SecretStr, model_validator
+from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import SettingsConfigDict
 
 from engram_embedders import EmbedderKind
-from engram_platform.settings import ServiceSettings
+from engram_platform.settings import ServiceSettings, consumer_batch_field
 
 
 class EnrichmentSettings(ServiceSettings):
@@ -17,15 +17,10 @@ class EnrichmentSettings(ServiceSettings):
 
     host: str = "127.0.0.1"
     port: int = Field(default=8085, ge=1, le=65535)
-    consumer_batch_size: int = Field(
-        default=5000,
-        ge=1,
-        le=5000,
-        validation_alias=AliasChoices("ENGRAM_CONSUMER_BATCH_SIZE", "consumer_batch_size"),
-        description=(
-            "records per consumer batch; an entity's records in one batch cost one read, one"
-            " write and one read-back between them (FerretDB's cost is per document)"
-        ),
+    consumer_batch_size: int = consumer_batch_field(
+        5000,
+        "records per consumer batch; an entity's records in one batch cost one read, one"
+        " write and one read-back between them (FerretDB's cost is per document)",
     )
     entity_shards: int = Field(
         default=16,

@@ -2,13 +2,13 @@
 
 from typing import Any
 
-from pydantic import AliasChoices, Field
+from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
 from engram_embedders import EmbedderKind
 from engram_memory.domain.content import ContentLimits
 from engram_memory.domain.retention import RetentionPolicy
-from engram_platform.settings import ServiceSettings
+from engram_platform.settings import ServiceSettings, consumer_batch_field
 
 
 class MemorySettings(ServiceSettings):
@@ -18,16 +18,11 @@ class MemorySettings(ServiceSettings):
 
     host: str = "127.0.0.1"
     port: int = Field(default=8084, ge=1, le=65535)
-    consumer_batch_size: int = Field(
-        default=1000,
-        ge=1,
-        le=5000,
-        validation_alias=AliasChoices("ENGRAM_CONSUMER_BATCH_SIZE", "consumer_batch_size"),
-        description=(
-            "inputs per consumer batch; a prune brings one input per record and per fact, and"
-            " each batch costs its own applied marks, markers, acknowledgement and outbox writes"
-            " (a 10k-record prune: 26.2 -> 21.7 s from 100 to 1000)"
-        ),
+    consumer_batch_size: int = consumer_batch_field(
+        1000,
+        "inputs per consumer batch; a prune brings one input per record and per fact, and each"
+        " batch costs its own applied marks, markers, acknowledgement and outbox writes (a"
+        " 10k-record prune: 26.2 -> 21.7 s from 100 to 1000)",
     )
     embedder: EmbedderKind = "minilm"
     minilm_threads: int = Field(
