@@ -3,9 +3,9 @@
 The owner of records selects them with one predicate (so what is counted is what is
 deleted), replaces each head with a marker that keeps its last revision and hashes, and only
 then stages a `record.tombstoned` per record and a null-valued Kafka tombstone on the
-compacted records topic (a chunk at a time), and returns the job's `tombstone.applied`. The module-level
-helpers are shared with extraction itself, which retires records a newer document version no
-longer asserts (`absent_from_version`) the same way.
+compacted records topic (a chunk at a time), and returns the job's `tombstone.applied`. The
+module-level helpers are shared with extraction itself, which retires records a newer document
+version no longer asserts (`absent_from_version`) the same way.
 """
 
 from __future__ import annotations

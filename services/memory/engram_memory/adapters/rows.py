@@ -35,6 +35,14 @@ def mongo_filter(selection: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _row_update(fields: Mapping[str, Any], at: datetime, drop_content: bool) -> dict[str, Any]:
+    """The update that sets a row's fields; with `drop_content`, only status and hashes stay."""
+    update: dict[str, Any] = {"$set": {**fields, "updated_at": at}}
+    if drop_content:
+        update["$unset"] = {name: "" for name in CONTENT_FIELDS}
+    return update
+
+
 class MemoryRows:
     """The memory service's own rows."""
 
@@ -72,10 +80,10 @@ class MemoryRows:
         drop_content: bool = False,
     ) -> None:
         """Update one row; `drop_content` removes the content, keeping status and hashes."""
-        update: dict[str, Any] = {"$set": {**fields, "updated_at": datetime.now(UTC)}}
-        if drop_content:
-            update["$unset"] = {name: "" for name in CONTENT_FIELDS}
-        await self.collection.update_one({"_id": row_id(tenant_id, memory_id)}, update)
+        await self.collection.update_one(
+            {"_id": row_id(tenant_id, memory_id)},
+            _row_update(fields, datetime.now(UTC), drop_content),
+        )
 
     async def set_fields_many(
         self,
@@ -89,12 +97,11 @@ class MemoryRows:
         if not changes:
             return
         now = datetime.now(UTC)
-        unset = {name: "" for name in CONTENT_FIELDS} if drop_content else None
         await self.collection.bulk_write(
             [
                 UpdateOne(
                     {"_id": row_id(tenant_id, memory_id)},
-                    {"$set": {**fields, "updated_at": now}, **({"$unset": unset} if unset else {})},
+                    _row_update(fields, now, drop_content),
                 )
                 for memory_id, fields in changes
             ],
