@@ -265,6 +265,77 @@ def test_ferretdb_update_many_writes_every_match_across_its_write_batches(
     )
 
 
+def test_ferretdb_returns_stored_documents_exactly(ferret: FerretServer) -> None:
+    """Our seventh patch decodes stored documents in one pass: every type, escape and nesting
+    level reads back as written (the server refuses nested arrays), and a document read twice
+    (its schema cached) is unchanged."""
+    pymongo = pytest.importorskip("pymongo")
+    bson = pytest.importorskip("bson")
+    ferret.start()
+    ferret.wait_ready(30)
+    written = {
+        "_id": 't:a"q\\z\u2028é',
+        "plain": "abc",
+        "empty": "",
+        "escapes": 'quote " backslash \\ tab \t newline \n nul \x00 bell \a </script>',
+        "unicode": "héllo 世界 😀",
+        "int": -7,
+        "int_max": 2**31 - 1,
+        "long": 1234567890123,
+        "long_min": -(2**63),
+        "double": 3.5,
+        "whole_double": 42.0,
+        "true": True,
+        "false": False,
+        "none": None,
+        "date": bson.datetime.datetime(2026, 12, 2, 14, 20, 33, 123000),
+        "before_epoch": bson.datetime.datetime(1969, 12, 31, 0, 0, 0),
+        "binary": bson.Binary(b"\x00\x01\xff", 128),
+        "object_id": bson.ObjectId("0102030405060708090a0b0c"),
+        "nested": {"s": "x", "a": ["y", 1, {"k": "v", "deep": [{"t": [True]}, {}]}], "empty": {}},
+        "list": ["tnt:rec-1", 5, None, 2.25, {}, {"x": [1, "2"]}],
+    }
+    with pymongo.MongoClient(ferret.uri, serverSelectionTimeoutMS=5000) as client:
+        items = client[f"devstack_docs_{uuid.uuid4().hex[:8]}"].items
+        items.insert_one(written)
+        first = items.find_one({"_id": written["_id"]})
+        second = items.find_one({"_id": written["_id"]})
+    assert first == written
+    assert second == written
+    assert isinstance(first["whole_double"], float) and isinstance(first["long"], int)
+
+
+def test_ferretdb_in_over_many_strings_matches_exactly_the_listed_values(
+    ferret: FerretServer,
+) -> None:
+    """Our eighth patch tests `$in` over many strings as a set: a listed string matches, a
+    prefix or another type does not, an array field matches when any element is listed, and
+    a list that mixes in other types still matches them."""
+    pymongo = pytest.importorskip("pymongo")
+    ferret.start()
+    ferret.wait_ready(30)
+    listed = [f"t:rec-{i:03d}" for i in range(0, 60, 2)]
+    with pymongo.MongoClient(ferret.uri, serverSelectionTimeoutMS=5000) as client:
+        items = client[f"devstack_in_{uuid.uuid4().hex[:8]}"].items
+        items.insert_many(
+            [{"_id": f"t:rec-{i:03d}", "ref": f"t:rec-{i:03d}", "n": i} for i in range(60)]
+            + [
+                {"_id": "prefix", "ref": "t:rec-00"},
+                {"_id": "number", "ref": 7},
+                {"_id": "array-in", "ref": ["x", "t:rec-010"]},
+                {"_id": "array-out", "ref": ["x", "t:rec-011"]},
+            ]
+        )
+        by_id = sorted(doc["_id"] for doc in items.find({"_id": {"$in": listed}}))
+        by_ref = sorted(doc["_id"] for doc in items.find({"ref": {"$in": listed}}))
+        mixed = sorted(doc["_id"] for doc in items.find({"ref": {"$in": [7, *listed]}}))
+        combined = sorted(doc["_id"] for doc in items.find({"_id": {"$in": listed}, "n": 4}))
+    assert by_id == sorted(listed)
+    assert by_ref == sorted([*listed, "array-in"])
+    assert mixed == sorted([*listed, "array-in", "number"])
+    assert combined == ["t:rec-004"]
+
+
 def test_second_ensure_installed_is_a_fast_no_op(kafka: KafkaServer, ferret: FerretServer) -> None:
     for server in (kafka, ferret):
         started = time.monotonic()
