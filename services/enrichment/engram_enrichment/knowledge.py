@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from engram_enrichment.summaries import Summaries
 
 log = logging.getLogger(__name__)
 LOAD_CHUNK = 500
+LOADS_IN_FLIGHT = 2
 
 Mutation = Callable[[Entity], None]
 
@@ -56,17 +58,37 @@ class KnowledgeBase:
 
     async def load_many(self, tenant_id: str, entity_ids: Sequence[str]) -> list[Entity]:
         """Stored entities in the order asked, missing ones left out; a few hundred per trip."""
-        loaded: list[Entity] = []
-        for start in range(0, len(entity_ids), LOAD_CHUNK):
-            chunk = entity_ids[start : start + LOAD_CHUNK]
-            docs = await self.store.load_many(tenant_id, chunk)
-            loaded.extend(from_document(docs[e]) for e in chunk if e in docs)
-        return loaded
+        docs = await self.stored_many(tenant_id, entity_ids)
+        return [from_document(docs[e]) for e in entity_ids if e in docs]
+
+    async def stored_many(
+        self, tenant_id: str, entity_ids: Sequence[str]
+    ) -> dict[str, dict[str, Any]]:
+        """The stored documents of those entities that exist, by entity id, unvalidated (a
+        check that reads thousands skips building models); a few hundred per trip, two trips
+        in flight, so one chunk is unpacked while the server reads the next."""
+        in_flight = asyncio.Semaphore(LOADS_IN_FLIGHT)
+
+        async def chunk(start: int) -> dict[str, dict[str, Any]]:
+            async with in_flight:
+                return await self.store.load_many(tenant_id, entity_ids[start : start + LOAD_CHUNK])
+
+        docs: dict[str, dict[str, Any]] = {}
+        for part in await asyncio.gather(*map(chunk, range(0, len(entity_ids), LOAD_CHUNK))):
+            docs.update(part)
+        return docs
 
     async def entities_of_records(self, tenant_id: str, record_ids: Sequence[str]) -> list[Entity]:
         """The stored entities the records were about, by entity id."""
         about = await self.store.entities_of_records(tenant_id, record_ids)
         return await self.load_many(tenant_id, sorted(set(about.values())))
+
+    async def stored_of_records(
+        self, tenant_id: str, record_ids: Sequence[str]
+    ) -> dict[str, dict[str, Any]]:
+        """The stored documents of the entities the records were about, by entity id."""
+        about = await self.store.entities_of_records(tenant_id, record_ids)
+        return await self.stored_many(tenant_id, sorted(set(about.values())))
 
     async def change(
         self,

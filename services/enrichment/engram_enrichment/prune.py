@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, ConfigDict, Field
 
+from engram_enrichment.documents import from_document
 from engram_enrichment.domain.model import Entity
 from engram_enrichment.domain.sections import current_sections
 from engram_enrichment.knowledge import KnowledgeBase
@@ -49,50 +50,79 @@ def sections_citing(entity: Entity, wanted: set[str]) -> int:
     return len(citing)
 
 
-async def facts_resting_on_records(kb: KnowledgeBase, tenant_id: str, record_ids: list[str]) -> int:
-    """Non-withdrawn facts whose support still names one of the records."""
-    wanted = set(record_ids)
-    return sum(facts_citing(e, wanted) for e in await kb.entities_of_records(tenant_id, record_ids))
+def names_a_record(doc: dict[str, Any], wanted: set[str]) -> bool:
+    """Whether a stored entity names one of the records in a non-withdrawn fact's support or an
+    active stored section. Sections rendered now cite only non-withdrawn facts' records, so an
+    entity that names none cites none, and needs no model built to say so."""
+    return any(
+        fact.get("status") != "withdrawn"
+        and any(support.get("record_id") in wanted for support in fact.get("support", ()))
+        for fact in doc.get("facts", ())
+    ) or any(
+        section.get("status") == "active" and not wanted.isdisjoint(section.get("record_ids", ()))
+        for section in doc.get("sections", ())
+    )
 
 
-def _facts_by_entity(fact_ids: list[str]) -> dict[str, set[str]]:
-    """Fact ids grouped by the entity their id names."""
-    by_entity: dict[str, set[str]] = {}
-    for fact_id in set(fact_ids):
-        by_entity.setdefault(fact_id.rsplit(":", 2)[0], set()).add(fact_id)
-    return by_entity
+def _standing(doc: dict[str, Any], fact_ids: set[str]) -> int:
+    """Of the given facts, those a stored entity holds and has not withdrawn."""
+    return sum(
+        1
+        for fact in doc.get("facts", ())
+        if fact.get("fact_id") in fact_ids and fact.get("status") != "withdrawn"
+    )
+
+
+def _entity_of_fact(fact_id: str) -> str:
+    """The entity a fact id names."""
+    return fact_id.rsplit(":", 2)[0]
 
 
 async def facts_still_standing(
-    kb: KnowledgeBase, tenant_id: str, fact_ids: list[str], loaded: Sequence[Entity] = ()
+    kb: KnowledgeBase,
+    tenant_id: str,
+    fact_ids: list[str],
+    stored: Mapping[str, dict[str, Any]] | None = None,
 ) -> int:
-    """Of the given facts, those not withdrawn; entities already `loaded` are not read again."""
-    by_entity = _facts_by_entity(fact_ids)
-    known = {entity.entity_id for entity in loaded}
-    others = await kb.load_many(tenant_id, sorted(set(by_entity) - known))
-    return sum(
-        1
-        for entity in [*loaded, *others]
-        for f in by_entity.get(entity.entity_id, ())
-        if f in entity.facts and entity.facts[f].status != "withdrawn"
-    )
+    """Of the given facts, those not withdrawn; entities already in `stored` are not read again."""
+    wanted = set(fact_ids)
+    entity_ids = {_entity_of_fact(f) for f in wanted}
+    known = dict(stored or {})
+    known.update(await kb.stored_many(tenant_id, sorted(entity_ids - set(known))))
+    return sum(_standing(known[e], wanted) for e in entity_ids if e in known)
+
+
+async def references(
+    kb: KnowledgeBase,
+    sections: SectionVectors | None,
+    tenant_id: str,
+    records: list[str],
+    facts: list[str],
+) -> dict[str, int]:
+    """How many live facts, article sections and section vectors still cite the records, and
+    how many of the facts still stand. Models are built only for entities that name a record."""
+    wanted = set(records)
+    stored = await kb.stored_of_records(tenant_id, records)
+    named = [from_document(doc) for doc in stored.values() if names_a_record(doc, wanted)]
+    section_vectors = 0
+    if sections is not None:
+        section_ids = sorted(
+            {s["section_id"] for doc in stored.values() for s in doc.get("sections", ())}
+        )
+        section_vectors = len(await sections.citing_many(tenant_id, section_ids, records))
+    return {
+        "records": sum(facts_citing(e, wanted) for e in named),
+        "facts": await facts_still_standing(kb, tenant_id, facts, stored),
+        "article_sections": sum(sections_citing(e, wanted) for e in named),
+        "section_vectors": section_vectors,
+    }
 
 
 @router.post("/verify")
 async def verify_prune(body: VerifyBody, request: Request, tenant_id: TenantDep) -> dict[str, Any]:
     """How many live facts, article sections and section vectors still cite tombstoned ids."""
-    kb: KnowledgeBase = request.app.state.knowledge
     sections: SectionVectors | None = getattr(request.app.state, "section_vectors", None)
-    wanted = set(body.records)
-    entities = await kb.entities_of_records(tenant_id, body.records)
-    section_vectors = 0
-    if sections is not None:
-        section_vectors = len(await sections.citing_many(tenant_id, entities, body.records))
-    return {
-        "references": {
-            "records": sum(facts_citing(e, wanted) for e in entities),
-            "facts": await facts_still_standing(kb, tenant_id, body.facts, loaded=entities),
-            "article_sections": sum(sections_citing(e, wanted) for e in entities),
-            "section_vectors": section_vectors,
-        }
-    }
+    found = await references(
+        request.app.state.knowledge, sections, tenant_id, body.records, body.facts
+    )
+    return {"references": found}

@@ -38,10 +38,9 @@ class SectionVectors:
         return await self.citing_ids(entity.tenant_id, sorted(entity.sections), record_ids)
 
     async def citing_many(
-        self, tenant_id: str, entities: Sequence[Entity], record_ids: Sequence[str]
+        self, tenant_id: str, section_ids: Sequence[str], record_ids: Sequence[str]
     ) -> list[str]:
-        """`citing` over many entities, a few thousand points per lookup."""
-        section_ids = sorted({s for entity in entities for s in entity.sections})
+        """`citing_ids` over many sections, a few thousand points per lookup."""
         found: list[str] = []
         for start in range(0, len(section_ids), 2000):
             chunk = section_ids[start : start + 2000]

@@ -88,6 +88,13 @@ async def test_a_section_hit_is_returned_and_replaced_after_its_record_is_tombst
         assert all(h["score"] >= floored["floor"] for h in floored["results"])
         assert floored["dropped_below_floor"] >= 1
         assert not any(h.get("section_id") == HQ for h in floored["results"])
+        cited = await internal.post("/internal/v1/prune/verify", json={"records": ["rec_b"]})
+        assert cited.json()["references"] == {
+            "records": 1,
+            "facts": 0,
+            "article_sections": 1,
+            "section_vectors": 1,
+        }, "before its tombstone, the record's fact, section and section vector are counted"
 
         tomb = tombstone_event("rec_b", prune_job_id="job_s").model_copy(
             update={"tenant_id": tenant}

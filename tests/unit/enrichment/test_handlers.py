@@ -8,7 +8,7 @@ from engram_enrichment.domain.ids import fact_id
 from engram_enrichment.domain.schema import Schema
 from engram_enrichment.handlers import EnrichmentHandlers
 from engram_enrichment.knowledge import KnowledgeBase, NotApplied
-from engram_enrichment.prune import facts_resting_on_records, facts_still_standing
+from engram_enrichment.prune import facts_still_standing, references
 from tests.unit.enrichment.fakes import MemoryStore, OneFactLostStore, SilentlyIgnoringStore
 from tests.unit.enrichment.scenario import tombstoned, upserted
 
@@ -115,10 +115,15 @@ async def test_prune_verification_counts_what_still_rests_on_tombstoned_ids() ->
     await h.on_record_upserted(upserted("rec_a", 1, {"hq": "Berlin", "fleet": 3}))
     await h.on_record_upserted(upserted("rec_b", 1, {"hq": "Berlin"}))
     kb = h.knowledge
-    assert await facts_resting_on_records(kb, "tnt_a", ["rec_a"]) == 2
+    entity = await kb.load("tnt_a", "carrier:c1")
+    assert entity is not None
+    fleet = next(f.fact_id for f in entity.facts.values() if f.attribute == "fleet")
+    before = await references(kb, None, "tnt_a", ["rec_a"], [fleet])
+    assert before == {"records": 2, "facts": 1, "article_sections": 2, "section_vectors": 0}
     events = await h.on_record_tombstoned(tombstoned("rec_a", prune_job_id="job_3"))
     ack = next(e for e in events if e.event_type == "tombstone.applied").payload
     assert ack.source_ids == ["rec_a"]
-    assert await facts_resting_on_records(kb, "tnt_a", ["rec_a"]) == 0
+    after = await references(kb, None, "tnt_a", ["rec_a"], ack.tombstoned_ids)
+    assert after == {"records": 0, "facts": 0, "article_sections": 0, "section_vectors": 0}
     assert await facts_still_standing(kb, "tnt_a", ack.tombstoned_ids) == 0
     assert await facts_still_standing(kb, "tnt_a", [fact_id("carrier:c1", "hq", "Berlin")]) == 1
