@@ -81,8 +81,8 @@ class KnowledgeBase:
 
     async def entities_of_records(self, tenant_id: str, record_ids: Sequence[str]) -> list[Entity]:
         """The stored entities the records were about, by entity id."""
-        about = await self.store.entities_of_records(tenant_id, record_ids)
-        return await self.load_many(tenant_id, sorted(set(about.values())))
+        docs = await self.stored_of_records(tenant_id, record_ids)
+        return [from_document(docs[entity_id]) for entity_id in sorted(docs)]
 
     async def stored_of_records(
         self, tenant_id: str, record_ids: Sequence[str]
