@@ -29,8 +29,9 @@ from pymongo import MongoClient
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from engram_devstack import free_port  # noqa: E402
 from engram_events import encode  # noqa: E402
-from tests.support.services import ServiceProcess, free_port  # noqa: E402
+from tests.support.services import ServiceProcess  # noqa: E402
 from tests.unit.enrichment.scenario import upserted  # noqa: E402
 
 RESULTS = ROOT / "bench-results"

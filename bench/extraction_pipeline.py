@@ -26,7 +26,8 @@ from aiokafka import AIOKafkaConsumer
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.support.services import ServiceProcess, free_port  # noqa: E402
+from engram_devstack import free_port  # noqa: E402
+from tests.support.services import ServiceProcess  # noqa: E402
 from tests.support.tenants import create_tenant  # noqa: E402
 
 RESULTS = ROOT / "bench-results"

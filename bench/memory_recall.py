@@ -38,9 +38,10 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench._load import LeanClient  # noqa: E402
+from engram_devstack import free_port  # noqa: E402
 from engram_embedders import MiniLMEmbedder  # noqa: E402
 from engram_vectors import Point, QdrantClientStore, QdrantEdgeStore  # noqa: E402
-from tests.support.services import ServiceProcess, free_port  # noqa: E402
+from tests.support.services import ServiceProcess  # noqa: E402
 from tests.support.tenants import create_tenant  # noqa: E402
 
 RESULTS = ROOT / "bench-results"

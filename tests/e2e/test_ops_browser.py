@@ -14,9 +14,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from engram_devstack import free_port
 from tests.conftest import ROOT
 from tests.integration.ops.support import create_ops_tenant
-from tests.support.services import ServiceProcess, free_port
+from tests.support.services import ServiceProcess
 
 pytestmark = pytest.mark.e2e
 

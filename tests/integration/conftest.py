@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 from motor.motor_asyncio import AsyncIOMotorClient
 
+from engram_devstack import free_port
 from tests.conftest import Infra
-from tests.support.services import ServiceProcess, free_port
+from tests.support.services import ServiceProcess
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

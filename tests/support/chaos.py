@@ -23,8 +23,9 @@ from typing import Any
 from pymongo import MongoClient
 
 from engram_client import EngramClient, RetryPolicy
+from engram_devstack import free_port
 from tests.support.platform import GATEWAY_URLS, Platform
-from tests.support.services import ServiceProcess, free_port
+from tests.support.services import ServiceProcess
 from tests.support.tenants import create_tenant
 
 CITIES = ("Gdansk", "Oslo", "Riga", "Tallinn", "Vilnius", "Helsinki", "Turku", "Malmo", "Aarhus")

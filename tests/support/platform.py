@@ -8,8 +8,9 @@ from pathlib import Path
 
 import httpx
 
+from engram_devstack import free_port
 from tests.conftest import Infra
-from tests.support.services import ServiceProcess, free_port
+from tests.support.services import ServiceProcess
 from tests.support.tenants import create_tenant
 
 BACKENDS = ("ingest", "extraction", "embedding", "memory", "enrichment", "connectors")

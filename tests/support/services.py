@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import os
-import random
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -13,35 +11,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
-
-LOWEST_PORT = 20000
-"""Service ports are drawn from here up to where the ephemeral range begins."""
-
-
-def _ephemeral_start() -> int:
-    """Where the kernel's range of local ports for outgoing connections begins."""
-    try:
-        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        return 32768
-
-
-def free_port() -> int:
-    """A TCP port nobody listens on right now, below the ephemeral range: a killed service
-    restarts on its own port, and an ephemeral one can meanwhile become the local end of any
-    outgoing connection (a chaos run's restart once failed with "address already in use")."""
-    ceiling = _ephemeral_start()
-    for _ in range(100 if ceiling > LOWEST_PORT + 1000 else 0):
-        port = random.randrange(LOWEST_PORT, ceiling)
-        with socket.socket() as sock:
-            try:
-                sock.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.services import ServiceProcess, free_port
+from engram_devstack import free_port
+from tests.support.services import ServiceProcess
 from tests.support.tenants import create_tenant
 
 

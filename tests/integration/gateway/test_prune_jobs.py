@@ -7,12 +7,13 @@ from collections.abc import Callable
 
 import httpx
 
+from engram_devstack import free_port
 from engram_events import encode, new_event
 from engram_events.catalog import TOMBSTONE_APPLIED
 from engram_events.payloads.tombstones import TombstoneApplied
 from tests.conftest import Infra
 from tests.support.kafka import produce, wait_for
-from tests.support.services import ServiceProcess, free_port
+from tests.support.services import ServiceProcess
 from tests.support.tenants import create_tenant
 
 

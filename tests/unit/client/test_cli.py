@@ -169,7 +169,7 @@ def test_bad_arguments_exit_2() -> None:
 def test_an_unreachable_gateway_exits_1_with_what_to_do(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from tests.support.services import free_port
+    from engram_devstack import free_port
 
     env = tmp_path / "dead.env"
     env.write_text(f"ENGRAM_URL=http://127.0.0.1:{free_port()}\nENGRAM_API_KEY=egk_x\n")

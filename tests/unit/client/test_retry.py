@@ -15,7 +15,7 @@ from engram_client import (
     ServiceUnavailable,
 )
 from engram_client.retry import RETRIED_STATUSES
-from tests.support.services import free_port
+from engram_devstack import free_port
 from tests.unit.client.stub import Reply, StubServer, problem
 
 pytestmark = pytest.mark.unit
