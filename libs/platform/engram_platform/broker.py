@@ -11,6 +11,9 @@ from engram_platform.settings import ServiceSettings
 
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 """Documents travel inline; topics are created with a matching max.message.bytes."""
+BATCH_BYTES = 512 * 1024
+"""Record batch size per partition. aiokafka's 16 KiB default fit two 8 KiB embedding results,
+so publishing 256 of them took ~128 sequential round trips (120-190 ms, measured)."""
 
 
 def make_broker(
@@ -30,6 +33,7 @@ def make_broker(
         acks="all",
         enable_idempotence=False,
         max_request_size=MAX_MESSAGE_BYTES,
+        max_batch_size=BATCH_BYTES,
         request_timeout_ms=30_000,
         middlewares=[KafkaTelemetryMiddleware(tracer_provider=tracer_provider)],
         logger=logging.getLogger("engram.faststream"),
