@@ -14,6 +14,7 @@ replay stages the same events.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -34,7 +35,7 @@ from engram_events import Envelope, EventType, PoisonMessage, decode, topic_name
 from engram_platform.dlq import DeadLetters
 from engram_platform.idempotency import AppliedEvents
 from engram_platform.metrics import ConsumerMetrics
-from engram_platform.outbox import Outbox
+from engram_platform.outbox import Outbox, publish_entries
 from engram_platform.retry import PermanentError, RetryPolicy, is_outage
 
 log = logging.getLogger(__name__)
@@ -147,6 +148,13 @@ class Consumer:
         self.metrics = metrics or ConsumerMetrics(service)
         self._sleep = sleep
         self._contexts: dict[tuple[str | None, ...], Context] = {}
+        self._deliver: Callable[[list[dict[str, Any]]], Awaitable[Any]] = outbox.stage_entries
+
+    def publish_directly(self) -> None:
+        """For a service that keeps no state: a batch's events are published (acks=all) before
+        its inputs are marked applied, instead of staged for the relay. A crash in between sends
+        the same event ids again, and consumers skip ids they applied."""
+        self._deliver = functools.partial(publish_entries, self.broker)
 
     def on(
         self,
@@ -247,7 +255,7 @@ class Consumer:
                 self._count(envelope.event_type, outcome, share, finished)
                 outcomes[index] = outcome
         self.metrics.outcomes(finished)
-        await self.outbox.stage_entries(pending.outbox_docs)
+        await self._deliver(pending.outbox_docs)
         await self.applied.mark_many(pending.applied)
         return [outcome for outcome in outcomes if outcome is not None]
 

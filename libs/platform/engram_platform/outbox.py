@@ -332,6 +332,60 @@ async def send_batched(producer: Any, topic: str, messages: Sequence[Message]) -
     return delivered
 
 
+async def publish_run(broker: Any, run: list[dict[str, Any]]) -> list[Any]:
+    """Hand a run of events to the producer in one publish span, a child of the work that
+    staged them (a document's hundred records are one batch publish, not a hundred spans).
+
+    The relay talks to aiokafka directly: the events are already encoded, and the broker's
+    per-message middleware cost more than the rest of the relay put together.
+    """
+    producer = raw_producer(broker)
+    first = run[0]
+    if first["value"] is None:
+        return await send_batched(
+            producer, first["topic"], [(d["key"].encode(), None, []) for d in run]
+        )
+    attributes: dict[str, Any] = {
+        "messaging.system": "kafka",
+        "messaging.operation.type": "publish",
+        "messaging.destination.name": first["topic"],
+        "engram.event_type": first["event_type"],
+    }
+    if len(run) == 1:
+        attributes["messaging.message.id"] = str(first["_id"])
+    else:
+        attributes["messaging.batch.message_count"] = len(run)
+    with _tracer.start_as_current_span(
+        f"{first['topic']} publish",
+        context=propagate.extract(dict(first.get("headers") or {})),
+        kind=SpanKind.PRODUCER,
+        attributes=attributes,
+    ):
+        carrier: dict[str, str] = {}
+        propagate.inject(carrier)
+        trace_headers = [(name, value.encode()) for name, value in carrier.items()]
+        messages: list[Message] = []
+        for doc in run:
+            staged = doc.get("headers") or {}
+            extra = [(n, v.encode()) for n, v in staged.items() if n not in carrier]
+            headers = [
+                ("content-type", b"application/json"),
+                ("event_type", doc["event_type"].encode()),
+                *trace_headers,
+                *extra,
+            ]
+            messages.append((doc["key"].encode(), bytes(doc["value"]), headers))
+        return await send_batched(producer, first["topic"], messages)
+
+
+async def publish_entries(broker: Any, entries: list[dict[str, Any]]) -> None:
+    """Publish entries in their staged form now, in order per topic; return once Kafka has all."""
+    confirmations: list[Any] = []
+    for run in _publish_runs(list({str(e["_id"]): e for e in entries}.values())):
+        confirmations.extend(await publish_run(broker, run))
+    await asyncio.gather(*[c for c in confirmations if isinstance(c, asyncio.Future)])
+
+
 class OutboxRelay:
     """Publishes staged events in order; one active relay per service database (a lease)."""
 
@@ -394,60 +448,12 @@ class OutboxRelay:
         sent = 0
         done: list[str] = []
         for parcel in await self.outbox.next_parcels():
-            confirmations = []
-            for run in _publish_runs(parcel["entries"]):
-                confirmations.extend(await self._publish(run))
-            await asyncio.gather(*[c for c in confirmations if isinstance(c, asyncio.Future)])
+            await publish_entries(self.broker, parcel["entries"])
             done.append(parcel["_id"])
             sent += len(parcel["entries"])
         await self.outbox.mark_sent(done)
         self.published += sent
         return sent
-
-    async def _publish(self, run: list[dict[str, Any]]) -> list[Any]:
-        """Hand a run of events to the producer in one publish span, a child of the work that
-        staged them (a document's hundred records are one batch publish, not a hundred spans).
-
-        The relay talks to aiokafka directly: the events are already encoded, and the broker's
-        per-message middleware cost more than the rest of the relay put together.
-        """
-        producer = raw_producer(self.broker)
-        first = run[0]
-        if first["value"] is None:
-            return await send_batched(
-                producer, first["topic"], [(d["key"].encode(), None, []) for d in run]
-            )
-        attributes: dict[str, Any] = {
-            "messaging.system": "kafka",
-            "messaging.operation.type": "publish",
-            "messaging.destination.name": first["topic"],
-            "engram.event_type": first["event_type"],
-        }
-        if len(run) == 1:
-            attributes["messaging.message.id"] = str(first["_id"])
-        else:
-            attributes["messaging.batch.message_count"] = len(run)
-        with _tracer.start_as_current_span(
-            f"{first['topic']} publish",
-            context=propagate.extract(dict(first.get("headers") or {})),
-            kind=SpanKind.PRODUCER,
-            attributes=attributes,
-        ):
-            carrier: dict[str, str] = {}
-            propagate.inject(carrier)
-            trace_headers = [(name, value.encode()) for name, value in carrier.items()]
-            messages: list[Message] = []
-            for doc in run:
-                staged = doc.get("headers") or {}
-                extra = [(n, v.encode()) for n, v in staged.items() if n not in carrier]
-                headers = [
-                    ("content-type", b"application/json"),
-                    ("event_type", doc["event_type"].encode()),
-                    *trace_headers,
-                    *extra,
-                ]
-                messages.append((doc["key"].encode(), bytes(doc["value"]), headers))
-            return await send_batched(producer, first["topic"], messages)
 
     async def run(self) -> None:
         """Loop until cancelled; wakes early when something is staged in this process."""

@@ -1,0 +1,140 @@
+"""A consumer that keeps no state publishes its events before marking inputs applied."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from engram_events import derive_event_id
+from engram_events.catalog import MEMORY_WRITE_REQUESTED
+from engram_platform.consumer import Consumer, Outcome
+from engram_platform.outbox import Outbox
+from engram_platform.retry import RetryPolicy
+from tests.unit.platform.test_consumer_batch import (
+    Database,
+    FakeHandlers,
+    applied_ids,
+    no_sleep,
+    record,
+    request,
+)
+
+pytestmark = pytest.mark.unit
+
+
+class Batch:
+    """An aiokafka record batch: every append fits."""
+
+    def __init__(self) -> None:
+        self.messages: list[tuple[bytes, bytes]] = []
+
+    def append(self, *, key: bytes, value: bytes, timestamp: Any, headers: Any) -> object:
+        self.messages.append((key, value))
+        return object()
+
+
+@dataclass
+class Producer:
+    """The raw producer calls `send_batched` makes, writing to a shared log of operations."""
+
+    log: list[str]
+    sent: list[str] = field(default_factory=list)
+
+    async def partitions_for(self, topic: str) -> set[int]:
+        return {0, 1}
+
+    def create_batch(self) -> Batch:
+        return Batch()
+
+    async def send_batch(self, batch: Batch, topic: str, *, partition: int) -> Any:
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        done.set_result(None)
+        for _, value in batch.messages:
+            self.sent.append(json.loads(value)["event_id"])
+            self.log.append("publish")
+        return done
+
+
+class Broker:
+    """A broker whose producer is the fake above (dead letters are not expected here)."""
+
+    def __init__(self, producer: Producer) -> None:
+        self.config = SimpleNamespace(
+            producer=SimpleNamespace(_producer=SimpleNamespace(producer=producer))
+        )
+
+
+class MarkingDatabase(Database):
+    """Logs applied marks, and fails the first `failures` of them (the process dies there)."""
+
+    def __init__(self, log: list[str], failures: int = 0) -> None:
+        super().__init__()
+        self.log = log
+        self.failures = failures
+
+    def __missing__(self, name: str) -> Any:
+        collection = super().__missing__(name)
+        if name == "applied_events":
+            insert = collection.insert_many
+
+            async def marked(docs: list[dict[str, Any]], ordered: bool = True) -> None:
+                if self.failures:
+                    self.failures -= 1
+                    raise ConnectionError("the database went away")
+                self.log.append("mark")
+                await insert(docs, ordered=ordered)
+
+            collection.insert_many = marked  # type: ignore[method-assign]
+        return collection
+
+
+def direct_consumer(db: Database, producer: Producer) -> Consumer:
+    handlers = FakeHandlers({})
+    consumer = Consumer(
+        service="embedding",
+        broker=Broker(producer),  # type: ignore[arg-type]
+        db=db,
+        outbox=Outbox(db),
+        retry=RetryPolicy(max_attempts=3),
+        sleep=no_sleep,
+    )
+    consumer.on(MEMORY_WRITE_REQUESTED, handlers.single, batch=handlers.batch)
+    consumer.publish_directly()
+    return consumer
+
+
+async def test_events_are_published_before_the_inputs_are_marked_and_nothing_is_staged() -> None:
+    log: list[str] = []
+    db, producer = MarkingDatabase(log), Producer(log)
+    consumer = direct_consumer(db, producer)
+    events = [request(n) for n in range(3)]
+    outcomes = await consumer.process_batch([record(e, i) for i, e in enumerate(events)])
+    assert outcomes == [Outcome.APPLIED] * 3
+    assert sorted(producer.sent) == sorted(
+        str(derive_event_id(e.event_id, "follow-up")) for e in events
+    )
+    assert log == ["publish"] * 3 + ["mark"]
+    assert applied_ids(db) == {str(e.event_id) for e in events}
+    assert consumer.outbox.staged == {}
+    assert db["outbox"].docs == {}
+
+
+async def test_a_crash_before_the_marks_publishes_the_same_event_ids_again_on_replay() -> None:
+    log: list[str] = []
+    db, producer = MarkingDatabase(log, failures=1), Producer(log)
+    consumer = direct_consumer(db, producer)
+    batch = [record(request(n), n) for n in range(2)]
+    with pytest.raises(ConnectionError):
+        await consumer.process_batch(batch)
+    first = list(producer.sent)
+    assert applied_ids(db) == set()
+    replayed = await direct_consumer(db, producer).process_batch(batch)
+    again = await direct_consumer(db, producer).process_batch(batch)
+    assert replayed == [Outcome.APPLIED] * 2
+    assert again == [Outcome.DUPLICATE] * 2
+    assert producer.sent == first + first
