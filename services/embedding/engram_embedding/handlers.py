@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import logging
 import time
@@ -71,21 +73,45 @@ class EmbeddingHandlers:
         """Drop vectors no answer claimed (a request whose answer failed after its batch ran)."""
         self._prefetched.clear()
 
+    def _groups(self, events: Sequence[Envelope[EmbeddingRequested]]) -> list[list[int]]:
+        """Consecutive requests whose valid texts fill about one embedder batch each."""
+        groups: list[list[int]] = [[]]
+        size = 0
+        for index, event in enumerate(events):
+            texts = len(screen(list(event.payload.items)).accepted)
+            if groups[-1] and size + texts > self.batch_size:
+                groups.append([])
+                size = 0
+            groups[-1].append(index)
+            size += texts
+        return groups
+
     async def on_requested_many(
         self, events: list[Envelope[EmbeddingRequested]]
     ) -> list[list[Envelope[Any]] | BaseException]:
-        """The batch route: every request of a run embedded together, then answered one by one
-        (a request that fails alone goes back to the single route's retries)."""
+        """The batch route: every embedder batch of the run is queued for the embedder's thread
+        at once, and each batch's requests are answered while the next ones embed. A request
+        that fails alone goes back to the single route's retries."""
+        groups = self._groups(events)
+        results: list[list[Envelope[Any]] | BaseException] = [[] for _ in events]
+        embedding = [
+            asyncio.ensure_future(self.prefetch([events[i] for i in group])) for group in groups
+        ]
         try:
-            await self.prefetch(events)
-            results: list[list[Envelope[Any]] | BaseException] = []
-            for event in events:
-                try:
-                    results.append(await self.on_requested(event))
-                except Exception as exc:
-                    results.append(exc)
+            for group, embedded in zip(groups, embedding, strict=True):
+                await embedded
+                for i in group:
+                    try:
+                        results[i] = await self.on_requested(events[i])
+                    except Exception as exc:
+                        results[i] = exc
             return results
         finally:
+            for task in embedding:
+                if not task.done():
+                    task.cancel()
+                    with contextlib.suppress(BaseException):
+                        await task
             self.forget()
 
     async def on_requested(self, event: Envelope[EmbeddingRequested]) -> list[Envelope[Any]]:

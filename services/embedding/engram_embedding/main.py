@@ -13,6 +13,8 @@ from engram_platform.metrics import PipelineMetrics
 from engram_platform.runtime import Runtime
 
 SERVICE = "embedding"
+READ_AHEAD_BATCHES = 16
+"""Embedder batches fetched at once, so each batch's answers are built while the next embeds."""
 
 
 def create_app(
@@ -28,7 +30,10 @@ def create_app(
         metrics = PipelineMetrics(SERVICE, rt.meter_provider)
         handlers = EmbeddingHandlers(embedder, settings.batch_size, metrics)
         rt.consumer.batch_timeout_ms = settings.linger_ms
-        rt.consumer.batch_size = max(settings.batch_size, settings.consumer_batch_size)
+        rt.consumer.batch_size = max(
+            READ_AHEAD_BATCHES * settings.batch_size, settings.consumer_batch_size
+        )
+        rt.consumer.publish_directly()
         rt.consumer.on(EMBEDDING_REQUESTED, handlers.on_requested, batch=handlers.on_requested_many)
         app.state.embedder = embedder
         app.state.handlers = handlers

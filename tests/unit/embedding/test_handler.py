@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import pytest
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
+from engram_embedders import Embeddings
 from engram_embedding.handlers import EmbeddingHandlers
-from engram_events import new_event
+from engram_events import Envelope, new_event
 from engram_events.catalog import EMBEDDING_REQUESTED
 from engram_events.payloads.embeddings import EmbeddingRequested, TextItem
 from engram_platform.metrics import PipelineMetrics
@@ -83,4 +87,49 @@ async def test_the_batch_route_embeds_a_run_together_and_answers_each_request() 
     computed = [result[0].payload for result in results]  # type: ignore[index]
     assert [[i.item_id for i in c.items] for c in computed] == [["i0"]] * 3
     assert all(c.rejected[0].reason == "whitespace" for c in computed)
+    assert not handlers._prefetched
+
+
+class LoggedEmbedder(CountingEmbedder):
+    """Logs when each embedder call starts."""
+
+    def __init__(self, log: list[str]) -> None:
+        super().__init__()
+        self.log = log
+
+    async def embed(self, texts: Sequence[str]) -> Embeddings:
+        self.log.append(f"embed {','.join(texts)}")
+        return await super().embed(texts)
+
+
+class LoggedHandlers(EmbeddingHandlers):
+    """Logs when each request is answered."""
+
+    def __init__(self, embedder: LoggedEmbedder, batch_size: int) -> None:
+        super().__init__(embedder, batch_size)
+        self.log = embedder.log
+
+    async def on_requested(self, event: Envelope[EmbeddingRequested]) -> list[Envelope[Any]]:
+        self.log.append(f"answer {event.payload.items[0].text}")
+        return await super().on_requested(event)
+
+
+async def test_every_batch_is_queued_for_the_embedder_before_the_first_is_answered() -> None:
+    log: list[str] = []
+    handlers = LoggedHandlers(LoggedEmbedder(log), batch_size=2)
+    events = [_request(f"t{n}") for n in range(5)]
+    results = await handlers.on_requested_many(events)  # type: ignore[arg-type]
+    assert log == [
+        "embed t0,t1",
+        "embed t2,t3",
+        "embed t4",
+        "answer t0",
+        "answer t1",
+        "answer t2",
+        "answer t3",
+        "answer t4",
+    ]
+    vectors = [result[0].payload.items[0].vector for result in results]  # type: ignore[index]
+    alone = [(await handlers.on_requested(e))[0].payload.items[0].vector for e in events]  # type: ignore[arg-type]
+    assert vectors == alone
     assert not handlers._prefetched
