@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from pymongo.errors import DuplicateKeyError
+from pymongo import UpdateOne
+from pymongo.errors import BulkWriteError, DuplicateKeyError
 
 SUBMISSIONS = "submissions"
 
@@ -35,6 +36,24 @@ class Submissions:
             await self.collection.update_one(key, update, upsert=True)
         except DuplicateKeyError:
             await self.collection.update_one(key, update, upsert=True)
+
+    async def record_many(
+        self, tenant_id: str, kind: str, items: list[tuple[str, dict[str, Any]]]
+    ) -> None:
+        """Remember many accepted writes in one trip (idempotent; a lost race is retried)."""
+        now = datetime.now(UTC)
+        updates = [
+            UpdateOne(
+                {"_id": f"{tenant_id}:{kind}:{item_id}"},
+                {"$set": {**fields, "tenant_id": tenant_id, "kind": kind, "updated_at": now}},
+                upsert=True,
+            )
+            for item_id, fields in items
+        ]
+        try:
+            await self.collection.bulk_write(updates, ordered=False)
+        except BulkWriteError:
+            await self.collection.bulk_write(updates, ordered=False)
 
     async def get(self, tenant_id: str, kind: str, item_id: str) -> dict[str, Any] | None:
         """The accepted write, only within the caller's tenant."""

@@ -11,8 +11,8 @@ from engram_gateway.domain.model import Caller
 from engram_platform.problems import Problem
 
 
-def registry(request: Request) -> Registry:
-    """The registry built in the lifespan."""
+async def registry(request: Request) -> Registry:
+    """The registry built in the lifespan (async: a plain function would run in a thread)."""
     reg: Registry = request.app.state.registry
     return reg
 
@@ -23,7 +23,7 @@ async def caller(request: Request) -> Caller:
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise Problem(401, detail="send 'Authorization: Bearer <api key>'")
-    found = await registry(request).authenticate(token)
+    found = await request.app.state.registry.authenticate(token)
     if found is None:
         raise Problem(401, detail="the API key is not valid")
     request.state.tenant_id = found.tenant_id

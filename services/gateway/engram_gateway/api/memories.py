@@ -22,7 +22,7 @@ from engram_gateway.api.auth import CallerDep, RegistryDep
 from engram_gateway.domain.model import Caller
 from engram_gateway.domain.text import QueryText
 from engram_platform.problems import Problem
-from engram_platform.publish import publish_now
+from engram_platform.publish import publish_many_now, publish_now
 
 router = APIRouter(tags=["memories"])
 AgentId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
@@ -30,6 +30,7 @@ MemoryId = Annotated[str, Path(min_length=1, max_length=128, pattern=r"^[A-Za-z0
 Status = Literal["pending", "active", "superseded", "withdrawn", "rejected"]
 LIST_PARAMS = frozenset({"search", "type", "status", "limit"})
 PASSED_THROUGH = (200, 404, 409, 422)
+MAX_BATCH = 100
 
 
 class WriteMemory(BaseModel):
@@ -43,6 +44,14 @@ class WriteMemory(BaseModel):
     derived_from: list[Id] = Field(default_factory=list, max_length=100)
     supersedes: Id | None = None
     idempotency_key: Id | None = None
+
+
+class WriteMemories(BaseModel):
+    """Many memories of one agent in one request (the body stays under the 1 MiB JSON cap)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    memories: list[WriteMemory] = Field(min_length=1, max_length=MAX_BATCH)
 
 
 class RecallQuery(BaseModel):
@@ -119,14 +128,62 @@ async def write_memory(
     await request.app.state.submissions.record(
         caller.tenant_id, "memory", memory_id, agent_id=agent_id
     )
-    return JSONResponse(
-        {
-            "memory_id": memory_id,
-            "status": "pending",
-            "status_url": f"/v1/agents/{agent_id}/memories/{memory_id}",
-        },
-        status_code=202,
+    return JSONResponse(_accepted(agent_id, memory_id), status_code=202)
+
+
+@router.post("/v1/agents/{agent_id}/memories:batch", status_code=202)
+async def write_memories(
+    agent_id: AgentId,
+    body: WriteMemories,
+    request: Request,
+    caller: CallerDep,
+    registry: RegistryDep,
+) -> JSONResponse:
+    """Queue up to 100 writes with one publish (acks=all); 202 lists them in request order.
+
+    All or nothing as far as the answer goes: a 503 may leave some queued, so a retry must
+    send the same idempotency keys (the client library sets them) to write each memory once.
+    """
+    await _owned_agent(registry, caller, agent_id)
+    keys = [m.idempotency_key for m in body.memories if m.idempotency_key is not None]
+    if len(set(keys)) != len(keys):
+        raise Problem(422, detail="idempotency keys must differ within one batch")
+    tenant_id = caller.tenant_id
+    batch = [
+        new_event(
+            MEMORY_WRITE_REQUESTED,
+            MemoryWriteRequested(
+                memory_id=memory_id_for(tenant_id, agent_id, m.idempotency_key),
+                agent_id=agent_id,
+                **m.model_dump(),
+            ),
+            tenant_id=tenant_id,
+        )
+        for m in body.memories
+    ]
+    settings = request.app.state.settings
+    try:
+        await publish_many_now(
+            request.app.state.runtime.broker, batch, topic_prefix=settings.topic_prefix
+        )
+    except Exception:
+        raise Problem(
+            503, "broker-unavailable", "the memories could not be queued; retry the batch"
+        ) from None
+    ids = [e.payload.memory_id for e in batch]
+    await request.app.state.submissions.record_many(
+        tenant_id, "memory", [(m, {"agent_id": agent_id}) for m in ids]
     )
+    return JSONResponse({"memories": [_accepted(agent_id, m) for m in ids]}, status_code=202)
+
+
+def _accepted(agent_id: str, memory_id: str) -> dict[str, str]:
+    """What a 202 says of one queued write: its id, status and where to watch it."""
+    return {
+        "memory_id": memory_id,
+        "status": "pending",
+        "status_url": f"/v1/agents/{agent_id}/memories/{memory_id}",
+    }
 
 
 @router.get("/v1/agents/{agent_id}/memories/{memory_id}")

@@ -1,0 +1,74 @@
+"""Batch writes over the real broker: one request, many memories, each as if written alone."""
+
+from __future__ import annotations
+
+from tests.integration.memory.conftest import MemoryStack, new_agent, topic, wait_status
+from tests.support.kafka import read_all
+
+
+async def test_a_batch_stores_each_memory_and_rejects_only_its_bad_ones(
+    stack: MemoryStack,
+) -> None:
+    with stack.client(stack.tenant()) as client:
+        agent = new_agent(client)
+        body = {
+            "memories": [
+                {"content": "the customer prefers invoices by post", "idempotency_key": "b-1"},
+                {"content": "   ", "idempotency_key": "b-2"},
+                {"content": "the carrier renewed the contract", "type": "note"},
+            ]
+        }
+        answer = client.post(f"/v1/agents/{agent}/memories:batch", json=body)
+        assert answer.status_code == 202, answer.text
+        accepted = answer.json()["memories"]
+        assert [a["status"] for a in accepted] == ["pending"] * 3
+        ids = [a["memory_id"] for a in accepted]
+        assert [a["status_url"] for a in accepted] == [
+            f"/v1/agents/{agent}/memories/{m}" for m in ids
+        ]
+        rows = [wait_status(client, agent, m, {"active", "rejected"}) for m in ids]
+        again = client.post(f"/v1/agents/{agent}/memories:batch", json=body).json()["memories"]
+        listed = client.get(f"/v1/agents/{agent}/memories").json()["memories"]
+    assert [r["status"] for r in rows] == ["active", "rejected", "active"]
+    assert rows[2]["type"] == "note"
+    assert again[0]["memory_id"] == ids[0] and again[1]["memory_id"] == ids[1]
+    assert again[2]["memory_id"] != ids[2]
+    embeddings = await read_all(
+        stack.env["KAFKA_BOOTSTRAP_SERVERS"], topic(stack, "engram.embeddings.v1")
+    )
+    requested = [
+        item["item_id"]
+        for m in embeddings
+        if m and m["event_type"] == "embedding.requested"
+        for item in m["payload"]["items"]
+    ]
+    assert ids[0] in requested and ids[2] in requested
+    assert ids[1] not in requested
+    assert {m["memory_id"] for m in listed} >= {ids[0], ids[2]}
+
+
+def test_a_batch_is_refused_whole_when_malformed_or_for_a_foreign_agent(
+    stack: MemoryStack,
+) -> None:
+    with stack.client(stack.tenant("owner")) as client:
+        agent = new_agent(client)
+        url = f"/v1/agents/{agent}/memories:batch"
+        refused = {
+            "empty": {"memories": []},
+            "too many": {"memories": [{"content": f"m {n}"} for n in range(101)]},
+            "object as id": {"memories": [{"content": "x", "supersedes": {"$ne": None}}]},
+            "unknown field": {"memories": [{"content": "x", "tenant_id": "other"}]},
+            "repeated key": {
+                "memories": [
+                    {"content": "one", "idempotency_key": "same"},
+                    {"content": "two", "idempotency_key": "same"},
+                ]
+            },
+        }
+        statuses = {name: client.post(url, json=body).status_code for name, body in refused.items()}
+        with stack.client(stack.tenant("intruder")) as intruder:
+            foreign = intruder.post(url, json={"memories": [{"content": "sneaky"}]})
+        listed = client.get(f"/v1/agents/{agent}/memories").json()["memories"]
+    assert statuses == dict.fromkeys(refused, 422)
+    assert foreign.status_code == 404
+    assert listed == []
