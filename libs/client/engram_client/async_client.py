@@ -132,6 +132,12 @@ class AsyncEngramClient:
             )
         )
 
+    async def write_memories(
+        self, agent_id: str, memories: Sequence[Mapping[str, Any]]
+    ) -> list[models.MemoryAccepted]:
+        """Store up to 100 memories in one request (each as `write_memory`'s fields), in order."""
+        return await self.run(calls.write_memories(agent_id, memories))
+
     async def get_memory(self, agent_id: str, memory_id: str) -> models.Memory:
         """One memory with its status and provenance."""
         return await self.run(calls.get_memory(agent_id, memory_id))

@@ -131,6 +131,24 @@ def write_memory(
     )
 
 
+def write_memories(
+    agent_id: str, memories: Sequence[Mapping[str, Any]]
+) -> Call[list[models.MemoryAccepted]]:
+    """Up to 100 memories in one request; each gets an idempotency key here when it has none,
+    so a retried batch writes every memory once."""
+    body = [
+        {**memory, "idempotency_key": memory.get("idempotency_key") or new_idempotency_key()}
+        for memory in memories
+    ]
+    return Call(
+        "POST",
+        f"/v1/agents/{segment(agent_id)}/memories:batch",
+        lambda answer: [models.MemoryAccepted.model_validate(m) for m in answer["memories"]],
+        json={"memories": body},
+        retry_safe=True,
+    )
+
+
 def get_memory(agent_id: str, memory_id: str) -> Call[models.Memory]:
     """One memory with status, provenance and timestamps."""
     return Call(

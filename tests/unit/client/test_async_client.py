@@ -54,3 +54,22 @@ async def test_async_errors_and_pages(stub: StubServer) -> None:
             await client.get_document("doc_x")
         ids = [r.record_id async for r in client.iter_records()]
     assert ids == ["r1", "r2"]
+
+
+async def test_a_retried_batch_sends_the_same_key_for_each_memory(
+    stub: StubServer, fast_retry: RetryPolicy
+) -> None:
+    accepted = {"memories": [{"memory_id": "mem_a"}, {"memory_id": "mem_b"}]}
+    stub.on(
+        "POST",
+        "/v1/agents/agt_1/memories:batch",
+        problem(503, "broker-unavailable"),
+        Reply(202, accepted),
+    )
+    memories = [{"content": "first"}, {"content": "second", "idempotency_key": "mine"}]
+    async with AsyncEngramClient(stub.url, "egk_test", retry=fast_retry) as client:
+        answer = await client.write_memories("agt_1", memories)
+    sent = [[m["idempotency_key"] for m in r.json()["memories"]] for r in stub.requests]
+    assert [a.memory_id for a in answer] == ["mem_a", "mem_b"]
+    assert len(sent) == 2 and sent[0] == sent[1]
+    assert sent[0][1] == "mine" and sent[0][0] != sent[0][1]
