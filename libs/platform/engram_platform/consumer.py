@@ -149,12 +149,17 @@ class Consumer:
         self._sleep = sleep
         self._contexts: dict[tuple[str | None, ...], Context] = {}
         self._deliver: Callable[[list[dict[str, Any]]], Awaitable[Any]] = outbox.stage_entries
+        self._publish_every: int | None = None
 
-    def publish_directly(self) -> None:
+    def publish_directly(self, every: int | None = None) -> None:
         """For a service that keeps no state: a batch's events are published (acks=all) before
         its inputs are marked applied, instead of staged for the relay. A crash in between sends
-        the same event ids again, and consumers skip ids they applied."""
+        the same event ids again, and consumers skip ids they applied.
+
+        With `every`, batch-routed runs are cut at that many inputs and each part's events are
+        sent while the next part is handled, so answers leave in a stream, not once per fetch."""
         self._deliver = functools.partial(publish_entries, self.broker)
+        self._publish_every = every
 
     def on(
         self,
@@ -243,21 +248,39 @@ class Consumer:
                 continue
             self._count(event_type, outcome, 0.0, finished)
             outcomes[index] = outcome
-        for run in self._runs(work):
-            started = time.perf_counter()
-            if run[0][2].event_type in self.batch_routes:
-                handled = await self._handle_run(run, pending)
-            else:
-                _, record, envelope = run[0]
-                handled = [await self._handle(envelope, record, pending)]
-            share = (time.perf_counter() - started) / len(run)
-            for (index, _, envelope), outcome in zip(run, handled, strict=True):
-                self._count(envelope.event_type, outcome, share, finished)
-                outcomes[index] = outcome
-        self.metrics.outcomes(finished)
-        await self._deliver(pending.outbox_docs)
+        sending: asyncio.Future[None] | None = None
+        try:
+            for run in self._runs(work):
+                started = time.perf_counter()
+                if run[0][2].event_type in self.batch_routes:
+                    handled = await self._handle_run(run, pending)
+                else:
+                    _, record, envelope = run[0]
+                    handled = [await self._handle(envelope, record, pending)]
+                share = (time.perf_counter() - started) / len(run)
+                for (index, _, envelope), outcome in zip(run, handled, strict=True):
+                    self._count(envelope.event_type, outcome, share, finished)
+                    outcomes[index] = outcome
+                if self._publish_every:
+                    docs, pending.outbox_docs = pending.outbox_docs, []
+                    sending = asyncio.ensure_future(self._deliver_after(sending, docs))
+            self.metrics.outcomes(finished)
+            if sending is not None:
+                await sending
+            await self._deliver(pending.outbox_docs)
+        finally:
+            if sending is not None and not sending.done():
+                sending.cancel()
         await self.applied.mark_many(pending.applied)
         return [outcome for outcome in outcomes if outcome is not None]
+
+    async def _deliver_after(
+        self, previous: asyncio.Future[None] | None, docs: list[dict[str, Any]]
+    ) -> None:
+        """Send one part's events once the parts before it are out (a failure stops the rest)."""
+        if previous is not None:
+            await previous
+        await self._deliver(docs)
 
     def _count(
         self,
@@ -273,11 +296,18 @@ class Consumer:
     def _runs(
         self, work: list[tuple[int, Any, Envelope[Any]]]
     ) -> list[list[tuple[int, Any, Envelope[Any]]]]:
-        """Consecutive inputs of one batch-routed type together; every other input alone."""
+        """Consecutive inputs of one batch-routed type together (at most `publish_every` when
+        set); every other input alone."""
         runs: list[list[tuple[int, Any, Envelope[Any]]]] = []
+        cap = self._publish_every or len(work)
         for item in work:
             kind = item[2].event_type
-            if runs and kind in self.batch_routes and runs[-1][-1][2].event_type == kind:
+            if (
+                runs
+                and kind in self.batch_routes
+                and runs[-1][-1][2].event_type == kind
+                and len(runs[-1]) < cap
+            ):
                 runs[-1].append(item)
             else:
                 runs.append([item])

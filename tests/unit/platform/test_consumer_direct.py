@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from engram_events import derive_event_id
+from engram_events import Envelope, derive_event_id
 from engram_events.catalog import MEMORY_WRITE_REQUESTED
-from engram_platform.consumer import Consumer, Outcome
+from engram_platform.consumer import BatchResult, Consumer, Outcome
 from engram_platform.outbox import Outbox
 from engram_platform.retry import RetryPolicy
 from tests.unit.platform.test_consumer_batch import (
@@ -138,3 +138,73 @@ async def test_a_crash_before_the_marks_publishes_the_same_event_ids_again_on_re
     assert replayed == [Outcome.APPLIED] * 2
     assert again == [Outcome.DUPLICATE] * 2
     assert producer.sent == first + first
+
+
+class PacedHandlers(FakeHandlers):
+    """A batch handler that logs each call and yields to the loop while it works."""
+
+    def __init__(self, log: list[str]) -> None:
+        super().__init__({})
+        self.log = log
+
+    async def batch(self, events: list[Envelope[Any]]) -> list[BatchResult]:
+        self.log.append(f"handle {len(events)}")
+        for _ in range(10):
+            await asyncio.sleep(0)
+        return await super().batch(events)
+
+
+def paced_consumer(db: Database, producer: Producer, log: list[str]) -> Consumer:
+    handlers = PacedHandlers(log)
+    consumer = Consumer(
+        service="embedding",
+        broker=Broker(producer),  # type: ignore[arg-type]
+        db=db,
+        outbox=Outbox(db),
+        retry=RetryPolicy(max_attempts=3),
+        sleep=no_sleep,
+    )
+    consumer.on(MEMORY_WRITE_REQUESTED, handlers.single, batch=handlers.batch)
+    consumer.publish_directly(every=2)
+    return consumer
+
+
+async def test_with_every_each_part_is_published_while_the_next_is_handled() -> None:
+    log: list[str] = []
+    db, producer = MarkingDatabase(log), Producer(log)
+    consumer = paced_consumer(db, producer, log)
+    events = [request(n) for n in range(5)]
+    outcomes = await consumer.process_batch([record(e, i) for i, e in enumerate(events)])
+    assert outcomes == [Outcome.APPLIED] * 5
+    assert [entry for entry in log if entry.startswith("handle")] == [
+        "handle 2",
+        "handle 2",
+        "handle 1",
+    ]
+    assert log.index("publish") < log.index("handle 1")
+    assert log.count("publish") == 5
+    assert log[-1] == "mark"
+    assert applied_ids(db) == {str(e.event_id) for e in events}
+
+
+class FailingProducer(Producer):
+    """Its first send fails (the broker went away mid-batch)."""
+
+    async def send_batch(self, batch: Batch, topic: str, *, partition: int) -> Any:
+        if not self.sent and "failed" not in self.log:
+            self.log.append("failed")
+            raise ConnectionError("the broker went away")
+        return await super().send_batch(batch, topic, partition=partition)
+
+
+async def test_with_every_a_failed_part_fails_the_batch_and_marks_nothing() -> None:
+    log: list[str] = []
+    db, producer = MarkingDatabase(log), FailingProducer(log)
+    consumer = paced_consumer(db, producer, log)
+    batch = [record(request(n), n) for n in range(5)]
+    with pytest.raises(ConnectionError):
+        await consumer.process_batch(batch)
+    assert "mark" not in log
+    assert applied_ids(db) == set()
+    replayed = await paced_consumer(db, producer, log).process_batch(batch)
+    assert replayed == [Outcome.APPLIED] * 5
