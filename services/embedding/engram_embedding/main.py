@@ -15,6 +15,8 @@ from engram_platform.runtime import Runtime
 SERVICE = "embedding"
 READ_AHEAD_BATCHES = 16
 """Embedder batches fetched at once, so each batch's answers are built while the next embeds."""
+PUBLISH_EVERY_BATCHES = 2
+"""Answers leave every two embedder batches, so memory stores them as a stream, not in clumps."""
 
 
 def create_app(
@@ -33,7 +35,7 @@ def create_app(
         rt.consumer.batch_size = max(
             READ_AHEAD_BATCHES * settings.batch_size, settings.consumer_batch_size
         )
-        rt.consumer.publish_directly()
+        rt.consumer.publish_directly(every=PUBLISH_EVERY_BATCHES * settings.batch_size)
         rt.consumer.on(EMBEDDING_REQUESTED, handlers.on_requested, batch=handlers.on_requested_many)
         app.state.embedder = embedder
         app.state.handlers = handlers
