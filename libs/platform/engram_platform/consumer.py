@@ -33,7 +33,7 @@ from pydantic import BaseModel
 
 from engram_events import Envelope, EventType, PoisonMessage, decode, topic_name
 from engram_platform.dlq import DeadLetters
-from engram_platform.idempotency import AppliedEvents
+from engram_platform.idempotency import AppliedEvents, UnrecordedEvents
 from engram_platform.metrics import ConsumerMetrics
 from engram_platform.outbox import Outbox, publish_entries
 from engram_platform.retry import PermanentError, RetryPolicy, is_outage
@@ -138,10 +138,11 @@ class Consumer:
         self.retry = retry or RetryPolicy()
         self.batch_size = max(1, batch_size)
         self.batch_timeout_ms = batch_timeout_ms
-        self.applied = AppliedEvents(db, service)
+        self.applied: AppliedEvents | UnrecordedEvents = AppliedEvents(db, service)
         self.dead_letters = DeadLetters(broker, topic_prefix=topic_prefix)
         self.routes: dict[str, Handler] = {}
         self.batch_routes: dict[str, BatchHandler] = {}
+        self.ahead_routes: dict[str, Callable[[list[Envelope[Any]]], None]] = {}
         self.topics: set[str] = set()
         self.stats = ConsumerStats()
         self.tracer = (tracer_provider or trace.get_tracer_provider()).get_tracer("engram.consumer")
@@ -151,15 +152,19 @@ class Consumer:
         self._deliver: Callable[[list[dict[str, Any]]], Awaitable[Any]] = outbox.stage_entries
         self._publish_every: int | None = None
 
-    def publish_directly(self, every: int | None = None) -> None:
+    def publish_directly(self, every: int | None = None, *, record_applied: bool = True) -> None:
         """For a service that keeps no state: a batch's events are published (acks=all) before
         its inputs are marked applied, instead of staged for the relay. A crash in between sends
         the same event ids again, and consumers skip ids they applied.
 
         With `every`, batch-routed runs are cut at that many inputs and each part's events are
-        sent while the next part is handled, so answers leave in a stream, not once per fetch."""
+        sent while the next part is handled, so answers leave in a stream, not once per fetch.
+        Without `record_applied`, inputs are neither looked up nor marked: for handlers whose
+        only effect is those events, a replay is recomputation, not a second effect."""
         self._deliver = functools.partial(publish_entries, self.broker)
         self._publish_every = every
+        if not record_applied:
+            self.applied = UnrecordedEvents()
 
     def on(
         self,
@@ -167,11 +172,15 @@ class Consumer:
         handler: Callable[[Envelope[P]], Awaitable[Published]],
         *,
         batch: Callable[[list[Envelope[P]]], Awaitable[Sequence[BatchResult]]] | None = None,
+        ahead: Callable[[list[Envelope[P]]], None] | None = None,
     ) -> None:
-        """Route one event type to its handler, and optionally runs of it to a batch handler."""
+        """Route one event type to its handler, and optionally runs of it to a batch handler;
+        `ahead` is told first, in order, every input of that type a batch is about to handle."""
         self.routes[event_type.name] = handler
         if batch is not None:
             self.batch_routes[event_type.name] = batch
+        if ahead is not None:
+            self.ahead_routes[event_type.name] = ahead
         self.topics.add(topic_name(event_type.topic, self.prefix))
 
     @property
@@ -248,6 +257,7 @@ class Consumer:
                 continue
             self._count(event_type, outcome, 0.0, finished)
             outcomes[index] = outcome
+        self._look_ahead(work)
         sending: asyncio.Future[None] | None = None
         try:
             for run in self._runs(work):
@@ -273,6 +283,17 @@ class Consumer:
                 sending.cancel()
         await self.applied.mark_many(pending.applied)
         return [outcome for outcome in outcomes if outcome is not None]
+
+    def _look_ahead(self, work: list[tuple[int, Any, Envelope[Any]]]) -> None:
+        """Tell each look-ahead route what this batch will hand it; only a hint, so a failure
+        is logged and the batch goes on."""
+        for kind, ahead in self.ahead_routes.items():
+            upcoming = [envelope for _, _, envelope in work if envelope.event_type == kind]
+            if upcoming:
+                try:
+                    ahead(upcoming)
+                except Exception:
+                    log.exception("look-ahead failed", extra={"event_type": kind})
 
     async def _deliver_after(
         self, previous: asyncio.Future[None] | None, docs: list[dict[str, Any]]

@@ -52,3 +52,15 @@ class AppliedEvents:
         now = datetime.now(UTC)
         docs = [{"_id": self._key(e), "event_type": t, "at": now} for e, t in applied]
         await insert_new(self.collection, docs)
+
+
+class UnrecordedEvents:
+    """For a consumer whose effects are only events with ids derived from its inputs: nothing is
+    recorded, so a replay recomputes and re-sends the same ids, and their consumers skip them."""
+
+    async def seen_many(self, event_ids: Iterable[str]) -> set[str]:
+        """Nothing counts as applied before."""
+        return set()
+
+    async def mark_many(self, applied: Sequence[tuple[str, str]]) -> None:
+        """Nothing to record."""

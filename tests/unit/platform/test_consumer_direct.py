@@ -208,3 +208,52 @@ async def test_with_every_a_failed_part_fails_the_batch_and_marks_nothing() -> N
     assert applied_ids(db) == set()
     replayed = await paced_consumer(db, producer, log).process_batch(batch)
     assert replayed == [Outcome.APPLIED] * 5
+
+
+async def test_a_look_ahead_route_hears_every_input_of_its_type_before_the_first_run() -> None:
+    log: list[str] = []
+    db, producer = MarkingDatabase(log), Producer(log)
+    consumer = paced_consumer(db, producer, log)
+    told: list[list[str]] = []
+
+    def ahead(upcoming: list[Envelope[Any]]) -> None:
+        log.append("ahead")
+        told.append([e.payload.memory_id for e in upcoming])
+
+    handlers = PacedHandlers(log)
+    consumer.on(MEMORY_WRITE_REQUESTED, handlers.single, batch=handlers.batch, ahead=ahead)
+    events = [request(n) for n in range(5)]
+    outcomes = await consumer.process_batch([record(e, i) for i, e in enumerate(events)])
+    assert outcomes == [Outcome.APPLIED] * 5
+    assert log[0] == "ahead" and log.count("ahead") == 1
+    assert told == [[e.payload.memory_id for e in events]]
+
+
+async def test_a_failing_look_ahead_is_only_a_lost_hint() -> None:
+    log: list[str] = []
+    db, producer = MarkingDatabase(log), Producer(log)
+    consumer = paced_consumer(db, producer, log)
+
+    def ahead(upcoming: list[Envelope[Any]]) -> None:
+        raise ValueError("cannot plan")
+
+    handlers = PacedHandlers(log)
+    consumer.on(MEMORY_WRITE_REQUESTED, handlers.single, batch=handlers.batch, ahead=ahead)
+    outcomes = await consumer.process_batch([record(request(n), n) for n in range(3)])
+    assert outcomes == [Outcome.APPLIED] * 3
+    assert log[-1] == "mark"
+
+
+async def test_without_records_a_replay_recomputes_and_resends_the_same_ids() -> None:
+    log: list[str] = []
+    db, producer = MarkingDatabase(log), Producer(log)
+    consumer = direct_consumer(db, producer)
+    consumer.publish_directly(record_applied=False)
+    batch = [record(request(n), n) for n in range(2)]
+    first = await consumer.process_batch(batch)
+    sent = list(producer.sent)
+    again = await consumer.process_batch(batch)
+    assert first == again == [Outcome.APPLIED] * 2
+    assert producer.sent == sent + sent
+    assert "mark" not in log
+    assert db["applied_events"].docs == {}
