@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import logging
 import time
@@ -43,6 +42,7 @@ class EmbeddingHandlers:
         self.batch_size = batch_size
         self.metrics = metrics or PipelineMetrics("embedding")
         self._prefetched: dict[str, tuple[np.ndarray[Any, Any], VectorProvenance]] = {}
+        self._ahead: dict[str, asyncio.Future[None]] = {}
         self.embed_calls = 0
 
     async def _embed(self, texts: list[str]) -> Embeddings:
@@ -69,9 +69,11 @@ class EmbeddingHandlers:
         if wanted:
             log.info("embedded batch", extra={"requests": len(events), "texts": len(wanted)})
 
-    def forget(self) -> None:
+    def forget(self, events: Sequence[Envelope[EmbeddingRequested]]) -> None:
         """Drop vectors no answer claimed (a request whose answer failed after its batch ran)."""
-        self._prefetched.clear()
+        ids = {f"{event.event_id}:" for event in events}
+        for key in [k for k in self._prefetched if k[: k.index(":") + 1] in ids]:
+            del self._prefetched[key]
 
     def _groups(self, events: Sequence[Envelope[EmbeddingRequested]]) -> list[list[int]]:
         """Consecutive requests whose valid texts fill about one embedder batch each."""
@@ -86,33 +88,43 @@ class EmbeddingHandlers:
             size += texts
         return groups
 
+    def prepare(self, events: list[Envelope[EmbeddingRequested]]) -> None:
+        """The consumer's look-ahead: every embedder batch of the fetch is queued for the
+        embedder's thread now, so the model does not wait between the runs it is cut into.
+        Batches a previous fetch left unclaimed are cancelled and their vectors dropped."""
+        for task in set(self._ahead.values()):
+            task.cancel()
+        self._ahead.clear()
+        self._prefetched.clear()
+        self._queue(events)
+
+    def _queue(self, events: Sequence[Envelope[EmbeddingRequested]]) -> None:
+        """One embedding task per embedder batch, remembered for each request it covers."""
+        for group in self._groups(events):
+            task = asyncio.ensure_future(self.prefetch([events[i] for i in group]))
+            for i in group:
+                self._ahead[str(events[i].event_id)] = task
+
     async def on_requested_many(
         self, events: list[Envelope[EmbeddingRequested]]
     ) -> list[list[Envelope[Any]] | BaseException]:
-        """The batch route: every embedder batch of the run is queued for the embedder's thread
-        at once, and each batch's requests are answered while the next ones embed. A request
-        that fails alone goes back to the single route's retries."""
-        groups = self._groups(events)
-        results: list[list[Envelope[Any]] | BaseException] = [[] for _ in events]
-        embedding = [
-            asyncio.ensure_future(self.prefetch([events[i] for i in group])) for group in groups
-        ]
+        """The batch route: requests not queued by `prepare` are queued now, every batch at
+        once, and each request is answered as soon as its batch is embedded, while the next
+        ones embed. A request whose batch or answer fails goes back to the single route."""
+        self._queue([e for e in events if str(e.event_id) not in self._ahead])
+        results: list[list[Envelope[Any]] | BaseException] = []
         try:
-            for group, embedded in zip(groups, embedding, strict=True):
-                await embedded
-                for i in group:
-                    try:
-                        results[i] = await self.on_requested(events[i])
-                    except Exception as exc:
-                        results[i] = exc
+            for event in events:
+                try:
+                    await self._ahead.pop(str(event.event_id))
+                    results.append(await self.on_requested(event))
+                except Exception as exc:
+                    results.append(exc)
             return results
         finally:
-            for task in embedding:
-                if not task.done():
-                    task.cancel()
-                    with contextlib.suppress(BaseException):
-                        await task
-            self.forget()
+            for event in events:
+                self._ahead.pop(str(event.event_id), None)
+            self.forget(events)
 
     async def on_requested(self, event: Envelope[EmbeddingRequested]) -> list[Envelope[Any]]:
         """Vectors for the valid items, `rejected` for the rest, with the embedder's provenance."""

@@ -14,9 +14,10 @@ from engram_platform.runtime import Runtime
 
 SERVICE = "embedding"
 READ_AHEAD_BATCHES = 16
-"""Embedder batches fetched at once, so each batch's answers are built while the next embeds."""
-PUBLISH_EVERY_BATCHES = 2
-"""Answers leave every two embedder batches, so memory stores them as a stream, not in clumps."""
+"""Embedder batches fetched at once and queued for the model together (`prepare`)."""
+PUBLISH_EVERY_BATCHES = 1
+"""Answers leave after every embedder batch, so memory's work (on the same two cores) comes as a
+stream and does not crowd the model's core in bursts."""
 
 
 def create_app(
@@ -35,8 +36,15 @@ def create_app(
         rt.consumer.batch_size = max(
             READ_AHEAD_BATCHES * settings.batch_size, settings.consumer_batch_size
         )
-        rt.consumer.publish_directly(every=PUBLISH_EVERY_BATCHES * settings.batch_size)
-        rt.consumer.on(EMBEDDING_REQUESTED, handlers.on_requested, batch=handlers.on_requested_many)
+        rt.consumer.publish_directly(
+            every=PUBLISH_EVERY_BATCHES * settings.batch_size, record_applied=False
+        )
+        rt.consumer.on(
+            EMBEDDING_REQUESTED,
+            handlers.on_requested,
+            batch=handlers.on_requested_many,
+            ahead=handlers.prepare,
+        )
         app.state.embedder = embedder
         app.state.handlers = handlers
 

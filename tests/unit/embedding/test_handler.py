@@ -133,3 +133,51 @@ async def test_every_batch_is_queued_for_the_embedder_before_the_first_is_answer
     alone = [(await handlers.on_requested(e))[0].payload.items[0].vector for e in events]  # type: ignore[arg-type]
     assert vectors == alone
     assert not handlers._prefetched
+
+
+async def test_prepared_batches_are_all_queued_before_the_first_run_is_answered() -> None:
+    log: list[str] = []
+    embedder = LoggedEmbedder(log)
+    handlers = LoggedHandlers(embedder, batch_size=2)
+    events = [_request(f"t{n}") for n in range(5)]
+    handlers.prepare(events)  # type: ignore[arg-type]
+    first = await handlers.on_requested_many(events[:2])  # type: ignore[arg-type]
+    rest = await handlers.on_requested_many(events[2:])  # type: ignore[arg-type]
+    assert log[:3] == ["embed t0,t1", "embed t2,t3", "embed t4"]
+    assert log[3:] == [f"answer t{n}" for n in range(5)]
+    assert embedder.calls == 3
+    assert [r[0].payload.request_id for r in first + rest] == ["r1"] * 5  # type: ignore[index]
+    assert not handlers._prefetched and not handlers._ahead
+
+
+async def test_a_new_fetch_cancels_what_the_last_one_left_unclaimed() -> None:
+    embedder = CountingEmbedder()
+    handlers = EmbeddingHandlers(embedder, batch_size=2)
+    stale = [_request(f"old {n}") for n in range(4)]
+    handlers.prepare(stale)  # type: ignore[arg-type]
+    queued = set(handlers._ahead.values())
+    fresh = [_request("new")]
+    handlers.prepare(fresh)  # type: ignore[arg-type]
+    results = await handlers.on_requested_many(fresh)  # type: ignore[arg-type]
+    assert all(task.cancelled() for task in queued)
+    assert embedder.texts == ["new"]
+    assert results[0][0].payload.items[0].item_id == "i0"  # type: ignore[index]
+    assert not handlers._prefetched and not handlers._ahead
+
+
+class FailingEmbedder(CountingEmbedder):
+    """Fails every call whose texts include 'bad'."""
+
+    async def embed(self, texts: Sequence[str]) -> Embeddings:
+        if "bad" in texts:
+            raise RuntimeError("the model failed")
+        return await super().embed(texts)
+
+
+async def test_a_failed_batch_fails_only_its_own_requests() -> None:
+    handlers = EmbeddingHandlers(FailingEmbedder(), batch_size=2)
+    events = [_request(text) for text in ("a", "bad", "c", "d")]
+    handlers.prepare(events)  # type: ignore[arg-type]
+    results = await handlers.on_requested_many(events)  # type: ignore[arg-type]
+    assert [isinstance(r, RuntimeError) for r in results] == [True, True, False, False]
+    assert not handlers._prefetched and not handlers._ahead
