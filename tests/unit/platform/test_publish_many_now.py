@@ -1,0 +1,110 @@
+"""A request's events reach Kafka with the topics, keys and headers consumers route on."""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from opentelemetry import context, trace
+from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
+
+from engram_events import Envelope, encode, new_event
+from engram_events.catalog import EMBEDDING_REQUESTED, MEMORY_REJECTED, MEMORY_WRITE_REQUESTED
+from engram_events.payloads.embeddings import EmbeddingRequested, TextItem
+from engram_events.payloads.memories import MemoryRejected, MemoryWriteRequested
+from engram_platform.publish import publish_many_now
+
+pytestmark = pytest.mark.unit
+
+TRACE_ID = 0x4BF92F3577B34DA6A3CE929D0E0E4736
+Record = tuple[str, bytes, bytes, dict[str, bytes]]
+
+
+class Batch:
+    """An aiokafka record batch that holds every append, headers included."""
+
+    def __init__(self) -> None:
+        self.records: list[tuple[bytes, bytes, list[tuple[str, bytes]]]] = []
+
+    def append(self, *, key: bytes, value: bytes, timestamp: Any, headers: Any) -> object:
+        self.records.append((key, value, list(headers)))
+        return object()
+
+
+class Producer:
+    """The raw aiokafka producer, recording what each sent batch held per topic."""
+
+    def __init__(self) -> None:
+        self.sent: list[Record] = []
+
+    async def partitions_for(self, topic: str) -> set[int]:
+        return {0, 1, 2}
+
+    def create_batch(self) -> Batch:
+        return Batch()
+
+    async def send_batch(self, batch: Batch, topic: str, *, partition: int) -> Any:
+        self.sent += [(topic, k, v, dict(h)) for k, v, h in batch.records]
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        done.set_result(None)
+        return done
+
+
+def broker(producer: Producer) -> Any:
+    """A broker whose raw producer is the fake above."""
+    return SimpleNamespace(
+        config=SimpleNamespace(
+            producer=SimpleNamespace(_producer=SimpleNamespace(producer=producer))
+        )
+    )
+
+
+def write(n: int, agent: str) -> Envelope[Any]:
+    payload = MemoryWriteRequested(memory_id=f"mem_{n}", agent_id=agent, content=f"note {n}")
+    return new_event(MEMORY_WRITE_REQUESTED, payload, tenant_id="tnt_1")
+
+
+def rejected(agent: str) -> Envelope[Any]:
+    payload = MemoryRejected(memory_id="mem_9", agent_id=agent, reason="empty")
+    return new_event(MEMORY_REJECTED, payload, tenant_id="tnt_1")
+
+
+def embed(request_id: str) -> Envelope[Any]:
+    item = TextItem(item_id="mem_1", text="note 1")
+    payload = EmbeddingRequested(
+        request_id=request_id, requester="memory", purpose="memory", items=[item]
+    )
+    return new_event(EMBEDDING_REQUESTED, payload, tenant_id="tnt_1")
+
+
+async def test_each_event_goes_to_its_topic_under_its_key_with_type_and_trace_headers() -> None:
+    events = [write(1, "agt_a"), embed("req_1"), rejected("agt_a"), write(2, "agt_b")]
+    events.append(write(3, "agt_a"))
+    topics = ["t1.engram.memories.v1", "t1.engram.embeddings.v1", *["t1.engram.memories.v1"] * 3]
+    keys = [b"agt_a", b"req_1", b"agt_a", b"agt_b", b"agt_a"]
+    producer = Producer()
+    parent = SpanContext(TRACE_ID, 0x00F067AA0BA902B7, True, TraceFlags(TraceFlags.SAMPLED))
+    token = context.attach(trace.set_span_in_context(NonRecordingSpan(parent)))
+    try:
+        await publish_many_now(broker(producer), events, topic_prefix="t1.")
+    finally:
+        context.detach(token)
+    by_value = {value: (topic, key, headers) for topic, key, value, headers in producer.sent}
+    assert len(producer.sent) == len(events)
+    for event, want_topic, want_key in zip(events, topics, keys, strict=True):
+        topic, key, headers = by_value[encode(event)]
+        assert (topic, key) == (want_topic, want_key)
+        assert set(headers) == {"content-type", "event_type", "traceparent"}
+        assert headers["content-type"] == b"application/json"
+        assert headers["event_type"] == event.event_type.encode()
+        assert headers["traceparent"].decode().split("-")[1] == f"{TRACE_ID:032x}"
+    agent_a = [v for _, k, v, _ in producer.sent if k == b"agt_a"]
+    assert agent_a == [encode(events[0]), encode(events[2]), encode(events[4])], "one key's order"
+
+
+async def test_nothing_to_publish_sends_nothing() -> None:
+    producer = Producer()
+    await publish_many_now(broker(producer), [])
+    assert producer.sent == []
