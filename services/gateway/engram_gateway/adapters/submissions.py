@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pymongo import UpdateOne
-from pymongo.errors import BulkWriteError, DuplicateKeyError
+from pymongo.errors import BulkWriteError
 
 SUBMISSIONS = "submissions"
 
@@ -18,29 +18,17 @@ class Submissions:
         self.collection = db[SUBMISSIONS]
 
     async def record(self, tenant_id: str, kind: str, item_id: str, **fields: Any) -> None:
-        """Remember an accepted write (idempotent on its id).
-
-        Two requests for one id (the same document name uploaded twice at once) race to insert
-        it; the loser's upsert fails on the duplicate key and is retried as the update it now is.
-        """
-        update = {
-            "$set": {
-                **fields,
-                "tenant_id": tenant_id,
-                "kind": kind,
-                "updated_at": datetime.now(UTC),
-            }
-        }
-        key = {"_id": f"{tenant_id}:{kind}:{item_id}"}
-        try:
-            await self.collection.update_one(key, update, upsert=True)
-        except DuplicateKeyError:
-            await self.collection.update_one(key, update, upsert=True)
+        """Remember one accepted write: `record_many` with one item, so both upsert alike."""
+        await self.record_many(tenant_id, kind, [(item_id, fields)])
 
     async def record_many(
         self, tenant_id: str, kind: str, items: list[tuple[str, dict[str, Any]]]
     ) -> None:
-        """Remember many accepted writes in one trip (idempotent; a lost race is retried)."""
+        """Remember many accepted writes in one trip (idempotent on their ids).
+
+        Two requests for one id (the same document name uploaded twice at once) race to insert
+        it; the loser's upsert fails on the duplicate key and is retried as the update it now is.
+        """
         now = datetime.now(UTC)
         updates = [
             UpdateOne(

@@ -1,0 +1,54 @@
+"""An accepted write is remembered once per id, and a lost insert race still records it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pymongo import UpdateOne
+from pymongo.errors import BulkWriteError
+
+from engram_gateway.adapters.submissions import SUBMISSIONS, Submissions
+
+pytestmark = pytest.mark.unit
+
+
+class FakeCollection:
+    """Bulk `$set` upserts by `_id`; the first `races` fail as a concurrent insert would."""
+
+    def __init__(self, races: int = 0) -> None:
+        self.rows: dict[str, dict[str, Any]] = {}
+        self.races = races
+        self.trips = 0
+
+    def _upsert(self, key: dict[str, Any], update: dict[str, Any]) -> None:
+        self.rows.setdefault(key["_id"], {"_id": key["_id"]}).update(update["$set"])
+
+    async def bulk_write(self, ops: list[UpdateOne], ordered: bool) -> None:
+        self.trips += 1
+        if self.races:
+            self.races -= 1
+            raise BulkWriteError({"writeErrors": [{"code": 11000}]})
+        for op in ops:
+            self._upsert(op._filter, op._doc)
+
+
+def submissions(collection: FakeCollection) -> Submissions:
+    return Submissions({SUBMISSIONS: collection})
+
+
+async def test_a_recorded_write_is_kept_under_its_tenant_kind_and_id() -> None:
+    collection = FakeCollection()
+    store = submissions(collection)
+    await store.record("tnt_1", "document", "doc_1", version="v1")
+    await store.record("tnt_1", "document", "doc_1", version="v2")
+    assert list(collection.rows) == ["tnt_1:document:doc_1"]
+    row = collection.rows["tnt_1:document:doc_1"]
+    assert (row["tenant_id"], row["kind"], row["version"]) == ("tnt_1", "document", "v2")
+
+
+async def test_a_write_that_lost_the_insert_race_is_retried_once_and_recorded() -> None:
+    collection = FakeCollection(races=1)
+    await submissions(collection).record("tnt_1", "import", "imp_1", row_count=3)
+    assert collection.trips == 2
+    assert collection.rows["tnt_1:import:imp_1"]["row_count"] == 3
