@@ -17,6 +17,7 @@ from engram_events.payloads.documents import DocumentSubmitted
 from engram_events.payloads.prune import PruneSelector
 from engram_gateway.api.auth import CallerDep
 from engram_gateway.api.owned import owner_view_or_pending
+from engram_gateway.api.publishing import publish_or_503
 from engram_gateway.domain.documents import DocumentRejected, check_content, check_name, document_id
 from engram_platform.problems import Problem
 from engram_platform.publish import publish_now
@@ -134,14 +135,10 @@ async def submit_document(request: Request, caller: CallerDep) -> JSONResponse:
         submitted_by=caller.key_id,
     )
     event = new_event(DOCUMENT_SUBMITTED, payload, tenant_id=caller.tenant_id)
-    try:
-        await publish_now(
-            request.app.state.runtime.broker, event, topic_prefix=settings.topic_prefix
-        )
-    except Exception:
-        raise Problem(
-            503, "broker-unavailable", "the document could not be queued; retry"
-        ) from None
+    await publish_or_503(
+        publish_now(request.app.state.runtime.broker, event, topic_prefix=settings.topic_prefix),
+        "the document could not be queued; retry",
+    )
     await request.app.state.submissions.record(
         caller.tenant_id,
         "document",

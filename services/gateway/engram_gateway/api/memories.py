@@ -19,6 +19,7 @@ from engram_events.catalog import MEMORY_WRITE_REQUESTED
 from engram_events.ids import Attributes, Id
 from engram_events.payloads.memories import MemoryType, MemoryWriteRequested
 from engram_gateway.api.auth import CallerDep, RegistryDep
+from engram_gateway.api.publishing import publish_or_503
 from engram_gateway.domain.model import Caller
 from engram_gateway.domain.text import QueryText
 from engram_platform.problems import Problem
@@ -119,12 +120,10 @@ async def write_memory(
     payload = MemoryWriteRequested(memory_id=memory_id, agent_id=agent_id, **body.model_dump())
     event = new_event(MEMORY_WRITE_REQUESTED, payload, tenant_id=caller.tenant_id)
     settings = request.app.state.settings
-    try:
-        await publish_now(
-            request.app.state.runtime.broker, event, topic_prefix=settings.topic_prefix
-        )
-    except Exception:
-        raise Problem(503, "broker-unavailable", "the memory could not be queued; retry") from None
+    await publish_or_503(
+        publish_now(request.app.state.runtime.broker, event, topic_prefix=settings.topic_prefix),
+        "the memory could not be queued; retry",
+    )
     await request.app.state.submissions.record(
         caller.tenant_id, "memory", memory_id, agent_id=agent_id
     )
@@ -162,14 +161,12 @@ async def write_memories(
         for m in body.memories
     ]
     settings = request.app.state.settings
-    try:
-        await publish_many_now(
+    await publish_or_503(
+        publish_many_now(
             request.app.state.runtime.broker, batch, topic_prefix=settings.topic_prefix
-        )
-    except Exception:
-        raise Problem(
-            503, "broker-unavailable", "the memories could not be queued; retry the batch"
-        ) from None
+        ),
+        "the memories could not be queued; retry the batch",
+    )
     ids = [e.payload.memory_id for e in batch]
     await request.app.state.submissions.record_many(
         tenant_id, "memory", [(m, {"agent_id": agent_id}) for m in ids]

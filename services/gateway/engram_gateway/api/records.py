@@ -25,6 +25,7 @@ from engram_events.catalog import RECORDS_IMPORT_REQUESTED
 from engram_events.payloads.records import RecordsImportRequested
 from engram_gateway.api.auth import CallerDep
 from engram_gateway.api.owned import owner_view_or_pending
+from engram_gateway.api.publishing import publish_or_503
 from engram_platform.problems import Problem
 from engram_platform.publish import publish_now
 
@@ -150,12 +151,10 @@ async def import_records(request: Request, caller: CallerDep) -> JSONResponse:
     )
     event = new_event(RECORDS_IMPORT_REQUESTED, payload, tenant_id=caller.tenant_id)
     settings = request.app.state.settings
-    try:
-        await publish_now(
-            request.app.state.runtime.broker, event, topic_prefix=settings.topic_prefix
-        )
-    except Exception:
-        raise Problem(503, "broker-unavailable", "the import could not be queued; retry") from None
+    await publish_or_503(
+        publish_now(request.app.state.runtime.broker, event, topic_prefix=settings.topic_prefix),
+        "the import could not be queued; retry",
+    )
     await request.app.state.submissions.record(
         caller.tenant_id, "import", import_id, row_count=len(parsed.rows)
     )
