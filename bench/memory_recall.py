@@ -10,8 +10,11 @@ Needs KAFKA_BOOTSTRAP_SERVERS and MONGODB_URI (`python -m bench` provides them).
    100k distinct texts would take ~10 minutes on 2 cores); queries are embedded for real.
 2. Store→recallable: POSTs at a steady 50/s through gateway → memory → embedding → memory; the
    latency is from the POST to `memory.stored` on Kafka (published once row and point are durable).
-3. Sustained write throughput, as a ratio of the standalone MiniLM throughput on the same texts:
-   a burst of one POST per memory, then one of `:batch` POSTs of 50 memories each.
+3. Write throughput, as a ratio of the standalone MiniLM throughput on the same texts, one POST
+   per memory and `:batch` POSTs of 50: sustained (a closed loop keeping at most --window
+   memories posted and not yet stored, so intake runs alongside the embedder; the rate is taken
+   while both run), and a burst (everything posted at once, then drained; intake crowds the
+   embedder at the start and nothing is left for it at the end).
 
 Writes bench-results/memory_recall.json and memory_recall.png (when matplotlib is installed).
 """
@@ -437,22 +440,74 @@ async def wait_stored(sent: dict[str, float], seen: dict[str, float], seconds: f
         await asyncio.sleep(0.1)
 
 
-def burst_rates(
-    kind: str, sent: dict[str, float], seen: dict[str, float], started: float
-) -> dict[str, Any]:
+def burst_rates(sent: dict[str, float], seen: dict[str, float], started: float) -> dict[str, Any]:
     """A burst's writes per second from the first POST to the last `memory.stored` (ramp-up and
-    drain included, the headline), how many were lost, and where the time went: until the first
-    store, the last tenth, and the rate between the 10th and 90th percentile stores."""
+    drain included), how many were lost, and where the time went: until the first store, the
+    last tenth, and the rate between the 10th and 90th percentile stores."""
     stored = sorted(seen[m] for m in sent if m in seen)
     tenth, ninetieth = stored[len(stored) // 10], stored[len(stored) * 9 // 10]
     return {
-        f"{kind}write_throughput_per_s": round(len(sent) / (stored[-1] - started), 1),
-        f"{kind}writes_lost": len(sent) - len(stored),
-        f"{kind}first_stored_after_s": round(stored[0] - started, 3),
-        f"{kind}last_tenth_took_s": round(stored[-1] - ninetieth, 3),
-        f"{kind}middle_80_percent_per_s": round(
+        "write_throughput_per_s": round(len(sent) / (stored[-1] - started), 1),
+        "lost": len(sent) - len(stored),
+        "first_stored_after_s": round(stored[0] - started, 3),
+        "last_tenth_took_s": round(stored[-1] - ninetieth, 3),
+        "middle_80_percent_per_s": round(
             (len(stored) * 9 // 10 - len(stored) // 10) / max(ninetieth - tenth, 1e-9), 1
         ),
+    }
+
+
+async def sustained_writes(
+    gateway: ServiceProcess,
+    key: str,
+    agent_id: str,
+    texts: list[str],
+    seen: dict[str, float],
+    per_request: int,
+    window: int,
+) -> dict[str, Any]:
+    """Writes kept flowing with at most `window` memories posted and not yet stored, so intake
+    (gateway, memory, database) runs alongside the embedder as under a steady load; the rate is
+    taken between the `window`-th store and the last store before posting ends, while both run.
+    `per_request` 1 is one POST per memory, more is `:batch`."""
+    sent: dict[str, float] = {}
+    chunks = iter([texts[i : i + per_request] for i in range(0, len(texts), per_request)])
+    base, reserved = len(seen), 0
+    headers = {"Authorization": f"Bearer {key}"}
+    path = f"/v1/agents/{agent_id}/memories" + (":batch" if per_request > 1 else "")
+    connections = 4 if per_request > 1 else 8
+    async with LeanClient(gateway.url, headers, connections=connections) as client:
+
+        async def worker() -> None:
+            nonlocal reserved
+            for chunk in chunks:
+                while reserved + len(chunk) - (len(seen) - base) > window:  # noqa: ASYNC110
+                    await asyncio.sleep(0.005)
+                reserved += len(chunk)
+                t0 = time.perf_counter()
+                if per_request > 1:
+                    body: Any = {"memories": [{"content": text} for text in chunk]}
+                else:
+                    body = {"content": chunk[0]}
+                status, answer = await client.post_json(path, body)
+                assert status == 202, answer
+                for accepted in answer["memories"] if per_request > 1 else [answer]:
+                    sent[accepted["memory_id"]] = t0
+
+        await asyncio.gather(*(worker() for _ in range(connections)))
+    posting_ended = time.perf_counter()
+    await wait_stored(sent, seen, 600)
+    stored = sorted(seen[m] for m in sent if m in seen)
+    during = [t for t in stored if t <= posting_ended]
+    first, last = window, len(during) - 1
+    return {
+        "memories": len(texts),
+        "per_request": per_request,
+        "window": window,
+        "write_throughput_per_s": round(
+            (last - first) / max(during[last] - during[first], 1e-9), 1
+        ),
+        "lost": len(sent) - len(stored),
     }
 
 
@@ -471,8 +526,11 @@ async def standalone_rate(texts: list[str], passes: int = 3) -> float:
     return round(sorted(rates)[len(rates) // 2], 1)
 
 
-async def write_path(steady_seconds: int, burst: int, work: Path) -> dict[str, Any]:
-    """Store→recallable at 50 writes/s, then sustained throughput vs the standalone embedder."""
+async def write_path(
+    steady_seconds: int, burst: int, sustained: int, window: int, work: Path
+) -> dict[str, Any]:
+    """Store→recallable at 50 writes/s; sustained throughput (closed loop) and bursts, one POST
+    per memory and `:batch`, each against the standalone embedder on its own texts."""
     env = base_env()
     embedding = ServiceProcess("embedding", env, free_port(), work / "logs")
     memory = ServiceProcess(
@@ -485,10 +543,17 @@ async def write_path(steady_seconds: int, burst: int, work: Path) -> dict[str, A
         "gateway", {**env, "ENGRAM_GATEWAY_MEMORY_URL": memory.url}, free_port(), work / "logs"
     )
     seen: dict[str, float] = {}
-    bursts = {"": sentences(burst, seed=3), "batched_": sentences(burst, seed=4)}
+    kinds = {"per_post": 1, "batched": BATCH}
+    texts = {
+        (mode, kind): sentences(size, seed=seed)
+        for seed, (mode, size, kind) in enumerate(
+            [(m, n, k) for m, n in (("sustained", sustained), ("burst", burst)) for k in kinds],
+            start=3,
+        )
+    }
     ready = asyncio.Event()
     listener = asyncio.create_task(stored_listener(env, seen, ready))
-    result: dict[str, Any] = {}
+    result: dict[str, Any] = {"sustained": {}, "burst": {}}
     try:
         for process in (embedding, memory, gateway):
             process.start()
@@ -508,24 +573,31 @@ async def write_path(steady_seconds: int, burst: int, work: Path) -> dict[str, A
             **percentiles(latencies),
             "lost": len(steady) - len(latencies),
         }
-        started = time.perf_counter()
-        sent = await post_memories(gateway, key, agent_id, bursts[""], rate=None)
-        await wait_stored(sent, seen, 600)
-        result.update(burst_rates("", sent, seen, started))
-        started = time.perf_counter()
-        sent = await post_memory_batches(gateway, key, agent_id, bursts["batched_"], BATCH)
-        await wait_stored(sent, seen, 600)
-        result["batch_size"] = BATCH
-        result.update(burst_rates("batched_", sent, seen, started))
+        for kind, size in kinds.items():
+            result["sustained"][kind] = await sustained_writes(
+                gateway, key, agent_id, texts["sustained", kind], seen, size, window
+            )
+            print(f"[bench] sustained {kind}: {result['sustained'][kind]}", flush=True)
+        for kind, size in kinds.items():
+            started = time.perf_counter()
+            if size > 1:
+                sent = await post_memory_batches(gateway, key, agent_id, texts["burst", kind], size)
+            else:
+                sent = await post_memories(gateway, key, agent_id, texts["burst", kind], None)
+            await wait_stored(sent, seen, 600)
+            result["burst"][kind] = burst_rates(sent, seen, started)
+            print(f"[bench] burst {kind}: {result['burst'][kind]}", flush=True)
     finally:
         listener.cancel()
         for process in (gateway, memory, embedding):
             process.stop()
-    for kind, texts in bursts.items():
-        result[f"{kind}standalone_minilm_per_s"] = await standalone_rate(texts)
-        result[f"{kind}throughput_ratio"] = round(
-            result[f"{kind}write_throughput_per_s"] / result[f"{kind}standalone_minilm_per_s"], 3
+    for (mode, kind), theirs in texts.items():
+        entry = result[mode][kind]
+        entry["standalone_minilm_per_s"] = await standalone_rate(theirs[:2000])
+        entry["throughput_ratio"] = round(
+            entry["write_throughput_per_s"] / entry["standalone_minilm_per_s"], 3
         )
+    result["batch_size"] = BATCH
     print(json.dumps(result), flush=True)
     return result
 
@@ -569,17 +641,23 @@ def plot_recall(ax: Any, entry: dict[str, Any]) -> None:
 
 
 def plot_writes(ax: Any, writes: dict[str, Any]) -> None:
-    """Sustained writes per second, one POST per memory and batched, each beside MiniLM alone on
-    the same texts, with the 0.8 target drawn over each pair."""
-    for n, kind in enumerate(("", "batched_")):
-        standalone = writes[f"{kind}standalone_minilm_per_s"]
+    """Writes per second, sustained and in a burst, one POST per memory and batched, each beside
+    MiniLM alone on the same texts, with the 0.8 target drawn over each pair."""
+    groups = [(mode, kind) for mode in ("sustained", "burst") for kind in ("per_post", "batched")]
+    for n, (mode, kind) in enumerate(groups):
+        entry = writes[mode][kind]
+        standalone = entry["standalone_minilm_per_s"]
         ax.bar(n - 0.2, standalone, 0.4, color="grey", label="MiniLM alone" if n == 0 else None)
-        ax.bar(n + 0.2, writes[f"{kind}write_throughput_per_s"], 0.4, color="tab:green")
+        ax.bar(n + 0.2, entry["write_throughput_per_s"], 0.4, color="tab:green")
         ax.hlines(0.8 * standalone, n - 0.4, n + 0.4, color="red", linestyle="--", linewidth=0.8)
-        ax.text(n + 0.2, 0, f"{writes[f'{kind}throughput_ratio']:.2f}", ha="center", va="bottom")
-    ax.set_xticks([0, 1], ["POST per memory", f"POST :batch of {writes['batch_size']}"])
+        ax.text(n + 0.2, 0, f"{entry['throughput_ratio']:.2f}", ha="center", va="bottom")
+    ax.set_xticks(
+        range(len(groups)),
+        [f"{mode}\n{kind.replace('_', ' ')}" for mode, kind in groups],
+        fontsize=8,
+    )
     ax.set_ylabel("memories per second (red: 0.8 of MiniLM alone)")
-    ax.set_title("sustained writes, gateway to memory.stored")
+    ax.set_title(f"writes, gateway to memory.stored (:batch of {writes['batch_size']})")
     ax.legend()
 
 
@@ -588,7 +666,13 @@ async def main() -> None:
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--steady-seconds", type=int, default=20)
-    parser.add_argument("--burst", type=int, default=4000)
+    parser.add_argument("--burst", type=int, default=2000, help="memories per burst")
+    parser.add_argument(
+        "--sustained", type=int, default=6000, help="memories per sustained (closed-loop) run"
+    )
+    parser.add_argument(
+        "--window", type=int, default=1500, help="most memories in flight in a sustained run"
+    )
     parser.add_argument("--skip-writes", action="store_true")
     args = parser.parse_args()
     RESULTS.mkdir(exist_ok=True)
@@ -602,7 +686,9 @@ async def main() -> None:
         for size in [int(s) for s in args.sizes.split(",") if s]:
             results["recall"].append(await recall_latency(size, args.queries, pool, texts, work))
         if not args.skip_writes:
-            results["writes"] = await write_path(args.steady_seconds, args.burst, work)
+            results["writes"] = await write_path(
+                args.steady_seconds, args.burst, args.sustained, args.window, work
+            )
     (RESULTS / "memory_recall.json").write_text(json.dumps(results, indent=2))
     if plot(results, RESULTS / "memory_recall.png"):
         print(f"plot: {RESULTS / 'memory_recall.png'}")
