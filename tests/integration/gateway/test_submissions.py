@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import Any
 
 import httpx
 
+from engram_gateway.adapters.submissions import Submissions
 from tests.support.services import ServiceProcess
 from tests.support.tenants import create_tenant
 
@@ -35,3 +37,14 @@ async def test_concurrent_uploads_of_one_name_are_all_accepted(
             assert [a.status_code for a in answers] == [202] * 8, [a.text for a in answers]
             ids = {a.json()["document_id"] for a in answers}
             assert len(ids) == 1, "one name is one document, uploaded in several versions"
+
+
+async def test_bulk_records_that_race_on_one_id_are_all_kept(mongo_db: Any) -> None:
+    """The local server answers a bulk upsert that lost its insert race without `nModified`;
+    the rows are then written one by one, and none is lost."""
+    store = Submissions(mongo_db)
+    for attempt in range(5):
+        rows = [(f"mem_{attempt}", {"agent_id": f"agt_{i}"}) for i in range(8)]
+        await asyncio.gather(*(store.record_many("tnt_1", "memory", [row]) for row in rows))
+        kept = await store.get("tnt_1", "memory", f"mem_{attempt}")
+        assert kept is not None and kept["agent_id"].startswith("agt_")

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 from pymongo import UpdateOne
-from pymongo.errors import BulkWriteError
+from pymongo.errors import DuplicateKeyError
 
 from engram_gateway.adapters.submissions import SUBMISSIONS, Submissions
 
@@ -14,21 +14,32 @@ pytestmark = pytest.mark.unit
 
 
 class FakeCollection:
-    """Bulk `$set` upserts by `_id`; the first `races` fail as a concurrent insert would."""
+    """`$set` upserts by `_id`; the first `races` writes fail as a concurrent insert makes them
+    fail on the local server (a duplicate key alone, a reply without `nModified` in bulk)."""
 
     def __init__(self, races: int = 0) -> None:
         self.rows: dict[str, dict[str, Any]] = {}
         self.races = races
         self.trips = 0
 
-    def _upsert(self, key: dict[str, Any], update: dict[str, Any]) -> None:
-        self.rows.setdefault(key["_id"], {"_id": key["_id"]}).update(update["$set"])
-
-    async def bulk_write(self, ops: list[UpdateOne], ordered: bool) -> None:
+    def _raced(self) -> bool:
         self.trips += 1
         if self.races:
             self.races -= 1
-            raise BulkWriteError({"writeErrors": [{"code": 11000}]})
+            return True
+        return False
+
+    def _upsert(self, key: dict[str, Any], update: dict[str, Any]) -> None:
+        self.rows.setdefault(key["_id"], {"_id": key["_id"]}).update(update["$set"])
+
+    async def update_one(self, key: dict[str, Any], update: dict[str, Any], upsert: bool) -> None:
+        if self._raced():
+            raise DuplicateKeyError("E11000 duplicate key")
+        self._upsert(key, update)
+
+    async def bulk_write(self, ops: list[UpdateOne], ordered: bool) -> None:
+        if self._raced():
+            raise KeyError("nModified")
         for op in ops:
             self._upsert(op._filter, op._doc)
 
@@ -52,3 +63,11 @@ async def test_a_write_that_lost_the_insert_race_is_retried_once_and_recorded() 
     await submissions(collection).record("tnt_1", "import", "imp_1", row_count=3)
     assert collection.trips == 2
     assert collection.rows["tnt_1:import:imp_1"]["row_count"] == 3
+
+
+async def test_a_bulk_write_that_lost_a_race_is_written_row_by_row() -> None:
+    collection = FakeCollection(races=1)
+    items = [(f"m{n}", {"agent_id": "a1"}) for n in range(3)]
+    await submissions(collection).record_many("tnt_1", "memory", items)
+    assert collection.trips == 4
+    assert sorted(collection.rows) == [f"tnt_1:memory:m{n}" for n in range(3)]

@@ -6,9 +6,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pymongo import UpdateOne
-from pymongo.errors import BulkWriteError
+from pymongo.errors import BulkWriteError, DuplicateKeyError
 
 SUBMISSIONS = "submissions"
+Row = tuple[str, str, str, dict[str, Any]]
+"""Tenant, kind, item id and the fields to keep."""
 
 
 class Submissions:
@@ -18,30 +20,34 @@ class Submissions:
         self.collection = db[SUBMISSIONS]
 
     async def record(self, tenant_id: str, kind: str, item_id: str, **fields: Any) -> None:
-        """Remember one accepted write: `record_many` with one item, so both upsert alike."""
-        await self.record_many(tenant_id, kind, [(item_id, fields)])
+        """Remember an accepted write (idempotent on its id).
+
+        Two requests for one id (the same document name uploaded twice at once) race to insert
+        it; the loser's upsert fails on the duplicate key and is retried as the update it now is.
+        """
+        key, update = _upsert((tenant_id, kind, item_id, fields), datetime.now(UTC))
+        try:
+            await self.collection.update_one(key, update, upsert=True)
+        except DuplicateKeyError:
+            await self.collection.update_one(key, update, upsert=True)
 
     async def record_many(
         self, tenant_id: str, kind: str, items: list[tuple[str, dict[str, Any]]]
     ) -> None:
         """Remember many accepted writes in one trip (idempotent on their ids).
 
-        Two requests for one id (the same document name uploaded twice at once) race to insert
-        it; the loser's upsert fails on the duplicate key and is retried as the update it now is.
+        When one lost an insert race to another request, they are written one by one as
+        `record` does. The local server's answer to that bulk write lacks `nModified`, which
+        pymongo reads as a KeyError rather than a BulkWriteError.
         """
         now = datetime.now(UTC)
-        updates = [
-            UpdateOne(
-                {"_id": f"{tenant_id}:{kind}:{item_id}"},
-                {"$set": {**fields, "tenant_id": tenant_id, "kind": kind, "updated_at": now}},
-                upsert=True,
-            )
-            for item_id, fields in items
-        ]
+        rows = [(tenant_id, kind, item_id, fields) for item_id, fields in items]
+        updates = [UpdateOne(*_upsert(row, now), upsert=True) for row in rows]
         try:
             await self.collection.bulk_write(updates, ordered=False)
-        except BulkWriteError:
-            await self.collection.bulk_write(updates, ordered=False)
+        except (BulkWriteError, KeyError):
+            for item_id, fields in items:
+                await self.record(tenant_id, kind, item_id, **fields)
 
     async def get(self, tenant_id: str, kind: str, item_id: str) -> dict[str, Any] | None:
         """The accepted write, only within the caller's tenant."""
@@ -49,3 +55,12 @@ class Submissions:
             {"_id": f"{tenant_id}:{kind}:{item_id}", "tenant_id": tenant_id}
         )
         return doc
+
+
+def _upsert(row: Row, now: datetime) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The filter and update that keep one row: `_id` is `tenant:kind:id`."""
+    tenant_id, kind, item_id, fields = row
+    return (
+        {"_id": f"{tenant_id}:{kind}:{item_id}"},
+        {"$set": {**fields, "tenant_id": tenant_id, "kind": kind, "updated_at": now}},
+    )
