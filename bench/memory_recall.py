@@ -675,6 +675,8 @@ async def main() -> None:
     )
     parser.add_argument("--skip-writes", action="store_true")
     args = parser.parse_args()
+    if args.sustained < 2 * (args.window + BATCH):
+        parser.error("--sustained must exceed twice --window (plus a batch) to leave a steady part")
     RESULTS.mkdir(exist_ok=True)
     embedder = MiniLMEmbedder(threads=1)
     texts = sentences(2000, seed=5)
