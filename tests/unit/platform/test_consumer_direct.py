@@ -93,8 +93,13 @@ class MarkingDatabase(Database):
         return collection
 
 
-def direct_consumer(db: Database, producer: Producer) -> Consumer:
-    handlers = FakeHandlers({})
+def direct_consumer(
+    db: Database,
+    producer: Producer,
+    handlers: FakeHandlers | None = None,
+    every: int | None = None,
+) -> Consumer:
+    handlers = handlers or FakeHandlers({})
     consumer = Consumer(
         service="embedding",
         broker=Broker(producer),  # type: ignore[arg-type]
@@ -104,7 +109,7 @@ def direct_consumer(db: Database, producer: Producer) -> Consumer:
         sleep=no_sleep,
     )
     consumer.on(MEMORY_WRITE_REQUESTED, handlers.single, batch=handlers.batch)
-    consumer.publish_directly()
+    consumer.publish_directly(every=every)
     return consumer
 
 
@@ -155,18 +160,7 @@ class PacedHandlers(FakeHandlers):
 
 
 def paced_consumer(db: Database, producer: Producer, log: list[str]) -> Consumer:
-    handlers = PacedHandlers(log)
-    consumer = Consumer(
-        service="embedding",
-        broker=Broker(producer),  # type: ignore[arg-type]
-        db=db,
-        outbox=Outbox(db),
-        retry=RetryPolicy(max_attempts=3),
-        sleep=no_sleep,
-    )
-    consumer.on(MEMORY_WRITE_REQUESTED, handlers.single, batch=handlers.batch)
-    consumer.publish_directly(every=2)
-    return consumer
+    return direct_consumer(db, producer, PacedHandlers(log), every=2)
 
 
 async def test_with_every_each_part_is_published_while_the_next_is_handled() -> None:
