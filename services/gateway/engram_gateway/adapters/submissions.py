@@ -9,8 +9,6 @@ from pymongo import UpdateOne
 from pymongo.errors import BulkWriteError, DuplicateKeyError
 
 SUBMISSIONS = "submissions"
-Row = tuple[str, str, str, dict[str, Any]]
-"""Tenant, kind, item id and the fields to keep."""
 
 
 class Submissions:
@@ -25,7 +23,7 @@ class Submissions:
         Two requests for one id (the same document name uploaded twice at once) race to insert
         it; the loser's upsert fails on the duplicate key and is retried as the update it now is.
         """
-        key, update = _upsert((tenant_id, kind, item_id, fields), datetime.now(UTC))
+        key, update = _upsert(tenant_id, kind, item_id, fields, datetime.now(UTC))
         try:
             await self.collection.update_one(key, update, upsert=True)
         except DuplicateKeyError:
@@ -41,8 +39,10 @@ class Submissions:
         pymongo reads as a KeyError rather than a BulkWriteError.
         """
         now = datetime.now(UTC)
-        rows = [(tenant_id, kind, item_id, fields) for item_id, fields in items]
-        updates = [UpdateOne(*_upsert(row, now), upsert=True) for row in rows]
+        updates = [
+            UpdateOne(*_upsert(tenant_id, kind, item_id, fields, now), upsert=True)
+            for item_id, fields in items
+        ]
         try:
             await self.collection.bulk_write(updates, ordered=False)
         except (BulkWriteError, KeyError):
@@ -57,9 +57,10 @@ class Submissions:
         return doc
 
 
-def _upsert(row: Row, now: datetime) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The filter and update that keep one row: `_id` is `tenant:kind:id`."""
-    tenant_id, kind, item_id, fields = row
+def _upsert(
+    tenant_id: str, kind: str, item_id: str, fields: dict[str, Any], now: datetime
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The filter and update that keep one accepted write: `_id` is `tenant:kind:id`."""
     return (
         {"_id": f"{tenant_id}:{kind}:{item_id}"},
         {"$set": {**fields, "tenant_id": tenant_id, "kind": kind, "updated_at": now}},
