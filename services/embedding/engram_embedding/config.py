@@ -18,6 +18,12 @@ class EmbeddingSettings(ServiceSettings):
     port: int = Field(default=8083, ge=1, le=65535)
     embedder: EmbedderKind = "minilm"
     minilm_threads: int = Field(default=1, ge=1, le=2, description="2 cores on the dev machine")
+    minilm_own_process: bool = Field(
+        default=True, description="run the model in a child process with an interpreter of its own"
+    )
+    minilm_cpus: frozenset[int] | None = Field(
+        default=None, description="CPUs the model's process is pinned to (Linux), e.g. [1]"
+    )
     hashing_dimension: int = Field(default=384, ge=2)
     openai_base_url: str | None = None
     openai_model: str | None = None
@@ -29,7 +35,13 @@ class EmbeddingSettings(ServiceSettings):
     def embedder_options(self) -> dict[str, Any]:
         """Keyword arguments for `make_embedder(self.embedder, ...)`."""
         if self.embedder == "minilm":
-            return {"threads": self.minilm_threads, "batch_size": min(self.batch_size, 64)}
+            options: dict[str, Any] = {
+                "threads": self.minilm_threads,
+                "batch_size": min(self.batch_size, 64),
+            }
+            if self.minilm_own_process:
+                options.update(own_process=True, cpus=self.minilm_cpus)
+            return options
         if self.embedder == "hashing":
             return {"dimension": self.hashing_dimension}
         return {"base_url": self.openai_base_url, "model": self.openai_model}
