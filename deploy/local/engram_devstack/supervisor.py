@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
-from engram_devstack import processes, services
+from engram_devstack import cpus, processes, services
 from engram_devstack.envfiles import read_env_file, write_env_file, write_secret
 from engram_devstack.errors import DevstackError
 from engram_devstack.paths import Layout
@@ -39,6 +39,7 @@ class RunOptions:
     gateway_port: int = 8080
     service_names: Sequence[str] = field(default=services.SERVICE_NAMES)
     ready_timeout: float = 300.0
+    model_cpus: frozenset[int] = frozenset()
 
     @property
     def reachable_host(self) -> str:
@@ -70,6 +71,7 @@ class Supervisor:
         previous = route_stop_signals(raise_shutdown)
         try:
             self._remove_env_files()
+            self._reserve_model_cpus()
             endpoints = self._start_stack()
             self._start_services(endpoints)
             if "gateway" in self.options.service_names:
@@ -101,10 +103,23 @@ class Supervisor:
         self.layout.run_env.unlink(missing_ok=True)
         self.layout.stack_env.unlink(missing_ok=True)
 
+    def _reserve_model_cpus(self) -> None:
+        """With --model-cpus, this process and so all it starts run on the other CPUs."""
+        if not self.options.model_cpus:
+            return
+        rest = cpus.others(self.options.model_cpus)
+        cpus.keep_on(rest, [os.getpid()])
+        say(
+            f"cpus: the model on {sorted(self.options.model_cpus)}, everything else on {sorted(rest)}"
+        )
+
     def _start_stack(self) -> Endpoints:
         endpoints = self.stack.up()
         write_env_file(self.layout.stack_env, endpoints.as_env())
         self._infra = self.stack.servers_in_use()
+        if self.options.model_cpus:
+            running = [server.running_pid() for server in self._infra]
+            cpus.keep_on(os.sched_getaffinity(0), [pid for pid in running if pid is not None])
         return endpoints
 
     def _service_env(self, endpoints: Endpoints) -> dict[str, str]:
@@ -116,6 +131,8 @@ class Supervisor:
             ENGRAM_DATA_DIR=str(self.layout.data_dir),
             PYTHONUNBUFFERED="1",
         )
+        if self.options.model_cpus:
+            env.update(cpus.model_env(self.options.model_cpus))
         return env
 
     def _start_services(self, endpoints: Endpoints) -> None:

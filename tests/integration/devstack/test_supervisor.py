@@ -1,5 +1,6 @@
 """`run` (behind `make run`) against stand-in services: ready, keyed, restarting, and clean on exit."""
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -47,13 +48,16 @@ def _environment(root: Path, cache_dir: Path) -> dict[str, str]:
     return env
 
 
-def _start_run(env: dict[str, str], ports: list[int], log: Path) -> subprocess.Popen[bytes]:
+def _start_run(
+    env: dict[str, str], ports: list[int], log: Path, *options: str
+) -> subprocess.Popen[bytes]:
     kafka, controller, mongo, gateway = ports
     argv = [
         sys.executable, "-m", "engram_devstack", "run",
         "--services", "gateway,worker,crashy",
         "--kafka-port", str(kafka), "--kafka-controller-port", str(controller),
         "--mongo-port", str(mongo), "--gateway-port", str(gateway), "--ready-timeout", "60",
+        *options,
     ]  # fmt: skip
     with log.open("ab") as output:
         return subprocess.Popen(argv, env=env, stdout=output, stderr=subprocess.STDOUT)
@@ -75,6 +79,21 @@ def _pids(root: Path) -> list[int]:
     children = root / "worker-children"
     pids += [int(line) for line in children.read_text().split()] if children.exists() else []
     return pids
+
+
+def _assert_kept_off_cpu_1(pids: list[int]) -> None:
+    """Every thread of the broker, the database and the services avoids the model's CPU,
+    and the services are told which CPU the model has."""
+    alive = [pid for pid in pids if pid_alive(pid)]
+    assert len(alive) >= 3
+    for pid in alive:
+        for thread in os.listdir(f"/proc/{pid}/task"):
+            with contextlib.suppress(ProcessLookupError):  # a thread that ended meanwhile
+                assert 1 not in os.sched_getaffinity(int(thread)), (pid, thread)
+    worker = [pid for pid in alive if b"engram_worker" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+    assert worker
+    environ = Path(f"/proc/{worker[0]}/environ").read_bytes().split(b"\0")
+    assert b"ENGRAM_EMBEDDING_MINILM_CPUS=[1]" in environ
 
 
 def _stop(run: subprocess.Popen[bytes], log: Path) -> None:
@@ -118,13 +137,16 @@ def test_run_is_ready_writes_a_key_restarts_the_dead_and_leaves_nothing(
     assert [pid for pid in pids if pid_alive(pid)] == []
     assert not (engram / "run.env").exists()
 
-    second = _start_run(env, free_ports(4), log)
+    model_cpus = ["--model-cpus", "1"] if len(os.sched_getaffinity(0)) > 1 else []
+    second = _start_run(env, free_ports(4), log, *model_cpus)
     try:
         ready_after = _wait_for(engram / "run.env", second, log, timeout=60)
         assert read_env_file(engram / "run.env")["ENGRAM_API_KEY"] == values["ENGRAM_API_KEY"]
         assert "reusing the key" in log.read_text()
         assert ready_after < 60
         pids = _pids(root)
+        if model_cpus:
+            _assert_kept_off_cpu_1(pids)
     finally:
         _stop(second, log)
     assert [pid for pid in pids if pid_alive(pid)] == []
