@@ -41,8 +41,10 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench._cpus import infra_ports, listening_pids  # noqa: E402
 from bench._load import LeanClient  # noqa: E402
 from engram_devstack import free_port  # noqa: E402
+from engram_devstack.cpus import keep_on, model_env, others  # noqa: E402
 from engram_embedders import MiniLMEmbedder  # noqa: E402
 from engram_vectors import Point, QdrantClientStore, QdrantEdgeStore  # noqa: E402
 from tests.support.services import ServiceProcess  # noqa: E402
@@ -526,42 +528,58 @@ async def standalone_rate(texts: list[str], passes: int = 3) -> float:
     return round(sorted(rates)[len(rates) // 2], 1)
 
 
-async def write_path(
-    steady_seconds: int, burst: int, sustained: int, window: int, work: Path
-) -> dict[str, Any]:
-    """Store→recallable at 50 writes/s; sustained throughput (closed loop) and bursts, one POST
-    per memory and `:batch`, each against the standalone embedder on its own texts."""
-    env = base_env()
+def write_services(
+    env: dict[str, str], work: Path, name: str
+) -> tuple[ServiceProcess, ServiceProcess, ServiceProcess]:
+    """Embedding, memory and a gateway in front of it, with their own vector directory."""
     embedding = ServiceProcess("embedding", env, free_port(), work / "logs")
     memory = ServiceProcess(
         "memory",
-        {**env, "ENGRAM_MEMORY_VECTOR_PATH": str(work / "vectors-writes")},
+        {**env, "ENGRAM_MEMORY_VECTOR_PATH": str(work / f"vectors-{name}")},
         free_port(),
         work / "logs",
     )
     gateway = ServiceProcess(
         "gateway", {**env, "ENGRAM_GATEWAY_MEMORY_URL": memory.url}, free_port(), work / "logs"
     )
+    return embedding, memory, gateway
+
+
+async def new_agent(gateway: ServiceProcess, env: dict[str, str], tenant: str) -> tuple[str, str]:
+    """A fresh tenant's key and one agent of it."""
+    key = create_tenant(env, tenant)
+    headers = {"Authorization": f"Bearer {key}"}
+    async with httpx.AsyncClient(base_url=gateway.url, headers=headers) as c:
+        agent_id = (await c.post("/v1/agents", json={})).json()["agent_id"]
+    return key, agent_id
+
+
+async def write_path(
+    steady_seconds: int, burst: int, sustained: int, window: int, work: Path
+) -> dict[str, Any]:
+    """Store→recallable at 50 writes/s; sustained throughput (closed loop) and bursts, one POST
+    per memory and `:batch`, each against the standalone embedder on its own texts; then the
+    sustained runs again with the model on a CPU of its own."""
+    env = base_env()
+    services = write_services(env, work, "shared")
+    gateway = services[-1]
     seen: dict[str, float] = {}
     kinds = {"per_post": 1, "batched": BATCH}
+    modes = (("sustained", sustained), ("burst", burst), ("model_core", sustained))
     texts = {
         (mode, kind): sentences(size, seed=seed)
         for seed, (mode, size, kind) in enumerate(
-            [(m, n, k) for m, n in (("sustained", sustained), ("burst", burst)) for k in kinds],
-            start=3,
+            [(m, n, k) for m, n in modes for k in kinds], start=3
         )
     }
     ready = asyncio.Event()
     listener = asyncio.create_task(stored_listener(env, seen, ready))
     result: dict[str, Any] = {"sustained": {}, "burst": {}}
     try:
-        for process in (embedding, memory, gateway):
+        for process in services:
             process.start()
         await ready.wait()
-        key = create_tenant(env, "writes")
-        headers = {"Authorization": f"Bearer {key}"}
-        async with httpx.AsyncClient(base_url=gateway.url, headers=headers) as c:
-            agent_id = (await c.post("/v1/agents", json={})).json()["agent_id"]
+        key, agent_id = await new_agent(gateway, env, "writes")
         warm = await post_memories(gateway, key, agent_id, sentences(20, seed=1), rate=10)
         await wait_stored(warm, seen, 60)
         steady = await post_memories(
@@ -587,18 +605,62 @@ async def write_path(
             await wait_stored(sent, seen, 600)
             result["burst"][kind] = burst_rates(sent, seen, started)
             print(f"[bench] burst {kind}: {result['burst'][kind]}", flush=True)
+        for process in reversed(services):
+            process.stop()
+        model_core = await model_core_writes(env, work, texts, kinds, seen, window)
+        if model_core is not None:
+            result["model_core"] = model_core
     finally:
         listener.cancel()
-        for process in (gateway, memory, embedding):
+        for process in reversed(services):
             process.stop()
     for (mode, kind), theirs in texts.items():
-        entry = result[mode][kind]
+        entry = result.get(mode, {}).get(kind)
+        if entry is None:
+            continue
         entry["standalone_minilm_per_s"] = await standalone_rate(theirs[:2000])
         entry["throughput_ratio"] = round(
             entry["write_throughput_per_s"] / entry["standalone_minilm_per_s"], 3
         )
     result["batch_size"] = BATCH
     print(json.dumps(result), flush=True)
+    return result
+
+
+async def model_core_writes(
+    env: dict[str, str],
+    work: Path,
+    texts: dict[tuple[str, str], list[str]],
+    kinds: dict[str, int],
+    seen: dict[str, float],
+    window: int,
+) -> dict[str, Any] | None:
+    """The sustained runs as `run --model-cpus` deploys them: the model's process on the last
+    CPU, and the broker, the database, the other services and this client on the rest."""
+    mine = frozenset(os.sched_getaffinity(0))
+    if len(mine) < 2:
+        return None
+    model = frozenset({max(mine)})
+    infra = listening_pids(infra_ports(env))
+    keep_on(others(model), [os.getpid(), *infra])
+    services = write_services({**env, **model_env(model)}, work, "model-core")
+    gateway = services[-1]
+    result: dict[str, Any] = {"model_cpus": sorted(model), "others": sorted(others(model))}
+    try:
+        for process in services:
+            process.start()
+        key, agent_id = await new_agent(gateway, env, "writes-model-core")
+        warm = await post_memories(gateway, key, agent_id, sentences(20, seed=1), rate=10)
+        await wait_stored(warm, seen, 60)
+        for kind, size in kinds.items():
+            result[kind] = await sustained_writes(
+                gateway, key, agent_id, texts["model_core", kind], seen, size, window
+            )
+            print(f"[bench] sustained, model on its own CPU, {kind}: {result[kind]}", flush=True)
+    finally:
+        for process in reversed(services):
+            process.stop()
+        keep_on(mine, [os.getpid(), *infra])
     return result
 
 
@@ -643,7 +705,8 @@ def plot_recall(ax: Any, entry: dict[str, Any]) -> None:
 def plot_writes(ax: Any, writes: dict[str, Any]) -> None:
     """Writes per second, sustained and in a burst, one POST per memory and batched, each beside
     MiniLM alone on the same texts, with the 0.8 target drawn over each pair."""
-    groups = [(mode, kind) for mode in ("sustained", "burst") for kind in ("per_post", "batched")]
+    modes = [mode for mode in ("sustained", "burst", "model_core") if mode in writes]
+    groups = [(mode, kind) for mode in modes for kind in ("per_post", "batched")]
     for n, (mode, kind) in enumerate(groups):
         entry = writes[mode][kind]
         standalone = entry["standalone_minilm_per_s"]
@@ -653,7 +716,7 @@ def plot_writes(ax: Any, writes: dict[str, Any]) -> None:
         ax.text(n + 0.2, 0, f"{entry['throughput_ratio']:.2f}", ha="center", va="bottom")
     ax.set_xticks(
         range(len(groups)),
-        [f"{mode}\n{kind.replace('_', ' ')}" for mode, kind in groups],
+        [f"{mode.replace('_', ' ')}\n{kind.replace('_', ' ')}" for mode, kind in groups],
         fontsize=8,
     )
     ax.set_ylabel("memories per second (red: 0.8 of MiniLM alone)")
