@@ -108,6 +108,8 @@ def service_app(
                 yield
             finally:
                 await _cancel(tasks)
+                if runtime.consumer.overlapped is not None:
+                    await runtime.consumer.overlapped.drain()
                 await runtime.broker.stop()
 
     app = FastAPI(

@@ -20,7 +20,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 from faststream import AckPolicy
 from faststream.kafka import KafkaBroker
@@ -36,6 +36,7 @@ from engram_platform.dlq import DeadLetters
 from engram_platform.idempotency import AppliedEvents, UnrecordedEvents
 from engram_platform.metrics import ConsumerMetrics
 from engram_platform.outbox import Outbox, publish_entries
+from engram_platform.overlap import KafkaPositions, OverlappedFetches
 from engram_platform.retry import PermanentError, RetryPolicy, is_outage
 
 log = logging.getLogger(__name__)
@@ -77,6 +78,16 @@ class ConsumerStats:
 
     def add(self, outcome: Outcome) -> None:
         self.counts[outcome.value] = self.counts.get(outcome.value, 0) + 1
+
+
+@dataclass
+class PreparedBatch:
+    """A decoded batch whose look-ahead has been told: what is left to handle, and the
+    outcomes already known (ignored, dead-lettered, duplicate)."""
+
+    outcomes: list[Outcome | None]
+    work: list[tuple[int, Any, Envelope[Any]]] = field(default_factory=list)
+    finished: list[tuple[str, str, float]] = field(default_factory=list)
 
 
 @dataclass
@@ -151,6 +162,7 @@ class Consumer:
         self._contexts: dict[tuple[str | None, ...], Context] = {}
         self._deliver: Callable[[list[dict[str, Any]]], Awaitable[Any]] = outbox.stage_entries
         self._publish_every: int | None = None
+        self.overlapped: OverlappedFetches | None = None
 
     def publish_directly(self, every: int | None = None, *, record_applied: bool = True) -> None:
         """For a service that keeps no state: a batch's events are published (acks=all) before
@@ -165,6 +177,17 @@ class Consumer:
         self._publish_every = every
         if not record_applied:
             self.applied = UnrecordedEvents()
+
+    def overlap_fetches(self) -> None:
+        """Read and prepare the next fetch while this one's last answers go out and its offsets
+        are committed, so a model fed by the look-ahead never waits at a fetch boundary (see
+        `overlap`). Only for `publish_directly(every=..., record_applied=False)`: inputs are
+        not marked, so a fetch read again is recomputed, not applied twice."""
+        if not self._publish_every or not isinstance(self.applied, UnrecordedEvents):
+            raise RuntimeError(
+                "overlap_fetches needs publish_directly(every=N, record_applied=False)"
+            )
+        self.overlapped = OverlappedFetches(self)
 
     def on(
         self,
@@ -195,9 +218,15 @@ class Consumer:
         if not self.topics:
             raise RuntimeError(f"{self.service}: no handlers registered")
 
+        overlapped = self.overlapped
+
         async def on_batch(msg: KafkaMessage) -> None:
             raw = msg.raw_message
-            await self.process_batch(list(raw) if isinstance(raw, tuple) else [raw])
+            records = list(raw) if isinstance(raw, tuple) else [raw]
+            if overlapped is None:
+                await self.process_batch(records)
+            else:
+                await overlapped.on_fetch(records, cast(KafkaPositions, msg.consumer))
 
         self.broker.subscriber(
             *sorted(self.topics),
@@ -205,7 +234,7 @@ class Consumer:
             batch=True,
             max_records=self.batch_size,
             batch_timeout_ms=self.batch_timeout_ms,
-            ack_policy=AckPolicy.NACK_ON_ERROR,
+            ack_policy=AckPolicy.NACK_ON_ERROR if overlapped is None else AckPolicy.MANUAL,
             auto_offset_reset=auto_offset_reset,
             max_poll_interval_ms=10 * 60 * 1000,
             decoder=_undecoded,
@@ -220,6 +249,11 @@ class Consumer:
 
         Raises only when the DLQ or the database is unreachable; the batch is then redelivered.
         """
+        return await self.complete_batch(await self.prepare_batch(records))
+
+    async def prepare_batch(self, records: Sequence[Any]) -> PreparedBatch:
+        """Decode, dead-letter the undecodable, skip what was applied, and tell the look-ahead
+        routes what is coming; nothing is handled yet."""
         decoded: list[Envelope[Any] | None] = []
         skipped: dict[int, str] = {}
         for index, record in enumerate(records):
@@ -237,10 +271,7 @@ class Consumer:
                 decoded.append(None)
         ids = [str(e.event_id) for e in decoded if e is not None and e.event_type in self.routes]
         seen = await self.applied.seen_many(ids)
-        pending = _Pending()
-        outcomes: list[Outcome | None] = [None] * len(records)
-        work: list[tuple[int, Any, Envelope[Any]]] = []
-        finished: list[tuple[str, str, float]] = []
+        batch = PreparedBatch(outcomes=[None] * len(records))
         for index, (record, envelope) in enumerate(zip(records, decoded, strict=True)):
             event_type = skipped.get(index) or (envelope.event_type if envelope else None)
             if index in skipped:
@@ -252,15 +283,21 @@ class Consumer:
             elif str(envelope.event_id) in seen:
                 outcome = Outcome.DUPLICATE
             else:
-                work.append((index, record, envelope))
+                batch.work.append((index, record, envelope))
                 seen.add(str(envelope.event_id))
                 continue
-            self._count(event_type, outcome, 0.0, finished)
-            outcomes[index] = outcome
-        self._look_ahead(work)
+            self._count(event_type, outcome, 0.0, batch.finished)
+            batch.outcomes[index] = outcome
+        self._look_ahead(batch.work)
+        return batch
+
+    async def complete_batch(self, batch: PreparedBatch) -> list[Outcome]:
+        """Handle a prepared batch's work, send or stage its events, and mark its inputs."""
+        pending = _Pending()
+        outcomes, finished = batch.outcomes, batch.finished
         sending: asyncio.Future[None] | None = None
         try:
-            for run in self._runs(work):
+            for run in self._runs(batch.work):
                 started = time.perf_counter()
                 if run[0][2].event_type in self.batch_routes:
                     handled = await self._handle_run(run, pending)
