@@ -6,6 +6,7 @@ import asyncio
 import hashlib
 import logging
 import time
+from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,6 +25,8 @@ from engram_events.payloads.embeddings import (
 from engram_platform.metrics import PipelineMetrics
 
 log = logging.getLogger(__name__)
+KEPT_FETCHES = 2
+"""Fetches whose queued batches are kept: the one being answered and the one read ahead."""
 
 
 def vector_provenance(embeddings: Embeddings | None, embedder: Embedder) -> VectorProvenance:
@@ -43,6 +46,7 @@ class EmbeddingHandlers:
         self.metrics = metrics or PipelineMetrics("embedding")
         self._prefetched: dict[str, tuple[np.ndarray[Any, Any], VectorProvenance]] = {}
         self._ahead: dict[str, asyncio.Future[None]] = {}
+        self._fetches: deque[set[str]] = deque()
         self.embed_calls = 0
 
     async def _embed(self, texts: list[str]) -> Embeddings:
@@ -71,8 +75,11 @@ class EmbeddingHandlers:
 
     def forget(self, events: Sequence[Envelope[EmbeddingRequested]]) -> None:
         """Drop vectors no answer claimed (a request whose answer failed after its batch ran)."""
-        ids = {f"{event.event_id}:" for event in events}
-        for key in [k for k in self._prefetched if k[: k.index(":") + 1] in ids]:
+        self._drop_vectors({str(event.event_id) for event in events})
+
+    def _drop_vectors(self, event_ids: set[str]) -> None:
+        """Forget the prefetched vectors of these requests."""
+        for key in [k for k in self._prefetched if k[: k.index(":")] in event_ids]:
             del self._prefetched[key]
 
     def _groups(self, events: Sequence[Envelope[EmbeddingRequested]]) -> list[list[int]]:
@@ -90,12 +97,18 @@ class EmbeddingHandlers:
 
     def prepare(self, events: list[Envelope[EmbeddingRequested]]) -> None:
         """The consumer's look-ahead: every embedder batch of the fetch is queued for the
-        embedder's thread now, so the model does not wait between the runs it is cut into.
-        Batches a previous fetch left unclaimed are cancelled and their vectors dropped."""
-        for task in set(self._ahead.values()):
-            task.cancel()
-        self._ahead.clear()
-        self._prefetched.clear()
+        embedder now, behind the fetch still being answered, so the model does not wait
+        between runs or between fetches. What the fetch before the previous one left
+        unclaimed (it failed, or was dropped) is cancelled and its vectors dropped."""
+        if len(self._fetches) == KEPT_FETCHES:
+            newer = set().union(*list(self._fetches)[1:])
+            stale = self._fetches.popleft() - newer - {str(e.event_id) for e in events}
+            for event_id in stale:
+                task = self._ahead.pop(event_id, None)
+                if task is not None:
+                    task.cancel()
+            self._drop_vectors(stale)
+        self._fetches.append({str(e.event_id) for e in events})
         self._queue(events)
 
     def _queue(self, events: Sequence[Envelope[EmbeddingRequested]]) -> None:

@@ -39,6 +39,7 @@ def create_app(
         rt.consumer.publish_directly(
             every=PUBLISH_EVERY_BATCHES * settings.batch_size, record_applied=False
         )
+        rt.consumer.overlap_fetches()
         rt.consumer.on(
             EMBEDDING_REQUESTED,
             handlers.on_requested,

@@ -150,18 +150,25 @@ async def test_prepared_batches_are_all_queued_before_the_first_run_is_answered(
     assert not handlers._prefetched and not handlers._ahead
 
 
-async def test_a_new_fetch_cancels_what_the_last_one_left_unclaimed() -> None:
+async def test_a_fetch_read_ahead_keeps_the_one_in_flight_and_cancels_the_one_before() -> None:
     embedder = CountingEmbedder()
     handlers = EmbeddingHandlers(embedder, batch_size=2)
     stale = [_request(f"old {n}") for n in range(4)]
     handlers.prepare(stale)  # type: ignore[arg-type]
-    queued = set(handlers._ahead.values())
-    fresh = [_request("new")]
-    handlers.prepare(fresh)  # type: ignore[arg-type]
-    results = await handlers.on_requested_many(fresh)  # type: ignore[arg-type]
-    assert all(task.cancelled() for task in queued)
-    assert embedder.texts == ["new"]
+    abandoned = set(handlers._ahead.values())
+    in_flight = [_request(f"now {n}") for n in range(2)]
+    handlers.prepare(in_flight)  # type: ignore[arg-type]
+    assert not any(task.cancelled() for task in abandoned)
+    kept = set(handlers._ahead.values()) - abandoned
+    ahead = [_request("next")]
+    handlers.prepare(ahead)  # type: ignore[arg-type]
+    answered = await handlers.on_requested_many(in_flight)  # type: ignore[arg-type]
+    assert all(task.cancelled() for task in abandoned)
+    assert not any(task.cancelled() for task in kept)
+    assert [r[0].payload.items[0].item_id for r in answered] == ["i0", "i0"]  # type: ignore[index]
+    results = await handlers.on_requested_many(ahead)  # type: ignore[arg-type]
     assert results[0][0].payload.items[0].item_id == "i0"  # type: ignore[index]
+    assert "old 0" not in embedder.texts
     assert not handlers._prefetched and not handlers._ahead
 
 
