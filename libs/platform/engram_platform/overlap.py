@@ -95,9 +95,10 @@ class OverlappedFetches:
         if previous is None:
             return
         await asyncio.wait([previous.task])
-        if previous.task.cancelled() or previous.task.exception() is not None:
+        if _failed(previous.task):
             current.task.cancel()
             await asyncio.wait([current.task])
+            _failed(current.task)
             self._in_flight = None
             _rewind(kafka, {tp: min(o, previous.first.get(tp, o)) for tp, o in first.items()})
 
@@ -111,6 +112,8 @@ class OverlappedFetches:
                 await asyncio.wait([fetch.task])
         except TimeoutError:
             fetch.task.cancel()
+            return
+        _failed(fetch.task)
 
     async def _complete(
         self,
@@ -123,7 +126,7 @@ class OverlappedFetches:
         """Wait for the fetch before, handle this one, then commit its offsets."""
         if previous is not None:
             await asyncio.wait([previous.task])
-            if previous.task.cancelled() or previous.task.exception() is not None:
+            if _failed(previous.task):
                 raise UpstreamFailed()
         try:
             await self.steps.complete_batch(batch)
@@ -137,6 +140,12 @@ class OverlappedFetches:
             await kafka.commit(after)
         except KafkaError as exc:
             log.warning("offsets not committed (%s); the partitions' owner reads them again", exc)
+
+
+def _failed(task: asyncio.Future[None]) -> bool:
+    """Whether a finished fetch failed (its exception is then taken, so it is not reported
+    again as never retrieved)."""
+    return task.cancelled() or task.exception() is not None
 
 
 def _rewind(kafka: KafkaPositions, offsets: dict[TopicPartition, int]) -> None:
