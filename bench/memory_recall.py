@@ -467,12 +467,15 @@ async def sustained_writes(
     seen: dict[str, float],
     per_request: int,
     window: int,
+    measured: list[str],
 ) -> dict[str, Any]:
     """Writes kept flowing with at most `window` memories posted and not yet stored, so intake
     (gateway, memory, database) runs alongside the embedder as under a steady load; the rate is
     taken between the `window`-th store and the last store before posting ends, while both run.
-    `per_request` 1 is one POST per memory, more is `:batch`."""
+    `per_request` 1 is one POST per memory, more is `:batch`. `measured` holds the texts stored
+    in that span, for MiniLM alone to be timed on exactly those."""
     sent: dict[str, float] = {}
+    text_of: dict[str, str] = {}
     chunks = iter([texts[i : i + per_request] for i in range(0, len(texts), per_request)])
     base, reserved = len(seen), 0
     headers = {"Authorization": f"Bearer {key}"}
@@ -493,8 +496,11 @@ async def sustained_writes(
                     body = {"content": chunk[0]}
                 status, answer = await client.post_json(path, body)
                 assert status == 202, answer
-                for accepted in answer["memories"] if per_request > 1 else [answer]:
+                for text, accepted in zip(
+                    chunk, answer["memories"] if per_request > 1 else [answer], strict=True
+                ):
                     sent[accepted["memory_id"]] = t0
+                    text_of[accepted["memory_id"]] = text
 
         await asyncio.gather(*(worker() for _ in range(connections)))
     posting_ended = time.perf_counter()
@@ -502,6 +508,9 @@ async def sustained_writes(
     stored = sorted(seen[m] for m in sent if m in seen)
     during = [t for t in stored if t <= posting_ended]
     first, last = window, len(during) - 1
+    measured[:] = [
+        text_of[m] for m in sent if m in seen and during[first] <= seen[m] <= during[last]
+    ]
     return {
         "memories": len(texts),
         "per_request": per_request,
@@ -572,6 +581,9 @@ async def write_path(
             [(m, n, k) for m, n in modes for k in kinds], start=3
         )
     }
+    measured: dict[tuple[str, str], list[str]] = {
+        (mode, kind): [] for mode in ("sustained", "model_core") for kind in kinds
+    }
     ready = asyncio.Event()
     listener = asyncio.create_task(stored_listener(env, seen, ready))
     result: dict[str, Any] = {"sustained": {}, "burst": {}}
@@ -593,8 +605,9 @@ async def write_path(
         }
         for kind, size in kinds.items():
             result["sustained"][kind] = await sustained_writes(
-                gateway, key, agent_id, texts["sustained", kind], seen, size, window
-            )
+                gateway, key, agent_id, texts["sustained", kind], seen, size, window,
+                measured["sustained", kind],
+            )  # fmt: skip
             print(f"[bench] sustained {kind}: {result['sustained'][kind]}", flush=True)
         for kind, size in kinds.items():
             started = time.perf_counter()
@@ -607,7 +620,7 @@ async def write_path(
             print(f"[bench] burst {kind}: {result['burst'][kind]}", flush=True)
         for process in reversed(services):
             process.stop()
-        model_core = await model_core_writes(env, work, texts, kinds, seen, window)
+        model_core = await model_core_writes(work, texts, measured, kinds, seen, window)
         if model_core is not None:
             result["model_core"] = model_core
     finally:
@@ -618,7 +631,9 @@ async def write_path(
         entry = result.get(mode, {}).get(kind)
         if entry is None:
             continue
-        entry["standalone_minilm_per_s"] = await standalone_rate(theirs[:2000])
+        entry["standalone_minilm_per_s"] = await standalone_rate(
+            measured.get((mode, kind)) or theirs
+        )
         entry["throughput_ratio"] = round(
             entry["write_throughput_per_s"] / entry["standalone_minilm_per_s"], 3
         )
@@ -628,36 +643,43 @@ async def write_path(
 
 
 async def model_core_writes(
-    env: dict[str, str],
     work: Path,
     texts: dict[tuple[str, str], list[str]],
+    measured: dict[tuple[str, str], list[str]],
     kinds: dict[str, int],
     seen: dict[str, float],
     window: int,
 ) -> dict[str, Any] | None:
     """The sustained runs as `run --model-cpus` deploys them: the model's process on the last
-    CPU, and the broker, the database, the other services and this client on the rest."""
+    CPU, and the broker, the database, the other services and this client on the rest. Fresh
+    topics and databases, as the shared-core runs had."""
     mine = frozenset(os.sched_getaffinity(0))
     if len(mine) < 2:
         return None
+    env = base_env()
     model = frozenset({max(mine)})
     infra = listening_pids(infra_ports(env))
     keep_on(others(model), [os.getpid(), *infra])
     services = write_services({**env, **model_env(model)}, work, "model-core")
     gateway = services[-1]
     result: dict[str, Any] = {"model_cpus": sorted(model), "others": sorted(others(model))}
+    ready = asyncio.Event()
+    listener = asyncio.create_task(stored_listener(env, seen, ready))
     try:
         for process in services:
             process.start()
+        await ready.wait()
         key, agent_id = await new_agent(gateway, env, "writes-model-core")
         warm = await post_memories(gateway, key, agent_id, sentences(20, seed=1), rate=10)
         await wait_stored(warm, seen, 60)
         for kind, size in kinds.items():
             result[kind] = await sustained_writes(
-                gateway, key, agent_id, texts["model_core", kind], seen, size, window
-            )
+                gateway, key, agent_id, texts["model_core", kind], seen, size, window,
+                measured["model_core", kind],
+            )  # fmt: skip
             print(f"[bench] sustained, model on its own CPU, {kind}: {result[kind]}", flush=True)
     finally:
+        listener.cancel()
         for process in reversed(services):
             process.stop()
         keep_on(mine, [os.getpid(), *infra])
