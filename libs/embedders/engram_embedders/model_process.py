@@ -84,14 +84,6 @@ class ProcessMiniLMEmbedder:
             assert self._provenance is not None
             return self._provenance
 
-    def load(self) -> Provenance:
-        """Start the child and load the model now rather than on the first request."""
-        return self.provenance
-
-    def embed_sync(self, texts: Sequence[str]) -> Embeddings:
-        """Embed in the calling thread (blocking on the child); validation first."""
-        return self._call(validate_texts(texts))
-
     async def embed(self, texts: Sequence[str]) -> Embeddings:
         """Validate on the event loop, then wait for the child on the embedder's own thread."""
         checked = validate_texts(texts)
@@ -137,18 +129,12 @@ class ProcessMiniLMEmbedder:
             write_frame(child.stdin, ("load", self._options))
             status, value = read_frame(child.stdout)
         except (EOFError, OSError) as exc:
-            child.kill()
-            child.wait()
-            raise EmbedderError(f"the model process did not start: {exc}") from exc
+            raise _discarded(child, f"the model process did not start: {exc}") from exc
         if status != "ok":
-            child.kill()
-            child.wait()
-            raise EmbedderError(f"the model process could not load the model: {value}")
+            raise _discarded(child, f"the model process could not load the model: {value}")
         provenance = Provenance.model_validate(value)
         if self._provenance is not None and provenance != self._provenance:
-            child.kill()
-            child.wait()
-            raise EmbedderError("the restarted model process loaded different weights")
+            raise _discarded(child, "the restarted model process loaded different weights")
         self._child, self._provenance = child, provenance
         return child
 
@@ -169,3 +155,10 @@ class ProcessMiniLMEmbedder:
             child.wait()
         if child.stdout is not None:
             child.stdout.close()
+
+
+def _discarded(child: subprocess.Popen[bytes], reason: str) -> EmbedderError:
+    """Kill a child that cannot serve, and say why."""
+    child.kill()
+    child.wait()
+    return EmbedderError(reason)
