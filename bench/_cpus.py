@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from urllib.parse import urlsplit
 
 _LISTEN = "0A"
 
 
-def infra_ports(env: dict[str, str]) -> list[int]:
+def infra_ports(env: Mapping[str, str]) -> list[int]:
     """The broker's and the database's ports, from the addresses the services are given."""
     ports = [int(a.rsplit(":", 1)[1]) for a in env["KAFKA_BOOTSTRAP_SERVERS"].split(",")]
     mongo = urlsplit(env["MONGODB_URI"]).port

@@ -30,6 +30,8 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -563,15 +565,37 @@ async def new_agent(gateway: ServiceProcess, env: dict[str, str], tenant: str) -
     return key, agent_id
 
 
+@asynccontextmanager
+async def write_platform(
+    work: Path, name: str, seen: dict[str, float], extra_env: dict[str, str] | None = None
+) -> AsyncIterator[tuple[ServiceProcess, str, str]]:
+    """Embedding, memory and a gateway on fresh topics and databases, `memory.stored` recorded
+    into `seen`, and one new tenant's agent warmed up with 20 memories: (gateway, key, agent)."""
+    env = base_env()
+    services = write_services({**env, **(extra_env or {})}, work, name)
+    ready = asyncio.Event()
+    listener = asyncio.create_task(stored_listener(env, seen, ready))
+    try:
+        for process in services:
+            process.start()
+        await ready.wait()
+        gateway = services[-1]
+        key, agent_id = await new_agent(gateway, env, f"writes-{name}")
+        warm = await post_memories(gateway, key, agent_id, sentences(20, seed=1), rate=10)
+        await wait_stored(warm, seen, 60)
+        yield gateway, key, agent_id
+    finally:
+        listener.cancel()
+        for process in reversed(services):
+            process.stop()
+
+
 async def write_path(
     steady_seconds: int, burst: int, sustained: int, window: int, work: Path
 ) -> dict[str, Any]:
     """Store→recallable at 50 writes/s; sustained throughput (closed loop) and bursts, one POST
     per memory and `:batch`, each against the standalone embedder on its own texts; then the
     sustained runs again with the model on a CPU of its own."""
-    env = base_env()
-    services = write_services(env, work, "shared")
-    gateway = services[-1]
     seen: dict[str, float] = {}
     kinds = {"per_post": 1, "batched": BATCH}
     modes = (("sustained", sustained), ("burst", burst), ("model_core", sustained))
@@ -584,16 +608,8 @@ async def write_path(
     measured: dict[tuple[str, str], list[str]] = {
         (mode, kind): [] for mode in ("sustained", "model_core") for kind in kinds
     }
-    ready = asyncio.Event()
-    listener = asyncio.create_task(stored_listener(env, seen, ready))
     result: dict[str, Any] = {"sustained": {}, "burst": {}}
-    try:
-        for process in services:
-            process.start()
-        await ready.wait()
-        key, agent_id = await new_agent(gateway, env, "writes")
-        warm = await post_memories(gateway, key, agent_id, sentences(20, seed=1), rate=10)
-        await wait_stored(warm, seen, 60)
+    async with write_platform(work, "shared", seen) as (gateway, key, agent_id):
         steady = await post_memories(
             gateway, key, agent_id, sentences(50 * steady_seconds, seed=2), rate=50
         )
@@ -618,15 +634,9 @@ async def write_path(
             await wait_stored(sent, seen, 600)
             result["burst"][kind] = burst_rates(sent, seen, started)
             print(f"[bench] burst {kind}: {result['burst'][kind]}", flush=True)
-        for process in reversed(services):
-            process.stop()
-        model_core = await model_core_writes(work, texts, measured, kinds, seen, window)
-        if model_core is not None:
-            result["model_core"] = model_core
-    finally:
-        listener.cancel()
-        for process in reversed(services):
-            process.stop()
+    model_core = await model_core_writes(work, texts, measured, kinds, seen, window)
+    if model_core is not None:
+        result["model_core"] = model_core
     for (mode, kind), theirs in texts.items():
         entry = result.get(mode, {}).get(kind)
         if entry is None:
@@ -656,32 +666,22 @@ async def model_core_writes(
     mine = frozenset(os.sched_getaffinity(0))
     if len(mine) < 2:
         return None
-    env = base_env()
     model = frozenset({max(mine)})
-    infra = listening_pids(infra_ports(env))
-    keep_on(others(model), [os.getpid(), *infra])
-    services = write_services({**env, **model_env(model)}, work, "model-core")
-    gateway = services[-1]
-    result: dict[str, Any] = {"model_cpus": sorted(model), "others": sorted(others(model))}
-    ready = asyncio.Event()
-    listener = asyncio.create_task(stored_listener(env, seen, ready))
+    rest = others(model)
+    infra = listening_pids(infra_ports(os.environ))
+    keep_on(rest, [os.getpid(), *infra])
+    result: dict[str, Any] = {"model_cpus": sorted(model), "others": sorted(rest)}
     try:
-        for process in services:
-            process.start()
-        await ready.wait()
-        key, agent_id = await new_agent(gateway, env, "writes-model-core")
-        warm = await post_memories(gateway, key, agent_id, sentences(20, seed=1), rate=10)
-        await wait_stored(warm, seen, 60)
-        for kind, size in kinds.items():
-            result[kind] = await sustained_writes(
-                gateway, key, agent_id, texts["model_core", kind], seen, size, window,
-                measured["model_core", kind],
-            )  # fmt: skip
-            print(f"[bench] sustained, model on its own CPU, {kind}: {result[kind]}", flush=True)
+        async with write_platform(work, "model-core", seen, model_env(model)) as platform:
+            for kind, size in kinds.items():
+                result[kind] = await sustained_writes(
+                    *platform, texts["model_core", kind], seen, size, window,
+                    measured["model_core", kind],
+                )  # fmt: skip
+                print(
+                    f"[bench] sustained, model on its own CPU, {kind}: {result[kind]}", flush=True
+                )
     finally:
-        listener.cancel()
-        for process in reversed(services):
-            process.stop()
         keep_on(mine, [os.getpid(), *infra])
     return result
 
