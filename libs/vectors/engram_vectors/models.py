@@ -18,12 +18,22 @@ Payload: TypeAlias = dict[str, Any]
 
 
 @dataclass(frozen=True)
+class SparseVector:
+    """A lexical representation: term indices (unsigned 32-bit, unique) and their weights."""
+
+    indices: tuple[int, ...]
+    values: tuple[float, ...]
+
+
+@dataclass(frozen=True)
 class Point:
-    """A vector with the caller's id and a JSON payload (stored vectors come back unit-length)."""
+    """A vector with the caller's id and a JSON payload (stored vectors come back unit-length);
+    `sparse` is its lexical representation, for collections created with one."""
 
     id: str
     vector: VectorLike
     payload: Payload = field(default_factory=dict)
+    sparse: SparseVector | None = None
 
 
 @dataclass(frozen=True)
