@@ -50,8 +50,11 @@ MAX_TEXT_CHARS = 32_768
 MAX_TOKENS = 2048
 """Tokens read per text: a 32,000-character memory reaches MAX_TERMS well before that."""
 MAX_TOKEN_CHARS = 256
+"""Longer runs without a space are blobs (base64, minified code), not words or identifiers."""
 MAX_TERM_CHARS = 64
+"""Longer terms are dropped: their parts still match, and a hostile text stays cheap."""
 MAX_TERMS = 1024
+"""Terms per text; a 200-character memory yields about 20 to 35."""
 
 TOKEN_CACHE_SIZE = 16_384
 TERM_CACHE_SIZE = 65_536
