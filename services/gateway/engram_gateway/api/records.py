@@ -6,7 +6,7 @@ import hashlib
 import uuid
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import (
     BaseModel,
@@ -33,6 +33,7 @@ router = APIRouter(tags=["records"])
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:@/+=-]*$"
 RecordId = Annotated[str, Path(min_length=1, max_length=256, pattern=ID_PATTERN)]
+IdFilter = Annotated[str | None, Query(min_length=1, max_length=256, pattern=ID_PATTERN)]
 ImportId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]*$")]
 """Starts alphanumeric, as extraction requires: `_x` would be its 422, not a missing import."""
 MAX_IMPORT_BYTES = 8 * 1024 * 1024
@@ -109,9 +110,25 @@ async def get_record(record_id: RecordId, request: Request, caller: CallerDep) -
 
 
 @router.get("/v1/records")
-async def list_records(request: Request, caller: CallerDep) -> JSONResponse:
+async def list_records(
+    request: Request,
+    caller: CallerDep,
+    type: Annotated[str | None, Query(max_length=100, pattern=r"^[a-z][a-z0-9_]*$")] = None,
+    document_id: IdFilter = None,
+    entity_id: IdFilter = None,
+    cursor: Annotated[str | None, Query(max_length=600)] = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+) -> JSONResponse:
     """Records filtered by type, document or entity; `next_cursor` continues the listing."""
-    params = _scalar_query(request)
+    _scalar_query(request)
+    given = {
+        "type": type,
+        "document_id": document_id,
+        "entity_id": entity_id,
+        "cursor": cursor,
+        "limit": limit,
+    }
+    params = {k: v for k, v in given.items() if v is not None}
     return await _proxy(request, caller.tenant_id, "/internal/v1/records", params=params)
 
 
