@@ -8,11 +8,12 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Seque
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import APIRouter, FastAPI
+from fastapi import APIRouter, Depends, FastAPI
 
 from engram_platform.gc_tuning import tune_after_start
 from engram_platform.http import health_router
 from engram_platform.problems import install_problem_handlers
+from engram_platform.query_params import refuse_undeclared_query
 from engram_platform.runtime import Runtime
 from engram_platform.topics import ensure_topics
 
@@ -76,7 +77,8 @@ def service_app(
     """Build the app; `register` wires stores and handlers once Mongo is connected.
 
     `background` loops (watchers, pollers) start once the broker is up and are cancelled
-    before it stops.
+    before it stops. Every route refuses query parameters it does not declare (422), before
+    its own dependencies run (see `query_params`).
     """
 
     @asynccontextmanager
@@ -115,6 +117,7 @@ def service_app(
     app = FastAPI(
         title=title,
         lifespan=lifespan,
+        dependencies=[Depends(refuse_undeclared_query)],
         telemetry={
             "tracer_provider": runtime.tracer_provider,
             "meter_provider": runtime.meter_provider,

@@ -92,8 +92,13 @@ async def logout(request: Request) -> Response:
 
 
 @router.get("/ops")
-async def dashboard(request: Request) -> Response:
-    """The login form without a session; else the pipeline, traces, prune jobs and DLQ."""
+async def dashboard(
+    request: Request,
+    replay: Annotated[str | None, Query(pattern=r"^\d{1,9}-of-\d{1,9}$")] = None,
+) -> Response:
+    """The login form without a session; else the pipeline, traces, prune jobs and DLQ.
+
+    `replay` is what the replay form's redirect reports (`3-of-4`), shown above the DLQ."""
     if not presented_key(request):
         return _page(request, "login.html", 401, error=None)
     try:
@@ -116,7 +121,7 @@ async def dashboard(request: Request) -> Response:
         jobs=await _prune_jobs(request, caller.tenant_id),
         letters=[_letter_view(item) for item in letters],
         consumers=sorted({item.letter.consumer for item in letters if not item.replayed_at}),
-        replay_result=request.query_params.get("replay"),
+        replay_result=replay,
     )
 
 

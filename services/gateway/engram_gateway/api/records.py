@@ -6,7 +6,7 @@ import hashlib
 import uuid
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import (
     BaseModel,
@@ -33,12 +33,12 @@ router = APIRouter(tags=["records"])
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:@/+=-]*$"
 RecordId = Annotated[str, Path(min_length=1, max_length=256, pattern=ID_PATTERN)]
+IdFilter = Annotated[str | None, Query(min_length=1, max_length=256, pattern=ID_PATTERN)]
 ImportId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]*$")]
 """Starts alphanumeric, as extraction requires: `_x` would be its 422, not a missing import."""
 MAX_IMPORT_BYTES = 8 * 1024 * 1024
 MAX_ROWS = 10_000
 MAX_ATTRIBUTES = 500
-LIST_PARAMS = frozenset({"type", "document_id", "entity_id", "cursor", "limit"})
 
 AttributeName = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 ScalarValue = (
@@ -79,18 +79,6 @@ def _import_id(tenant_id: str, idempotency_key: str | None) -> str:
     return f"imp_{digest[:24]}"
 
 
-def _scalar_query(request: Request) -> dict[str, str]:
-    """Known, single-valued query parameters only: `document_id[$ne]=` or repeats are refused."""
-    params = request.query_params
-    unknown = sorted(k for k in params if k not in LIST_PARAMS)
-    repeated = sorted(k for k in params if len(params.getlist(k)) > 1)
-    if unknown or repeated:
-        errors = [{"loc": ["query", k], "msg": "unknown parameter"} for k in unknown[:10]]
-        errors += [{"loc": ["query", k], "msg": "must be a single scalar"} for k in repeated[:10]]
-        raise Problem(422, detail="filter values must be single scalars", errors=errors)
-    return {k: params[k] for k in params}
-
-
 async def _proxy(request: Request, tenant_id: str, path: str, **kwargs: Any) -> JSONResponse:
     """Ask extraction; pass 200/404/422 through as they are, anything else is 503."""
     response = await request.app.state.internal.request(
@@ -109,9 +97,24 @@ async def get_record(record_id: RecordId, request: Request, caller: CallerDep) -
 
 
 @router.get("/v1/records")
-async def list_records(request: Request, caller: CallerDep) -> JSONResponse:
+async def list_records(
+    request: Request,
+    caller: CallerDep,
+    type: Annotated[str | None, Query(max_length=100, pattern=r"^[a-z][a-z0-9_]*$")] = None,
+    document_id: IdFilter = None,
+    entity_id: IdFilter = None,
+    cursor: Annotated[str | None, Query(max_length=600)] = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+) -> JSONResponse:
     """Records filtered by type, document or entity; `next_cursor` continues the listing."""
-    params = _scalar_query(request)
+    given = {
+        "type": type,
+        "document_id": document_id,
+        "entity_id": entity_id,
+        "cursor": cursor,
+        "limit": limit,
+    }
+    params = {k: v for k, v in given.items() if v is not None}
     return await _proxy(request, caller.tenant_id, "/internal/v1/records", params=params)
 
 
