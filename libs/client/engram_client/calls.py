@@ -109,6 +109,9 @@ def write_memory(
     derived_from: Sequence[str] | None,
     supersedes: str | None,
     idempotency_key: str | None,
+    user_id: str | None = None,
+    session_id: str | None = None,
+    allow_duplicate: bool = False,
 ) -> Call[models.MemoryAccepted]:
     """Retry-safe through the idempotency key, generated here when the caller gives none."""
     key, headers = _keyed(idempotency_key)
@@ -118,9 +121,10 @@ def write_memory(
         "metadata": dict(metadata or {}),
         "derived_from": list(derived_from or []),
         "idempotency_key": key,
+        **_only({"supersedes": supersedes, "user_id": user_id, "session_id": session_id}),
     }
-    if supersedes is not None:
-        body["supersedes"] = supersedes
+    if allow_duplicate:
+        body["allow_duplicate"] = True
     return Call(
         "POST",
         f"/v1/agents/{segment(agent_id)}/memories",
@@ -134,8 +138,9 @@ def write_memory(
 def write_memories(
     agent_id: str, memories: Sequence[Mapping[str, Any]]
 ) -> Call[list[models.MemoryAccepted]]:
-    """Up to 100 memories in one request; each gets an idempotency key here when it has none,
-    so a retried batch writes every memory once."""
+    """Up to 100 memories in one request, each with `write_memory`'s fields (scope and
+    `allow_duplicate` included); each gets an idempotency key here when it has none, so a
+    retried batch writes every memory once."""
     body = [
         {**memory, "idempotency_key": memory.get("idempotency_key") or new_idempotency_key()}
         for memory in memories

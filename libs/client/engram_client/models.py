@@ -23,19 +23,26 @@ class Agent(ApiModel):
 
 
 class MemoryAccepted(ApiModel):
-    """The 202 for a memory write: the id to poll and its first status."""
+    """A memory write's answer: queued (202, `pending`), or `deduplicated` (200) when a live
+    memory of the same agent and scope already holds the content; `memory_id` is then that one's."""
 
     memory_id: str
     status: str = "pending"
+    deduplicated: bool = False
     status_url: str | None = None
 
 
 class Memory(ApiModel):
-    """A memory with its status (`pending|active|superseded|withdrawn|rejected`) and provenance."""
+    """A memory with its status (`pending|active|superseded|withdrawn|rejected`) and provenance;
+    a rejected one says why (`reason`, and `duplicate_of` for a duplicate)."""
 
     memory_id: str
     agent_id: str | None = None
+    user_id: str | None = None
+    session_id: str | None = None
     status: str
+    reason: str | None = None
+    duplicate_of: str | None = None
     type: str | None = None
     content: str | None = None
     metadata: dict[str, Any] | None = None

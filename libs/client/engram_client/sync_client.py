@@ -118,8 +118,13 @@ class EngramClient:
         derived_from: Sequence[str] | None = None,
         supersedes: str | None = None,
         idempotency_key: str | None = None,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        allow_duplicate: bool = False,
     ) -> models.MemoryAccepted:
-        """Store a memory (202, `pending`); one idempotency key covers every retry."""
+        """Store a memory (202, `pending`), scoped to a user and/or session when given; a live
+        memory in that scope with the same content is answered instead (`deduplicated`) unless
+        `allow_duplicate`. One idempotency key covers every retry."""
         return self.run(
             calls.write_memory(
                 agent_id,
@@ -129,13 +134,17 @@ class EngramClient:
                 derived_from=derived_from,
                 supersedes=supersedes,
                 idempotency_key=idempotency_key,
+                user_id=user_id,
+                session_id=session_id,
+                allow_duplicate=allow_duplicate,
             )
         )
 
     def write_memories(
         self, agent_id: str, memories: Sequence[Mapping[str, Any]]
     ) -> list[models.MemoryAccepted]:
-        """Store up to 100 memories in one request (each as `write_memory`'s fields), in order."""
+        """Store up to 100 memories in one request (each as `write_memory`'s fields), answered
+        in order; any of them may come back `deduplicated`."""
         return self.run(calls.write_memories(agent_id, memories))
 
     def get_memory(self, agent_id: str, memory_id: str) -> models.Memory:
