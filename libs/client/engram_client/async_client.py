@@ -206,8 +206,13 @@ class AsyncEngramClient:
         min_score: float | None = None,
         types: Sequence[str] | None = None,
         include_statuses: Sequence[str] | None = None,
+        mode: str | None = None,
+        filter: Mapping[str, Any] | None = None,
+        recency_half_life_days: float | None = None,
     ) -> models.Recall:
-        """Memories similar to the query, at or above the floor (`min_score` overrides it)."""
+        """Memories relevant to the query, ranked by `mode` (`hybrid` by default, `dense` or
+        `lexical`) within `filter`, newer ones favoured when `recency_half_life_days` is given;
+        hits below the floor on the dense score are dropped (`min_score` overrides the floor)."""
         return await self.run(
             calls.recall(
                 agent_id,
@@ -216,6 +221,9 @@ class AsyncEngramClient:
                 min_score=min_score,
                 types=types,
                 include_statuses=include_statuses,
+                mode=mode,
+                filter=filter,
+                recency_half_life_days=recency_half_life_days,
             )
         )
 

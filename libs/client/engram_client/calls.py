@@ -13,9 +13,11 @@ except when the connection failed before the request was sent.
 from __future__ import annotations
 
 import base64
+import json
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
@@ -58,6 +60,18 @@ def _none(_: Any) -> None:
 def _only(params: Mapping[str, Any]) -> dict[str, str | int | float | bool]:
     """Query parameters without the ones left unset."""
     return {k: v for k, v in params.items() if v is not None}
+
+
+def _timestamp(value: Any) -> str:
+    """A datetime or date range bound as the ISO-8601 text the filter takes."""
+    if isinstance(value, date):
+        return value.isoformat()
+    raise TypeError(f"a memory filter holds JSON values and timestamps, not {type(value).__name__}")
+
+
+def _filter_json(filter: Mapping[str, Any]) -> str:
+    """A memory filter as compact JSON (datetimes as ISO-8601), the listing's `filter` parameter."""
+    return json.dumps(filter, separators=(",", ":"), default=_timestamp)
 
 
 def _keyed(key: str | None) -> tuple[str, dict[str, str]]:
@@ -213,15 +227,22 @@ def recall(
     min_score: float | None,
     types: Sequence[str] | None,
     include_statuses: Sequence[str] | None = None,
+    mode: str | None = None,
+    filter: Mapping[str, Any] | None = None,
+    recency_half_life_days: float | None = None,
 ) -> Call[models.Recall]:
-    """A read despite the POST, so it is retry-safe."""
+    """A read despite the POST, so it is retry-safe; only the options given are sent, so the
+    gateway's defaults apply to the rest."""
     body: dict[str, Any] = {"query": query, "top_k": top_k}
-    if min_score is not None:
-        body["min_score"] = min_score
+    body |= _only(
+        {"min_score": min_score, "mode": mode, "recency_half_life_days": recency_half_life_days}
+    )
     if types:
         body["types"] = list(types)
     if include_statuses:
         body["include_statuses"] = list(include_statuses)
+    if filter:
+        body["filter"] = json.loads(_filter_json(filter))
     return Call(
         "POST",
         f"/v1/agents/{segment(agent_id)}/recall",

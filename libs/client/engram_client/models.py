@@ -68,21 +68,40 @@ class MemoryPage(ApiModel):
     next_cursor: str | None = None
 
 
+class RecallScores(ApiModel):
+    """Every score that placed a hit: the dense cosine, the lexical score (None when the hit
+    was not a lexical candidate), and the fused score the hits are ordered by."""
+
+    dense: float
+    lexical: float | None = None
+    fused: float
+
+
 class RecallHit(ApiModel):
-    """One recalled memory with its similarity score."""
+    """One recalled memory: `score` is the dense cosine the floor applies to, `scores` all of
+    them; scope and supersession are as stored."""
 
     memory_id: str
     content: str | None = None
     score: float
+    scores: RecallScores
     type: str | None = None
+    status: str | None = None
+    metadata: dict[str, Any] | None = None
+    user_id: str | None = None
+    session_id: str | None = None
+    supersedes: str | None = None
+    superseded_by: str | None = None
     provenance: dict[str, Any] | None = None
     created_at: datetime | None = None
 
 
 class Recall(ApiModel):
-    """Hits at or above `floor`, and how many were dropped below it."""
+    """Hits at or above `floor` in fused order, the `mode` that ranked them (`hybrid`, `dense`
+    or `lexical`), and how many were dropped below the floor."""
 
     results: list[RecallHit] = Field(default_factory=list)
+    mode: str
     floor: float | None = None
     dropped_below_floor: int = 0
 

@@ -142,12 +142,14 @@ def test_memory_store_and_recall(
     stub.on(
         "POST", "/v1/agents/agt_1/memories", Reply(202, {"memory_id": "mem_1", "status": "pending"})
     )
-    hit = {"memory_id": "mem_1", "content": "prefers email", "score": 0.91}
-    stub.on(
-        "POST",
-        "/v1/agents/agt_1/recall",
-        Reply(200, {"results": [hit], "floor": 0.5, "dropped_below_floor": 2}),
-    )
+    hit = {
+        "memory_id": "mem_1",
+        "content": "prefers email",
+        "score": 0.91,
+        "scores": {"dense": 0.91, "lexical": None, "fused": 0.91},
+    }
+    answer = {"results": [hit], "mode": "dense", "floor": 0.5, "dropped_below_floor": 2}
+    stub.on("POST", "/v1/agents/agt_1/recall", Reply(200, answer))
     assert run(env_file, "memory", "store", "agt_1", "prefers email") == 0
     assert (
         run(env_file, "memory", "recall", "agt_1", "contact", "--top-k", "3", "--min-score", "0.5")

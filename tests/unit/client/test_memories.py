@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from engram_client import EngramClient, calls
@@ -103,3 +105,77 @@ def test_a_rejected_duplicate_names_the_memory_it_duplicates(stub: StubServer) -
     assert (memory.reason, memory.duplicate_of, memory.user_id) == ("duplicate", "mem_1", "u1")
     assert memory.session_id is None
     assert memory.model_extra == {"content_sha256": "ab12"}
+
+
+def _hit(memory_id: str, fused: float, lexical: float | None) -> dict[str, object]:
+    return {
+        "memory_id": memory_id,
+        "content": f"content of {memory_id}",
+        "score": 0.8,
+        "scores": {"dense": 0.8, "lexical": lexical, "fused": fused},
+        "type": "fact",
+        "status": "active",
+        "metadata": {"topic": "contact"},
+        "user_id": "u1",
+        "session_id": None,
+        "supersedes": None,
+        "superseded_by": None,
+    }
+
+
+def test_a_plain_recall_sends_only_query_and_top_k() -> None:
+    call = calls.recall("agt_1", "contact", top_k=3, min_score=None, types=None)
+    assert call.json == {"query": "contact", "top_k": 3}
+
+
+def test_recall_sends_mode_filter_and_recency_when_given() -> None:
+    since = datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
+    wanted = {"user_id": "u1", "metadata": {"priority": {"gte": 2}, "seen": {"gte": since}}}
+    call = calls.recall(
+        "agt_1",
+        "contact",
+        top_k=3,
+        min_score=0.2,
+        types=["fact"],
+        mode="lexical",
+        filter=wanted,
+        recency_half_life_days=7.5,
+    )
+    assert call.json == {
+        "query": "contact",
+        "top_k": 3,
+        "min_score": 0.2,
+        "types": ["fact"],
+        "mode": "lexical",
+        "filter": {
+            "user_id": "u1",
+            "metadata": {"priority": {"gte": 2}, "seen": {"gte": "2025-01-02T03:04:05+00:00"}},
+        },
+        "recency_half_life_days": 7.5,
+    }
+
+
+def test_a_filter_value_that_is_no_json_nor_timestamp_is_refused_before_sending() -> None:
+    with pytest.raises(TypeError, match="set"):
+        calls.recall(
+            "agt_1", "q", top_k=1, min_score=None, types=None, filter={"metadata": {"a": {1}}}
+        )
+
+
+def test_recall_reads_every_score_the_mode_and_the_hit_fields(stub: StubServer) -> None:
+    answer = {
+        "results": [_hit("mem_1", 0.0328, 0.41), _hit("mem_2", 0.0161, None)],
+        "mode": "hybrid",
+        "floor": 0.3,
+        "dropped_below_floor": 1,
+    }
+    stub.on("POST", "/v1/agents/agt_1/recall", Reply(200, answer))
+    with EngramClient(stub.url, "egk_test") as client:
+        found = client.recall("agt_1", "contact", filter={"user_id": "u1"})
+    first, second = found.results
+    assert found.mode == "hybrid" and found.dropped_below_floor == 1
+    assert (first.scores.dense, first.scores.lexical, first.scores.fused) == (0.8, 0.41, 0.0328)
+    assert second.scores.lexical is None and first.score == 0.8
+    assert first.status == "active" and first.metadata == {"topic": "contact"}
+    assert first.user_id == "u1" and first.session_id is None and first.superseded_by is None
+    assert stub.requests[0].json()["filter"] == {"user_id": "u1"}
