@@ -158,13 +158,27 @@ class AsyncEngramClient:
         search: str | None = None,
         type: str | None = None,
         status: str | None = None,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        filter: Mapping[str, Any] | None = None,
         cursor: str | None = None,
         limit: int | None = None,
+        order: str | None = None,
     ) -> models.MemoryPage:
-        """One page of an agent's memories, or across all the caller's agents when agent_id=None."""
+        """One page of an agent's memories (across all the caller's agents when agent_id=None),
+        `oldest` first unless `order="recent"`; pass its `next_cursor` as `cursor` for the next."""
         return await self.run(
             calls.list_memories(
-                agent_id, search=search, type=type, status=status, cursor=cursor, limit=limit
+                agent_id,
+                search=search,
+                type=type,
+                status=status,
+                user_id=user_id,
+                session_id=session_id,
+                filter=filter,
+                cursor=cursor,
+                limit=limit,
+                order=order,
             )
         )
 
@@ -175,13 +189,26 @@ class AsyncEngramClient:
         search: str | None = None,
         type: str | None = None,
         status: str | None = None,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        filter: Mapping[str, Any] | None = None,
+        order: str | None = None,
         page_size: int | None = None,
     ) -> AsyncIterator[models.Memory]:
-        """Every matching memory, fetching pages as the iteration needs them."""
+        """Every matching memory, following `next_cursor` as the iteration needs the next page."""
         cursor: str | None = None
         while True:
             page = await self.list_memories(
-                agent_id, search=search, type=type, status=status, cursor=cursor, limit=page_size
+                agent_id,
+                search=search,
+                type=type,
+                status=status,
+                user_id=user_id,
+                session_id=session_id,
+                filter=filter,
+                cursor=cursor,
+                limit=page_size,
+                order=order,
             )
             for item in page.memories:
                 yield item
@@ -189,13 +216,41 @@ class AsyncEngramClient:
                 return
             cursor = page.next_cursor
 
+    async def count_memories(
+        self,
+        agent_id: str,
+        *,
+        search: str | None = None,
+        type: str | None = None,
+        status: str | None = None,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        filter: Mapping[str, Any] | None = None,
+    ) -> models.MemoryCount:
+        """How many of an agent's memories `list_memories` would walk, by status and by type."""
+        return await self.run(
+            calls.count_memories(
+                agent_id,
+                search=search,
+                type=type,
+                status=status,
+                user_id=user_id,
+                session_id=session_id,
+                filter=filter,
+            )
+        )
+
     async def delete_memory(self, agent_id: str, memory_id: str) -> models.Memory:
         """Withdraw one memory."""
         return await self.run(calls.delete_memory(agent_id, memory_id))
 
-    async def clear_memories(self, agent_id: str) -> models.MemoriesCleared:
-        """Withdraw all of an agent's memories."""
-        return await self.run(calls.clear_memories(agent_id))
+    async def clear_memories(
+        self, agent_id: str, *, user_id: str | None = None, session_id: str | None = None
+    ) -> models.MemoriesCleared:
+        """Withdraw an agent's memories of one user and/or session, or all of them without."""
+        return await self.run(
+            calls.clear_memories(agent_id, user_id=user_id, session_id=session_id)
+        )
 
     async def recall(
         self,

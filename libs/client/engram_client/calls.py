@@ -178,25 +178,91 @@ def get_memory(agent_id: str, memory_id: str) -> Call[models.Memory]:
     )
 
 
+def _selection(
+    *,
+    search: str | None,
+    type: str | None,
+    status: str | None,
+    user_id: str | None,
+    session_id: str | None,
+    filter: Mapping[str, Any] | None,
+) -> dict[str, str | int | float | bool]:
+    """Which memories a listing or a count covers, as query parameters (unset ones left out)."""
+    return _only(
+        {
+            "search": search,
+            "type": type,
+            "status": status,
+            "user_id": user_id,
+            "session_id": session_id,
+            "filter": _filter_json(filter) if filter else None,
+        }
+    )
+
+
+def _memories_path(agent_id: str | None) -> str:
+    """An agent's memories, or (None) the listing across the caller's own agents."""
+    return f"/v1/agents/{segment(agent_id)}/memories" if agent_id else "/v1/memories"
+
+
 def list_memories(
     agent_id: str | None,
     *,
     search: str | None = None,
     type: str | None = None,
     status: str | None = None,
+    user_id: str | None = None,
+    session_id: str | None = None,
+    filter: Mapping[str, Any] | None = None,
     cursor: str | None = None,
     limit: int | None = None,
+    order: str | None = None,
 ) -> Call[models.MemoryPage]:
-    """One page of an agent's memories, or (agent_id=None) across the caller's own agents.
-
-    The gateway pages memories by `limit` only today; `cursor` is sent only when a previous
-    page returned `next_cursor`, so the same code follows cursors if the API adds them.
-    """
-    path = f"/v1/agents/{segment(agent_id)}/memories" if agent_id else "/v1/memories"
-    params = _only(
-        {"search": search, "type": type, "status": status, "cursor": cursor, "limit": limit}
+    """One page of an agent's memories, or (agent_id=None) across the caller's own agents;
+    `cursor` is the previous page's `next_cursor`, which is None after the last page."""
+    params = _selection(
+        search=search,
+        type=type,
+        status=status,
+        user_id=user_id,
+        session_id=session_id,
+        filter=filter,
+    ) | _only({"cursor": cursor, "limit": limit, "order": order})
+    return Call(
+        "GET",
+        _memories_path(agent_id),
+        models.MemoryPage.model_validate,
+        params=params,
+        retry_safe=True,
     )
-    return Call("GET", path, models.MemoryPage.model_validate, params=params, retry_safe=True)
+
+
+def count_memories(
+    agent_id: str,
+    *,
+    search: str | None = None,
+    type: str | None = None,
+    status: str | None = None,
+    user_id: str | None = None,
+    session_id: str | None = None,
+    filter: Mapping[str, Any] | None = None,
+) -> Call[models.MemoryCount]:
+    """How many memories the same listing would walk, in total, by status and by type."""
+    params = _selection(
+        search=search,
+        type=type,
+        status=status,
+        user_id=user_id,
+        session_id=session_id,
+        filter=filter,
+    )
+    return Call(
+        "GET",
+        f"/v1/agents/{segment(agent_id)}/memories:count",
+        models.MemoryCount.model_validate,
+        params=params,
+        retry_safe=True,
+    )
 
 
 def delete_memory(agent_id: str, memory_id: str) -> Call[models.Memory]:
@@ -209,12 +275,16 @@ def delete_memory(agent_id: str, memory_id: str) -> Call[models.Memory]:
     )
 
 
-def clear_memories(agent_id: str) -> Call[models.MemoriesCleared]:
-    """Withdraw every memory of one agent."""
+def clear_memories(
+    agent_id: str, *, user_id: str | None = None, session_id: str | None = None
+) -> Call[models.MemoriesCleared]:
+    """Withdraw the agent's memories of one user and/or session, or every one without either."""
+    scope = _only({"user_id": user_id, "session_id": session_id})
     return Call(
         "DELETE",
         f"/v1/agents/{segment(agent_id)}/memories",
         models.MemoriesCleared.model_validate,
+        params=scope or None,
         retry_safe=True,
     )
 

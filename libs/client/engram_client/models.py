@@ -55,7 +55,7 @@ class Memory(ApiModel):
 
 
 class MemoriesCleared(ApiModel):
-    """How many of an agent's memories were withdrawn."""
+    """How many of an agent's memories (or of the scope asked for) were withdrawn."""
 
     agent_id: str
     withdrawn: int = 0
@@ -66,6 +66,14 @@ class MemoryPage(ApiModel):
 
     memories: list[Memory] = Field(default_factory=list)
     next_cursor: str | None = None
+
+
+class MemoryCount(ApiModel):
+    """How many memories a listing's selection holds, in total and per status and type."""
+
+    count: int = 0
+    by_status: dict[str, int] = Field(default_factory=dict)
+    by_type: dict[str, int] = Field(default_factory=dict)
 
 
 class RecallScores(ApiModel):

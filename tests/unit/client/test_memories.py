@@ -179,3 +179,75 @@ def test_recall_reads_every_score_the_mode_and_the_hit_fields(stub: StubServer) 
     assert first.status == "active" and first.metadata == {"topic": "contact"}
     assert first.user_id == "u1" and first.session_id is None and first.superseded_by is None
     assert stub.requests[0].json()["filter"] == {"user_id": "u1"}
+
+
+def _memory(n: int) -> dict[str, object]:
+    return {"memory_id": f"mem_{n}", "status": "active", "user_id": "u1"}
+
+
+def test_a_listing_sends_scope_order_and_the_filter_as_compact_json() -> None:
+    call = calls.list_memories(
+        "agt_1",
+        type="fact",
+        user_id="u1",
+        session_id="s1",
+        filter={"metadata": {"tier": {"in": ["gold", "silver"]}, "flag": True}},
+        limit=50,
+        order="recent",
+    )
+    assert call.path == AGENT_MEMORIES and call.retry_safe
+    assert call.params == {
+        "type": "fact",
+        "user_id": "u1",
+        "session_id": "s1",
+        "filter": '{"metadata":{"tier":{"in":["gold","silver"]},"flag":true}}',
+        "limit": 50,
+        "order": "recent",
+    }
+
+
+def test_an_unfiltered_listing_sends_no_parameters() -> None:
+    assert calls.list_memories(None).params == {}
+    assert calls.list_memories("agt_1", filter={}).params == {}
+
+
+def test_iter_memories_follows_next_cursor_with_the_same_selection(stub: StubServer) -> None:
+    stub.on(
+        "GET",
+        AGENT_MEMORIES,
+        Reply(200, {"memories": [_memory(1), _memory(2)], "next_cursor": "cur-2"}),
+        Reply(200, {"memories": [_memory(3)], "next_cursor": None}),
+    )
+    with EngramClient(stub.url, "egk_test") as client:
+        found = client.iter_memories(
+            "agt_1", user_id="u1", filter={"type": "fact"}, order="recent", page_size=2
+        )
+        ids = [m.memory_id for m in found]
+    assert ids == ["mem_1", "mem_2", "mem_3"]
+    first, second = (r.query for r in stub.requests)
+    assert first == {
+        "user_id": ["u1"],
+        "filter": ['{"type":"fact"}'],
+        "limit": ["2"],
+        "order": ["recent"],
+    }
+    assert second == {**first, "cursor": ["cur-2"]}
+
+
+def test_count_asks_the_count_route_with_the_listing_selection(stub: StubServer) -> None:
+    tally = {"count": 3, "by_status": {"active": 2, "pending": 1}, "by_type": {"fact": 3}}
+    stub.on("GET", f"{AGENT_MEMORIES}:count", Reply(200, tally))
+    with EngramClient(stub.url, "egk_test") as client:
+        counted = client.count_memories("agt_1", status="active", session_id="s1")
+    assert counted.count == 3 and counted.by_status == {"active": 2, "pending": 1}
+    assert counted.by_type == {"fact": 3}
+    assert stub.requests[0].query == {"status": ["active"], "session_id": ["s1"]}
+
+
+def test_clear_sends_the_scope_only_when_given(stub: StubServer) -> None:
+    stub.on("DELETE", AGENT_MEMORIES, Reply(200, {"agent_id": "agt_1", "withdrawn": 2}))
+    with EngramClient(stub.url, "egk_test") as client:
+        scoped = client.clear_memories("agt_1", user_id="u1")
+        everything = client.clear_memories("agt_1")
+    assert scoped.withdrawn == 2 and everything.agent_id == "agt_1"
+    assert [r.query for r in stub.requests] == [{"user_id": ["u1"]}, {}]
