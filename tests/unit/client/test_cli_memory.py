@@ -167,3 +167,128 @@ def test_a_write_rejected_as_a_duplicate_when_stored_exits_1_and_names_the_origi
     stub.on("GET", f"{MEMORIES}/mem_2", Reply(200, rejected))
     assert run(env_file, "memory", "store", "agt_1", "x", "--wait", "--timeout", "5") == 1
     assert capsys.readouterr().out == "mem_2  rejected  duplicate of mem_1\n"
+
+
+def _memory(n: int, agent: str = "agt_1") -> dict[str, Any]:
+    return {
+        "memory_id": f"mem_{n}",
+        "agent_id": agent,
+        "status": "active",
+        "type": "fact",
+        "content": f"fact\n number {n}",
+    }
+
+
+def test_list_prints_one_page_and_gives_the_next_cursor_on_stderr(
+    stub: StubServer, env_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    page = {"memories": [_memory(1), _memory(2)], "next_cursor": "cur-2"}
+    stub.on("GET", MEMORIES, Reply(200, page))
+    code = run(
+        env_file,
+        "memory",
+        "list",
+        "agt_1",
+        "--type",
+        "fact",
+        "--status",
+        "active",
+        "--session",
+        "s1",
+        "--order",
+        "recent",
+        "--limit",
+        "2",
+    )
+    assert code == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines() == [
+        "mem_1  active  fact  fact number 1",
+        "mem_2  active  fact  fact number 2",
+    ]
+    assert "--cursor cur-2" in captured.err
+    assert stub.requests[0].query == {
+        "type": ["fact"],
+        "status": ["active"],
+        "filter": ['{"session_id":"s1"}'],
+        "limit": ["2"],
+        "order": ["recent"],
+    }
+
+
+def test_list_all_follows_every_cursor_and_json_has_no_next_cursor(
+    stub: StubServer, env_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stub.on(
+        "GET",
+        MEMORIES,
+        Reply(200, {"memories": [_memory(1)], "next_cursor": "cur-1"}),
+        Reply(200, {"memories": [_memory(2)], "next_cursor": None}),
+    )
+    assert run(env_file, "memory", "list", "agt_1", "--all", "--limit", "1", "--json") == 0
+    captured = capsys.readouterr()
+    listed = json.loads(captured.out)
+    assert [m["memory_id"] for m in listed["memories"]] == ["mem_1", "mem_2"]
+    assert listed["next_cursor"] is None and captured.err == ""
+    assert [r.query.get("cursor") for r in stub.requests] == [None, ["cur-1"]]
+
+
+def test_list_without_an_agent_spans_agents_and_names_each(
+    stub: StubServer, env_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    page = {"memories": [_memory(1, "agt_1"), _memory(2, "agt_2")], "next_cursor": None}
+    stub.on("GET", "/v1/memories", Reply(200, page))
+    assert run(env_file, "memory", "list", "--cursor", "cur-0", "--search", "number") == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "agt_1  mem_1  active  fact  fact number 1",
+        "agt_2  mem_2  active  fact  fact number 2",
+    ]
+    assert stub.requests[0].query == {"search": ["number"], "cursor": ["cur-0"]}
+
+
+def test_list_refuses_a_cursor_together_with_all() -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["memory", "list", "agt_1", "--all", "--cursor", "c"])
+    assert caught.value.code == 2
+
+
+def test_count_prints_the_total_first_then_by_status_and_type(
+    stub: StubServer, env_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tally = {"count": 3, "by_status": {"pending": 1, "active": 2}, "by_type": {"fact": 3}}
+    stub.on("GET", f"{MEMORIES}:count", Reply(200, tally))
+    assert run(env_file, "memory", "count", "agt_1", "--user", "u1") == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "3",
+        "by status: active=2 pending=1",
+        "by type: fact=3",
+    ]
+    assert stub.requests[0].query == {"filter": ['{"user_id":"u1"}']}
+
+
+def test_clear_needs_yes_and_sends_nothing_without_it(
+    stub: StubServer, env_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(env_file, "memory", "clear", "agt_1", "--user", "u1") == 2
+    assert "agt_1's memories of user u1 for good; add --yes" in capsys.readouterr().err
+    assert run(env_file, "memory", "clear", "agt_1") == 2
+    assert "every memory of agt_1" in capsys.readouterr().err
+    assert stub.requests == []
+
+
+def test_clear_withdraws_one_scope_and_prints_how_many(
+    stub: StubServer, env_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stub.on("DELETE", MEMORIES, Reply(200, {"agent_id": "agt_1", "withdrawn": 4}))
+    code = run(env_file, "memory", "clear", "agt_1", "--user", "u1", "--session", "s1", "--yes")
+    assert code == 0
+    assert capsys.readouterr().out == "4 withdrawn\n"
+    assert stub.requests[0].query == {"user_id": ["u1"], "session_id": ["s1"]}
+
+
+@pytest.mark.parametrize("action", ["store", "get", "recall", "list", "count", "clear"])
+def test_every_memory_command_has_help(action: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["memory", action, "--help"])
+    assert caught.value.code == 0
+    assert f"usage: engram memory {action}" in capsys.readouterr().out

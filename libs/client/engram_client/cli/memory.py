@@ -1,4 +1,4 @@
-"""`engram memory store | get | recall`: an agent's memories."""
+"""`engram memory store | get | recall | list | count | clear`: an agent's memories."""
 
 from __future__ import annotations
 
@@ -22,11 +22,16 @@ FILTER_HELP = (
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the `memory` commands."""
-    memory = commands.add_parser("memory", help="store and recall an agent's memories")
+    memory = commands.add_parser(
+        "memory", help="store, recall, list, count and clear an agent's memories"
+    )
     actions = memory.add_subparsers(dest="action", required=True, metavar="ACTION")
     _add_store(actions)
     _add_get(actions)
     _add_recall(actions)
+    _add_list(actions)
+    _add_count(actions)
+    _add_clear(actions)
 
 
 def _add_store(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -93,6 +98,70 @@ def _add_recall(actions: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="favour newer memories: a hit's fused score halves for every DAYS of its age",
     )
     recall.set_defaults(handler=recall_memories)
+
+
+def _add_list(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    listing = actions.add_parser(
+        "list",
+        help="list memories, one page or --all",
+        description="Prints `MEMORY_ID  STATUS  TYPE  CONTENT` per memory (prefixed by the agent "
+        "when AGENT is left out, which lists across all of this key's agents). Without --all, "
+        "one page; when there is more, stderr gives the --cursor of the next. --json prints "
+        '{"memories": [...], "next_cursor": ...}.',
+    )
+    listing.add_argument("agent_id", nargs="?", metavar="AGENT", help="default: every agent")
+    _add_selection(listing)
+    listing.add_argument(
+        "--order",
+        choices=("oldest", "recent"),
+        help="oldest first (the default) or most recent first",
+    )
+    listing.add_argument(
+        "--limit", type=int, metavar="N", help="memories per page, 1-1000 (default 100)"
+    )
+    pages = listing.add_mutually_exclusive_group()
+    pages.add_argument("--cursor", help="start at this page (a previous listing's next cursor)")
+    pages.add_argument("--all", action="store_true", help="follow the cursor to the last page")
+    listing.set_defaults(handler=list_memories)
+
+
+def _add_count(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    count = actions.add_parser(
+        "count",
+        help="count memories",
+        description="Prints how many memories `memory list` would show for the same options, "
+        "then the counts by status and by type.",
+    )
+    count.add_argument("agent_id", metavar="AGENT")
+    _add_selection(count)
+    count.set_defaults(handler=count_memories)
+
+
+def _add_clear(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    clear = actions.add_parser(
+        "clear",
+        help="withdraw an agent's memories (all, or of one user/session)",
+        description="Withdraw every live memory of AGENT, or only those of --user and/or "
+        "--session. Withdrawn memories are no longer recalled; this cannot be undone, so it "
+        "needs --yes. Prints how many were withdrawn.",
+    )
+    clear.add_argument("agent_id", metavar="AGENT")
+    clear.add_argument("--user", metavar="USER_ID", help="only this end user's memories")
+    clear.add_argument("--session", metavar="SESSION_ID", help="only this session's memories")
+    clear.add_argument("--yes", action="store_true", help="confirm: really withdraw them")
+    clear.set_defaults(handler=clear_memories)
+
+
+def _add_selection(parser: argparse.ArgumentParser) -> None:
+    """What a listing and a count select by."""
+    parser.add_argument("--search", metavar="TEXT", help="content holding TEXT (literal, any case)")
+    parser.add_argument("--type", help="only this memory type")
+    parser.add_argument(
+        "--status",
+        choices=("pending", "active", "superseded", "withdrawn", "rejected"),
+        help="only memories in this status",
+    )
+    _add_scope_filter(parser)
 
 
 def _add_scope_filter(parser: argparse.ArgumentParser) -> None:
@@ -191,6 +260,95 @@ def recall_memories(args: argparse.Namespace) -> int:
     return exit_codes.OK
 
 
+def _selection(args: argparse.Namespace) -> dict[str, Any]:
+    """The client's keyword arguments for what `list` and `count` select."""
+    return {
+        "search": args.search,
+        "type": args.type,
+        "status": args.status,
+        "filter": scope_filter(args),
+    }
+
+
+def list_memories(args: argparse.Namespace) -> int:
+    """Print one page, or every page with --all."""
+    with client_from(args) as client:
+        if args.all:
+            found = client.iter_memories(
+                args.agent_id, **_selection(args), order=args.order, page_size=args.limit
+            )
+            page = models.MemoryPage(memories=list(found))
+        else:
+            page = client.list_memories(
+                args.agent_id,
+                **_selection(args),
+                cursor=args.cursor,
+                limit=args.limit,
+                order=args.order,
+            )
+    emit(page, args.json, lambda p: listing_text(p, across_agents=args.agent_id is None))
+    if page.next_cursor:
+        note(f"more memories: add --cursor {page.next_cursor} (or --all for every page)")
+    return exit_codes.OK
+
+
+def listing_text(page: models.MemoryPage, *, across_agents: bool) -> str:
+    """One line per memory, led by its agent when the listing spans agents."""
+    return "\n".join(_memory_line(m, across_agents) for m in page.memories)
+
+
+def _memory_line(memory: models.Memory, across_agents: bool) -> str:
+    line = f"{memory.memory_id}  {memory.status}  {memory.type or '-'}  {one_line(memory.content)}"
+    return f"{memory.agent_id or '-'}  {line}" if across_agents else line
+
+
+def count_memories(args: argparse.Namespace) -> int:
+    """Print the total, then per status and per type."""
+    with client_from(args) as client:
+        counted = client.count_memories(args.agent_id, **_selection(args))
+    emit(counted, args.json, count_text)
+    return exit_codes.OK
+
+
+def count_text(counted: models.MemoryCount) -> str:
+    """The total alone on the first line (easy to read in a script), then the breakdowns."""
+    return "\n".join(
+        [
+            str(counted.count),
+            f"by status: {_tally(counted.by_status)}",
+            f"by type: {_tally(counted.by_type)}",
+        ]
+    )
+
+
+def _tally(counts: dict[str, int]) -> str:
+    return " ".join(f"{name}={n}" for name, n in sorted(counts.items())) or "-"
+
+
+def clear_memories(args: argparse.Namespace) -> int:
+    """Withdraw the agent's memories (or one scope's) once confirmed with --yes."""
+    if not args.yes:
+        raise UsageError(f"this withdraws {_clearing(args)} for good; add --yes to confirm")
+    with client_from(args) as client:
+        cleared = client.clear_memories(args.agent_id, user_id=args.user, session_id=args.session)
+    emit(cleared, args.json, lambda c: f"{c.withdrawn} withdrawn")
+    return exit_codes.OK
+
+
+def _clearing(args: argparse.Namespace) -> str:
+    """What `clear` would withdraw, in words."""
+    given = (("user", args.user), ("session", args.session))
+    scope = [f"{name} {value}" for name, value in given if value]
+    if not scope:
+        return f"every memory of {args.agent_id}"
+    return f"{args.agent_id}'s memories of {' and '.join(scope)}"
+
+
+def one_line(text: str | None) -> str:
+    """Content on a single line, so each memory or hit stays one line of output."""
+    return " ".join((text or "").split())
+
+
 RECALL_HEADER = f"{'FUSED':>7}  {'DENSE':>7}  {'LEXICAL':>7}  MEMORY_ID  CONTENT"
 
 
@@ -207,5 +365,5 @@ def _hit_line(hit: models.RecallHit) -> str:
     lexical = "-" if scores.lexical is None else f"{scores.lexical:.4f}"
     return (
         f"{scores.fused:>7.4f}  {scores.dense:>7.4f}  {lexical:>7}  "
-        f"{hit.memory_id}  {hit.content or ''}"
+        f"{hit.memory_id}  {one_line(hit.content)}"
     )
