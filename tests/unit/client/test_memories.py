@@ -76,7 +76,7 @@ def test_batch_items_keep_their_scope_and_may_come_back_deduplicated(stub: StubS
         ]
     }
     stub.on("POST", f"{AGENT_MEMORIES}:batch", Reply(202, answer))
-    items = [
+    items: list[dict[str, object]] = [
         {"content": "first", "user_id": "u1", "session_id": "s1"},
         {"content": "second", "allow_duplicate": False},
     ]
