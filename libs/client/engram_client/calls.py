@@ -13,9 +13,11 @@ except when the connection failed before the request was sent.
 from __future__ import annotations
 
 import base64
+import json
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
@@ -58,6 +60,18 @@ def _none(_: Any) -> None:
 def _only(params: Mapping[str, Any]) -> dict[str, str | int | float | bool]:
     """Query parameters without the ones left unset."""
     return {k: v for k, v in params.items() if v is not None}
+
+
+def _timestamp(value: Any) -> str:
+    """A datetime or date range bound as the ISO-8601 text the filter takes."""
+    if isinstance(value, date):
+        return value.isoformat()
+    raise TypeError(f"a memory filter holds JSON values and timestamps, not {type(value).__name__}")
+
+
+def _filter_json(filter: Mapping[str, Any]) -> str:
+    """A memory filter as compact JSON (datetimes as ISO-8601), the listing's `filter` parameter."""
+    return json.dumps(filter, separators=(",", ":"), default=_timestamp)
 
 
 def _keyed(key: str | None) -> tuple[str, dict[str, str]]:
@@ -109,6 +123,9 @@ def write_memory(
     derived_from: Sequence[str] | None,
     supersedes: str | None,
     idempotency_key: str | None,
+    user_id: str | None = None,
+    session_id: str | None = None,
+    allow_duplicate: bool = False,
 ) -> Call[models.MemoryAccepted]:
     """Retry-safe through the idempotency key, generated here when the caller gives none."""
     key, headers = _keyed(idempotency_key)
@@ -118,9 +135,10 @@ def write_memory(
         "metadata": dict(metadata or {}),
         "derived_from": list(derived_from or []),
         "idempotency_key": key,
+        **_only({"supersedes": supersedes, "user_id": user_id, "session_id": session_id}),
     }
-    if supersedes is not None:
-        body["supersedes"] = supersedes
+    if allow_duplicate:
+        body["allow_duplicate"] = True
     return Call(
         "POST",
         f"/v1/agents/{segment(agent_id)}/memories",
@@ -134,8 +152,9 @@ def write_memory(
 def write_memories(
     agent_id: str, memories: Sequence[Mapping[str, Any]]
 ) -> Call[list[models.MemoryAccepted]]:
-    """Up to 100 memories in one request; each gets an idempotency key here when it has none,
-    so a retried batch writes every memory once."""
+    """Up to 100 memories in one request, each with `write_memory`'s fields (scope and
+    `allow_duplicate` included); each gets an idempotency key here when it has none, so a
+    retried batch writes every memory once."""
     body = [
         {**memory, "idempotency_key": memory.get("idempotency_key") or new_idempotency_key()}
         for memory in memories
@@ -159,25 +178,91 @@ def get_memory(agent_id: str, memory_id: str) -> Call[models.Memory]:
     )
 
 
+def _selection(
+    *,
+    search: str | None,
+    type: str | None,
+    status: str | None,
+    user_id: str | None,
+    session_id: str | None,
+    filter: Mapping[str, Any] | None,
+) -> dict[str, str | int | float | bool]:
+    """Which memories a listing or a count covers, as query parameters (unset ones left out)."""
+    return _only(
+        {
+            "search": search,
+            "type": type,
+            "status": status,
+            "user_id": user_id,
+            "session_id": session_id,
+            "filter": _filter_json(filter) if filter else None,
+        }
+    )
+
+
+def _memories_path(agent_id: str | None) -> str:
+    """An agent's memories, or (None) the listing across the caller's own agents."""
+    return f"/v1/agents/{segment(agent_id)}/memories" if agent_id else "/v1/memories"
+
+
 def list_memories(
     agent_id: str | None,
     *,
     search: str | None = None,
     type: str | None = None,
     status: str | None = None,
+    user_id: str | None = None,
+    session_id: str | None = None,
+    filter: Mapping[str, Any] | None = None,
     cursor: str | None = None,
     limit: int | None = None,
+    order: str | None = None,
 ) -> Call[models.MemoryPage]:
-    """One page of an agent's memories, or (agent_id=None) across the caller's own agents.
-
-    The gateway pages memories by `limit` only today; `cursor` is sent only when a previous
-    page returned `next_cursor`, so the same code follows cursors if the API adds them.
-    """
-    path = f"/v1/agents/{segment(agent_id)}/memories" if agent_id else "/v1/memories"
-    params = _only(
-        {"search": search, "type": type, "status": status, "cursor": cursor, "limit": limit}
+    """One page of an agent's memories, or (agent_id=None) across the caller's own agents;
+    `cursor` is the previous page's `next_cursor`, which is None after the last page."""
+    params = _selection(
+        search=search,
+        type=type,
+        status=status,
+        user_id=user_id,
+        session_id=session_id,
+        filter=filter,
+    ) | _only({"cursor": cursor, "limit": limit, "order": order})
+    return Call(
+        "GET",
+        _memories_path(agent_id),
+        models.MemoryPage.model_validate,
+        params=params,
+        retry_safe=True,
     )
-    return Call("GET", path, models.MemoryPage.model_validate, params=params, retry_safe=True)
+
+
+def count_memories(
+    agent_id: str,
+    *,
+    search: str | None = None,
+    type: str | None = None,
+    status: str | None = None,
+    user_id: str | None = None,
+    session_id: str | None = None,
+    filter: Mapping[str, Any] | None = None,
+) -> Call[models.MemoryCount]:
+    """How many memories the same listing would walk, in total, by status and by type."""
+    params = _selection(
+        search=search,
+        type=type,
+        status=status,
+        user_id=user_id,
+        session_id=session_id,
+        filter=filter,
+    )
+    return Call(
+        "GET",
+        f"/v1/agents/{segment(agent_id)}/memories:count",
+        models.MemoryCount.model_validate,
+        params=params,
+        retry_safe=True,
+    )
 
 
 def delete_memory(agent_id: str, memory_id: str) -> Call[models.Memory]:
@@ -190,12 +275,16 @@ def delete_memory(agent_id: str, memory_id: str) -> Call[models.Memory]:
     )
 
 
-def clear_memories(agent_id: str) -> Call[models.MemoriesCleared]:
-    """Withdraw every memory of one agent."""
+def clear_memories(
+    agent_id: str, *, user_id: str | None = None, session_id: str | None = None
+) -> Call[models.MemoriesCleared]:
+    """Withdraw the agent's memories of one user and/or session, or every one without either."""
+    scope = _only({"user_id": user_id, "session_id": session_id})
     return Call(
         "DELETE",
         f"/v1/agents/{segment(agent_id)}/memories",
         models.MemoriesCleared.model_validate,
+        params=scope or None,
         retry_safe=True,
     )
 
@@ -208,15 +297,22 @@ def recall(
     min_score: float | None,
     types: Sequence[str] | None,
     include_statuses: Sequence[str] | None = None,
+    mode: str | None = None,
+    filter: Mapping[str, Any] | None = None,
+    recency_half_life_days: float | None = None,
 ) -> Call[models.Recall]:
-    """A read despite the POST, so it is retry-safe."""
+    """A read despite the POST, so it is retry-safe; only the options given are sent, so the
+    gateway's defaults apply to the rest."""
     body: dict[str, Any] = {"query": query, "top_k": top_k}
-    if min_score is not None:
-        body["min_score"] = min_score
+    body |= _only(
+        {"min_score": min_score, "mode": mode, "recency_half_life_days": recency_half_life_days}
+    )
     if types:
         body["types"] = list(types)
     if include_statuses:
         body["include_statuses"] = list(include_statuses)
+    if filter:
+        body["filter"] = json.loads(_filter_json(filter))
     return Call(
         "POST",
         f"/v1/agents/{segment(agent_id)}/recall",

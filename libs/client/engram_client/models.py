@@ -23,19 +23,26 @@ class Agent(ApiModel):
 
 
 class MemoryAccepted(ApiModel):
-    """The 202 for a memory write: the id to poll and its first status."""
+    """A memory write's answer: queued (202, `pending`), or `deduplicated` (200) when a live
+    memory of the same agent and scope already holds the content; `memory_id` is then that one's."""
 
     memory_id: str
     status: str = "pending"
+    deduplicated: bool = False
     status_url: str | None = None
 
 
 class Memory(ApiModel):
-    """A memory with its status (`pending|active|superseded|withdrawn|rejected`) and provenance."""
+    """A memory with its status (`pending|active|superseded|withdrawn|rejected`) and provenance;
+    a rejected one says why (`reason`, and `duplicate_of` for a duplicate)."""
 
     memory_id: str
     agent_id: str | None = None
+    user_id: str | None = None
+    session_id: str | None = None
     status: str
+    reason: str | None = None
+    duplicate_of: str | None = None
     type: str | None = None
     content: str | None = None
     metadata: dict[str, Any] | None = None
@@ -48,7 +55,7 @@ class Memory(ApiModel):
 
 
 class MemoriesCleared(ApiModel):
-    """How many of an agent's memories were withdrawn."""
+    """How many of an agent's memories (or of the scope asked for) were withdrawn."""
 
     agent_id: str
     withdrawn: int = 0
@@ -61,21 +68,48 @@ class MemoryPage(ApiModel):
     next_cursor: str | None = None
 
 
+class MemoryCount(ApiModel):
+    """How many memories a listing's selection holds, in total and per status and type."""
+
+    count: int = 0
+    by_status: dict[str, int] = Field(default_factory=dict)
+    by_type: dict[str, int] = Field(default_factory=dict)
+
+
+class RecallScores(ApiModel):
+    """Every score that placed a hit: the dense cosine, the lexical score (None when the hit
+    was not a lexical candidate), and the fused score the hits are ordered by."""
+
+    dense: float
+    lexical: float | None = None
+    fused: float
+
+
 class RecallHit(ApiModel):
-    """One recalled memory with its similarity score."""
+    """One recalled memory: `score` is the dense cosine the floor applies to, `scores` all of
+    them; scope and supersession are as stored."""
 
     memory_id: str
     content: str | None = None
     score: float
+    scores: RecallScores
     type: str | None = None
+    status: str | None = None
+    metadata: dict[str, Any] | None = None
+    user_id: str | None = None
+    session_id: str | None = None
+    supersedes: str | None = None
+    superseded_by: str | None = None
     provenance: dict[str, Any] | None = None
     created_at: datetime | None = None
 
 
 class Recall(ApiModel):
-    """Hits at or above `floor`, and how many were dropped below it."""
+    """Hits at or above `floor` in fused order, the `mode` that ranked them (`hybrid`, `dense`
+    or `lexical`), and how many were dropped below the floor."""
 
     results: list[RecallHit] = Field(default_factory=list)
+    mode: str
     floor: float | None = None
     dropped_below_floor: int = 0
 

@@ -118,8 +118,13 @@ class EngramClient:
         derived_from: Sequence[str] | None = None,
         supersedes: str | None = None,
         idempotency_key: str | None = None,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        allow_duplicate: bool = False,
     ) -> models.MemoryAccepted:
-        """Store a memory (202, `pending`); one idempotency key covers every retry."""
+        """Store a memory (202, `pending`), scoped to a user and/or session when given; a live
+        memory in that scope with the same content is answered instead (`deduplicated`) unless
+        `allow_duplicate`. One idempotency key covers every retry."""
         return self.run(
             calls.write_memory(
                 agent_id,
@@ -129,13 +134,17 @@ class EngramClient:
                 derived_from=derived_from,
                 supersedes=supersedes,
                 idempotency_key=idempotency_key,
+                user_id=user_id,
+                session_id=session_id,
+                allow_duplicate=allow_duplicate,
             )
         )
 
     def write_memories(
         self, agent_id: str, memories: Sequence[Mapping[str, Any]]
     ) -> list[models.MemoryAccepted]:
-        """Store up to 100 memories in one request (each as `write_memory`'s fields), in order."""
+        """Store up to 100 memories in one request (each as `write_memory`'s fields), answered
+        in order; any of them may come back `deduplicated`."""
         return self.run(calls.write_memories(agent_id, memories))
 
     def get_memory(self, agent_id: str, memory_id: str) -> models.Memory:
@@ -149,13 +158,27 @@ class EngramClient:
         search: str | None = None,
         type: str | None = None,
         status: str | None = None,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        filter: Mapping[str, Any] | None = None,
         cursor: str | None = None,
         limit: int | None = None,
+        order: str | None = None,
     ) -> models.MemoryPage:
-        """One page of an agent's memories, or across all the caller's agents when agent_id=None."""
+        """One page of an agent's memories (across all the caller's agents when agent_id=None),
+        `oldest` first unless `order="recent"`; pass its `next_cursor` as `cursor` for the next."""
         return self.run(
             calls.list_memories(
-                agent_id, search=search, type=type, status=status, cursor=cursor, limit=limit
+                agent_id,
+                search=search,
+                type=type,
+                status=status,
+                user_id=user_id,
+                session_id=session_id,
+                filter=filter,
+                cursor=cursor,
+                limit=limit,
+                order=order,
             )
         )
 
@@ -166,26 +189,65 @@ class EngramClient:
         search: str | None = None,
         type: str | None = None,
         status: str | None = None,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        filter: Mapping[str, Any] | None = None,
+        order: str | None = None,
         page_size: int | None = None,
     ) -> Iterator[models.Memory]:
-        """Every matching memory, fetching pages as the iteration needs them."""
+        """Every matching memory, following `next_cursor` as the iteration needs the next page."""
         cursor: str | None = None
         while True:
             page = self.list_memories(
-                agent_id, search=search, type=type, status=status, cursor=cursor, limit=page_size
+                agent_id,
+                search=search,
+                type=type,
+                status=status,
+                user_id=user_id,
+                session_id=session_id,
+                filter=filter,
+                cursor=cursor,
+                limit=page_size,
+                order=order,
             )
             yield from page.memories
             if not page.next_cursor or not page.memories:
                 return
             cursor = page.next_cursor
 
+    def count_memories(
+        self,
+        agent_id: str,
+        *,
+        search: str | None = None,
+        type: str | None = None,
+        status: str | None = None,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        filter: Mapping[str, Any] | None = None,
+    ) -> models.MemoryCount:
+        """How many of an agent's memories `list_memories` would walk, by status and by type."""
+        return self.run(
+            calls.count_memories(
+                agent_id,
+                search=search,
+                type=type,
+                status=status,
+                user_id=user_id,
+                session_id=session_id,
+                filter=filter,
+            )
+        )
+
     def delete_memory(self, agent_id: str, memory_id: str) -> models.Memory:
         """Withdraw one memory."""
         return self.run(calls.delete_memory(agent_id, memory_id))
 
-    def clear_memories(self, agent_id: str) -> models.MemoriesCleared:
-        """Withdraw all of an agent's memories."""
-        return self.run(calls.clear_memories(agent_id))
+    def clear_memories(
+        self, agent_id: str, *, user_id: str | None = None, session_id: str | None = None
+    ) -> models.MemoriesCleared:
+        """Withdraw an agent's memories of one user and/or session, or all of them without."""
+        return self.run(calls.clear_memories(agent_id, user_id=user_id, session_id=session_id))
 
     def recall(
         self,
@@ -196,8 +258,13 @@ class EngramClient:
         min_score: float | None = None,
         types: Sequence[str] | None = None,
         include_statuses: Sequence[str] | None = None,
+        mode: str | None = None,
+        filter: Mapping[str, Any] | None = None,
+        recency_half_life_days: float | None = None,
     ) -> models.Recall:
-        """Memories similar to the query, at or above the floor (`min_score` overrides it)."""
+        """Memories relevant to the query, ranked by `mode` (`hybrid` by default, `dense` or
+        `lexical`) within `filter`, newer ones favoured when `recency_half_life_days` is given;
+        hits below the floor on the dense score are dropped (`min_score` overrides the floor)."""
         return self.run(
             calls.recall(
                 agent_id,
@@ -206,6 +273,9 @@ class EngramClient:
                 min_score=min_score,
                 types=types,
                 include_statuses=include_statuses,
+                mode=mode,
+                filter=filter,
+                recency_half_life_days=recency_half_life_days,
             )
         )
 

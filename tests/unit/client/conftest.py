@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -21,3 +22,11 @@ def stub() -> Iterator[StubServer]:
 def fast_retry() -> RetryPolicy:
     """Real backoff with tiny delays, seeded so runs repeat."""
     return RetryPolicy(max_attempts=4, base_delay=0.01, max_delay=0.05, rng=random.Random(7))
+
+
+@pytest.fixture
+def env_file(tmp_path: Path, stub: StubServer) -> Path:
+    """A run.env pointing the CLI at the stub."""
+    path = tmp_path / "run.env"
+    path.write_text(f"ENGRAM_URL={stub.url}\nENGRAM_API_KEY=egk_cli_key\n")
+    return path

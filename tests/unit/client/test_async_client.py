@@ -73,3 +73,21 @@ async def test_a_retried_batch_sends_the_same_key_for_each_memory(
     assert [a.memory_id for a in answer] == ["mem_a", "mem_b"]
     assert len(sent) == 2 and sent[0] == sent[1]
     assert sent[0][1] == "mine" and sent[0][0] != sent[0][1]
+
+
+async def test_async_listing_count_and_scoped_clear(stub: StubServer) -> None:
+    path = "/v1/agents/agt_1/memories"
+    stub.on(
+        "GET",
+        path,
+        Reply(200, {"memories": [{"memory_id": "m1", "status": "active"}], "next_cursor": "c"}),
+        Reply(200, {"memories": [{"memory_id": "m2", "status": "active"}], "next_cursor": None}),
+    )
+    stub.on("GET", f"{path}:count", Reply(200, {"count": 2, "by_status": {"active": 2}}))
+    stub.on("DELETE", path, Reply(200, {"agent_id": "agt_1", "withdrawn": 2}))
+    async with AsyncEngramClient(stub.url, "egk_test") as client:
+        ids = [m.memory_id async for m in client.iter_memories("agt_1", session_id="s1")]
+        counted = await client.count_memories("agt_1", session_id="s1")
+        cleared = await client.clear_memories("agt_1", session_id="s1")
+    assert ids == ["m1", "m2"] and counted.count == 2 and cleared.withdrawn == 2
+    assert all(r.query.get("session_id") == ["s1"] for r in stub.requests)

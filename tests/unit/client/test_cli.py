@@ -13,13 +13,6 @@ from tests.unit.client.stub import Reply, StubServer, problem
 pytestmark = pytest.mark.unit
 
 
-@pytest.fixture
-def env_file(tmp_path: Path, stub: StubServer) -> Path:
-    path = tmp_path / "run.env"
-    path.write_text(f"ENGRAM_URL={stub.url}\nENGRAM_API_KEY=egk_cli_key\n")
-    return path
-
-
 def run(env_file: Path, *argv: str) -> int:
     return int(main([*argv, "--env-file", str(env_file)]))
 
@@ -134,30 +127,6 @@ def test_records_import_derives_the_type_and_sends_rows(
     assert body["record_type"] == "carrier" and body["source"] == "carriers.csv"
     assert body["rows"] == [{"id": "c1", "name": "Acme"}, {"id": "c2", "name": "Bolt"}]
     assert capsys.readouterr().out.strip() == "imp_1"
-
-
-def test_memory_store_and_recall(
-    stub: StubServer, env_file: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    stub.on(
-        "POST", "/v1/agents/agt_1/memories", Reply(202, {"memory_id": "mem_1", "status": "pending"})
-    )
-    hit = {"memory_id": "mem_1", "content": "prefers email", "score": 0.91}
-    stub.on(
-        "POST",
-        "/v1/agents/agt_1/recall",
-        Reply(200, {"results": [hit], "floor": 0.5, "dropped_below_floor": 2}),
-    )
-    assert run(env_file, "memory", "store", "agt_1", "prefers email") == 0
-    assert (
-        run(env_file, "memory", "recall", "agt_1", "contact", "--top-k", "3", "--min-score", "0.5")
-        == 0
-    )
-    out = capsys.readouterr().out.splitlines()
-    assert out[0] == "mem_1"
-    assert out[1] == "0.910  mem_1  prefers email"
-    assert "2 below the floor" in out[2]
-    assert stub.requests[1].json() == {"query": "contact", "top_k": 3, "min_score": 0.5}
 
 
 def test_bad_arguments_exit_2() -> None:
