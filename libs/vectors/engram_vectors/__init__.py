@@ -21,11 +21,13 @@ from engram_vectors.ids import engine_id
 from engram_vectors.instrumented import VECTOR_QUERY_DURATION, InstrumentedVectorStore
 from engram_vectors.models import (
     CollectionInfo,
+    Exists,
     FilterScalar,
     FilterValue,
     Hit,
     PayloadFilter,
     Point,
+    Range,
 )
 from engram_vectors.numpy_store import ExactNumpyStore
 from engram_vectors.port import VectorStore
@@ -41,6 +43,7 @@ __all__ = [
     "CollectionNotFound",
     "DimensionMismatch",
     "ExactNumpyStore",
+    "Exists",
     "FilterScalar",
     "FilterValue",
     "FingerprintMismatch",
@@ -53,6 +56,7 @@ __all__ = [
     "Point",
     "QdrantClientStore",
     "QdrantEdgeStore",
+    "Range",
     "StoreUnavailable",
     "VectorStore",
     "VectorStoreError",

@@ -4,15 +4,37 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
 
-FilterScalar: TypeAlias = str | int
-"""Filter values: strings and integers only (booleans and floats are refused, see filters.py)."""
-FilterValue: TypeAlias = FilterScalar | Sequence[FilterScalar]
+
+@dataclass(frozen=True)
+class Range:
+    """Inclusive bounds on a payload number, or on a payload datetime compared as an instant.
+
+    At least one bound; both numbers (int or float) or both timezone-aware datetimes.
+    """
+
+    gte: float | datetime | None = None
+    lte: float | datetime | None = None
+
+
+@dataclass(frozen=True)
+class Exists:
+    """Whether a field holds a value: present, not null and not an empty list (or the opposite)."""
+
+    present: bool = True
+
+
+FilterScalar: TypeAlias = str | int | float
+"""An equality filter value; a float matches stored ints and floats equal to it."""
+FilterValue: TypeAlias = FilterScalar | Sequence[str | int] | Range | Exists
+"""A value, a non-empty list of strings and ints (any of them), a Range, or Exists."""
 PayloadFilter: TypeAlias = Mapping[str, FilterValue]
+"""Keys are payload fields, or `parent.child` for one level of nesting; all must match."""
 VectorLike: TypeAlias = Sequence[float] | npt.NDArray[np.floating[Any]]
 Payload: TypeAlias = dict[str, Any]
 
