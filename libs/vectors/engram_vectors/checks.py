@@ -14,7 +14,13 @@ import numpy as np
 import numpy.typing as npt
 
 from engram_vectors.errors import DimensionMismatch, InvalidPoint, InvalidQuery, VectorStoreError
-from engram_vectors.ids import ORIGINAL_ID_KEY, RESERVED_PAYLOAD_PREFIX, check_id, engine_id
+from engram_vectors.ids import (
+    ORIGINAL_ID_KEY,
+    RESERVED_PAYLOAD_PREFIX,
+    RESERVED_STRING_PREFIX,
+    check_id,
+    engine_id,
+)
 from engram_vectors.models import Payload, Point, VectorLike
 
 UnitVector = npt.NDArray[np.float32]
@@ -60,8 +66,19 @@ def unit_vector(
     return (array / norm).astype(np.float32)
 
 
+def _has_reserved_string(value: object) -> bool:
+    """Whether a JSON value holds, at any depth, a string under the reserved string prefix."""
+    if isinstance(value, str):
+        return value.startswith(RESERVED_STRING_PREFIX)
+    if isinstance(value, list):
+        return any(_has_reserved_string(item) for item in value)
+    if isinstance(value, dict):
+        return any(_has_reserved_string(item) for item in value.values())
+    return False
+
+
 def check_payload(payload: Mapping[str, Any]) -> Payload:
-    """A JSON-only copy of the payload; keys under the reserved prefix are refused."""
+    """A JSON-only copy of the payload; reserved keys and reserved strings are refused."""
     if not isinstance(payload, Mapping):
         raise InvalidPoint("payload must be a mapping")
     for key in payload:
@@ -75,6 +92,8 @@ def check_payload(payload: Mapping[str, Any]) -> Payload:
         copied: Payload = json.loads(json.dumps(payload, allow_nan=False))
     except (TypeError, ValueError) as bad:
         raise InvalidPoint("payload must be JSON-serialisable without NaN or infinity") from bad
+    if _has_reserved_string(copied):
+        raise InvalidPoint("payload strings must not start with a reserved prefix")
     return copied
 
 

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from qdrant_client.http import models
 
-from engram_vectors.filters import Condition, Conditions, DatetimeRange, FieldMatch, NumberRange
+from engram_vectors.filters import (
+    BoolMatch,
+    Condition,
+    Conditions,
+    DatetimeRange,
+    FieldMatch,
+    NumberRange,
+)
 
 
 def _matches(condition: FieldMatch) -> models.Condition:
@@ -25,6 +32,10 @@ def _condition(condition: Condition) -> models.Condition:
     """The client model for one parsed condition."""
     if isinstance(condition, FieldMatch):
         return _matches(condition)
+    if isinstance(condition, BoolMatch):
+        return models.FieldCondition(
+            key=condition.key, match=models.MatchValue(value=condition.value)
+        )
     if isinstance(condition, NumberRange):
         bounds = models.Range(gte=condition.gte, lte=condition.lte)
         return models.FieldCondition(key=condition.key, range=bounds)

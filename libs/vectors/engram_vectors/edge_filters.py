@@ -6,7 +6,9 @@ from typing import Any
 
 import qdrant_edge as edge
 
+from engram_vectors.edge_payload import bool_token
 from engram_vectors.filters import (
+    BoolMatch,
     Condition,
     Conditions,
     DatetimeRange,
@@ -30,6 +32,10 @@ def _condition(condition: Condition) -> Any:
     """The engine condition for one parsed condition."""
     if isinstance(condition, FieldMatch):
         return _matches(condition)
+    if isinstance(condition, BoolMatch):
+        return edge.FieldCondition(
+            condition.key, match=edge.MatchValue(bool_token(condition.value))
+        )
     if isinstance(condition, NumberRange):
         bounds = edge.RangeFloat(gte=condition.gte, lte=condition.lte)
         return edge.FieldCondition(condition.key, range=bounds)

@@ -29,6 +29,7 @@ from engram_vectors.base import BaseVectorStore
 from engram_vectors.checks import PreparedPoint, UnitVector, split_payload
 from engram_vectors.defaults import DEFAULT_KEYWORD_INDEXES, TENANT_KEY, UPSERT_CHUNK
 from engram_vectors.edge_filters import to_edge_filter
+from engram_vectors.edge_payload import decode_payload, encode_payload
 from engram_vectors.errors import CollectionNotFound, StoreUnavailable, VectorStoreError
 from engram_vectors.filters import Conditions
 from engram_vectors.models import CollectionInfo, Hit, Point
@@ -147,7 +148,8 @@ class QdrantEdgeStore(BaseVectorStore):
         for start in range(0, len(points), UPSERT_CHUNK):
             chunk = points[start : start + UPSERT_CHUNK]
             engine_points = [
-                edge.Point(point.engine_id, point.vector.tolist(), point.payload) for point in chunk
+                edge.Point(point.engine_id, point.vector.tolist(), encode_payload(point.payload))
+                for point in chunk
             ]
             self._write(name, edge.UpdateOperation.upsert_points(engine_points))
 
@@ -182,7 +184,7 @@ class QdrantEdgeStore(BaseVectorStore):
         )
         hits = []
         for scored in self._shard_sync(name).query(request):
-            original, payload = split_payload(scored.payload, str(scored.id))
+            original, payload = split_payload(decode_payload(scored.payload), str(scored.id))
             hits.append(Hit(id=original, score=float(scored.score), payload=payload))
         return hits
 
@@ -211,7 +213,7 @@ class QdrantEdgeStore(BaseVectorStore):
         for point_id in ids:
             record = records.get(point_id)
             if record is not None:
-                original, payload = split_payload(record.payload, str(point_id))
+                original, payload = split_payload(decode_payload(record.payload), str(point_id))
                 vector = np.asarray(record.vector, dtype=np.float32)
                 found.append(Point(id=original, vector=vector, payload=payload))
         return found

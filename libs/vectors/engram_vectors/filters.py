@@ -1,9 +1,9 @@
 """Payload filters: a flat mapping of key to condition, all of which must hold.
 
 A key is a payload field, or `parent.child` to reach one level into an object (`metadata.source`);
-a child is never looked up inside a list, as in Qdrant. A value is a string or integer (equal), a
-float (equal to a stored int or float, as a one-point range, since Qdrant has no exact float
-match), a non-empty list of strings and integers (any of them), a Range, or Exists. Dicts
+a child is never looked up inside a list, as in Qdrant. A value is a string, integer or bool (equal,
+type-strictly), a float (equal to a stored int or float, as a one-point range, since Qdrant has no
+exact float match), a non-empty list of strings and integers (any of them), a Range, or Exists. Dicts
 (operators such as `$regex`) are refused: input is always literal. A list payload field matches
 when any of its elements does.
 
@@ -22,6 +22,7 @@ from datetime import datetime
 from typing import Any, TypeAlias
 
 from engram_vectors.errors import InvalidFilter
+from engram_vectors.ids import RESERVED_STRING_PREFIX
 from engram_vectors.instants import parse_instant
 from engram_vectors.models import Exists, Range
 
@@ -66,6 +67,18 @@ class FieldMatch:
             for item in _elements(stored)
             for value in self.values
         )
+
+
+@dataclass(frozen=True)
+class BoolMatch:
+    """Payload `key` must be the boolean `value` (for a list payload: contain it)."""
+
+    key: str
+    value: bool
+
+    def holds(self, stored: object) -> bool:
+        """Only a stored boolean equals a boolean; 1 and 0 do not."""
+        return any(type(item) is bool and item is self.value for item in _elements(stored))
 
 
 @dataclass(frozen=True)
@@ -120,7 +133,7 @@ class FieldExists:
         return empty is not self.present
 
 
-Condition: TypeAlias = FieldMatch | NumberRange | DatetimeRange | FieldExists
+Condition: TypeAlias = FieldMatch | BoolMatch | NumberRange | DatetimeRange | FieldExists
 Conditions = tuple[Condition, ...]
 
 
@@ -142,6 +155,8 @@ def _scalar(key: str, value: object) -> str | int:
             f"filter list values for {key!r} must be strings or integers, "
             f"got {type(value).__name__}"
         )
+    if isinstance(value, str) and value.startswith(RESERVED_STRING_PREFIX):
+        raise InvalidFilter(f"filter value for {key!r} starts with a reserved prefix")
     return value
 
 
@@ -199,13 +214,13 @@ def _condition(key: str, raw: object) -> Condition:
             raise InvalidFilter(f"Exists for {key!r} takes True or False")
         return FieldExists(key=key, present=raw.present)
     if isinstance(raw, bool):
-        raise InvalidFilter(f"filter value for {key!r} must not be a boolean")
+        return BoolMatch(key=key, value=raw)
     if isinstance(raw, float):
         if not math.isfinite(raw):
             raise InvalidFilter(f"filter value for {key!r} must be finite")
         return NumberRange(key=key, gte=raw, lte=raw)
     if isinstance(raw, str | int):
-        return FieldMatch(key=key, values=(raw,))
+        return FieldMatch(key=key, values=(_scalar(key, raw),))
     if isinstance(raw, Sequence) and not isinstance(raw, bytes):
         return _any_of(key, raw)
     raise InvalidFilter(f"filter value for {key!r} has an unsupported type {type(raw).__name__}")

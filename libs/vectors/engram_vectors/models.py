@@ -29,8 +29,9 @@ class Exists:
     present: bool = True
 
 
-FilterScalar: TypeAlias = str | int | float
-"""An equality filter value; a float matches stored ints and floats equal to it."""
+FilterScalar: TypeAlias = str | int | float | bool
+"""An equality filter value: type-strict, except that a float matches stored ints and floats
+equal to it; a bool matches only stored booleans."""
 FilterValue: TypeAlias = FilterScalar | Sequence[str | int] | Range | Exists
 """A value, a non-empty list of strings and ints (any of them), a Range, or Exists."""
 PayloadFilter: TypeAlias = Mapping[str, FilterValue]

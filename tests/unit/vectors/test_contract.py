@@ -205,7 +205,7 @@ async def test_collections_are_separate(store: BaseVectorStore) -> None:
     [
         {"tenant_id": {"$regex": ".*"}},
         {"tenant_id": None},
-        {"tenant_id": True},
+        {"tenant_id": [True]},
         {"score": [0.5]},
         {"tenant_id": []},
         {"tenant_id": ["t1", {"$ne": "t2"}]},

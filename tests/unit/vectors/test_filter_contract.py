@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from engram_vectors import BaseVectorStore, Exists, InvalidFilter, Point, Range
+from engram_vectors import BaseVectorStore, Exists, InvalidFilter, InvalidPoint, Point, Range
 
 pytestmark = pytest.mark.unit
 
@@ -23,7 +23,7 @@ PAYLOADS: dict[str, dict[str, Any]] = {
         "score": 0.5,
         "rank": 3,
         "at": "2024-05-01T10:00:00+02:00",
-        "metadata": {"source": "mail", "weight": 1.25, "my-key": "x"},
+        "metadata": {"source": "mail", "weight": 1.25, "my-key": "x", "pinned": False},
         "flag": True,
         "gone": None,
     },
@@ -32,7 +32,7 @@ PAYLOADS: dict[str, dict[str, Any]] = {
         "score": 2,
         "rank": 3.0,
         "at": "2024-05-01T07:30:00Z",
-        "metadata": {"source": ["web", "mail"], "weight": 2},
+        "metadata": {"source": ["web", "mail"], "weight": 2, "pinned": True},
         "flag": False,
         "tags": [],
     },
@@ -55,6 +55,7 @@ PAYLOADS: dict[str, dict[str, Any]] = {
         "score": True,
         "at": ["garbage", "2024-05-02T00:00:00+00:00"],
         "metadata": "flat",
+        "flags": [False, "x"],
     },
 }
 
@@ -86,6 +87,16 @@ CASES: list[tuple[dict[str, Any], set[str]]] = [
     ({"metadata.source": Exists(True)}, {"a", "b"}),
     ({"metadata.source": Exists(False)}, {"c", "d", "e"}),
     ({"kind": "note", "metadata.source": "mail", "score": Range(lte=1)}, {"a"}),
+    ({"flag": True}, {"a"}),
+    ({"flag": False}, {"b"}),
+    ({"flag": 1}, {"c"}),
+    ({"flag": Exists(False)}, {"d", "e"}),
+    ({"metadata.pinned": True}, {"b"}),
+    ({"metadata.pinned": False}, {"a"}),
+    ({"flags": False}, {"e"}),
+    ({"flags": "x"}, {"e"}),
+    ({"score": Range(gte=0.9, lte=1.1)}, set()),
+    ({"score": 1}, set()),
 ]
 
 
@@ -128,6 +139,9 @@ async def test_delete_by_filter_takes_the_richer_forms(store: BaseVectorStore) -
         {"metadata." + "k" * 65: "x"},
         {"kind\n": "note"},
         {"tags": [0.5]},
+        {"flag": [True]},
+        {"kind": "\x00engram:bool:true"},
+        {"kind": ["note", "\x00engram:x"]},
         {"score": float("nan")},
         {"score": float("inf")},
         {"score": Range()},
@@ -188,3 +202,29 @@ async def test_stored_datetime_forms_read_alike(store: BaseVectorStore) -> None:
     )
     matched = {hit.payload["at"] for hit in hits}
     assert matched == {form for form, read in DATETIME_FORMS.items() if read}
+
+
+async def test_booleans_round_trip_exactly(store: BaseVectorStore) -> None:
+    await filtered(store)
+    points = {point.id: point.payload for point in await store.get(COLLECTION, list(PAYLOADS))}
+    assert points == PAYLOADS
+    hits = await store.search(COLLECTION, [1.0, 0.0, 0.0, 0.0], top_k=10, filter={"flag": True})
+    assert [hit.payload for hit in hits] == [PAYLOADS["a"]]
+    assert type(hits[0].payload["flag"]) is bool
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {"note": "\x00engram:bool:true"},
+        {"metadata": {"note": "\x00engram:bool:false"}},
+        {"tags": ["ok", "\x00engram:anything"]},
+    ],
+)
+async def test_reserved_strings_are_refused_in_payloads(
+    store: BaseVectorStore, payload: dict[str, Any]
+) -> None:
+    await filtered(store)
+    with pytest.raises(InvalidPoint):
+        await store.upsert(COLLECTION, [Point("reserved", [1.0, 0.0, 0.0, 0.0], payload)])
+    assert await store.count(COLLECTION) == len(PAYLOADS)
