@@ -10,6 +10,7 @@ from engram_vectors.checks import (
     PreparedPoint,
     UnitVector,
     check_collection_name,
+    check_payload,
     check_threshold,
     check_top_k,
     prepare_points,
@@ -25,7 +26,7 @@ from engram_vectors.errors import (
 )
 from engram_vectors.filters import Conditions, parse_filter
 from engram_vectors.ids import check_id, engine_id
-from engram_vectors.models import CollectionInfo, Hit, PayloadFilter, Point, VectorLike
+from engram_vectors.models import CollectionInfo, Hit, Payload, PayloadFilter, Point, VectorLike
 
 
 class BaseVectorStore(ABC):
@@ -47,6 +48,10 @@ class BaseVectorStore(ABC):
     @abstractmethod
     async def _upsert(self, name: str, points: list[PreparedPoint]) -> None:
         """Write validated points; returns once they are durable in the engine."""
+
+    @abstractmethod
+    async def _set_payload(self, name: str, ids: list[uuid.UUID], fields: Payload) -> None:
+        """Merge checked fields into the payloads of those ids that exist; vectors stay as they are."""
 
     @abstractmethod
     async def _delete_ids(self, name: str, ids: list[uuid.UUID]) -> None:
@@ -131,6 +136,15 @@ class BaseVectorStore(ABC):
         prepared = prepare_points(points, info.dimension, name)
         if prepared:
             await self._upsert(name, prepared)
+
+    async def set_payload(self, name: str, ids: Sequence[str], fields: Payload) -> None:
+        """Merge `fields` into the payloads of existing points (a field replaces its whole value),
+        without rewriting their vectors; unknown ids are ignored."""
+        await self._info(name)
+        checked = check_payload(fields)
+        engine_ids = list(dict.fromkeys(engine_id(check_id(point_id)) for point_id in ids))
+        if engine_ids and checked:
+            await self._set_payload(name, engine_ids, checked)
 
     async def delete(self, name: str, ids: Sequence[str]) -> None:
         """Remove points by id; unknown ids are ignored."""

@@ -23,7 +23,7 @@ from engram_vectors.client_filters import to_client_filter
 from engram_vectors.defaults import DEFAULT_KEYWORD_INDEXES, TENANT_KEY, UPSERT_CHUNK
 from engram_vectors.errors import VectorStoreError
 from engram_vectors.filters import Conditions
-from engram_vectors.models import CollectionInfo, Hit, Point
+from engram_vectors.models import CollectionInfo, Hit, Payload, Point
 
 METADATA_FORMAT_KEY = "engram_format"
 METADATA_DIMENSION_KEY = "engram_dimension"
@@ -109,6 +109,12 @@ class QdrantClientStore(BaseVectorStore):
                 for point in chunk
             ]
             await self._client.upsert(name, points=structs, wait=True)
+
+    async def _set_payload(self, name: str, ids: list[uuid.UUID], fields: Payload) -> None:
+        """By a HasId filter, since the engine refuses a plain id list naming a missing point."""
+        existing = models.Filter(must=[models.HasIdCondition(has_id=[str(i) for i in ids])])
+        selector = models.FilterSelector(filter=existing)
+        await self._client.set_payload(name, payload=fields, points=selector, wait=True)
 
     async def _delete_ids(self, name: str, ids: list[uuid.UUID]) -> None:
         selector = models.PointIdsList(points=[str(point_id) for point_id in ids])

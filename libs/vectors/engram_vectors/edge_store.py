@@ -32,7 +32,7 @@ from engram_vectors.edge_filters import to_edge_filter
 from engram_vectors.edge_payload import decode_payload, encode_payload
 from engram_vectors.errors import CollectionNotFound, StoreUnavailable, VectorStoreError
 from engram_vectors.filters import Conditions
-from engram_vectors.models import CollectionInfo, Hit, Point
+from engram_vectors.models import CollectionInfo, Hit, Payload, Point
 
 T = TypeVar("T")
 
@@ -155,6 +155,12 @@ class QdrantEdgeStore(BaseVectorStore):
 
     async def _upsert(self, name: str, points: list[PreparedPoint]) -> None:
         await self._run(self._upsert_sync, name, points)
+
+    async def _set_payload(self, name: str, ids: list[uuid.UUID], fields: Payload) -> None:
+        """By a HasId filter, since the engine refuses a plain id list naming a missing point."""
+        existing = edge.Filter(must=[edge.HasIdCondition(set(ids))])
+        operation = edge.UpdateOperation.set_payload_by_filter(existing, encode_payload(fields))
+        await self._run(self._write, name, operation)
 
     async def _delete_ids(self, name: str, ids: list[uuid.UUID]) -> None:
         operation = edge.UpdateOperation.delete_points(list(ids))

@@ -11,7 +11,7 @@ from opentelemetry import metrics, trace
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, TracerProvider
 
-from engram_vectors.models import Hit, PayloadFilter, Point, VectorLike
+from engram_vectors.models import Hit, Payload, PayloadFilter, Point, VectorLike
 from engram_vectors.port import VectorStore
 
 VECTOR_QUERY_DURATION = "engram.vector.query.duration"
@@ -97,6 +97,11 @@ class InstrumentedVectorStore:
         """Insert or replace points (traced with the point count)."""
         with self._observe("upsert", name, {BATCH: len(points)}):
             await self.inner.upsert(name, points, fingerprint=fingerprint)
+
+    async def set_payload(self, name: str, ids: Sequence[str], fields: Payload) -> None:
+        """Merge payload fields (traced with the id count)."""
+        with self._observe("set_payload", name, {BATCH: len(ids)}):
+            await self.inner.set_payload(name, ids, fields)
 
     async def delete(self, name: str, ids: Sequence[str]) -> None:
         """Remove points by id (traced with the id count)."""

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from engram_vectors.base import BaseVectorStore
 from engram_vectors.checks import PreparedPoint, UnitVector, split_payload
 from engram_vectors.filters import Conditions, payload_matches
-from engram_vectors.models import CollectionInfo, Hit, Point
+from engram_vectors.models import CollectionInfo, Hit, Payload, Point
 
 
 @dataclass
@@ -56,6 +56,13 @@ class ExactNumpyStore(BaseVectorStore):
         for point in points:
             collection.points[point.engine_id] = point
         collection.invalidate()
+
+    async def _set_payload(self, name: str, ids: list[uuid.UUID], fields: Payload) -> None:
+        points = self._collections[name].points
+        for point_id in ids:
+            point = points.get(point_id)
+            if point is not None:
+                points[point_id] = replace(point, payload={**point.payload, **fields})
 
     async def _delete_ids(self, name: str, ids: list[uuid.UUID]) -> None:
         collection = self._collections[name]

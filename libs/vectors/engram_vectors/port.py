@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from engram_vectors.models import Hit, PayloadFilter, Point, VectorLike
+from engram_vectors.models import Hit, Payload, PayloadFilter, Point, VectorLike
 
 
 @runtime_checkable
@@ -24,6 +24,11 @@ class VectorStore(Protocol):
         self, name: str, points: Sequence[Point], *, fingerprint: str | None = None
     ) -> None:
         """Insert or replace points by id; with `fingerprint`, refuse a foreign vector space."""
+        ...
+
+    async def set_payload(self, name: str, ids: Sequence[str], fields: Payload) -> None:
+        """Merge fields into existing points' payloads without rewriting vectors; unknown ids are
+        ignored."""
         ...
 
     async def delete(self, name: str, ids: Sequence[str]) -> None:

@@ -72,6 +72,7 @@ async def test_each_call_is_a_client_span_with_counts_and_no_content() -> None:
         hits = await store.search("memories", [1.0, 0.0, 0.0], 2, {"n": [0, 1]})
         assert await store.count("memories") == 3
         assert len(await store.get("memories", ["m0", "missing"])) == 1
+        await store.set_payload("memories", ["m0", "m1"], {"note": CANARY})
         await store.delete("memories", ["m2"])
     spans = t.by_name()
     assert set(spans) >= {
@@ -80,6 +81,7 @@ async def test_each_call_is_a_client_span_with_counts_and_no_content() -> None:
         "search memories",
         "count memories",
         "get memories",
+        "set_payload memories",
         "delete memories",
     }
     search = spans["search memories"]
@@ -95,6 +97,7 @@ async def test_each_call_is_a_client_span_with_counts_and_no_content() -> None:
         "db.response.returned_rows": len(hits),
     }
     assert spans["upsert memories"].attributes["db.operation.batch.size"] == 3
+    assert spans["set_payload memories"].attributes["db.operation.batch.size"] == 2
     assert spans["count memories"].attributes["db.response.returned_rows"] == 3
     get = spans["get memories"].attributes
     assert get["db.operation.batch.size"] == 2 and get["db.response.returned_rows"] == 1
