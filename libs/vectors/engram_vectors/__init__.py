@@ -13,6 +13,7 @@ from engram_vectors.errors import (
     InvalidFilter,
     InvalidPoint,
     InvalidQuery,
+    LexicalMismatch,
     StoreUnavailable,
     VectorStoreError,
 )
@@ -28,6 +29,7 @@ from engram_vectors.models import (
     PayloadFilter,
     Point,
     Range,
+    SparseVector,
 )
 from engram_vectors.numpy_store import ExactNumpyStore
 from engram_vectors.port import VectorStore
@@ -52,11 +54,13 @@ __all__ = [
     "InvalidFilter",
     "InvalidPoint",
     "InvalidQuery",
+    "LexicalMismatch",
     "PayloadFilter",
     "Point",
     "QdrantClientStore",
     "QdrantEdgeStore",
     "Range",
+    "SparseVector",
     "StoreUnavailable",
     "VectorStore",
     "VectorStoreError",

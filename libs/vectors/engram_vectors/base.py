@@ -22,6 +22,7 @@ from engram_vectors.errors import (
     FingerprintMismatch,
     InvalidFilter,
     InvalidQuery,
+    LexicalMismatch,
     VectorStoreError,
 )
 from engram_vectors.filters import Conditions, parse_filter
@@ -38,7 +39,8 @@ class BaseVectorStore(ABC):
 
     @abstractmethod
     async def _read_info(self, name: str) -> CollectionInfo | None:
-        """The stored dimension and fingerprint, or None when the collection does not exist."""
+        """The stored info (a collection stored without a lexical id has none), or None when the
+        collection does not exist."""
 
     @abstractmethod
     async def _create(self, name: str, info: CollectionInfo) -> CollectionInfo:
@@ -78,7 +80,8 @@ class BaseVectorStore(ABC):
 
     @abstractmethod
     async def _get(self, name: str, ids: list[uuid.UUID]) -> list[Point]:
-        """Stored points for these engine ids, in order, missing ones left out."""
+        """Stored points for these engine ids, in order, missing ones left out, each with its
+        lexical vector (indices ascending) when it has one."""
 
     @abstractmethod
     async def _close(self) -> None:
@@ -103,21 +106,32 @@ class BaseVectorStore(ABC):
         if fingerprint is not None and fingerprint != info.fingerprint:
             raise FingerprintMismatch(name, info.fingerprint, fingerprint)
 
-    async def ensure_collection(self, name: str, dimension: int, fingerprint: str) -> None:
-        """Create the collection, or check an existing one has this dimension and fingerprint."""
+    async def ensure_collection(
+        self, name: str, dimension: int, fingerprint: str, *, lexical: str | None = None
+    ) -> None:
+        """Create the collection, or check an existing one has this dimension, fingerprint and
+        lexical encoder; with `lexical`, it also holds a sparse vector per point."""
         if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1:
             raise VectorStoreError("dimension must be a positive integer")
         if not isinstance(fingerprint, str) or not fingerprint:
             raise VectorStoreError("fingerprint must be a non-empty string")
+        if lexical is not None and (not isinstance(lexical, str) or not lexical):
+            raise VectorStoreError("lexical must be None or a non-empty encoder id")
         try:
             existing = await self._info(name)
         except CollectionNotFound:
-            wanted = CollectionInfo(dimension=dimension, fingerprint=fingerprint)
+            wanted = CollectionInfo(dimension=dimension, fingerprint=fingerprint, lexical=lexical)
             existing = await self._create(name, wanted)
             self._infos[name] = existing
         if existing.dimension != dimension:
             raise DimensionMismatch(name, existing.dimension, dimension)
         self._check_fingerprint(name, existing, fingerprint)
+        if existing.lexical != lexical:
+            raise LexicalMismatch(name, existing.lexical, lexical)
+
+    async def collection_info(self, name: str) -> CollectionInfo:
+        """What the collection promises: dimension, embedder fingerprint, lexical encoder."""
+        return await self._info(name)
 
     async def collection_fingerprint(self, name: str) -> str:
         """The embedder fingerprint stored with the collection."""
@@ -133,7 +147,7 @@ class BaseVectorStore(ABC):
         """Insert or replace points by id; with `fingerprint`, refuse a foreign vector space."""
         info = await self._info(name)
         self._check_fingerprint(name, info, fingerprint)
-        prepared = prepare_points(points, info.dimension, name)
+        prepared = prepare_points(points, info.dimension, name, lexical=info.lexical is not None)
         if prepared:
             await self._upsert(name, prepared)
 
@@ -186,7 +200,8 @@ class BaseVectorStore(ABC):
         return await self._count(name, parse_filter(filter))
 
     async def get(self, name: str, ids: Sequence[str]) -> list[Point]:
-        """Stored points in the order asked for; missing ids are left out."""
+        """Stored points (with their lexical vectors) in the order asked for; missing ids are
+        left out."""
         await self._info(name)
         engine_ids = list(dict.fromkeys(engine_id(check_id(point_id)) for point_id in ids))
         return await self._get(name, engine_ids) if engine_ids else []

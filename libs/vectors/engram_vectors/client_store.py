@@ -1,6 +1,6 @@
 """qdrant-client adapter: a Qdrant server (`url`), or the client's local mode (`:memory:`/path).
 
-The collection's dimension and embedder fingerprint live in Qdrant's collection metadata
+The collection's dimension, embedder fingerprint and lexical encoder live in Qdrant's metadata
 (server 1.16 or newer; older servers drop it, which `ensure_collection` detects and refuses).
 Local mode is a pure-Python engine that blocks the event loop and is slow past a few thousand
 points: fine for tests, not for serving.
@@ -12,15 +12,19 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 from pydantic import SecretStr
 from qdrant_client import AsyncQdrantClient
 from qdrant_client.http import models
 
 from engram_vectors.base import BaseVectorStore
-from engram_vectors.checks import PreparedPoint, UnitVector, split_payload
+from engram_vectors.checks import PreparedPoint, UnitVector, record_vectors, split_payload
 from engram_vectors.client_filters import to_client_filter
-from engram_vectors.defaults import DEFAULT_KEYWORD_INDEXES, TENANT_KEY, UPSERT_CHUNK
+from engram_vectors.defaults import (
+    DEFAULT_KEYWORD_INDEXES,
+    LEXICAL_VECTOR,
+    TENANT_KEY,
+    UPSERT_CHUNK,
+)
 from engram_vectors.errors import VectorStoreError
 from engram_vectors.filters import Conditions
 from engram_vectors.models import CollectionInfo, Hit, Payload, Point
@@ -28,6 +32,7 @@ from engram_vectors.models import CollectionInfo, Hit, Payload, Point
 METADATA_FORMAT_KEY = "engram_format"
 METADATA_DIMENSION_KEY = "engram_dimension"
 METADATA_FINGERPRINT_KEY = "engram_fingerprint"
+METADATA_LEXICAL_KEY = "engram_lexical"
 METADATA_FORMAT = "engram-vectors-collection-v1"
 
 
@@ -67,23 +72,31 @@ class QdrantClientStore(BaseVectorStore):
                 f"collection {name!r} has no engram metadata (created elsewhere, or the server "
                 "predates collection metadata)"
             )
+        lexical = metadata.get(METADATA_LEXICAL_KEY)
         return CollectionInfo(
             dimension=int(metadata[METADATA_DIMENSION_KEY]),
             fingerprint=str(metadata[METADATA_FINGERPRINT_KEY]),
+            lexical=None if lexical is None else str(lexical),
         )
 
     async def _create(self, name: str, info: CollectionInfo) -> CollectionInfo:
+        metadata: dict[str, Any] = {
+            METADATA_FORMAT_KEY: METADATA_FORMAT,
+            METADATA_DIMENSION_KEY: info.dimension,
+            METADATA_FINGERPRINT_KEY: info.fingerprint,
+        }
+        sparse = None
+        if info.lexical is not None:
+            metadata[METADATA_LEXICAL_KEY] = info.lexical
+            sparse = {LEXICAL_VECTOR: models.SparseVectorParams(modifier=models.Modifier.IDF)}
         try:
             await self._client.create_collection(
                 name,
                 vectors_config=models.VectorParams(
                     size=info.dimension, distance=models.Distance.COSINE
                 ),
-                metadata={
-                    METADATA_FORMAT_KEY: METADATA_FORMAT,
-                    METADATA_DIMENSION_KEY: info.dimension,
-                    METADATA_FINGERPRINT_KEY: info.fingerprint,
-                },
+                sparse_vectors_config=sparse,
+                metadata=metadata,
             )
         except Exception:
             if not await self._client.collection_exists(name):
@@ -104,7 +117,7 @@ class QdrantClientStore(BaseVectorStore):
             chunk = points[start : start + UPSERT_CHUNK]
             structs = [
                 models.PointStruct(
-                    id=str(point.engine_id), vector=point.vector.tolist(), payload=point.payload
+                    id=str(point.engine_id), vector=_vector(point), payload=point.payload
                 )
                 for point in chunk
             ]
@@ -165,9 +178,20 @@ class QdrantClientStore(BaseVectorStore):
             record = by_id.get(str(point_id))
             if record is not None:
                 original, payload = split_payload(record.payload, str(point_id))
-                vector = np.asarray(record.vector, dtype=np.float32)
-                found.append(Point(id=original, vector=vector, payload=payload))
+                dense, sparse = record_vectors(record.vector)
+                found.append(Point(id=original, vector=dense, payload=payload, sparse=sparse))
         return found
 
     async def _close(self) -> None:
         await self._client.close()
+
+
+def _vector(point: PreparedPoint) -> models.VectorStruct:
+    """The dense vector unnamed, the lexical one (if any) named."""
+    dense: list[float] = point.vector.tolist()
+    if point.sparse is None:
+        return dense
+    sparse = models.SparseVector(
+        indices=point.sparse.indices.tolist(), values=point.sparse.values.tolist()
+    )
+    return {"": dense, LEXICAL_VECTOR: sparse}

@@ -22,12 +22,16 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-import numpy as np
 import qdrant_edge as edge
 
 from engram_vectors.base import BaseVectorStore
-from engram_vectors.checks import PreparedPoint, UnitVector, split_payload
-from engram_vectors.defaults import DEFAULT_KEYWORD_INDEXES, TENANT_KEY, UPSERT_CHUNK
+from engram_vectors.checks import PreparedPoint, UnitVector, record_vectors, split_payload
+from engram_vectors.defaults import (
+    DEFAULT_KEYWORD_INDEXES,
+    LEXICAL_VECTOR,
+    TENANT_KEY,
+    UPSERT_CHUNK,
+)
 from engram_vectors.edge_filters import to_edge_filter
 from engram_vectors.edge_payload import decode_payload, encode_payload
 from engram_vectors.errors import CollectionNotFound, StoreUnavailable, VectorStoreError
@@ -68,10 +72,16 @@ class QdrantEdgeStore(BaseVectorStore):
     def _dir(self, name: str) -> Path:
         return self._root / name
 
-    def _config(self, dimension: int) -> edge.EdgeConfig:
-        """Cosine vectors of `dimension`; on load the engine checks the shard agrees."""
-        vectors = edge.EdgeVectorParams(size=dimension, distance=edge.Distance.Cosine)
-        return edge.EdgeConfig(vectors=vectors, max_search_threads=self._search_threads)
+    def _config(self, info: CollectionInfo) -> edge.EdgeConfig:
+        """Unnamed cosine vectors of the collection's width and, for a lexical collection, a
+        sparse vector with the IDF modifier; on load the engine checks the shard agrees."""
+        vectors = edge.EdgeVectorParams(size=info.dimension, distance=edge.Distance.Cosine)
+        sparse = {LEXICAL_VECTOR: edge.EdgeSparseVectorParams(modifier=edge.Modifier.Idf)}
+        return edge.EdgeConfig(
+            vectors=vectors,
+            sparse_vectors=sparse if info.lexical is not None else None,
+            max_search_threads=self._search_threads,
+        )
 
     def _read_info_sync(self, name: str) -> CollectionInfo | None:
         path = self._dir(name) / INFO_FILE
@@ -80,7 +90,11 @@ class QdrantEdgeStore(BaseVectorStore):
         stored = json.loads(path.read_text(encoding="utf-8"))
         if stored.get("format") != INFO_FORMAT:
             raise VectorStoreError(f"{path} is not an engram collection file")
-        return CollectionInfo(dimension=int(stored["dimension"]), fingerprint=stored["fingerprint"])
+        return CollectionInfo(
+            dimension=int(stored["dimension"]),
+            fingerprint=stored["fingerprint"],
+            lexical=stored.get("lexical"),
+        )
 
     async def _read_info(self, name: str) -> CollectionInfo | None:
         return await self._run(self._read_info_sync, name)
@@ -89,7 +103,12 @@ class QdrantEdgeStore(BaseVectorStore):
         """Write the sidecar atomically: a temp file, fsync, rename."""
         directory = self._dir(name)
         directory.mkdir(parents=True, exist_ok=True)
-        body = {"format": INFO_FORMAT, "dimension": info.dimension, "fingerprint": info.fingerprint}
+        body = {
+            "format": INFO_FORMAT,
+            "dimension": info.dimension,
+            "fingerprint": info.fingerprint,
+            "lexical": info.lexical,
+        }
         temporary = directory / f".{INFO_FILE}.tmp"
         with temporary.open("w", encoding="utf-8") as handle:
             json.dump(body, handle)
@@ -127,9 +146,9 @@ class QdrantEdgeStore(BaseVectorStore):
             raise CollectionNotFound(f"collection {name!r} has no {INFO_FILE}")
         try:
             if (path / "edge_config.json").is_file():
-                shard = edge.EdgeShard.load(str(path), self._config(info.dimension))
+                shard = edge.EdgeShard.load(str(path), self._config(info))
             else:
-                shard = edge.EdgeShard.create(str(path), self._config(info.dimension))
+                shard = edge.EdgeShard.create(str(path), self._config(info))
         except Exception as failure:
             raise StoreUnavailable(
                 f"cannot open the shard of {name!r} (is another process using it?): {failure}"
@@ -144,13 +163,20 @@ class QdrantEdgeStore(BaseVectorStore):
         if self._fsync_each_write:
             shard.flush()
 
+    @staticmethod
+    def _engine_point(point: PreparedPoint) -> edge.Point:
+        """The dense vector unnamed, the lexical one (if any) named, booleans as tokens."""
+        payload = encode_payload(point.payload)
+        if point.sparse is None:
+            return edge.Point(point.engine_id, point.vector.tolist(), payload)
+        sparse = edge.SparseVector(point.sparse.indices.tolist(), point.sparse.values.tolist())
+        vectors = {"": point.vector.tolist(), LEXICAL_VECTOR: sparse}
+        return edge.Point(point.engine_id, vectors, payload)
+
     def _upsert_sync(self, name: str, points: list[PreparedPoint]) -> None:
         for start in range(0, len(points), UPSERT_CHUNK):
             chunk = points[start : start + UPSERT_CHUNK]
-            engine_points = [
-                edge.Point(point.engine_id, point.vector.tolist(), encode_payload(point.payload))
-                for point in chunk
-            ]
+            engine_points = [self._engine_point(point) for point in chunk]
             self._write(name, edge.UpdateOperation.upsert_points(engine_points))
 
     async def _upsert(self, name: str, points: list[PreparedPoint]) -> None:
@@ -220,8 +246,8 @@ class QdrantEdgeStore(BaseVectorStore):
             record = records.get(point_id)
             if record is not None:
                 original, payload = split_payload(decode_payload(record.payload), str(point_id))
-                vector = np.asarray(record.vector, dtype=np.float32)
-                found.append(Point(id=original, vector=vector, payload=payload))
+                dense, sparse = record_vectors(record.vector)
+                found.append(Point(id=original, vector=dense, payload=payload, sparse=sparse))
         return found
 
     async def _get(self, name: str, ids: list[uuid.UUID]) -> list[Point]:

@@ -11,7 +11,7 @@ from opentelemetry import metrics, trace
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, TracerProvider
 
-from engram_vectors.models import Hit, Payload, PayloadFilter, Point, VectorLike
+from engram_vectors.models import CollectionInfo, Hit, Payload, PayloadFilter, Point, VectorLike
 from engram_vectors.port import VectorStore
 
 VECTOR_QUERY_DURATION = "engram.vector.query.duration"
@@ -81,15 +81,22 @@ class InstrumentedVectorStore:
             finally:
                 self._duration.record(time.perf_counter() - started, labels)
 
-    async def ensure_collection(self, name: str, dimension: int, fingerprint: str) -> None:
+    async def ensure_collection(
+        self, name: str, dimension: int, fingerprint: str, *, lexical: str | None = None
+    ) -> None:
         """Create or check the collection (traced)."""
         with self._observe("ensure_collection", name):
-            await self.inner.ensure_collection(name, dimension, fingerprint)
+            await self.inner.ensure_collection(name, dimension, fingerprint, lexical=lexical)
 
     async def collection_fingerprint(self, name: str) -> str:
         """The stored embedder fingerprint (traced)."""
         with self._observe("collection_fingerprint", name):
             return await self.inner.collection_fingerprint(name)
+
+    async def collection_info(self, name: str) -> CollectionInfo:
+        """The stored dimension, fingerprint and lexical encoder (traced)."""
+        with self._observe("collection_info", name):
+            return await self.inner.collection_info(name)
 
     async def upsert(
         self, name: str, points: Sequence[Point], *, fingerprint: str | None = None

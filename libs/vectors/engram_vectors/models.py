@@ -42,7 +42,8 @@ Payload: TypeAlias = dict[str, Any]
 
 @dataclass(frozen=True)
 class SparseVector:
-    """A lexical representation: term indices (unsigned 32-bit, unique) and their weights."""
+    """A lexical representation: term indices (unsigned 32-bit, unique) and their weights
+    (positive, finite); no terms at all means no lexical representation."""
 
     indices: tuple[int, ...]
     values: tuple[float, ...]
@@ -70,7 +71,9 @@ class Hit:
 
 @dataclass(frozen=True)
 class CollectionInfo:
-    """What a collection promises about its vectors: their width and their embedder."""
+    """What a collection promises about its vectors: their width, their embedder, and the
+    lexical encoder of its sparse vectors (None: the collection holds no lexical vectors)."""
 
     dimension: int
     fingerprint: str
+    lexical: str | None = None

@@ -114,7 +114,9 @@ class ExactNumpyStore(BaseVectorStore):
             point = collection.points.get(point_id)
             if point is not None:
                 original, payload = split_payload(point.payload, str(point_id))
-                found.append(Point(id=original, vector=point.vector.copy(), payload=payload))
+                sparse = None if point.sparse is None else point.sparse.as_model()
+                vector = point.vector.copy()
+                found.append(Point(id=original, vector=vector, payload=payload, sparse=sparse))
         return found
 
     async def _close(self) -> None:
