@@ -1,4 +1,5 @@
-"""A VectorStore port for cosine search, with embedded-Qdrant, qdrant-client and numpy adapters.
+"""A VectorStore port for cosine and hybrid (dense + lexical, IDF-weighted) search, with
+embedded-Qdrant, qdrant-client and numpy adapters.
 
 The two Qdrant adapters are imported on first use: qdrant-client alone takes half a second.
 """
@@ -26,6 +27,7 @@ from engram_vectors.models import (
     FilterScalar,
     FilterValue,
     Hit,
+    HybridHit,
     PayloadFilter,
     Point,
     Range,
@@ -50,6 +52,7 @@ __all__ = [
     "FilterValue",
     "FingerprintMismatch",
     "Hit",
+    "HybridHit",
     "InstrumentedVectorStore",
     "InvalidFilter",
     "InvalidPoint",

@@ -14,6 +14,7 @@ from engram_vectors.checks import (
     check_threshold,
     check_top_k,
     prepare_points,
+    prepare_sparse,
     unit_vector,
 )
 from engram_vectors.errors import (
@@ -26,8 +27,18 @@ from engram_vectors.errors import (
     VectorStoreError,
 )
 from engram_vectors.filters import Conditions, parse_filter
+from engram_vectors.hybrid import Batch, EngineQuery, HybridPlan
 from engram_vectors.ids import check_id, engine_id
-from engram_vectors.models import CollectionInfo, Hit, Payload, PayloadFilter, Point, VectorLike
+from engram_vectors.models import (
+    CollectionInfo,
+    Hit,
+    HybridHit,
+    Payload,
+    PayloadFilter,
+    Point,
+    SparseVector,
+    VectorLike,
+)
 
 
 class BaseVectorStore(ABC):
@@ -73,6 +84,18 @@ class BaseVectorStore(ABC):
         score_threshold: float | None,
     ) -> list[Hit]:
         """Nearest points among those matching the conditions."""
+
+    @abstractmethod
+    async def _query_batch(self, name: str, queries: list[EngineQuery]) -> Batch:
+        """Run dense and lexical queries with their filters inside the engine; one result list
+        per query, best first."""
+
+    async def _run_hybrid(self, name: str, plan: HybridPlan) -> list[HybridHit]:
+        """Candidates, then their missing scores; an engine may override to run both at once."""
+        found = await self._query_batch(name, plan.candidates())
+        completions = plan.completions(found)
+        completed = await self._query_batch(name, completions) if completions else []
+        return plan.hits(found, completed)
 
     @abstractmethod
     async def _count(self, name: str, conditions: Conditions) -> int:
@@ -193,6 +216,44 @@ class BaseVectorStore(ABC):
         threshold = check_threshold(score_threshold)
         hits = await self._search(name, query, check_top_k(top_k), conditions, threshold)
         return [hit for hit in hits if threshold is None or hit.score >= threshold]
+
+    async def hybrid_search(
+        self,
+        name: str,
+        *,
+        vector: VectorLike,
+        sparse: SparseVector | None,
+        limit: int,
+        filter: PayloadFilter | None = None,
+        fingerprint: str | None = None,
+        idf_filter: PayloadFilter | None = None,
+    ) -> list[HybridHit]:
+        """The dense top-`limit` and the lexical top-`limit` among points matching `filter`, each
+        with both scores: dense candidates by dense rank, then lexical-only ones by lexical rank.
+
+        IDF statistics cover the points matching `idf_filter` (None: the whole collection), so a
+        caller can keep one tenant's vocabulary from weighing another's scores. With `sparse`
+        None only dense candidates come back and their lexical scores are None.
+        """
+        info = await self._info(name)
+        self._check_fingerprint(name, info, fingerprint)
+        query = unit_vector(vector, info.dimension, name, InvalidQuery)
+        lexical = None
+        if sparse is not None:
+            if info.lexical is None:
+                raise InvalidQuery(
+                    f"collection {name!r} holds no lexical vectors: pass sparse=None, or ensure "
+                    "the collection with a lexical encoder"
+                )
+            lexical = prepare_sparse(sparse, InvalidQuery)
+        plan = HybridPlan(
+            vector=query,
+            sparse=lexical,
+            limit=check_top_k(limit, "limit"),
+            conditions=parse_filter(filter),
+            idf_conditions=parse_filter(idf_filter),
+        )
+        return await self._run_hybrid(name, plan)
 
     async def count(self, name: str, filter: PayloadFilter | None = None) -> int:
         """Exact number of points matching the filter."""

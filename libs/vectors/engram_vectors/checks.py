@@ -190,10 +190,10 @@ def prepare_points(
     return list(prepared.values())
 
 
-def check_top_k(top_k: object) -> int:
+def check_top_k(top_k: object, what: str = "top_k") -> int:
     """A positive integer no larger than MAX_TOP_K."""
     if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
-        raise InvalidQuery(f"top_k must be an integer within [1, {MAX_TOP_K}]")
+        raise InvalidQuery(f"{what} must be an integer within [1, {MAX_TOP_K}]")
     return top_k
 
 

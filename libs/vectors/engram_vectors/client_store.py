@@ -27,6 +27,7 @@ from engram_vectors.defaults import (
 )
 from engram_vectors.errors import VectorStoreError
 from engram_vectors.filters import Conditions
+from engram_vectors.hybrid import Batch, DenseQuery, EngineQuery, Scored
 from engram_vectors.models import CollectionInfo, Hit, Payload, Point
 
 METADATA_FORMAT_KEY = "engram_format"
@@ -161,6 +162,54 @@ class QdrantClientStore(BaseVectorStore):
             original, payload = split_payload(scored.payload, str(scored.id))
             hits.append(Hit(id=original, score=float(scored.score), payload=payload))
         return hits
+
+    def _request(self, query: EngineQuery) -> models.QueryRequest:
+        """One query; one limited to ids scores exactly those (HasId; exact search on a server,
+        local mode being exact already and warning about search params it ignores).
+
+        The IDF corpus is always a filter, the empty one for the whole collection: a server's
+        global statistics come from its sparse index, which goes on counting deleted and replaced
+        vectors until segments are optimized, while a corpus counts the live points.
+        """
+        scope = to_client_filter(query.conditions)
+        if query.ids is not None:
+            has_id = models.HasIdCondition(has_id=[str(point_id) for point_id in query.ids])
+            scope = models.Filter(must=[has_id, *([scope] if scope is not None else [])])
+        if isinstance(query, DenseQuery):
+            exact = self._server and query.ids is not None
+            return models.QueryRequest(
+                query=query.vector.tolist(),
+                filter=scope,
+                limit=query.limit,
+                params=models.SearchParams(exact=True) if exact else None,
+                with_payload=query.with_payload,
+                with_vector=False,
+            )
+        terms = models.SparseVector(
+            indices=query.sparse.indices.tolist(), values=query.sparse.values.tolist()
+        )
+        corpus = to_client_filter(query.idf_conditions) or models.Filter()
+        return models.QueryRequest(
+            query=terms,
+            using=LEXICAL_VECTOR,
+            filter=scope,
+            limit=query.limit,
+            params=models.SearchParams(idf=models.IdfCorpusParams(corpus=corpus)),
+            with_payload=query.with_payload,
+            with_vector=False,
+        )
+
+    async def _query_batch(self, name: str, queries: list[EngineQuery]) -> Batch:
+        responses = await self._client.query_batch_points(
+            name, [self._request(query) for query in queries]
+        )
+        return [
+            [
+                Scored(uuid.UUID(str(point.id)), float(point.score), dict(point.payload or {}))
+                for point in response.points
+            ]
+            for response in responses
+        ]
 
     async def _count(self, name: str, conditions: Conditions) -> int:
         result = await self._client.count(

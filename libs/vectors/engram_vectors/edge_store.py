@@ -36,7 +36,8 @@ from engram_vectors.edge_filters import to_edge_filter
 from engram_vectors.edge_payload import decode_payload, encode_payload
 from engram_vectors.errors import CollectionNotFound, StoreUnavailable, VectorStoreError
 from engram_vectors.filters import Conditions
-from engram_vectors.models import CollectionInfo, Hit, Payload, Point
+from engram_vectors.hybrid import Batch, DenseQuery, EngineQuery, HybridPlan, Scored
+from engram_vectors.models import CollectionInfo, Hit, HybridHit, Payload, Point
 
 T = TypeVar("T")
 
@@ -230,6 +231,58 @@ class QdrantEdgeStore(BaseVectorStore):
     ) -> list[Hit]:
         return await self._run(self._search_sync, name, vector, top_k, conditions, score_threshold)
 
+    @staticmethod
+    def _request(query: EngineQuery) -> edge.QueryRequest:
+        """One engine query; a query limited to ids scores exactly those (HasId, exact search).
+
+        The IDF corpus is always a filter, the empty one for the whole collection: the engine's
+        global statistics are read from its sparse index, which goes on counting deleted and
+        replaced vectors until segments are optimized, while a corpus counts the live points.
+        """
+        scope = to_edge_filter(query.conditions)
+        if query.ids is not None:
+            must: list[Any] = [edge.HasIdCondition(set(query.ids))]
+            scope = edge.Filter(must=must + ([scope] if scope is not None else []))
+        if isinstance(query, DenseQuery):
+            return edge.QueryRequest(
+                limit=query.limit,
+                query=edge.Query.Nearest(query.vector.tolist()),
+                filter=scope,
+                params=edge.SearchParams(exact=True) if query.ids is not None else None,
+                with_payload=query.with_payload,
+                with_vector=False,
+            )
+        terms = edge.SparseVector(query.sparse.indices.tolist(), query.sparse.values.tolist())
+        corpus = to_edge_filter(query.idf_conditions) or edge.Filter()
+        return edge.QueryRequest(
+            limit=query.limit,
+            query=edge.Query.Nearest(terms, using=LEXICAL_VECTOR),
+            filter=scope,
+            params=edge.SearchParams(idf=edge.IdfParams(corpus=corpus)),
+            with_payload=query.with_payload,
+            with_vector=False,
+        )
+
+    def _query_batch_sync(self, name: str, queries: list[EngineQuery]) -> Batch:
+        requests = edge.QueryBatchRequest([self._request(query) for query in queries])
+        return [
+            [
+                Scored(_uuid(point.id), float(point.score), decode_payload(point.payload))
+                for point in results
+            ]
+            for results in self._shard_sync(name).query_batch(requests)
+        ]
+
+    async def _query_batch(self, name: str, queries: list[EngineQuery]) -> Batch:
+        return await self._run(self._query_batch_sync, name, queries)
+
+    def _run_hybrid_sync(self, name: str, plan: HybridPlan) -> list[HybridHit]:
+        return plan.run(lambda queries: self._query_batch_sync(name, queries))
+
+    async def _run_hybrid(self, name: str, plan: HybridPlan) -> list[HybridHit]:
+        """Both steps in one hop to the worker thread, so no write lands between them."""
+        return await self._run(self._run_hybrid_sync, name, plan)
+
     def _count_sync(self, name: str, conditions: Conditions) -> int:
         request = edge.CountRequest(exact=True, filter=to_edge_filter(conditions))
         return self._shard_sync(name).count(request)
@@ -270,3 +323,8 @@ class QdrantEdgeStore(BaseVectorStore):
     async def _close(self) -> None:
         await self._run(self._close_sync)
         self._executor.shutdown(wait=True)
+
+
+def _uuid(point_id: Any) -> uuid.UUID:
+    """The engine id as a UUID (the engine returns UUIDs for UUID ids; be lenient with strings)."""
+    return point_id if isinstance(point_id, uuid.UUID) else uuid.UUID(str(point_id))

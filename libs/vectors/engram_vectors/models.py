@@ -70,6 +70,24 @@ class Hit:
 
 
 @dataclass(frozen=True)
+class HybridHit:
+    """A hybrid-search candidate with both of its scores, whichever list it came from.
+
+    `dense` is its cosine similarity to the query vector; `lexical` its IDF-weighted lexical
+    score (0.0 when it shares no term with the query; None when no lexical query was given).
+    The ranks (1-based) are its places in the engine's dense and lexical top-`limit` lists, None
+    when it was not in that list.
+    """
+
+    id: str
+    payload: Payload
+    dense: float
+    lexical: float | None
+    dense_rank: int | None
+    lexical_rank: int | None
+
+
+@dataclass(frozen=True)
 class CollectionInfo:
     """What a collection promises about its vectors: their width, their embedder, and the
     lexical encoder of its sparse vectors (None: the collection holds no lexical vectors)."""

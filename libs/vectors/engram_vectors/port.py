@@ -1,11 +1,21 @@
-"""The VectorStore port: cosine search over collections tied to one embedder fingerprint."""
+"""The VectorStore port: cosine and hybrid (dense + lexical) search over collections tied to one
+embedder fingerprint and, for hybrid search, one lexical encoder."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from engram_vectors.models import CollectionInfo, Hit, Payload, PayloadFilter, Point, VectorLike
+from engram_vectors.models import (
+    CollectionInfo,
+    Hit,
+    HybridHit,
+    Payload,
+    PayloadFilter,
+    Point,
+    SparseVector,
+    VectorLike,
+)
 
 
 @runtime_checkable
@@ -58,6 +68,21 @@ class VectorStore(Protocol):
         fingerprint: str | None = None,
     ) -> list[Hit]:
         """Nearest points by cosine similarity, best first, never below `score_threshold`."""
+        ...
+
+    async def hybrid_search(
+        self,
+        name: str,
+        *,
+        vector: VectorLike,
+        sparse: SparseVector | None,
+        limit: int,
+        filter: PayloadFilter | None = None,
+        fingerprint: str | None = None,
+        idf_filter: PayloadFilter | None = None,
+    ) -> list[HybridHit]:
+        """Dense and lexical top-`limit` among points matching `filter`, each hit with both
+        scores; IDF over the points matching `idf_filter` (None: the whole collection)."""
         ...
 
     async def count(self, name: str, filter: PayloadFilter | None = None) -> int:
