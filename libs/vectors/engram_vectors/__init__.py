@@ -1,4 +1,5 @@
-"""A VectorStore port for cosine search, with embedded-Qdrant, qdrant-client and numpy adapters.
+"""A VectorStore port for cosine and hybrid (dense + lexical, IDF-weighted) search, with
+embedded-Qdrant, qdrant-client and numpy adapters.
 
 The two Qdrant adapters are imported on first use: qdrant-client alone takes half a second.
 """
@@ -13,6 +14,7 @@ from engram_vectors.errors import (
     InvalidFilter,
     InvalidPoint,
     InvalidQuery,
+    LexicalMismatch,
     StoreUnavailable,
     VectorStoreError,
 )
@@ -21,11 +23,15 @@ from engram_vectors.ids import engine_id
 from engram_vectors.instrumented import VECTOR_QUERY_DURATION, InstrumentedVectorStore
 from engram_vectors.models import (
     CollectionInfo,
+    Exists,
     FilterScalar,
     FilterValue,
     Hit,
+    HybridHit,
     PayloadFilter,
     Point,
+    Range,
+    SparseVector,
 )
 from engram_vectors.numpy_store import ExactNumpyStore
 from engram_vectors.port import VectorStore
@@ -41,18 +47,23 @@ __all__ = [
     "CollectionNotFound",
     "DimensionMismatch",
     "ExactNumpyStore",
+    "Exists",
     "FilterScalar",
     "FilterValue",
     "FingerprintMismatch",
     "Hit",
+    "HybridHit",
     "InstrumentedVectorStore",
     "InvalidFilter",
     "InvalidPoint",
     "InvalidQuery",
+    "LexicalMismatch",
     "PayloadFilter",
     "Point",
     "QdrantClientStore",
     "QdrantEdgeStore",
+    "Range",
+    "SparseVector",
     "StoreUnavailable",
     "VectorStore",
     "VectorStoreError",

@@ -10,9 +10,11 @@ from engram_vectors.checks import (
     PreparedPoint,
     UnitVector,
     check_collection_name,
+    check_payload,
     check_threshold,
     check_top_k,
     prepare_points,
+    prepare_sparse,
     unit_vector,
 )
 from engram_vectors.errors import (
@@ -21,11 +23,22 @@ from engram_vectors.errors import (
     FingerprintMismatch,
     InvalidFilter,
     InvalidQuery,
+    LexicalMismatch,
     VectorStoreError,
 )
 from engram_vectors.filters import Conditions, parse_filter
+from engram_vectors.hybrid import Batch, EngineQuery, HybridPlan
 from engram_vectors.ids import check_id, engine_id
-from engram_vectors.models import CollectionInfo, Hit, PayloadFilter, Point, VectorLike
+from engram_vectors.models import (
+    CollectionInfo,
+    Hit,
+    HybridHit,
+    Payload,
+    PayloadFilter,
+    Point,
+    SparseVector,
+    VectorLike,
+)
 
 
 class BaseVectorStore(ABC):
@@ -37,7 +50,8 @@ class BaseVectorStore(ABC):
 
     @abstractmethod
     async def _read_info(self, name: str) -> CollectionInfo | None:
-        """The stored dimension and fingerprint, or None when the collection does not exist."""
+        """The stored info (a collection stored without a lexical id has none), or None when the
+        collection does not exist."""
 
     @abstractmethod
     async def _create(self, name: str, info: CollectionInfo) -> CollectionInfo:
@@ -47,6 +61,10 @@ class BaseVectorStore(ABC):
     @abstractmethod
     async def _upsert(self, name: str, points: list[PreparedPoint]) -> None:
         """Write validated points; returns once they are durable in the engine."""
+
+    @abstractmethod
+    async def _set_payload(self, name: str, ids: list[uuid.UUID], fields: Payload) -> None:
+        """Merge checked fields into the payloads of those ids that exist; vectors stay as they are."""
 
     @abstractmethod
     async def _delete_ids(self, name: str, ids: list[uuid.UUID]) -> None:
@@ -68,12 +86,25 @@ class BaseVectorStore(ABC):
         """Nearest points among those matching the conditions."""
 
     @abstractmethod
+    async def _query_batch(self, name: str, queries: list[EngineQuery]) -> Batch:
+        """Run dense and lexical queries with their filters inside the engine; one result list
+        per query, best first."""
+
+    async def _run_hybrid(self, name: str, plan: HybridPlan) -> list[HybridHit]:
+        """Candidates, then their missing scores; an engine may override to run both at once."""
+        found = await self._query_batch(name, plan.candidates())
+        completions = plan.completions(found)
+        completed = await self._query_batch(name, completions) if completions else []
+        return plan.hits(found, completed)
+
+    @abstractmethod
     async def _count(self, name: str, conditions: Conditions) -> int:
         """Exact count of matching points."""
 
     @abstractmethod
     async def _get(self, name: str, ids: list[uuid.UUID]) -> list[Point]:
-        """Stored points for these engine ids, in order, missing ones left out."""
+        """Stored points for these engine ids, in order, missing ones left out, each with its
+        lexical vector (indices ascending) when it has one."""
 
     @abstractmethod
     async def _close(self) -> None:
@@ -98,21 +129,32 @@ class BaseVectorStore(ABC):
         if fingerprint is not None and fingerprint != info.fingerprint:
             raise FingerprintMismatch(name, info.fingerprint, fingerprint)
 
-    async def ensure_collection(self, name: str, dimension: int, fingerprint: str) -> None:
-        """Create the collection, or check an existing one has this dimension and fingerprint."""
+    async def ensure_collection(
+        self, name: str, dimension: int, fingerprint: str, *, lexical: str | None = None
+    ) -> None:
+        """Create the collection, or check an existing one has this dimension, fingerprint and
+        lexical encoder; with `lexical`, it also holds a sparse vector per point."""
         if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension < 1:
             raise VectorStoreError("dimension must be a positive integer")
         if not isinstance(fingerprint, str) or not fingerprint:
             raise VectorStoreError("fingerprint must be a non-empty string")
+        if lexical is not None and (not isinstance(lexical, str) or not lexical):
+            raise VectorStoreError("lexical must be None or a non-empty encoder id")
         try:
             existing = await self._info(name)
         except CollectionNotFound:
-            wanted = CollectionInfo(dimension=dimension, fingerprint=fingerprint)
+            wanted = CollectionInfo(dimension=dimension, fingerprint=fingerprint, lexical=lexical)
             existing = await self._create(name, wanted)
             self._infos[name] = existing
         if existing.dimension != dimension:
             raise DimensionMismatch(name, existing.dimension, dimension)
         self._check_fingerprint(name, existing, fingerprint)
+        if existing.lexical != lexical:
+            raise LexicalMismatch(name, existing.lexical, lexical)
+
+    async def collection_info(self, name: str) -> CollectionInfo:
+        """What the collection promises: dimension, embedder fingerprint, lexical encoder."""
+        return await self._info(name)
 
     async def collection_fingerprint(self, name: str) -> str:
         """The embedder fingerprint stored with the collection."""
@@ -128,9 +170,18 @@ class BaseVectorStore(ABC):
         """Insert or replace points by id; with `fingerprint`, refuse a foreign vector space."""
         info = await self._info(name)
         self._check_fingerprint(name, info, fingerprint)
-        prepared = prepare_points(points, info.dimension, name)
+        prepared = prepare_points(points, info.dimension, name, lexical=info.lexical is not None)
         if prepared:
             await self._upsert(name, prepared)
+
+    async def set_payload(self, name: str, ids: Sequence[str], fields: Payload) -> None:
+        """Merge `fields` into the payloads of existing points (a field replaces its whole value),
+        without rewriting their vectors; unknown ids are ignored."""
+        await self._info(name)
+        checked = check_payload(fields)
+        engine_ids = list(dict.fromkeys(engine_id(check_id(point_id)) for point_id in ids))
+        if engine_ids and checked:
+            await self._set_payload(name, engine_ids, checked)
 
     async def delete(self, name: str, ids: Sequence[str]) -> None:
         """Remove points by id; unknown ids are ignored."""
@@ -166,13 +217,52 @@ class BaseVectorStore(ABC):
         hits = await self._search(name, query, check_top_k(top_k), conditions, threshold)
         return [hit for hit in hits if threshold is None or hit.score >= threshold]
 
+    async def hybrid_search(
+        self,
+        name: str,
+        *,
+        vector: VectorLike,
+        sparse: SparseVector | None,
+        limit: int,
+        filter: PayloadFilter | None = None,
+        fingerprint: str | None = None,
+        idf_filter: PayloadFilter | None = None,
+    ) -> list[HybridHit]:
+        """The dense top-`limit` and the lexical top-`limit` among points matching `filter`, each
+        with both scores: dense candidates by dense rank, then lexical-only ones by lexical rank.
+
+        IDF statistics cover the points matching `idf_filter` (None: the whole collection), so a
+        caller can keep one tenant's vocabulary from weighing another's scores. With `sparse`
+        None only dense candidates come back and their lexical scores are None.
+        """
+        info = await self._info(name)
+        self._check_fingerprint(name, info, fingerprint)
+        query = unit_vector(vector, info.dimension, name, InvalidQuery)
+        lexical = None
+        if sparse is not None:
+            if info.lexical is None:
+                raise InvalidQuery(
+                    f"collection {name!r} holds no lexical vectors: pass sparse=None, or ensure "
+                    "the collection with a lexical encoder"
+                )
+            lexical = prepare_sparse(sparse, InvalidQuery)
+        plan = HybridPlan(
+            vector=query,
+            sparse=lexical,
+            limit=check_top_k(limit, "limit"),
+            conditions=parse_filter(filter),
+            idf_conditions=parse_filter(idf_filter),
+        )
+        return await self._run_hybrid(name, plan)
+
     async def count(self, name: str, filter: PayloadFilter | None = None) -> int:
         """Exact number of points matching the filter."""
         await self._info(name)
         return await self._count(name, parse_filter(filter))
 
     async def get(self, name: str, ids: Sequence[str]) -> list[Point]:
-        """Stored points in the order asked for; missing ids are left out."""
+        """Stored points (with their lexical vectors) in the order asked for; missing ids are
+        left out."""
         await self._info(name)
         engine_ids = list(dict.fromkeys(engine_id(check_id(point_id)) for point_id in ids))
         return await self._get(name, engine_ids) if engine_ids else []

@@ -4,12 +4,19 @@ from __future__ import annotations
 
 from qdrant_client.http import models
 
-from engram_vectors.filters import Conditions, FieldMatch
+from engram_vectors.filters import (
+    BoolMatch,
+    Condition,
+    Conditions,
+    DatetimeRange,
+    FieldMatch,
+    NumberRange,
+)
 
 
-def _matches(condition: FieldMatch) -> list[models.FieldCondition]:
+def _matches(condition: FieldMatch) -> models.Condition:
     """One field condition per value type, since MatchAny takes only strings or only integers."""
-    parts: list[models.FieldCondition] = []
+    parts: list[models.Condition] = []
     for values in (condition.strings, condition.integers):
         if len(values) == 1:
             match: models.MatchValue | models.MatchAny = models.MatchValue(value=values[0])
@@ -18,15 +25,29 @@ def _matches(condition: FieldMatch) -> list[models.FieldCondition]:
             parts.append(
                 models.FieldCondition(key=condition.key, match=models.MatchAny(any=list(values)))
             )
-    return parts
+    return parts[0] if len(parts) == 1 else models.Filter(should=parts)
+
+
+def _condition(condition: Condition) -> models.Condition:
+    """The client model for one parsed condition."""
+    if isinstance(condition, FieldMatch):
+        return _matches(condition)
+    if isinstance(condition, BoolMatch):
+        return models.FieldCondition(
+            key=condition.key, match=models.MatchValue(value=condition.value)
+        )
+    if isinstance(condition, NumberRange):
+        bounds = models.Range(gte=condition.gte, lte=condition.lte)
+        return models.FieldCondition(key=condition.key, range=bounds)
+    if isinstance(condition, DatetimeRange):
+        instants = models.DatetimeRange(gte=condition.gte, lte=condition.lte)
+        return models.FieldCondition(key=condition.key, range=instants)
+    empty = models.IsEmptyCondition(is_empty=models.PayloadField(key=condition.key))
+    return models.Filter(must_not=[empty]) if condition.present else empty
 
 
 def to_client_filter(conditions: Conditions) -> models.Filter | None:
-    """All conditions must hold; a condition with mixed value types holds if either part does."""
+    """All conditions must hold."""
     if not conditions:
         return None
-    must: list[models.Condition] = []
-    for condition in conditions:
-        parts = _matches(condition)
-        must.append(parts[0] if len(parts) == 1 else models.Filter(should=list(parts)))
-    return models.Filter(must=must)
+    return models.Filter(must=[_condition(condition) for condition in conditions])

@@ -1,6 +1,6 @@
 """qdrant-client adapter: a Qdrant server (`url`), or the client's local mode (`:memory:`/path).
 
-The collection's dimension and embedder fingerprint live in Qdrant's collection metadata
+The collection's dimension, embedder fingerprint and lexical encoder live in Qdrant's metadata
 (server 1.16 or newer; older servers drop it, which `ensure_collection` detects and refuses).
 Local mode is a pure-Python engine that blocks the event loop and is slow past a few thousand
 points: fine for tests, not for serving.
@@ -12,22 +12,28 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 from pydantic import SecretStr
 from qdrant_client import AsyncQdrantClient
 from qdrant_client.http import models
 
 from engram_vectors.base import BaseVectorStore
-from engram_vectors.checks import PreparedPoint, UnitVector, split_payload
+from engram_vectors.checks import PreparedPoint, UnitVector, record_vectors, split_payload
 from engram_vectors.client_filters import to_client_filter
-from engram_vectors.defaults import DEFAULT_KEYWORD_INDEXES, TENANT_KEY, UPSERT_CHUNK
+from engram_vectors.defaults import (
+    DEFAULT_KEYWORD_INDEXES,
+    LEXICAL_VECTOR,
+    TENANT_KEY,
+    UPSERT_CHUNK,
+)
 from engram_vectors.errors import VectorStoreError
 from engram_vectors.filters import Conditions
-from engram_vectors.models import CollectionInfo, Hit, Point
+from engram_vectors.hybrid import Batch, DenseQuery, EngineQuery, Scored
+from engram_vectors.models import CollectionInfo, Hit, Payload, Point
 
 METADATA_FORMAT_KEY = "engram_format"
 METADATA_DIMENSION_KEY = "engram_dimension"
 METADATA_FINGERPRINT_KEY = "engram_fingerprint"
+METADATA_LEXICAL_KEY = "engram_lexical"
 METADATA_FORMAT = "engram-vectors-collection-v1"
 
 
@@ -67,23 +73,31 @@ class QdrantClientStore(BaseVectorStore):
                 f"collection {name!r} has no engram metadata (created elsewhere, or the server "
                 "predates collection metadata)"
             )
+        lexical = metadata.get(METADATA_LEXICAL_KEY)
         return CollectionInfo(
             dimension=int(metadata[METADATA_DIMENSION_KEY]),
             fingerprint=str(metadata[METADATA_FINGERPRINT_KEY]),
+            lexical=None if lexical is None else str(lexical),
         )
 
     async def _create(self, name: str, info: CollectionInfo) -> CollectionInfo:
+        metadata: dict[str, Any] = {
+            METADATA_FORMAT_KEY: METADATA_FORMAT,
+            METADATA_DIMENSION_KEY: info.dimension,
+            METADATA_FINGERPRINT_KEY: info.fingerprint,
+        }
+        sparse = None
+        if info.lexical is not None:
+            metadata[METADATA_LEXICAL_KEY] = info.lexical
+            sparse = {LEXICAL_VECTOR: models.SparseVectorParams(modifier=models.Modifier.IDF)}
         try:
             await self._client.create_collection(
                 name,
                 vectors_config=models.VectorParams(
                     size=info.dimension, distance=models.Distance.COSINE
                 ),
-                metadata={
-                    METADATA_FORMAT_KEY: METADATA_FORMAT,
-                    METADATA_DIMENSION_KEY: info.dimension,
-                    METADATA_FINGERPRINT_KEY: info.fingerprint,
-                },
+                sparse_vectors_config=sparse,
+                metadata=metadata,
             )
         except Exception:
             if not await self._client.collection_exists(name):
@@ -104,11 +118,17 @@ class QdrantClientStore(BaseVectorStore):
             chunk = points[start : start + UPSERT_CHUNK]
             structs = [
                 models.PointStruct(
-                    id=str(point.engine_id), vector=point.vector.tolist(), payload=point.payload
+                    id=str(point.engine_id), vector=_vector(point), payload=point.payload
                 )
                 for point in chunk
             ]
             await self._client.upsert(name, points=structs, wait=True)
+
+    async def _set_payload(self, name: str, ids: list[uuid.UUID], fields: Payload) -> None:
+        """By a HasId filter, since the engine refuses a plain id list naming a missing point."""
+        existing = models.Filter(must=[models.HasIdCondition(has_id=[str(i) for i in ids])])
+        selector = models.FilterSelector(filter=existing)
+        await self._client.set_payload(name, payload=fields, points=selector, wait=True)
 
     async def _delete_ids(self, name: str, ids: list[uuid.UUID]) -> None:
         selector = models.PointIdsList(points=[str(point_id) for point_id in ids])
@@ -143,6 +163,54 @@ class QdrantClientStore(BaseVectorStore):
             hits.append(Hit(id=original, score=float(scored.score), payload=payload))
         return hits
 
+    def _request(self, query: EngineQuery) -> models.QueryRequest:
+        """One query; one limited to ids scores exactly those (HasId; exact search on a server,
+        local mode being exact already and warning about search params it ignores).
+
+        The IDF corpus is always a filter, the empty one for the whole collection: a server's
+        global statistics come from its sparse index, which goes on counting deleted and replaced
+        vectors until segments are optimized, while a corpus counts the live points.
+        """
+        scope = to_client_filter(query.conditions)
+        if query.ids is not None:
+            has_id = models.HasIdCondition(has_id=[str(point_id) for point_id in query.ids])
+            scope = models.Filter(must=[has_id, *([scope] if scope is not None else [])])
+        if isinstance(query, DenseQuery):
+            exact = self._server and query.ids is not None
+            return models.QueryRequest(
+                query=query.vector.tolist(),
+                filter=scope,
+                limit=query.limit,
+                params=models.SearchParams(exact=True) if exact else None,
+                with_payload=query.with_payload,
+                with_vector=False,
+            )
+        terms = models.SparseVector(
+            indices=query.sparse.indices.tolist(), values=query.sparse.values.tolist()
+        )
+        corpus = to_client_filter(query.idf_conditions) or models.Filter()
+        return models.QueryRequest(
+            query=terms,
+            using=LEXICAL_VECTOR,
+            filter=scope,
+            limit=query.limit,
+            params=models.SearchParams(idf=models.IdfCorpusParams(corpus=corpus)),
+            with_payload=query.with_payload,
+            with_vector=False,
+        )
+
+    async def _query_batch(self, name: str, queries: list[EngineQuery]) -> Batch:
+        responses = await self._client.query_batch_points(
+            name, [self._request(query) for query in queries]
+        )
+        return [
+            [
+                Scored(uuid.UUID(str(point.id)), float(point.score), dict(point.payload or {}))
+                for point in response.points
+            ]
+            for response in responses
+        ]
+
     async def _count(self, name: str, conditions: Conditions) -> int:
         result = await self._client.count(
             name, count_filter=to_client_filter(conditions), exact=True
@@ -159,9 +227,20 @@ class QdrantClientStore(BaseVectorStore):
             record = by_id.get(str(point_id))
             if record is not None:
                 original, payload = split_payload(record.payload, str(point_id))
-                vector = np.asarray(record.vector, dtype=np.float32)
-                found.append(Point(id=original, vector=vector, payload=payload))
+                dense, sparse = record_vectors(record.vector)
+                found.append(Point(id=original, vector=dense, payload=payload, sparse=sparse))
         return found
 
     async def _close(self) -> None:
         await self._client.close()
+
+
+def _vector(point: PreparedPoint) -> models.VectorStruct:
+    """The dense vector unnamed, the lexical one (if any) named."""
+    dense: list[float] = point.vector.tolist()
+    if point.sparse is None:
+        return dense
+    sparse = models.SparseVector(
+        indices=point.sparse.indices.tolist(), values=point.sparse.values.tolist()
+    )
+    return {"": dense, LEXICAL_VECTOR: sparse}

@@ -8,3 +8,5 @@ TENANT_KEY = "tenant_id"
 """The keyword index marked as the tenant, so the engine groups a tenant's points together."""
 UPSERT_CHUNK = 512
 """Points per engine write, to bound the size of one request."""
+LEXICAL_VECTOR = "lexical"
+"""The name of the sparse vector a lexical collection holds beside its unnamed dense vector."""

@@ -22,16 +22,22 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-import numpy as np
 import qdrant_edge as edge
 
 from engram_vectors.base import BaseVectorStore
-from engram_vectors.checks import PreparedPoint, UnitVector, split_payload
-from engram_vectors.defaults import DEFAULT_KEYWORD_INDEXES, TENANT_KEY, UPSERT_CHUNK
+from engram_vectors.checks import PreparedPoint, UnitVector, record_vectors, split_payload
+from engram_vectors.defaults import (
+    DEFAULT_KEYWORD_INDEXES,
+    LEXICAL_VECTOR,
+    TENANT_KEY,
+    UPSERT_CHUNK,
+)
 from engram_vectors.edge_filters import to_edge_filter
+from engram_vectors.edge_payload import decode_payload, encode_payload
 from engram_vectors.errors import CollectionNotFound, StoreUnavailable, VectorStoreError
 from engram_vectors.filters import Conditions
-from engram_vectors.models import CollectionInfo, Hit, Point
+from engram_vectors.hybrid import Batch, DenseQuery, EngineQuery, HybridPlan, Scored
+from engram_vectors.models import CollectionInfo, Hit, HybridHit, Payload, Point
 
 T = TypeVar("T")
 
@@ -67,10 +73,16 @@ class QdrantEdgeStore(BaseVectorStore):
     def _dir(self, name: str) -> Path:
         return self._root / name
 
-    def _config(self, dimension: int) -> edge.EdgeConfig:
-        """Cosine vectors of `dimension`; on load the engine checks the shard agrees."""
-        vectors = edge.EdgeVectorParams(size=dimension, distance=edge.Distance.Cosine)
-        return edge.EdgeConfig(vectors=vectors, max_search_threads=self._search_threads)
+    def _config(self, info: CollectionInfo) -> edge.EdgeConfig:
+        """Unnamed cosine vectors of the collection's width and, for a lexical collection, a
+        sparse vector with the IDF modifier; on load the engine checks the shard agrees."""
+        vectors = edge.EdgeVectorParams(size=info.dimension, distance=edge.Distance.Cosine)
+        sparse = {LEXICAL_VECTOR: edge.EdgeSparseVectorParams(modifier=edge.Modifier.Idf)}
+        return edge.EdgeConfig(
+            vectors=vectors,
+            sparse_vectors=sparse if info.lexical is not None else None,
+            max_search_threads=self._search_threads,
+        )
 
     def _read_info_sync(self, name: str) -> CollectionInfo | None:
         path = self._dir(name) / INFO_FILE
@@ -79,7 +91,11 @@ class QdrantEdgeStore(BaseVectorStore):
         stored = json.loads(path.read_text(encoding="utf-8"))
         if stored.get("format") != INFO_FORMAT:
             raise VectorStoreError(f"{path} is not an engram collection file")
-        return CollectionInfo(dimension=int(stored["dimension"]), fingerprint=stored["fingerprint"])
+        return CollectionInfo(
+            dimension=int(stored["dimension"]),
+            fingerprint=stored["fingerprint"],
+            lexical=stored.get("lexical"),
+        )
 
     async def _read_info(self, name: str) -> CollectionInfo | None:
         return await self._run(self._read_info_sync, name)
@@ -88,7 +104,12 @@ class QdrantEdgeStore(BaseVectorStore):
         """Write the sidecar atomically: a temp file, fsync, rename."""
         directory = self._dir(name)
         directory.mkdir(parents=True, exist_ok=True)
-        body = {"format": INFO_FORMAT, "dimension": info.dimension, "fingerprint": info.fingerprint}
+        body = {
+            "format": INFO_FORMAT,
+            "dimension": info.dimension,
+            "fingerprint": info.fingerprint,
+            "lexical": info.lexical,
+        }
         temporary = directory / f".{INFO_FILE}.tmp"
         with temporary.open("w", encoding="utf-8") as handle:
             json.dump(body, handle)
@@ -126,9 +147,9 @@ class QdrantEdgeStore(BaseVectorStore):
             raise CollectionNotFound(f"collection {name!r} has no {INFO_FILE}")
         try:
             if (path / "edge_config.json").is_file():
-                shard = edge.EdgeShard.load(str(path), self._config(info.dimension))
+                shard = edge.EdgeShard.load(str(path), self._config(info))
             else:
-                shard = edge.EdgeShard.create(str(path), self._config(info.dimension))
+                shard = edge.EdgeShard.create(str(path), self._config(info))
         except Exception as failure:
             raise StoreUnavailable(
                 f"cannot open the shard of {name!r} (is another process using it?): {failure}"
@@ -143,16 +164,30 @@ class QdrantEdgeStore(BaseVectorStore):
         if self._fsync_each_write:
             shard.flush()
 
+    @staticmethod
+    def _engine_point(point: PreparedPoint) -> edge.Point:
+        """The dense vector unnamed, the lexical one (if any) named, booleans as tokens."""
+        payload = encode_payload(point.payload)
+        if point.sparse is None:
+            return edge.Point(point.engine_id, point.vector.tolist(), payload)
+        sparse = edge.SparseVector(point.sparse.indices.tolist(), point.sparse.values.tolist())
+        vectors = {"": point.vector.tolist(), LEXICAL_VECTOR: sparse}
+        return edge.Point(point.engine_id, vectors, payload)
+
     def _upsert_sync(self, name: str, points: list[PreparedPoint]) -> None:
         for start in range(0, len(points), UPSERT_CHUNK):
             chunk = points[start : start + UPSERT_CHUNK]
-            engine_points = [
-                edge.Point(point.engine_id, point.vector.tolist(), point.payload) for point in chunk
-            ]
+            engine_points = [self._engine_point(point) for point in chunk]
             self._write(name, edge.UpdateOperation.upsert_points(engine_points))
 
     async def _upsert(self, name: str, points: list[PreparedPoint]) -> None:
         await self._run(self._upsert_sync, name, points)
+
+    async def _set_payload(self, name: str, ids: list[uuid.UUID], fields: Payload) -> None:
+        """By a HasId filter, since the engine refuses a plain id list naming a missing point."""
+        existing = edge.Filter(must=[edge.HasIdCondition(set(ids))])
+        operation = edge.UpdateOperation.set_payload_by_filter(existing, encode_payload(fields))
+        await self._run(self._write, name, operation)
 
     async def _delete_ids(self, name: str, ids: list[uuid.UUID]) -> None:
         operation = edge.UpdateOperation.delete_points(list(ids))
@@ -182,7 +217,7 @@ class QdrantEdgeStore(BaseVectorStore):
         )
         hits = []
         for scored in self._shard_sync(name).query(request):
-            original, payload = split_payload(scored.payload, str(scored.id))
+            original, payload = split_payload(decode_payload(scored.payload), str(scored.id))
             hits.append(Hit(id=original, score=float(scored.score), payload=payload))
         return hits
 
@@ -195,6 +230,58 @@ class QdrantEdgeStore(BaseVectorStore):
         score_threshold: float | None,
     ) -> list[Hit]:
         return await self._run(self._search_sync, name, vector, top_k, conditions, score_threshold)
+
+    @staticmethod
+    def _request(query: EngineQuery) -> edge.QueryRequest:
+        """One engine query; a query limited to ids scores exactly those (HasId, exact search).
+
+        The IDF corpus is always a filter, the empty one for the whole collection: the engine's
+        global statistics are read from its sparse index, which goes on counting deleted and
+        replaced vectors until segments are optimized, while a corpus counts the live points.
+        """
+        scope = to_edge_filter(query.conditions)
+        if query.ids is not None:
+            must: list[Any] = [edge.HasIdCondition(set(query.ids))]
+            scope = edge.Filter(must=must + ([scope] if scope is not None else []))
+        if isinstance(query, DenseQuery):
+            return edge.QueryRequest(
+                limit=query.limit,
+                query=edge.Query.Nearest(query.vector.tolist()),
+                filter=scope,
+                params=edge.SearchParams(exact=True) if query.ids is not None else None,
+                with_payload=query.with_payload,
+                with_vector=False,
+            )
+        terms = edge.SparseVector(query.sparse.indices.tolist(), query.sparse.values.tolist())
+        corpus = to_edge_filter(query.idf_conditions) or edge.Filter()
+        return edge.QueryRequest(
+            limit=query.limit,
+            query=edge.Query.Nearest(terms, using=LEXICAL_VECTOR),
+            filter=scope,
+            params=edge.SearchParams(idf=edge.IdfParams(corpus=corpus)),
+            with_payload=query.with_payload,
+            with_vector=False,
+        )
+
+    def _query_batch_sync(self, name: str, queries: list[EngineQuery]) -> Batch:
+        requests = edge.QueryBatchRequest([self._request(query) for query in queries])
+        return [
+            [
+                Scored(_uuid(point.id), float(point.score), decode_payload(point.payload))
+                for point in results
+            ]
+            for results in self._shard_sync(name).query_batch(requests)
+        ]
+
+    async def _query_batch(self, name: str, queries: list[EngineQuery]) -> Batch:
+        return await self._run(self._query_batch_sync, name, queries)
+
+    def _run_hybrid_sync(self, name: str, plan: HybridPlan) -> list[HybridHit]:
+        return plan.run(lambda queries: self._query_batch_sync(name, queries))
+
+    async def _run_hybrid(self, name: str, plan: HybridPlan) -> list[HybridHit]:
+        """Both steps in one hop to the worker thread, so no write lands between them."""
+        return await self._run(self._run_hybrid_sync, name, plan)
 
     def _count_sync(self, name: str, conditions: Conditions) -> int:
         request = edge.CountRequest(exact=True, filter=to_edge_filter(conditions))
@@ -211,9 +298,9 @@ class QdrantEdgeStore(BaseVectorStore):
         for point_id in ids:
             record = records.get(point_id)
             if record is not None:
-                original, payload = split_payload(record.payload, str(point_id))
-                vector = np.asarray(record.vector, dtype=np.float32)
-                found.append(Point(id=original, vector=vector, payload=payload))
+                original, payload = split_payload(decode_payload(record.payload), str(point_id))
+                dense, sparse = record_vectors(record.vector)
+                found.append(Point(id=original, vector=dense, payload=payload, sparse=sparse))
         return found
 
     async def _get(self, name: str, ids: list[uuid.UUID]) -> list[Point]:
@@ -236,3 +323,8 @@ class QdrantEdgeStore(BaseVectorStore):
     async def _close(self) -> None:
         await self._run(self._close_sync)
         self._executor.shutdown(wait=True)
+
+
+def _uuid(point_id: Any) -> uuid.UUID:
+    """The engine id as a UUID (the engine returns UUIDs for UUID ids; be lenient with strings)."""
+    return point_id if isinstance(point_id, uuid.UUID) else uuid.UUID(str(point_id))

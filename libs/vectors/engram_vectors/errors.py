@@ -34,16 +34,34 @@ class FingerprintMismatch(VectorStoreError, ValueError):
         )
 
 
+class LexicalMismatch(VectorStoreError, ValueError):
+    """The collection's lexical encoder (or its having none) differs from the one asked for."""
+
+    def __init__(self, collection: str, stored: str | None, asked: str | None) -> None:
+        self.collection = collection
+        self.stored = stored
+        self.asked = asked
+        super().__init__(
+            f"collection {collection!r} holds {_holding(stored)}; asked for {_holding(asked)}"
+        )
+
+
+def _holding(lexical: str | None) -> str:
+    """What a collection with this lexical encoder id holds, for a message."""
+    return "no lexical vectors" if lexical is None else f"lexical vectors of encoder {lexical!r}"
+
+
 class InvalidFilter(VectorStoreError, ValueError):
-    """A filter that is not a flat mapping of payload keys to strings, ints, or lists of them."""
+    """A filter outside the forms filters.py documents (keys, values, ranges, Exists)."""
 
 
 class InvalidPoint(VectorStoreError, ValueError):
-    """A point with a bad id, vector or payload."""
+    """A point with a bad id, vector, sparse vector or payload."""
 
 
 class InvalidQuery(VectorStoreError, ValueError):
-    """A search with a bad vector, top_k or score threshold."""
+    """A search with a bad vector, sparse vector, top_k/limit or score threshold, or a lexical
+    query on a collection without lexical vectors."""
 
 
 class StoreUnavailable(VectorStoreError):

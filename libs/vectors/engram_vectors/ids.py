@@ -10,6 +10,9 @@ ENGRAM_ID_NAMESPACE = uuid.UUID("6f0b7a52-3c1e-5b8e-9a4d-2e1f0c9d8b7a")
 ORIGINAL_ID_KEY = "_engram_id"
 """Payload key under which the caller's own id is stored, so hits return it unchanged."""
 RESERVED_PAYLOAD_PREFIX = "_engram"
+RESERVED_STRING_PREFIX = "\x00engram:"
+"""Payload and filter strings starting with this are refused: the edge adapter stores values of
+its own under it (booleans, which it cannot match otherwise; see edge_payload.py)."""
 MAX_ID_LENGTH = 512
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence, Sized
 from contextlib import contextmanager
 from typing import Any
 
@@ -11,13 +11,24 @@ from opentelemetry import metrics, trace
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, TracerProvider
 
-from engram_vectors.models import Hit, PayloadFilter, Point, VectorLike
+from engram_vectors.models import (
+    CollectionInfo,
+    Hit,
+    HybridHit,
+    Payload,
+    PayloadFilter,
+    Point,
+    SparseVector,
+    VectorLike,
+)
 from engram_vectors.port import VectorStore
 
 VECTOR_QUERY_DURATION = "engram.vector.query.duration"
 BATCH = "db.operation.batch.size"
 FILTER_FIELDS = "db.query.filter.fields"
 TOP_K = "db.vector.query.top_k"
+SPARSE_TERMS = "engram.vector.query.sparse_terms"
+IDF_FILTER_FIELDS = "engram.vector.query.idf_filter.fields"
 RETURNED = "db.response.returned_rows"
 _SECONDS_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
 
@@ -81,15 +92,22 @@ class InstrumentedVectorStore:
             finally:
                 self._duration.record(time.perf_counter() - started, labels)
 
-    async def ensure_collection(self, name: str, dimension: int, fingerprint: str) -> None:
+    async def ensure_collection(
+        self, name: str, dimension: int, fingerprint: str, *, lexical: str | None = None
+    ) -> None:
         """Create or check the collection (traced)."""
         with self._observe("ensure_collection", name):
-            await self.inner.ensure_collection(name, dimension, fingerprint)
+            await self.inner.ensure_collection(name, dimension, fingerprint, lexical=lexical)
 
     async def collection_fingerprint(self, name: str) -> str:
         """The stored embedder fingerprint (traced)."""
         with self._observe("collection_fingerprint", name):
             return await self.inner.collection_fingerprint(name)
+
+    async def collection_info(self, name: str) -> CollectionInfo:
+        """The stored dimension, fingerprint and lexical encoder (traced)."""
+        with self._observe("collection_info", name):
+            return await self.inner.collection_info(name)
 
     async def upsert(
         self, name: str, points: Sequence[Point], *, fingerprint: str | None = None
@@ -97,6 +115,11 @@ class InstrumentedVectorStore:
         """Insert or replace points (traced with the point count)."""
         with self._observe("upsert", name, {BATCH: len(points)}):
             await self.inner.upsert(name, points, fingerprint=fingerprint)
+
+    async def set_payload(self, name: str, ids: Sequence[str], fields: Payload) -> None:
+        """Merge payload fields (traced with the id count)."""
+        with self._observe("set_payload", name, {BATCH: len(ids)}):
+            await self.inner.set_payload(name, ids, fields)
 
     async def delete(self, name: str, ids: Sequence[str]) -> None:
         """Remove points by id (traced with the id count)."""
@@ -123,6 +146,39 @@ class InstrumentedVectorStore:
         with self._observe("search", name, counts) as span:
             hits = await self.inner.search(
                 name, vector, top_k, filter, score_threshold, fingerprint=fingerprint
+            )
+            span.set_attribute(RETURNED, len(hits))
+            return hits
+
+    async def hybrid_search(
+        self,
+        name: str,
+        *,
+        vector: VectorLike,
+        sparse: SparseVector | None,
+        limit: int,
+        filter: PayloadFilter | None = None,
+        fingerprint: str | None = None,
+        idf_filter: PayloadFilter | None = None,
+    ) -> list[HybridHit]:
+        """Hybrid candidates (traced with the limit, filter field counts, the number of query
+        terms when there is a lexical query, and the number of hits)."""
+        counts = {
+            TOP_K: limit,
+            FILTER_FIELDS: len(filter or {}),
+            IDF_FILTER_FIELDS: len(idf_filter or {}),
+        }
+        if isinstance(sparse, SparseVector) and isinstance(sparse.indices, Sized):
+            counts[SPARSE_TERMS] = len(sparse.indices)
+        with self._observe("hybrid_search", name, counts) as span:
+            hits = await self.inner.hybrid_search(
+                name,
+                vector=vector,
+                sparse=sparse,
+                limit=limit,
+                filter=filter,
+                fingerprint=fingerprint,
+                idf_filter=idf_filter,
             )
             span.set_attribute(RETURNED, len(hits))
             return hits

@@ -1,16 +1,23 @@
-"""Exact in-memory cosine search: the benchmark baseline and a third contract target."""
+"""Exact in-memory cosine and lexical search: the benchmark baseline and a third contract target.
+
+Lexical scores follow Qdrant's IDF modifier exactly: idf(t) = ln(1 + (N - n_t + 0.5) / (n_t + 0.5))
+with N the points of the IDF population that have a lexical vector and n_t those holding term t;
+a point's score is the sum over shared terms of query weight * point weight * idf(t).
+"""
 
 from __future__ import annotations
 
+import math
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from engram_vectors.base import BaseVectorStore
-from engram_vectors.checks import PreparedPoint, UnitVector, split_payload
+from engram_vectors.checks import PreparedPoint, PreparedSparse, UnitVector, split_payload
 from engram_vectors.filters import Conditions, payload_matches
-from engram_vectors.models import CollectionInfo, Hit, Point
+from engram_vectors.hybrid import Batch, DenseQuery, EngineQuery, LexicalQuery, Scored
+from engram_vectors.models import CollectionInfo, Hit, Payload, Point
 
 
 @dataclass
@@ -57,6 +64,13 @@ class ExactNumpyStore(BaseVectorStore):
             collection.points[point.engine_id] = point
         collection.invalidate()
 
+    async def _set_payload(self, name: str, ids: list[uuid.UUID], fields: Payload) -> None:
+        points = self._collections[name].points
+        for point_id in ids:
+            point = points.get(point_id)
+            if point is not None:
+                points[point_id] = replace(point, payload={**point.payload, **fields})
+
     async def _delete_ids(self, name: str, ids: list[uuid.UUID]) -> None:
         collection = self._collections[name]
         for point_id in ids:
@@ -96,6 +110,61 @@ class ExactNumpyStore(BaseVectorStore):
                     break
         return hits
 
+    @staticmethod
+    def _eligible(point: PreparedPoint, conditions: Conditions, ids: set[uuid.UUID] | None) -> bool:
+        """Whether a point is among the asked ids (if any) and matches the conditions."""
+        in_scope = ids is None or point.engine_id in ids
+        return in_scope and payload_matches(point.payload, conditions)
+
+    @staticmethod
+    def _ranked(scored: list[Scored], limit: int) -> list[Scored]:
+        """The best `limit`, best first (ties in insertion order)."""
+        return sorted(scored, key=lambda item: -item.score)[:limit]
+
+    def _dense(self, collection: _Collection, query: DenseQuery) -> list[Scored]:
+        order, matrix = collection.matrix()
+        scores = matrix @ query.vector
+        ids = None if query.ids is None else set(query.ids)
+        scored = []
+        for row, point_id in enumerate(order):
+            point = collection.points[point_id]
+            if self._eligible(point, query.conditions, ids):
+                payload = dict(point.payload) if query.with_payload else {}
+                scored.append(Scored(point_id, float(scores[row]), payload))
+        return self._ranked(scored, query.limit)
+
+    def _lexical(self, collection: _Collection, query: LexicalQuery) -> list[Scored]:
+        points = collection.points.values()
+        population = [
+            point.sparse
+            for point in points
+            if point.sparse is not None and payload_matches(point.payload, query.idf_conditions)
+        ]
+        weights = _idf_weighted(query.sparse, population)
+        ids = None if query.ids is None else set(query.ids)
+        scored = []
+        for point in points:
+            if point.sparse is None or not self._eligible(point, query.conditions, ids):
+                continue
+            shared = [
+                weights[int(term)] * float(weight)
+                for term, weight in zip(point.sparse.indices, point.sparse.values, strict=True)
+                if int(term) in weights
+            ]
+            if shared:
+                payload = dict(point.payload) if query.with_payload else {}
+                scored.append(Scored(point.engine_id, math.fsum(shared), payload))
+        return self._ranked(scored, query.limit)
+
+    async def _query_batch(self, name: str, queries: list[EngineQuery]) -> Batch:
+        collection = self._collections[name]
+        return [
+            self._dense(collection, query)
+            if isinstance(query, DenseQuery)
+            else self._lexical(collection, query)
+            for query in queries
+        ]
+
     async def _count(self, name: str, conditions: Conditions) -> int:
         points = self._collections[name].points.values()
         return sum(1 for point in points if payload_matches(point.payload, conditions))
@@ -107,8 +176,21 @@ class ExactNumpyStore(BaseVectorStore):
             point = collection.points.get(point_id)
             if point is not None:
                 original, payload = split_payload(point.payload, str(point_id))
-                found.append(Point(id=original, vector=point.vector.copy(), payload=payload))
+                sparse = None if point.sparse is None else point.sparse.as_model()
+                vector = point.vector.copy()
+                found.append(Point(id=original, vector=vector, payload=payload, sparse=sparse))
         return found
 
     async def _close(self) -> None:
         self._collections.clear()
+
+
+def _idf_weighted(query: PreparedSparse, population: list[PreparedSparse]) -> dict[int, float]:
+    """Each query term's weight times its IDF over the population of lexical vectors."""
+    held = [set(sparse.indices.tolist()) for sparse in population]
+    weighted = {}
+    for term, weight in zip(query.indices.tolist(), query.values.tolist(), strict=True):
+        holding = sum(1 for terms in held if term in terms)
+        idf = math.log(1.0 + (len(held) - holding + 0.5) / (holding + 0.5))
+        weighted[term] = weight * idf
+    return weighted

@@ -1,29 +1,52 @@
-"""The VectorStore port: cosine search over collections tied to one embedder fingerprint."""
+"""The VectorStore port: cosine and hybrid (dense + lexical) search over collections tied to one
+embedder fingerprint and, for hybrid search, one lexical encoder."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from engram_vectors.models import Hit, PayloadFilter, Point, VectorLike
+from engram_vectors.models import (
+    CollectionInfo,
+    Hit,
+    HybridHit,
+    Payload,
+    PayloadFilter,
+    Point,
+    SparseVector,
+    VectorLike,
+)
 
 
 @runtime_checkable
 class VectorStore(Protocol):
     """What services rely on; every adapter passes the same contract tests."""
 
-    async def ensure_collection(self, name: str, dimension: int, fingerprint: str) -> None:
-        """Create the collection, or check an existing one has this dimension and fingerprint."""
+    async def ensure_collection(
+        self, name: str, dimension: int, fingerprint: str, *, lexical: str | None = None
+    ) -> None:
+        """Create the collection, or check an existing one has this dimension, fingerprint and
+        lexical encoder (LexicalMismatch otherwise, None and a value included)."""
         ...
 
     async def collection_fingerprint(self, name: str) -> str:
         """The embedder fingerprint stored with the collection."""
         ...
 
+    async def collection_info(self, name: str) -> CollectionInfo:
+        """The collection's dimension, embedder fingerprint and lexical encoder id."""
+        ...
+
     async def upsert(
         self, name: str, points: Sequence[Point], *, fingerprint: str | None = None
     ) -> None:
-        """Insert or replace points by id; with `fingerprint`, refuse a foreign vector space."""
+        """Insert or replace points by id; with `fingerprint`, refuse a foreign vector space.
+        A point's `sparse` is its lexical vector, refused on a collection without them."""
+        ...
+
+    async def set_payload(self, name: str, ids: Sequence[str], fields: Payload) -> None:
+        """Merge fields into existing points' payloads without rewriting vectors; unknown ids are
+        ignored."""
         ...
 
     async def delete(self, name: str, ids: Sequence[str]) -> None:
@@ -47,12 +70,28 @@ class VectorStore(Protocol):
         """Nearest points by cosine similarity, best first, never below `score_threshold`."""
         ...
 
+    async def hybrid_search(
+        self,
+        name: str,
+        *,
+        vector: VectorLike,
+        sparse: SparseVector | None,
+        limit: int,
+        filter: PayloadFilter | None = None,
+        fingerprint: str | None = None,
+        idf_filter: PayloadFilter | None = None,
+    ) -> list[HybridHit]:
+        """Dense and lexical top-`limit` among points matching `filter`, each hit with both
+        scores; IDF over the points matching `idf_filter` (None: the whole collection)."""
+        ...
+
     async def count(self, name: str, filter: PayloadFilter | None = None) -> int:
         """Exact number of points matching the filter."""
         ...
 
     async def get(self, name: str, ids: Sequence[str]) -> list[Point]:
-        """Stored points in the order asked for; missing ids are left out."""
+        """Stored points (unit dense vector, payload, lexical vector if any) in the order asked
+        for; missing ids are left out."""
         ...
 
     async def close(self) -> None:

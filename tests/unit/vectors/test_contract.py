@@ -205,11 +205,11 @@ async def test_collections_are_separate(store: BaseVectorStore) -> None:
     [
         {"tenant_id": {"$regex": ".*"}},
         {"tenant_id": None},
-        {"tenant_id": True},
-        {"score": 0.5},
+        {"tenant_id": [True]},
+        {"score": [0.5]},
         {"tenant_id": []},
         {"tenant_id": ["t1", {"$ne": "t2"}]},
-        {"nested.key": "x"},
+        {"nested.key.deeper": "x"},
         {"_engram_id": "x"},
     ],
 )
@@ -306,3 +306,40 @@ async def test_concurrent_ensures_agree_on_one_fingerprint(store: BaseVectorStor
     )
     assert [type(outcome) for outcome in outcomes].count(FingerprintMismatch) == 1
     assert await store.collection_fingerprint("raced") == FP
+
+
+async def test_set_payload_merges_fields_and_keeps_vectors(store: BaseVectorStore) -> None:
+    await seeded(store)
+    (before,) = await store.get(COLLECTION, ["m-t1-a1-near"])
+    await store.set_payload(
+        COLLECTION,
+        ["m-t1-a1-near", "m-t1-a1-far", "never-existed"],
+        {"status": "superseded", "pinned": True, "type": {"kind": "fact"}},
+    )
+    near, far = await store.get(COLLECTION, ["m-t1-a1-near", "m-t1-a1-far"])
+    assert near.payload == {
+        "tenant_id": "t1",
+        "agent_id": "a1",
+        "type": {"kind": "fact"},
+        "status": "superseded",
+        "pinned": True,
+    }
+    assert far.payload["status"] == "superseded"
+    assert np.allclose(near.vector, before.vector, atol=1e-6)
+    assert await store.count(COLLECTION) == 5
+    assert await store.get(COLLECTION, ["never-existed"]) == []
+    assert await store.count(COLLECTION, {"status": "superseded", "pinned": True}) == 2
+    hits = await store.search(COLLECTION, basis(0), top_k=1, filter={"type.kind": "fact"})
+    assert [hit.id for hit in hits] == ["m-t1-a1-near"]
+
+
+async def test_set_payload_refuses_reserved_fields(store: BaseVectorStore) -> None:
+    await seeded(store)
+    with pytest.raises(InvalidPoint):
+        await store.set_payload(COLLECTION, ["m-t1-a1-near"], {"_engram_id": "spoof"})
+    with pytest.raises(InvalidPoint):
+        await store.set_payload(COLLECTION, ["m-t1-a1-near"], {"note": "\x00engram:bool:true"})
+    with pytest.raises(CollectionNotFound):
+        await store.set_payload("nowhere", ["m-t1-a1-near"], {"status": "x"})
+    (point,) = await store.get(COLLECTION, ["m-t1-a1-near"])
+    assert point.payload == {"tenant_id": "t1", "agent_id": "a1", "type": "fact"}

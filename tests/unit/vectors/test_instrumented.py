@@ -19,6 +19,7 @@ from engram_vectors import (
     ExactNumpyStore,
     InstrumentedVectorStore,
     Point,
+    SparseVector,
     VectorStore,
 )
 
@@ -72,6 +73,7 @@ async def test_each_call_is_a_client_span_with_counts_and_no_content() -> None:
         hits = await store.search("memories", [1.0, 0.0, 0.0], 2, {"n": [0, 1]})
         assert await store.count("memories") == 3
         assert len(await store.get("memories", ["m0", "missing"])) == 1
+        await store.set_payload("memories", ["m0", "m1"], {"note": CANARY})
         await store.delete("memories", ["m2"])
     spans = t.by_name()
     assert set(spans) >= {
@@ -80,6 +82,7 @@ async def test_each_call_is_a_client_span_with_counts_and_no_content() -> None:
         "search memories",
         "count memories",
         "get memories",
+        "set_payload memories",
         "delete memories",
     }
     search = spans["search memories"]
@@ -95,9 +98,45 @@ async def test_each_call_is_a_client_span_with_counts_and_no_content() -> None:
         "db.response.returned_rows": len(hits),
     }
     assert spans["upsert memories"].attributes["db.operation.batch.size"] == 3
+    assert spans["set_payload memories"].attributes["db.operation.batch.size"] == 2
     assert spans["count memories"].attributes["db.response.returned_rows"] == 3
     get = spans["get memories"].attributes
     assert get["db.operation.batch.size"] == 2 and get["db.response.returned_rows"] == 1
+    dumped = json.dumps([s.to_json() for s in t.spans.get_finished_spans()])
+    assert "CANARY" not in dumped and "pier" not in dumped
+
+
+async def test_hybrid_search_is_traced_with_counts_only() -> None:
+    t = Telemetry()
+    await t.store.ensure_collection("memories", 3, FP, lexical="engram-lexical-v1")
+    await t.store.upsert(
+        "memories",
+        [Point("m0", [1.0, 0.0, 0.0], {"text": CANARY}, SparseVector((7, 9), (1.0, 2.0)))],
+    )
+    assert (await t.store.collection_info("memories")).lexical == "engram-lexical-v1"
+    hits = await t.store.hybrid_search(
+        "memories",
+        vector=[1.0, 0.0, 0.0],
+        sparse=SparseVector((7, 8, 9), (1.0, 1.0, 1.0)),
+        limit=4,
+        filter={"text": CANARY},
+        idf_filter={"text": CANARY, "n": 1},
+    )
+    assert [hit.id for hit in hits] == ["m0"]
+    span = t.by_name()["hybrid_search memories"]
+    assert span.kind is SpanKind.CLIENT
+    assert dict(span.attributes) == {
+        "db.system": "qdrant",
+        "db.system.name": "qdrant",
+        "db.operation.name": "hybrid_search",
+        "db.collection.name": "memories",
+        "db.vector.query.top_k": 4,
+        "db.query.filter.fields": 1,
+        "engram.vector.query.idf_filter.fields": 2,
+        "engram.vector.query.sparse_terms": 3,
+        "db.response.returned_rows": 1,
+    }
+    assert "collection_info memories" in t.by_name()
     dumped = json.dumps([s.to_json() for s in t.spans.get_finished_spans()])
     assert "CANARY" not in dumped and "pier" not in dumped
 
