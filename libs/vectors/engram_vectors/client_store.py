@@ -2,6 +2,8 @@
 
 The collection's dimension, embedder fingerprint and lexical encoder live in Qdrant's metadata
 (server 1.16 or newer; older servers drop it, which `ensure_collection` detects and refuses).
+A lexical collection also holds a sparse "lexical" vector with the IDF modifier beside the unnamed
+dense one. Payload booleans are stored and matched natively (checked in local mode).
 Local mode is a pure-Python engine that blocks the event loop and is slow past a few thousand
 points: fine for tests, not for serving.
 """

@@ -1,8 +1,14 @@
 """The embedded Qdrant engine (qdrant-edge-py): the local default, one shard per collection.
 
-Layout under `root`: `<collection>/collection.json` (dimension and embedder fingerprint, written
-before the shard so a crash never leaves a shard without it) and `<collection>/shard/` (the
-engine's files). Only one process may open a shard directory; a second gets StoreUnavailable.
+Layout under `root`: `<collection>/collection.json` (dimension, embedder fingerprint and lexical
+encoder id, written before the shard so a crash never leaves a shard without it) and
+`<collection>/shard/` (the engine's files: the unnamed dense vector and, for a lexical collection,
+the sparse "lexical" vector with the IDF modifier). Only one process may open a shard directory;
+a second gets StoreUnavailable.
+
+Payload booleans are stored as reserved tagged strings and read back as booleans, because the
+engine cannot match a stored boolean (edge_payload.py). A hybrid search runs its candidate and
+completion queries in one hop to the worker thread, so no write lands between them.
 
 Writes go through the engine's write-ahead log, which survives a killed process; a machine crash
 can lose the last writes unless `fsync_each_write=True` (about 20 ms per write here).
