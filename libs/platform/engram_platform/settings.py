@@ -5,6 +5,8 @@ from typing import Any
 from pydantic import AliasChoices, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from engram_events.content import DEFAULT_MAX_CHARS, ContentLimits
+
 
 def consumer_batch_field(default: int, why: str) -> Any:
     """The consumer batch size setting, for a service to override its default and say why; one
@@ -94,6 +96,29 @@ class ServiceSettings(BaseSettings):
         validation_alias=AliasChoices("ENGRAM_OUTBOX_RELAY", "outbox_relay"),
         description="publish staged events from this process (off for a consumer-only instance)",
     )
+
+    memory_min_content_chars: int = Field(
+        default=1,
+        ge=1,
+        validation_alias=AliasChoices(
+            "ENGRAM_MEMORY_MIN_CONTENT_CHARS", "memory_min_content_chars"
+        ),
+        description="the shortest memory (stripped), checked by the gateway and memory alike",
+    )
+    memory_max_content_chars: int = Field(
+        default=DEFAULT_MAX_CHARS,
+        ge=1,
+        le=32_000,
+        validation_alias=AliasChoices(
+            "ENGRAM_MEMORY_MAX_CONTENT_CHARS", "memory_max_content_chars"
+        ),
+        description="the longest memory, checked by the gateway and memory alike",
+    )
+
+    @property
+    def memory_limits(self) -> ContentLimits:
+        """One pair of content bounds for every service that checks memories."""
+        return ContentLimits(self.memory_min_content_chars, self.memory_max_content_chars)
 
     def database_name(self, service: str) -> str:
         """Each service owns one database; the prefix isolates tests and deployments."""

@@ -25,6 +25,9 @@ class MemoryWriteRequested(Payload):
     derived_from: list[Id] = Field(default_factory=list, max_length=100)
     supersedes: Id | None = None
     idempotency_key: Id | None = None
+    user_id: Id | None = None
+    session_id: Id | None = None
+    allow_duplicate: bool = False
 
 
 class MemoryStored(Payload):
@@ -37,14 +40,18 @@ class MemoryStored(Payload):
     provenance: VectorProvenance
     derived_from: list[Id] = Field(default_factory=list)
     supersedes: Id | None = None
+    user_id: Id | None = None
+    session_id: Id | None = None
 
 
 class MemoryRejected(Payload):
-    """A write was refused (e.g. empty content) before any embedding."""
+    """A write was refused (e.g. empty content, or a duplicate of a live memory) before any
+    embedding."""
 
     memory_id: Id
     agent_id: Id
     reason: str
+    duplicate_of: Id | None = None
 
 
 class MemoryWithdrawn(Payload):
