@@ -9,12 +9,17 @@ from fastapi.encoders import jsonable_encoder
 from pydantic import BaseModel, ConfigDict, Field
 
 from engram_events.ids import Id
+from engram_events.memory_filter import MemoryFilter
 from engram_events.payloads.memories import MemoryType
-from engram_memory.recall import EmbedderMismatch
+from engram_memory.dedup import Candidate
+from engram_memory.domain.listing import BadCursor, Order, decode_cursor, encode_cursor
+from engram_memory.domain.selection import Selection
+from engram_memory.recall import EmbedderMismatch, LexicalOff
 from engram_memory.views import memory_view
 from engram_memory.withdrawal import LIVE_STATUSES
 from engram_platform.internal import TenantDep
 from engram_platform.problems import Problem
+from engram_vectors.ranking import Mode
 
 router = APIRouter(prefix="/internal/v1", tags=["internal"])
 AgentPath = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
@@ -24,7 +29,7 @@ RecallStatus = Literal["active", "superseded"]
 
 
 class RecallBody(BaseModel):
-    """A recall query: scalars and lists of scalars only."""
+    """A recall query: scalars, lists of scalars and the validated filter only."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -33,10 +38,14 @@ class RecallBody(BaseModel):
     min_score: float | None = Field(default=None, ge=-1.0, le=1.0)
     types: list[MemoryType] | None = Field(default=None, max_length=50)
     include_statuses: list[RecallStatus] | None = Field(default=None, max_length=2)
+    mode: Mode = "hybrid"
+    filter: MemoryFilter | None = None
+    recency_half_life_days: float | None = Field(default=None, gt=0, le=36_500)
 
 
 class ListBody(BaseModel):
-    """A listing across several of the tenant's agents (the gateway names only owned ones)."""
+    """A listing (or count) across some of the tenant's agents (the gateway names only owned
+    ones): one page of at most `limit` rows after `cursor`, in `order`."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -44,7 +53,40 @@ class ListBody(BaseModel):
     search: str | None = Field(default=None, max_length=500)
     type: MemoryType | None = None
     status: Status | None = None
+    filter: MemoryFilter | None = None
     limit: int = Field(default=100, ge=1, le=1000)
+    cursor: str | None = Field(default=None, max_length=1000)
+    order: Order = "oldest"
+
+    def selection(self, tenant_id: str) -> Selection:
+        """The rows this listing walks (or this count counts)."""
+        return Selection(
+            tenant_id,
+            tuple(self.agent_ids),
+            (self.status,) if self.status else None,
+            (self.type,) if self.type else None,
+            self.filter or MemoryFilter(),
+            self.search or None,
+        )
+
+
+class DuplicateQuery(BaseModel):
+    """Content about to be written, and its scope: does a live memory already say it?"""
+
+    model_config = ConfigDict(extra="forbid")
+
+    content: str = Field(max_length=64_000)
+    user_id: Id | None = None
+    session_id: Id | None = None
+    supersedes: Id | None = None
+
+
+class DuplicatesBody(BaseModel):
+    """Up to a batch of candidate writes of one agent."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    items: list[DuplicateQuery] = Field(min_length=1, max_length=100)
 
 
 class VerifyBody(BaseModel):
@@ -63,7 +105,8 @@ def _state(request: Request) -> Any:
 async def recall(
     agent_id: AgentPath, body: RecallBody, request: Request, tenant_id: TenantDep
 ) -> dict[str, Any]:
-    """Top-k within the agent, floored; 409 when the query embedder is not the collection's."""
+    """Top-k within the agent and the filter, ranked by the mode and floored; 409 when the
+    query embedder is not the collection's."""
     try:
         found = await _state(request).recall.recall(
             tenant_id,
@@ -73,6 +116,9 @@ async def recall(
             min_score=body.min_score,
             types=body.types,
             statuses=body.include_statuses,
+            mode=body.mode,
+            filter=body.filter,
+            recency_half_life_days=body.recency_half_life_days,
         )
     except EmbedderMismatch as exc:
         raise Problem(
@@ -82,9 +128,12 @@ async def recall(
             collection_fingerprint=exc.collection,
             query_fingerprint=exc.query,
         ) from None
+    except LexicalOff as off:
+        raise Problem(409, "lexical-disabled", str(off)) from None
     return jsonable_encoder(
         {
             "results": found.results,
+            "mode": found.mode,
             "floor": found.floor,
             "dropped_below_floor": found.dropped_below_floor,
         }
@@ -102,41 +151,52 @@ async def get_memory(
     return jsonable_encoder(memory_view(row))
 
 
-async def _list(request: Request, tenant_id: str, body: ListBody) -> list[dict[str, Any]]:
-    """Rows of the named agents, filtered; the search is a literal, case-insensitive substring."""
-    if not body.agent_ids:
-        return []
-    selection: dict[str, Any] = {"tenant_id": tenant_id, "agent_id": list(body.agent_ids)}
-    if body.type:
-        selection["type"] = body.type
-    if body.status:
-        selection["status"] = body.status
-    rows = await _state(request).rows.select(selection)
-    if body.search:
-        needle = body.search.casefold()
-        rows = [row for row in rows if needle in str(row.get("content") or "").casefold()]
-    return [memory_view(row) for row in rows[: body.limit]]
-
-
-@router.get("/agents/{agent_id}/memories")
-async def list_agent_memories(
-    agent_id: AgentPath,
-    request: Request,
-    tenant_id: TenantDep,
-    search: Annotated[str | None, Query(max_length=500)] = None,
-    type: Annotated[MemoryType | None, Query()] = None,
-    status: Annotated[Status | None, Query()] = None,
-    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-) -> dict[str, Any]:
-    """The agent's memories, oldest first."""
-    body = ListBody(agent_ids=[agent_id], search=search, type=type, status=status, limit=limit)
-    return jsonable_encoder({"memories": await _list(request, tenant_id, body)})
-
-
 @router.post("/memories/query")
 async def list_memories(body: ListBody, request: Request, tenant_id: TenantDep) -> dict[str, Any]:
-    """Memories across the agents the gateway named (it names only the caller's own)."""
-    return jsonable_encoder({"memories": await _list(request, tenant_id, body)})
+    """One page of memories across the agents the gateway named (only the caller's own), with
+    the cursor of the next page (null after the last)."""
+    if not body.agent_ids:
+        return {"memories": [], "next_cursor": None}
+    try:
+        after = decode_cursor(body.cursor, body.order) if body.cursor else None
+    except BadCursor as bad:
+        raise Problem(422, detail=str(bad), errors=[{"loc": ["query", "cursor"]}]) from None
+    rows = await _state(request).rows.page(
+        body.selection(tenant_id), body.order, after, body.limit + 1
+    )
+    more = len(rows) > body.limit
+    rows = rows[: body.limit]
+    return jsonable_encoder(
+        {
+            "memories": [memory_view(row) for row in rows],
+            "next_cursor": encode_cursor(rows[-1], body.order) if more else None,
+        }
+    )
+
+
+@router.post("/memories/count")
+async def count_memories(body: ListBody, request: Request, tenant_id: TenantDep) -> dict[str, Any]:
+    """How many memories the same listing would walk, by status and by type."""
+    if not body.agent_ids:
+        return {"count": 0, "by_status": {}, "by_type": {}}
+    total, by_status, by_type = await _state(request).rows.tally(body.selection(tenant_id))
+    return {"count": total, "by_status": by_status, "by_type": by_type}
+
+
+@router.post("/agents/{agent_id}/memories/duplicates")
+async def find_duplicates(
+    agent_id: AgentPath, body: DuplicatesBody, request: Request, tenant_id: TenantDep
+) -> dict[str, Any]:
+    """For each candidate write, the live memory of this agent and scope already holding the
+    same content (normalised), or null."""
+    candidates = [Candidate(**item.model_dump()) for item in body.items]
+    found = await _state(request).dedup.find(tenant_id, agent_id, candidates)
+    return {
+        "found": [
+            None if row is None else {"memory_id": row["memory_id"], "status": row["status"]}
+            for row in found
+        ]
+    }
 
 
 @router.delete("/agents/{agent_id}/memories/{memory_id}")
@@ -154,13 +214,17 @@ async def delete_memory(
 
 @router.delete("/agents/{agent_id}/memories")
 async def clear_agent(
-    agent_id: AgentPath, request: Request, tenant_id: TenantDep
+    agent_id: AgentPath,
+    request: Request,
+    tenant_id: TenantDep,
+    user_id: Annotated[Id | None, Query()] = None,
+    session_id: Annotated[Id | None, Query()] = None,
 ) -> dict[str, Any]:
-    """Withdraw every live memory of the agent."""
+    """Withdraw every live memory of the agent, or of one user or session scope of it."""
     state = _state(request)
-    rows = await state.rows.select(
-        {"tenant_id": tenant_id, "agent_id": agent_id, "status": list(LIVE_STATUSES)}
-    )
+    scope = MemoryFilter(user_id=user_id, session_id=session_id)
+    selection = Selection.of_agent(tenant_id, agent_id, statuses=LIVE_STATUSES, filter=scope)
+    rows = await state.rows.select_by(selection)
     done = await state.withdrawals.on_request(state.outbox, tenant_id, rows, "deleted")
     return {"agent_id": agent_id, "withdrawn": len(done)}
 

@@ -6,9 +6,9 @@ from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
 from engram_embedders import EmbedderKind
-from engram_memory.domain.content import ContentLimits
 from engram_memory.domain.retention import RetentionPolicy
 from engram_platform.settings import ServiceSettings, consumer_batch_field
+from engram_vectors.ranking import Fusion, FusionSettings
 
 
 class MemorySettings(ServiceSettings):
@@ -37,11 +37,30 @@ class MemorySettings(ServiceSettings):
     openai_model: str | None = None
     vector_path: str = ".engram/data/vectors/memory"
     collection: str = "memories"
-    min_content_chars: int = Field(default=1, ge=1)
-    max_content_chars: int = Field(default=8000, ge=1, le=32_000)
     min_score: float | None = Field(
         default=None, description="recall floor; None means the embedder model's default"
     )
+    lexical: bool = Field(
+        default=True,
+        description="keep a lexical (sparse) vector per memory for hybrid and lexical recall; "
+        "off, recall is dense only and mode=lexical is refused",
+    )
+    fusion: Fusion = Field(
+        default="convex", description="how hybrid recall fuses dense and lexical candidates"
+    )
+    convex_alpha: float = Field(
+        default=0.9,
+        ge=0.0,
+        le=1.0,
+        description="convex fusion's weight of the dense score for a query without identifiers",
+    )
+    identifier_alpha: float = Field(
+        default=0.7,
+        ge=0.0,
+        le=1.0,
+        description="convex fusion's weight of the dense score for a query naming identifiers",
+    )
+    rrf_k: int = Field(default=60, ge=1, le=1000, description="reciprocal-rank fusion's k")
     max_top_k: int = Field(default=100, ge=1, le=1000)
     retention: list[RetentionPolicy] = Field(
         default_factory=list, description='JSON, e.g. [{"type":"conversation","max_count":100}]'
@@ -50,11 +69,6 @@ class MemorySettings(ServiceSettings):
         default=False, description="withdraw a memory only when every derived_from source is gone"
     )
 
-    @property
-    def limits(self) -> ContentLimits:
-        """The content length bounds."""
-        return ContentLimits(self.min_content_chars, self.max_content_chars)
-
     def embedder_options(self) -> dict[str, Any]:
         """Keyword arguments for `make_embedder(self.embedder, ...)`."""
         if self.embedder == "minilm":
@@ -62,3 +76,8 @@ class MemorySettings(ServiceSettings):
         if self.embedder == "hashing":
             return {"dimension": self.hashing_dimension}
         return {"base_url": self.openai_base_url, "model": self.openai_model}
+
+    @property
+    def fusion_settings(self) -> FusionSettings:
+        """How hybrid recall fuses its two candidate lists."""
+        return FusionSettings(self.fusion, self.convex_alpha, self.identifier_alpha, self.rrf_k)

@@ -16,11 +16,18 @@ from engram_events.payloads.memories import (
 )
 
 
-def rejected(row: Mapping[str, Any], reason: str, cause: Envelope[Any]) -> Envelope[Any]:
+def rejected(
+    row: Mapping[str, Any], reason: str, cause: Envelope[Any], duplicate_of: str | None = None
+) -> Envelope[Any]:
     """`memory.rejected` for a row, caused by the event that decided it."""
     return new_event(
         MEMORY_REJECTED,
-        MemoryRejected(memory_id=row["memory_id"], agent_id=row["agent_id"], reason=reason),
+        MemoryRejected(
+            memory_id=row["memory_id"],
+            agent_id=row["agent_id"],
+            reason=reason,
+            duplicate_of=duplicate_of,
+        ),
         tenant_id=row["tenant_id"],
         caused_by=cause,
         event_id=derive_event_id(cause.event_id, f"rejected:{row['memory_id']}"),
@@ -41,6 +48,8 @@ def stored(
             provenance=provenance,
             derived_from=row.get("derived_from") or [],
             supersedes=row.get("supersedes"),
+            user_id=row.get("user_id"),
+            session_id=row.get("session_id"),
         ),
         tenant_id=row["tenant_id"],
         caused_by=cause,

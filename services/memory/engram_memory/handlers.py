@@ -10,6 +10,8 @@ from typing import Any
 from engram_events import Envelope, derive_event_id, new_event
 from engram_events.acks import merge_acknowledgements, tombstone_applied
 from engram_events.catalog import EMBEDDING_REQUESTED, MEMORY_WITHDRAWN
+from engram_events.content import ContentLimits, content_problem, content_sha256
+from engram_events.memory_filter import metadata_instants
 from engram_events.payloads.documents import DocumentTombstoned
 from engram_events.payloads.embeddings import (
     EmbeddedItem,
@@ -23,9 +25,9 @@ from engram_events.payloads.memories import AgentDeleted, MemoryWriteRequested
 from engram_events.payloads.records import RecordTombstoned
 from engram_events.payloads.tombstones import Stage
 from engram_memory import events
-from engram_memory.adapters.rows import MemoryRows
+from engram_memory.adapters.rows import CONTENT_FIELDS, MemoryRows
 from engram_memory.adapters.vectors import MemoryVectors
-from engram_memory.domain.content import ContentLimits, content_problem, content_sha256
+from engram_memory.dedup import Dedup
 from engram_memory.domain.sources import withdrawn_by
 from engram_memory.retention import Retention
 from engram_memory.withdrawal import LIVE_STATUSES, Withdrawal, Withdrawals
@@ -57,6 +59,8 @@ def _row_fields(event: Envelope[MemoryWriteRequested]) -> dict[str, Any]:
         "derived_from": list(request.derived_from),
         "supersedes": request.supersedes,
         "idempotency_key": request.idempotency_key,
+        "user_id": request.user_id,
+        "session_id": request.session_id,
         "content_sha256": content_sha256(request.content),
         "content_chars": len(request.content),
         "created_at": event.occurred_at,
@@ -72,6 +76,19 @@ def _still_pending(rows: dict[str, dict[str, Any]], fields: dict[str, Any]) -> b
         and row.get("status") == "pending"
         and row.get("content_sha256") == fields["content_sha256"]
     )
+
+
+def _as_duplicate(
+    entry: tuple[int, dict[str, Any], str, str | None], duplicates: dict[str, str]
+) -> tuple[int, dict[str, Any], str, str | None]:
+    """A pending write that duplicates a live memory becomes a rejected row naming it, without
+    the content (the live memory already holds it)."""
+    i, fields, status, _ = entry
+    holder = duplicates.get(fields["memory_id"])
+    if status != "pending" or holder is None:
+        return entry
+    kept = {k: v for k, v in fields.items() if k not in CONTENT_FIELDS}
+    return i, {**kept, "reason": "duplicate", "duplicate_of": holder}, "rejected", "duplicate"
 
 
 def _embedding_request(event: Envelope[MemoryWriteRequested]) -> Envelope[Any]:
@@ -102,9 +119,11 @@ class MemoryHandlers:
         retention: Retention,
         withdrawals: Withdrawals,
         limits: ContentLimits,
+        dedup: Dedup,
         *,
         require_all_sources: bool = False,
     ) -> None:
+        self.dedup = dedup
         self.rows = rows
         self.vectors = vectors
         self.retention = retention
@@ -138,6 +157,7 @@ class MemoryHandlers:
     ) -> None:
         """Rejected, withdrawn at birth, or pending with its embedding request: one per input."""
         valid = []
+        causes = dict(inputs)
         opening: list[tuple[int, dict[str, Any], str, str | None]] = []
         for i, event in inputs:
             fields = _row_fields(event)
@@ -157,8 +177,15 @@ class MemoryHandlers:
                     (i, {**fields, "withdrawn_reason": "source_tombstoned"}, "withdrawn", None)
                 )
             else:
-                content = {"content": request.content, "metadata": request.metadata}
+                content = {
+                    "content": request.content,
+                    "metadata": request.metadata,
+                    "metadata_at": metadata_instants(request.metadata),
+                }
                 opening.append((i, {**fields, **content}, "pending", None))
+        pending = [(fields, causes[i].payload) for i, fields, st, _ in opening if st == "pending"]
+        duplicates = await self.dedup.duplicates(tenant, pending)
+        opening = [_as_duplicate(entry, duplicates) for entry in opening]
         opened = await self.rows.open_many(tenant, [(f, status) for _, f, status, _ in opening])
         replayed = [
             f["memory_id"]
@@ -166,14 +193,13 @@ class MemoryHandlers:
             if r is None and st == "pending"
         ]
         still = await self.rows.get_many(tenant, replayed) if replayed else {}
-        causes = dict(inputs)
         for (i, fields, status, problem), row in zip(opening, opened, strict=True):
             event = causes[i]
             if status == "rejected" and row is not None:
                 log.info(
                     "memory rejected", extra={"memory_id": fields["memory_id"], "reason": problem}
                 )
-                results[i] = [events.rejected(row, str(problem), event)]
+                results[i] = [events.rejected(row, str(problem), event, row.get("duplicate_of"))]
             elif status == "withdrawn" and row is not None:
                 results[i] = [events.withdrawn(row, "source_tombstoned", event)]
             elif status == "pending" and (row is not None or _still_pending(still, fields)):
@@ -300,7 +326,9 @@ class MemoryHandlers:
             },
         )
         if older["status"] == "active":
-            await self.vectors.set_status(tenant, older_id, "superseded")
+            await self.vectors.set_status(
+                tenant, older_id, "superseded", superseded_by=newer["memory_id"]
+            )
 
     async def on_agent_deleted(self, event: Envelope[AgentDeleted]) -> list[Envelope[Any]]:
         """A deleted agent's memories are withdrawn (rows keep status and hashes)."""

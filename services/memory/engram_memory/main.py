@@ -16,9 +16,11 @@ from engram_events.catalog import (
     RECORD_TOMBSTONED,
 )
 from engram_memory import api
+from engram_memory.adapters.dedup import DedupSlots
 from engram_memory.adapters.rows import MEMORIES, MemoryRows
-from engram_memory.adapters.vectors import MemoryVectors
+from engram_memory.adapters.vectors import KEYWORD_INDEXES, MemoryVectors
 from engram_memory.config import MemorySettings
+from engram_memory.dedup import Dedup
 from engram_memory.handlers import MemoryHandlers
 from engram_memory.recall import Recall
 from engram_memory.retention import Retention
@@ -32,10 +34,11 @@ log = logging.getLogger(__name__)
 
 
 def build_vector_store(settings: MemorySettings) -> VectorStore:
-    """A Qdrant server when QDRANT_URL is set, else the embedded engine in `vector_path`."""
+    """A Qdrant server when QDRANT_URL is set, else the embedded engine in `vector_path`;
+    both index the payload fields recall filters on."""
     if settings.qdrant_url:
-        return make_vector_store("qdrant", url=settings.qdrant_url)
-    return make_vector_store("edge", root=settings.vector_path)
+        return make_vector_store("qdrant", url=settings.qdrant_url, keyword_indexes=KEYWORD_INDEXES)
+    return make_vector_store("edge", root=settings.vector_path, keyword_indexes=KEYWORD_INDEXES)
 
 
 def create_app(settings: MemorySettings | None = None, *, install_global: bool = True) -> FastAPI:
@@ -49,7 +52,7 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
         embedder = make_embedder(settings.embedder, **settings.embedder_options())
         store = build_vector_store(settings)
         rows = MemoryRows(rt.db)
-        vectors = MemoryVectors(store, settings.collection)
+        vectors = MemoryVectors(store, settings.collection, lexical=settings.lexical)
         provenance = embedder.provenance
         held = await vectors.open(provenance.dimension, provenance.fingerprint)
         if held != provenance.fingerprint:
@@ -64,7 +67,8 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
             vectors,
             retention,
             withdrawals,
-            settings.limits,
+            settings.memory_limits,
+            Dedup(DedupSlots(rt.db), rows),
             require_all_sources=settings.withdraw_requires_all_sources,
         )
         rt.consumer.on(
@@ -84,7 +88,10 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
         app.state.store = store
         app.state.withdrawals = withdrawals
         app.state.outbox = rt.outbox
-        app.state.recall = Recall(embedder, vectors, min_score=settings.min_score)
+        app.state.dedup = handlers.dedup
+        app.state.recall = Recall(
+            embedder, vectors, min_score=settings.min_score, fusion=settings.fusion_settings
+        )
         app.state.internal_token = (
             settings.internal_token.get_secret_value() if settings.internal_token else None
         )

@@ -7,6 +7,8 @@ from typing import Any
 PUBLIC_FIELDS = (
     "memory_id",
     "agent_id",
+    "user_id",
+    "session_id",
     "type",
     "status",
     "content",
@@ -17,6 +19,7 @@ PUBLIC_FIELDS = (
     "superseded_by",
     "provenance",
     "reason",
+    "duplicate_of",
     "withdrawn_reason",
     "created_at",
     "updated_at",

@@ -132,6 +132,24 @@ class FakeRows:
         return {s for s in source_ids if (tenant_id, s) in self.gone_sources}
 
 
+class FakeSlots:
+    """DedupSlots in a dict, with the same claim and hand-over semantics."""
+
+    def __init__(self) -> None:
+        self.slots: dict[tuple[str, str], str] = {}
+
+    async def holders(self, tenant_id: str, keys: Sequence[str]) -> dict[str, str]:
+        return {k: self.slots[(tenant_id, k)] for k in keys if (tenant_id, k) in self.slots}
+
+    async def claim(self, tenant_id: str, key: str, memory_id: str) -> str:
+        return self.slots.setdefault((tenant_id, key), memory_id)
+
+    async def hand_over(self, tenant_id: str, key: str, holder: str, memory_id: str) -> str:
+        if self.slots.get((tenant_id, key)) == holder:
+            self.slots[(tenant_id, key)] = memory_id
+        return self.slots.get((tenant_id, key), memory_id)
+
+
 class CountingEmbedder:
     """A real hashing embedder that counts calls and texts, and reports its own provenance."""
 

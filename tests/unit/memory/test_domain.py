@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from engram_memory.domain.content import ContentLimits, content_problem
+from engram_events.content import ContentLimits, content_problem
 from engram_memory.domain.retention import Member, RetentionPolicy, evictions, policy_for
 from engram_memory.domain.sources import withdrawn_by
 from engram_vectors.floor import apply_floor, default_floor

@@ -11,16 +11,17 @@ import pytest
 from engram_embedding.handlers import EmbeddingHandlers
 from engram_events import Envelope, new_event
 from engram_events.catalog import MEMORY_WRITE_REQUESTED, RECORD_TOMBSTONED
+from engram_events.content import ContentLimits
 from engram_events.payloads.memories import MemoryWriteRequested
 from engram_events.payloads.records import RecordTombstoned
 from engram_memory.adapters.vectors import MemoryVectors
-from engram_memory.domain.content import ContentLimits
+from engram_memory.dedup import Dedup
 from engram_memory.domain.retention import RetentionPolicy
 from engram_memory.handlers import MemoryHandlers
 from engram_memory.retention import Retention
 from engram_memory.withdrawal import Withdrawals
 from engram_vectors import ExactNumpyStore
-from tests.unit.memory.fakes import CountingEmbedder, FakeRows
+from tests.unit.memory.fakes import CountingEmbedder, FakeRows, FakeSlots
 
 pytestmark = pytest.mark.unit
 
@@ -32,6 +33,7 @@ class Pipeline:
         self, policies: list[RetentionPolicy] | None = None, *, require_all: bool = False
     ) -> None:
         self.rows = FakeRows()
+        self.slots = FakeSlots()
         self.store = ExactNumpyStore()
         self.vectors = MemoryVectors(self.store, "memories")
         self.embedder = CountingEmbedder()
@@ -44,6 +46,7 @@ class Pipeline:
             retention,
             withdrawals,
             ContentLimits(min_chars=2, max_chars=200),
+            Dedup(self.slots, self.rows),  # type: ignore[arg-type]
             require_all_sources=require_all,
         )
         self.clock = datetime(2026, 1, 1, tzinfo=UTC)
@@ -286,3 +289,50 @@ async def test_a_batch_of_results_stores_each_memory_once_and_supersedes_in_orde
     assert await pipe.store.count("memories", {"status": "active"}) == 2
     assert await pipe.store.count("memories", {"status": "superseded"}) == 1
     assert await pipe.handlers.on_computed_many(results) == [[], [], []]
+
+
+async def test_the_same_content_in_the_same_scope_is_stored_once() -> None:
+    pipe = Pipeline()
+    await pipe.open()
+    first = await pipe.write(pipe.request("m1", "Order ORD-48213 ships Friday", user_id="u1"))
+    again = await pipe.write(pipe.request("m2", "  order ord-48213   ships friday ", user_id="u1"))
+    assert _types(first) == ["embedding.requested", "memory.stored"]
+    assert _types(again) == ["memory.rejected"]
+    assert again[0].payload.reason == "duplicate" and again[0].payload.duplicate_of == "m1"
+    row = await pipe.rows.get("t1", "m2")
+    assert row is not None and row["status"] == "rejected" and "content" not in row
+    assert await pipe.store.count("memories", {"tenant_id": "t1"}) == 1
+
+
+async def test_dedup_respects_scope_opt_out_and_lets_go_once_the_holder_is_gone() -> None:
+    pipe = Pipeline()
+    await pipe.open()
+    await pipe.write(pipe.request("m1", "likes green tea", user_id="u1"))
+    other_user = await pipe.write(pipe.request("m2", "likes green tea", user_id="u2"))
+    other_session = await pipe.write(
+        pipe.request("m3", "likes green tea", user_id="u1", session_id="s1")
+    )
+    opted_out = await pipe.write(
+        pipe.request("m4", "likes green tea", user_id="u1", allow_duplicate=True)
+    )
+    assert [_types(x)[-1] for x in (other_user, other_session, opted_out)] == ["memory.stored"] * 3
+    replacing = await pipe.write(
+        pipe.request("m5", "likes green tea", user_id="u1", supersedes="m1")
+    )
+    assert _types(replacing)[-1] == "memory.stored"
+    assert (await pipe.rows.get("t1", "m1"))["status"] == "superseded"  # type: ignore[index]
+    after = await pipe.write(pipe.request("m6", "likes green tea", user_id="u1"))
+    assert after[0].payload.duplicate_of == "m5"
+
+
+async def test_identical_writes_in_one_batch_leave_one_live_memory() -> None:
+    pipe = Pipeline()
+    await pipe.open()
+    batch = [pipe.request(f"m{n}", "the dock closes at 14:00") for n in range(5)]
+    answers = await pipe.handlers.on_writes_requested(batch)
+    assert [_types(a) for a in answers] == [["embedding.requested"]] + [["memory.rejected"]] * 4
+    assert {a[0].payload.duplicate_of for a in answers[1:]} == {"m0"}
+    again = await pipe.handlers.on_writes_requested(batch)
+    assert [_types(a) for a in again] == [["embedding.requested"], [], [], [], []]
+    live = [r for r in pipe.rows.rows.values() if r["status"] in ("pending", "active")]
+    assert [r["memory_id"] for r in live] == ["m0"]

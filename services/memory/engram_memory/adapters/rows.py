@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
+import re
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from pymongo import ASCENDING, UpdateOne
+from pymongo import ASCENDING, DESCENDING, UpdateOne
 
+from engram_events.memory_filter import MetadataCondition
+from engram_memory.domain.listing import Order, Position
+from engram_memory.domain.selection import Selection
 from engram_platform.mongo import insert_new
 
 MEMORIES = "memories"
@@ -18,7 +22,7 @@ SOURCES = "memory_sources"
 SOURCES_META = "memory_sources_meta"
 SOURCES_COMPLETE = "complete"
 LOOKUP_CHUNK = 1000
-CONTENT_FIELDS = ("content", "metadata")
+CONTENT_FIELDS = ("content", "metadata", "metadata_at")
 """What a withdrawn row loses: only status, ids and hashes remain."""
 
 
@@ -32,6 +36,53 @@ def mongo_filter(selection: Mapping[str, Any]) -> dict[str, Any]:
     return {
         key: {"$in": list(value)} if isinstance(value, list | tuple) else value
         for key, value in selection.items()
+    }
+
+
+def _metadata_query(key: str, condition: MetadataCondition) -> tuple[str, Any]:
+    """One metadata condition as a Mongo field and predicate; time ranges compare the instants
+    kept beside the metadata (`metadata_at`), never the text."""
+    if condition.exists is not None:
+        return f"metadata.{key}", {"$exists": True, "$ne": None} if condition.exists else None
+    if condition.in_ is not None:
+        return f"metadata.{key}", {"$in": list(condition.in_)}
+    if condition.gte is None and condition.lte is None:
+        return f"metadata.{key}", condition.eq
+    field = f"metadata_at.{key}" if condition.is_time_range else f"metadata.{key}"
+    bounds = {"$gte": condition.bound("gte"), "$lte": condition.bound("lte")}
+    return field, {op: value for op, value in bounds.items() if value is not None}
+
+
+def selection_query(selection: Selection) -> dict[str, Any]:
+    """A Selection as a Mongo query: the tenant and agents always, then what it names."""
+    query: dict[str, Any] = {"tenant_id": selection.tenant_id}
+    agents = list(selection.agent_ids)
+    query["agent_id"] = agents[0] if len(agents) == 1 else {"$in": agents}
+    if selection.statuses is not None:
+        query["status"] = {"$in": list(selection.statuses)}
+    types = selection.wanted_types()
+    if types is not None:
+        query["type"] = {"$in": list(types)}
+    wanted = selection.filter
+    for name in ("user_id", "session_id"):
+        if getattr(wanted, name) is not None:
+            query[name] = getattr(wanted, name)
+    for key, condition in wanted.conditions().items():
+        field, predicate = _metadata_query(key, condition)
+        query[field] = predicate
+    if selection.search:
+        query["content"] = {"$regex": re.escape(selection.search), "$options": "i"}
+    return query
+
+
+def _after(position: Position, order: Order) -> dict[str, Any]:
+    """Rows strictly past a position in the listing's (created_at, memory_id) order."""
+    beyond = "$gt" if order == "oldest" else "$lt"
+    return {
+        "$or": [
+            {"created_at": {beyond: position.created_at}},
+            {"created_at": position.created_at, "memory_id": {beyond: position.memory_id}},
+        ]
     }
 
 
@@ -152,6 +203,39 @@ class MemoryRows:
         )
         if limit:
             cursor = cursor.limit(limit)
+        return [row async for row in cursor]
+
+    async def page(
+        self, selection: Selection, order: Order, after: Position | None, limit: int
+    ) -> list[dict[str, Any]]:
+        """Up to `limit` rows of a selection past `after`, in a stable (created_at, memory_id)
+        order: a keyset page, so rows written meanwhile never shift it."""
+        query = selection_query(selection)
+        if after is not None:
+            query = {"$and": [query, _after(after, order)]}
+        direction = ASCENDING if order == "oldest" else DESCENDING
+        cursor = (
+            self.collection.find(query)
+            .sort([("created_at", direction), ("memory_id", direction)])
+            .limit(limit)
+        )
+        return [row async for row in cursor]
+
+    async def tally(self, selection: Selection) -> tuple[int, dict[str, int], dict[str, int]]:
+        """How many rows a selection holds, by status and by type (the listing's own query)."""
+        by_status: Counter[str] = Counter()
+        by_type: Counter[str] = Counter()
+        cursor = self.collection.find(selection_query(selection), {"status": 1, "type": 1})
+        async for row in cursor:
+            by_status[str(row.get("status"))] += 1
+            by_type[str(row.get("type"))] += 1
+        return sum(by_status.values()), dict(by_status), dict(by_type)
+
+    async def select_by(self, selection: Selection) -> list[dict[str, Any]]:
+        """Every row of a selection, oldest first (a scope clear's targets)."""
+        cursor = self.collection.find(selection_query(selection)).sort(
+            [("created_at", ASCENDING), ("memory_id", ASCENDING)]
+        )
         return [row async for row in cursor]
 
     async def index_sources(self, tenant_id: str, memory_id: str, sources: Sequence[str]) -> None:

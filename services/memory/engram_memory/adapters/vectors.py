@@ -1,11 +1,33 @@
-"""The memory collection: one point per stored memory, with what recall returns in its payload."""
+"""The memory collection: one point per stored memory, with what recall returns in its payload,
+a dense vector from the embedder and a lexical one from the content (hybrid recall)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
-from engram_vectors import CollectionNotFound, Hit, Point, VectorStore
+from engram_events.memory_filter import MetadataCondition
+from engram_memory.domain.selection import Selection
+from engram_vectors import (
+    CollectionNotFound,
+    Exists,
+    HybridHit,
+    PayloadFilter,
+    Point,
+    Range,
+    SparseVector,
+    VectorStore,
+)
+from engram_vectors.lexical import LEXICAL_ENCODER, document_vector
+
+KEYWORD_INDEXES = ("tenant_id", "agent_id", "status", "type", "user_id", "session_id")
+"""Payload fields recall filters on, each with a keyword index (metadata keys are free-form
+and filtered unindexed, inside the same query)."""
+
+
+class LexicalMismatch(Exception):
+    """The collection was built with another lexical encoder (or none): recreate it."""
 
 
 def point_id(tenant_id: str, memory_id: str) -> str:
@@ -13,20 +35,71 @@ def point_id(tenant_id: str, memory_id: str) -> str:
     return f"{tenant_id}:{memory_id}"
 
 
+def _iso(value: Any) -> str:
+    return value.isoformat() if isinstance(value, datetime) else str(value)
+
+
+def _metadata_condition(key: str, condition: MetadataCondition) -> tuple[str, Any]:
+    """One metadata condition as a payload field and filter value; time ranges compare the
+    instants kept in `metadata_at`, never the text."""
+    if condition.exists is not None:
+        return f"metadata.{key}", Exists(condition.exists)
+    if condition.in_ is not None:
+        return f"metadata.{key}", list(condition.in_)
+    if condition.gte is None and condition.lte is None:
+        return f"metadata.{key}", condition.eq
+    field = f"metadata_at.{key}" if condition.is_time_range else f"metadata.{key}"
+    return field, Range(gte=condition.bound("gte"), lte=condition.bound("lte"))
+
+
+def payload_filter(selection: Selection) -> dict[str, Any]:
+    """A Selection as a payload filter run inside the vector query (never a post-filter)."""
+    query: dict[str, Any] = {
+        "tenant_id": selection.tenant_id,
+        "agent_id": list(selection.agent_ids),
+    }
+    if selection.statuses is not None:
+        query["status"] = list(selection.statuses)
+    types = selection.wanted_types()
+    if types is not None:
+        query["type"] = list(types)
+    for name in ("user_id", "session_id"):
+        if getattr(selection.filter, name) is not None:
+            query[name] = getattr(selection.filter, name)
+    for key, condition in selection.filter.conditions().items():
+        field, value = _metadata_condition(key, condition)
+        query[field] = value
+    return query
+
+
 class MemoryVectors:
     """The collection tied to one embedder fingerprint; every query names tenant and agent."""
 
-    def __init__(self, store: VectorStore, collection: str) -> None:
+    def __init__(self, store: VectorStore, collection: str, *, lexical: bool = True) -> None:
         self.store = store
         self.collection = collection
+        self.lexical = LEXICAL_ENCODER if lexical else None
 
     async def open(self, dimension: int, fingerprint: str) -> str:
-        """Create the collection for this embedder if new; return the fingerprint it holds."""
+        """Create the collection for this embedder if new; return the fingerprint it holds.
+
+        A collection built with another lexical encoder (or with none, or one where this
+        service runs without) is refused: its sparse vectors would not match the queries."""
         try:
-            return await self.store.collection_fingerprint(self.collection)
+            info = await self.store.collection_info(self.collection)
         except CollectionNotFound:
-            await self.store.ensure_collection(self.collection, dimension, fingerprint)
+            await self.store.ensure_collection(
+                self.collection, dimension, fingerprint, lexical=self.lexical
+            )
             return fingerprint
+        if info.lexical != self.lexical:
+            raise LexicalMismatch(
+                f"vector collection {self.collection!r} holds lexical vectors of "
+                f"{info.lexical or 'no encoder'}, this service writes those of "
+                f"{self.lexical or 'no encoder'}: remove the collection (or name another with "
+                "ENGRAM_MEMORY_COLLECTION) and store the memories again"
+            )
+        return info.fingerprint
 
     async def fingerprint(self) -> str:
         """The embedder fingerprint stored with the collection."""
@@ -49,8 +122,9 @@ class MemoryVectors:
     ) -> None:
         """Write the points of many memories embedded by one embedder, in one upsert.
 
-        The payload carries what recall returns (content, provenance, created_at), so recall
-        never waits on Mongo; withdrawal deletes the point before it touches the row.
+        The payload carries what recall returns (content, provenance, created_at, scope,
+        metadata, supersession), so recall never waits on Mongo; withdrawal deletes the point
+        before it touches the row.
         """
         fingerprint = str(provenance["fingerprint"])
         points = [
@@ -58,68 +132,72 @@ class MemoryVectors:
                 point_id(row["tenant_id"], row["memory_id"]),
                 vector,
                 _payload(row, provenance, status),
+                sparse=document_vector(str(row.get("content") or "")) if self.lexical else None,
             )
             for row, vector, status in entries
         ]
         if points:
             await self.store.upsert(self.collection, points, fingerprint=fingerprint)
 
-    async def set_status(self, tenant_id: str, memory_id: str, status: str) -> bool:
-        """Rewrite a point's status payload (e.g. superseded); False when it has no point."""
-        points = await self.store.get(self.collection, [point_id(tenant_id, memory_id)])
-        if not points:
-            return False
-        point = points[0]
-        if point.payload.get("tenant_id") != tenant_id:
-            return False
-        await self.store.upsert(
-            self.collection, [Point(point.id, point.vector, {**point.payload, "status": status})]
-        )
-        return True
+    async def set_status(
+        self, tenant_id: str, memory_id: str, status: str, *, superseded_by: str | None = None
+    ) -> None:
+        """Rewrite a point's status (and what superseded it) in place; vectors are untouched."""
+        fields: dict[str, Any] = {"status": status}
+        if superseded_by is not None:
+            fields["superseded_by"] = superseded_by
+        await self.store.set_payload(self.collection, [point_id(tenant_id, memory_id)], fields)
 
     async def remove(self, tenant_id: str, memory_ids: Sequence[str]) -> None:
         """Delete points; unknown ids are ignored."""
         if memory_ids:
             await self.store.delete(self.collection, [point_id(tenant_id, m) for m in memory_ids])
 
-    async def count(self, selection: Mapping[str, Any]) -> int:
-        """Points matching a selection (the same flat filter rows take)."""
+    async def count(self, selection: PayloadFilter) -> int:
+        """Points matching a flat payload filter."""
         return await self.store.count(self.collection, dict(selection))
 
-    async def search(
+    async def candidates(
         self,
-        tenant_id: str,
-        agent_id: str,
+        selection: Selection,
         vector: Sequence[float],
-        top_k: int,
+        sparse: SparseVector | None,
+        limit: int,
         *,
-        statuses: Sequence[str],
-        types: Sequence[str] | None,
         fingerprint: str,
-    ) -> list[Hit]:
-        """The raw top-k within one tenant's agent (both predicates always present)."""
-        query: dict[str, Any] = {
-            "tenant_id": tenant_id,
-            "agent_id": agent_id,
-            "status": list(statuses),
-        }
-        if types:
-            query["type"] = list(types)
-        return await self.store.search(
-            self.collection, vector, top_k, filter=query, fingerprint=fingerprint
+    ) -> list[HybridHit]:
+        """Dense and lexical candidates within the selection (tenant and agent always), each
+        with both scores; word weights come from this agent's memories only."""
+        scope = {"tenant_id": selection.tenant_id, "agent_id": list(selection.agent_ids)}
+        return await self.store.hybrid_search(
+            self.collection,
+            vector=vector,
+            sparse=sparse if self.lexical else None,
+            limit=limit,
+            filter=payload_filter(selection),
+            fingerprint=fingerprint,
+            idf_filter=scope,
         )
 
 
 def _payload(row: Mapping[str, Any], provenance: Mapping[str, Any], status: str) -> dict[str, Any]:
-    """What a point carries: ids, status, content, provenance and when it was written."""
-    created = row["created_at"]
-    return {
+    """What a point carries: ids, scope, status, content, metadata, provenance, supersession
+    and when it was written."""
+    payload = {
         "tenant_id": row["tenant_id"],
         "agent_id": row["agent_id"],
         "memory_id": row["memory_id"],
         "type": row["type"],
         "status": status,
         "content": row.get("content"),
+        "metadata": dict(row.get("metadata") or {}),
+        "metadata_at": {k: _iso(v) for k, v in (row.get("metadata_at") or {}).items()},
         "provenance": dict(provenance),
-        "created_at": created.isoformat() if hasattr(created, "isoformat") else str(created),
+        "created_at": _iso(row["created_at"]),
+        "supersedes": row.get("supersedes"),
+        "superseded_by": row.get("superseded_by"),
     }
+    for name in ("user_id", "session_id"):
+        if row.get(name) is not None:
+            payload[name] = row[name]
+    return payload

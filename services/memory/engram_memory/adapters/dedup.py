@@ -1,0 +1,45 @@
+"""Dedup slots in Mongo: `tenant:dedup:key` names the memory that holds the content now."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from engram_platform.mongo import insert_new
+
+SLOTS = "memory_dedup"
+
+
+def slot_id(tenant_id: str, key: str) -> str:
+    """Slots are keyed by tenant first, like rows."""
+    return f"{tenant_id}:dedup:{key}"
+
+
+class DedupSlots:
+    """One document per slot; a claim is an insert, a hand-over a compare-and-set."""
+
+    def __init__(self, db: Any) -> None:
+        self.collection = db[SLOTS]
+
+    async def holders(self, tenant_id: str, keys: Sequence[str]) -> dict[str, str]:
+        """The memory holding each of these slots (slots never claimed are left out)."""
+        wanted = {slot_id(tenant_id, key): key for key in dict.fromkeys(keys)}
+        if not wanted:
+            return {}
+        cursor = self.collection.find({"_id": {"$in": list(wanted)}, "tenant_id": tenant_id})
+        return {wanted[doc["_id"]]: doc["memory_id"] async for doc in cursor}
+
+    async def claim(self, tenant_id: str, key: str, memory_id: str) -> str:
+        """Claim a free slot; returns the holder after the attempt (this memory if it won)."""
+        doc = {"_id": slot_id(tenant_id, key), "tenant_id": tenant_id, "memory_id": memory_id}
+        if not await insert_new(self.collection, [doc]):
+            return memory_id
+        return (await self.holders(tenant_id, [key])).get(key, memory_id)
+
+    async def hand_over(self, tenant_id: str, key: str, holder: str, memory_id: str) -> str:
+        """Move the slot from a holder that no longer counts; returns the holder afterwards."""
+        await self.collection.update_one(
+            {"_id": slot_id(tenant_id, key), "tenant_id": tenant_id, "memory_id": holder},
+            {"$set": {"memory_id": memory_id}},
+        )
+        return (await self.holders(tenant_id, [key])).get(key, memory_id)
