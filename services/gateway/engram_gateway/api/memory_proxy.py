@@ -1,0 +1,36 @@
+"""What every memory route shares: the owned-agent check and the call to the memory service."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import Path, Request
+
+from engram_gateway.domain.model import Caller
+from engram_platform.problems import Problem
+
+AgentId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
+MemoryId = Annotated[str, Path(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.:-]+$")]
+PASSED_THROUGH = (200, 404, 409, 422)
+
+
+async def owned_agent(registry: Any, caller: Caller, agent_id: str) -> None:
+    """404 unless the caller's tenant owns the agent; nothing else runs before this."""
+    if await registry.get_agent(caller.tenant_id, agent_id) is None:
+        raise Problem(404, detail="no such agent")
+
+
+async def proxy(request: Request, caller: Caller, method: str, path: str, **kw: Any) -> Any:
+    """Call the memory service for the caller's tenant; its errors pass through as problems."""
+    response = await request.app.state.internal.request(
+        "memory", method, path, tenant_id=caller.tenant_id, **kw
+    )
+    if response.status_code not in PASSED_THROUGH:
+        raise Problem(503, "service-unavailable", "the memory service could not answer")
+    if response.status_code != 200:
+        body = response.json()
+        extra = {k: v for k, v in body.items() if k not in {"type", "title", "status", "detail"}}
+        extra.pop("instance", None)
+        kind = str(body.get("type", "")).rsplit("/", 1)[-1] or None
+        raise Problem(response.status_code, kind, str(body.get("detail", "")), **extra)
+    return response.json()
