@@ -84,12 +84,13 @@ def percentiles(samples: list[float]) -> dict[str, float]:
 
 
 def sentences(count: int, seed: int) -> list[str]:
-    """Memory-like sentences from a small grammar."""
+    """Memory-like sentences from a small grammar, distinct within and across seeds (the memory
+    service stores a repeated sentence of one agent once)."""
     rng = random.Random(seed)
     return [
         f"{rng.choice(SUBJECTS)} {rng.choice(VERBS)} {rng.choice(OBJECTS)} {rng.choice(WHEN)} "
-        f"(note {rng.randint(1, 99999)})"
-        for _ in range(count)
+        f"(note {seed}-{n}-{rng.randint(1, 99999)})"
+        for n in range(count)
     ]
 
 

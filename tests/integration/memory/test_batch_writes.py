@@ -6,7 +6,7 @@ from tests.integration.memory.conftest import MemoryStack, new_agent, topic, wai
 from tests.support.kafka import read_all
 
 
-async def test_a_batch_stores_each_memory_and_rejects_only_its_bad_ones(
+async def test_a_batch_stores_each_memory_once_and_names_what_was_already_held(
     stack: MemoryStack,
 ) -> None:
     with stack.client(stack.tenant()) as client:
@@ -14,7 +14,7 @@ async def test_a_batch_stores_each_memory_and_rejects_only_its_bad_ones(
         body = {
             "memories": [
                 {"content": "the customer prefers invoices by post", "idempotency_key": "b-1"},
-                {"content": "   ", "idempotency_key": "b-2"},
+                {"content": "the customer prefers invoices by post", "idempotency_key": "b-2"},
                 {"content": "the carrier renewed the contract", "type": "note"},
             ]
         }
@@ -22,17 +22,19 @@ async def test_a_batch_stores_each_memory_and_rejects_only_its_bad_ones(
         assert answer.status_code == 202, answer.text
         accepted = answer.json()["memories"]
         assert [a["status"] for a in accepted] == ["pending"] * 3
+        assert [a.get("deduplicated", False) for a in accepted] == [False, True, False]
         ids = [a["memory_id"] for a in accepted]
+        assert ids[1] == ids[0]
         assert [a["status_url"] for a in accepted] == [
             f"/v1/agents/{agent}/memories/{m}" for m in ids
         ]
         rows = [wait_status(client, agent, m, {"active", "rejected"}) for m in ids]
         again = client.post(f"/v1/agents/{agent}/memories:batch", json=body).json()["memories"]
         listed = client.get(f"/v1/agents/{agent}/memories").json()["memories"]
-    assert [r["status"] for r in rows] == ["active", "rejected", "active"]
+    assert [r["status"] for r in rows] == ["active", "active", "active"]
     assert rows[2]["type"] == "note"
-    assert again[0]["memory_id"] == ids[0] and again[1]["memory_id"] == ids[1]
-    assert again[2]["memory_id"] != ids[2]
+    assert again[0]["memory_id"] == ids[0] and again[1]["memory_id"] == ids[0]
+    assert again[2]["memory_id"] == ids[2] and again[2]["deduplicated"]
     embeddings = await read_all(
         stack.env["KAFKA_BOOTSTRAP_SERVERS"], topic(stack, "engram.embeddings.v1")
     )
@@ -42,8 +44,7 @@ async def test_a_batch_stores_each_memory_and_rejects_only_its_bad_ones(
         if m and m["event_type"] == "embedding.requested"
         for item in m["payload"]["items"]
     ]
-    assert ids[0] in requested and ids[2] in requested
-    assert ids[1] not in requested
+    assert sorted(requested) == sorted([ids[0], ids[2]])
     assert {m["memory_id"] for m in listed} >= {ids[0], ids[2]}
 
 
@@ -58,6 +59,7 @@ def test_a_batch_is_refused_whole_when_malformed_or_for_a_foreign_agent(
             "too many": {"memories": [{"content": f"m {n}"} for n in range(101)]},
             "object as id": {"memories": [{"content": "x", "supersedes": {"$ne": None}}]},
             "unknown field": {"memories": [{"content": "x", "tenant_id": "other"}]},
+            "blank content": {"memories": [{"content": "fine"}, {"content": "  "}]},
             "repeated key": {
                 "memories": [
                     {"content": "one", "idempotency_key": "same"},

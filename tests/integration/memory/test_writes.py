@@ -12,33 +12,20 @@ from tests.support.kafka import read_all, wait_for
 
 
 @pytest.mark.parametrize("content", ["", "   ", "\n\t "])
-async def test_empty_or_whitespace_is_rejected_before_any_embedding(
+async def test_empty_or_whitespace_is_refused_at_the_door_and_never_queued(
     stack: MemoryStack, content: str
 ) -> None:
     with stack.client(stack.tenant()) as client:
         agent = new_agent(client)
-        rejected = write(client, agent, content)
+        refused = client.post(f"/v1/agents/{agent}/memories", json={"content": content})
         fine = write(client, agent, "a valid memory written after the empty one")
-        row = wait_status(client, agent, rejected, {"rejected", "active"})
         wait_status(client, agent, fine, {"active"})
-    assert row["status"] == "rejected" and row["reason"] in {"empty", "whitespace"}
-    assert "content" not in row
+    assert refused.status_code == 422
+    assert refused.json()["errors"][0]["type"] in {"empty", "whitespace"}
     bootstrap = stack.env["KAFKA_BOOTSTRAP_SERVERS"]
-    await wait_for(
-        bootstrap,
-        topic(stack, "engram.memories.v1"),
-        lambda m: (
-            m.get("event_type") == "memory.rejected" and m["payload"]["memory_id"] == rejected
-        ),
-    )
-    embeddings = await read_all(bootstrap, topic(stack, "engram.embeddings.v1"))
-    requested = [
-        m["payload"]["request_id"]
-        for m in embeddings
-        if m and m["event_type"] == "embedding.requested"
-    ]
-    assert fine in requested
-    assert rejected not in requested
+    writes = await read_all(bootstrap, topic(stack, "engram.memories.v1"))
+    requested = [m for m in writes if m and m["event_type"] == "memory.write_requested"]
+    assert [m["payload"]["memory_id"] for m in requested] == [fine]
 
 
 async def test_a_retried_post_with_an_idempotency_key_is_one_memory(stack: MemoryStack) -> None:
