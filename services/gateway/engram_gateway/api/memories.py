@@ -101,12 +101,14 @@ def _listing(
     }
 
 
-FilterParam = Annotated[str | None, Query(max_length=8000, description=FILTER_HELP)]
+FilterParam = Annotated[str | None, Query(max_length=2000, description=FILTER_HELP)]
+"""Bounded so every parameter at its longest, percent-encoded, stays inside the 64 KB request
+line the HTTP server parses (a longer line is refused before the app sees it)."""
 SearchParam = Annotated[
     str | None, Query(max_length=500, description="a literal, case-insensitive substring")
 ]
 CursorParam = Annotated[
-    str | None, Query(max_length=1000, description="the `next_cursor` of the previous page")
+    str | None, Query(max_length=400, description="the `next_cursor` of the previous page")
 ]
 LimitParam = Annotated[int, Query(ge=1, le=1000)]
 OrderParam = Annotated[Order, Query(description="oldest first (default) or most recent first")]

@@ -77,9 +77,10 @@ def _check_content(memories: list[WriteMemory], limits: ContentLimits, where: li
         problem = content_problem(memory.content, limits)
         if problem is not None:
             loc = [*where, str(n), "content"] if len(where) > 1 else [*where, "content"]
-            bound = limits.max_chars if problem == "too_long" else limits.min_chars
+            bounds = {"too_long": limits.max_chars, "too_short": limits.min_chars}
+            shown = f" ({bounds[problem]} characters)" if problem in bounds else ""
             errors.append(
-                {"loc": loc, "msg": f"content {PROBLEMS[problem]} ({bound})", "type": problem}
+                {"loc": loc, "msg": f"content {PROBLEMS[problem]}{shown}", "type": problem}
             )
     if errors:
         raise Problem(422, detail=errors[0]["msg"], errors=errors)
