@@ -143,17 +143,16 @@ async def test_deleting_an_agent_withdraws_its_memories(stack: MemoryStack) -> N
 async def test_a_backlog_of_writes_is_stored_once_each_through_the_batch_routes(
     stack: MemoryStack,
 ) -> None:
-    """Writes queued while memory is down arrive as full batches (100 per delivery): each is
-    stored exactly once and the blank one among them is rejected."""
+    """Writes queued while memory is down (the gateway cannot ask it about duplicates, and
+    queues them anyway) arrive as full batches (100 per delivery): each is stored exactly
+    once."""
     with stack.client(stack.tenant()) as client:
         agent = new_agent(client)
         stack.memory.stop()
         ids = [write(client, agent, f"backlog memory number {n}") for n in range(150)]
-        blank = write(client, agent, "   ")
         stack.memory.start()
         for memory_id in (ids[0], ids[-1]):
             wait_status(client, agent, memory_id, {"active"}, timeout=120)
-        assert wait_status(client, agent, blank, {"rejected"})["reason"] == "whitespace"
         listed = client.get(f"/v1/agents/{agent}/memories", params={"limit": 500}).json()
     assert sorted(m["memory_id"] for m in listed["memories"] if m["status"] == "active") == sorted(
         ids
