@@ -41,7 +41,9 @@ async def open_recall(
 ) -> KnowledgeVectors:
     """The query embedder and the knowledge collection; search refuses a foreign vector space."""
     embedder = make_embedder(settings.embedder, **settings.embedder_options())
-    vectors = KnowledgeVectors(build_vector_store(settings), settings.collection)
+    vectors = KnowledgeVectors(
+        build_vector_store(settings), settings.collection, lexical=settings.lexical
+    )
     provenance = embedder.provenance
     if await vectors.open(provenance.dimension, provenance.fingerprint) != provenance.fingerprint:
         log.warning(

@@ -56,7 +56,9 @@ async def test_each_attribute_section_is_embedded_and_found_with_its_facts() -> 
         "fact_ids",
         "record_ids",
         "provenance",
-    }, "ids and hashes only, never the text"
+        "text",
+    }, "ids, hashes and the embedded text (identifier matches need it), never the Markdown"
+    assert payload["text"] == "carrier:c1 (carrier), hq: Berlin"
     assert payload["provenance"]["fingerprint"] == h.embedder.provenance.fingerprint
     assert hit["provenance"]["model_id"] == h.embedder.provenance.model_id, "as the embedder said"
 
