@@ -9,7 +9,6 @@ from typing import Any
 from engram_enrichment.domain.model import ArticleSection
 from engram_vectors import (
     CollectionNotFound,
-    Hit,
     HybridHit,
     Point,
     SparseVector,
@@ -153,15 +152,6 @@ class KnowledgeVectors:
         """Delete the points of facts or sections that are gone; unknown ids are ignored."""
         if item_ids:
             await self.store.delete(self.collection, [point_id(tenant_id, i) for i in item_ids])
-
-    async def search(
-        self, tenant_id: str, vector: Sequence[float], top_k: int, *, fingerprint: str
-    ) -> list[Hit]:
-        """The raw top-k within one tenant (the predicate is always present)."""
-        query: dict[str, Any] = {"tenant_id": tenant_id}
-        return await self.store.search(
-            self.collection, vector, top_k, filter=query, fingerprint=fingerprint
-        )
 
     async def candidates(
         self,
