@@ -1,6 +1,6 @@
 """Hybrid knowledge search over the real broker and database: an SKU or an entity id finds its
 fact and section first where dense vectors rank a near miss first; lexical search off is refused
-at the door."""
+at the door, and a collection of another lexical encoder at start-up."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from pymongo import MongoClient
 
 from tests.conftest import Infra
@@ -123,5 +124,16 @@ async def test_an_sku_and_an_entity_id_come_first_in_hybrid_and_lexical_mode(
         assert off.status_code == 409 and off.json()["type"].endswith("/lexical-disabled")
     plain.stop()
 
+    enrichment.stop()
+    mismatched = service(
+        "enrichment",
+        start=False,
+        ENGRAM_ENRICHMENT_VECTOR_PATH=vectors,
+        ENGRAM_ENRICHMENT_LEXICAL="false",
+        **env,
+    )
+    with pytest.raises(RuntimeError) as refused_at_start:
+        mismatched.start()
+    assert "holds lexical vectors of engram-lexical-v1" in str(refused_at_start.value)
     logged = "".join(s.logs() for s in (enrichment, gateway, embedding))
     assert sku(185) not in logged and "4585" not in logged, "queries and values stay out of logs"
