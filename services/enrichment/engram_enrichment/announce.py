@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from engram_enrichment.domain.model import ArticleSection, Entity, SupportRef
+from engram_enrichment.domain.model import ArticleSection, Entity, Fact, SupportRef
 from engram_enrichment.domain.sections import SEPARATOR, embedding_text, embedding_texts
 from engram_events import Envelope, derive_event_id, new_event
 from engram_events.catalog import (
@@ -110,12 +110,23 @@ def announcements(
     return out
 
 
+def fact_text(entity_id: str, fact: Fact) -> str:
+    """What a fact's vectors are of: its entity id, attribute and value (all worth matching)."""
+    return f"{entity_id} {fact.attribute}: {fact.value}"
+
+
+def section_text(entity: Entity, attribute: str, texts: dict[str, str] | None = None) -> str:
+    """What a section's vectors are of: its embedding text, cut where the request cuts it."""
+    text = (texts or {}).get(attribute) or embedding_text(entity, attribute)
+    return text[:MAX_TEXT]
+
+
 def embedding_request(
     entity: Entity, *, cause: str, caused_by: Envelope[Any] | None = None
 ) -> list[Envelope[Any]]:
     """Ask the embedding service for vectors of facts this cause made live (not mere support)."""
     items = [
-        TextItem(item_id=fid, text=f"{entity.entity_id} {fact.attribute}: {fact.value}")
+        TextItem(item_id=fid, text=fact_text(entity.entity_id, fact))
         for fid, fact in sorted(entity.facts.items())
         if fact.last_cause == cause
         and fact.live
@@ -163,8 +174,7 @@ def section_embedding_request(
     items: list[TextItem] = []
     texts = embedding_texts(entity) if sections else {}
     for section in sections:
-        text = texts.get(section.attribute) or embedding_text(entity, section.attribute)
-        text = text[:MAX_TEXT]
+        text = section_text(entity, section.attribute, texts)
         try:
             items.append(TextItem(item_id=section_item_id(section), text=text))
         except ValidationError:

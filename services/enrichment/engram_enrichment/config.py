@@ -49,6 +49,11 @@ class EnrichmentSettings(ServiceSettings):
     min_score: float | None = Field(
         default=None, description="search floor; None means the embedder model's default"
     )
+    lexical: bool = Field(
+        default=True,
+        description="keep a lexical (sparse) vector per fact and section for hybrid and lexical "
+        "search; off, search is dense only and mode=lexical is refused",
+    )
     max_top_k: int = Field(default=100, ge=1, le=1000)
     summary_base_url: str | None = Field(
         default=None,

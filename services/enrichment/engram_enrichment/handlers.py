@@ -12,6 +12,7 @@ from engram_enrichment.announce import (
     REQUESTER,
     announcements,
     embedding_request,
+    fact_text,
     section_embedding_request,
     withdrawn_by,
 )
@@ -109,7 +110,7 @@ class EnrichmentHandlers:
         entity_ids = {item.item_id.rsplit(":", 2)[0] for c in computed for item in c.items}
         loaded = await self.knowledge.load_many(tenant, sorted(entity_ids))
         entities = {entity.entity_id: entity for entity in loaded}
-        by_embedder: dict[str, list[tuple[str, str, Sequence[float]]]] = defaultdict(list)
+        by_embedder: dict[str, list[tuple[str, str, str, Sequence[float]]]] = defaultdict(list)
         provenance: dict[str, dict[str, Any]] = {}
         for result in computed:
             fingerprint = result.provenance.fingerprint
@@ -119,7 +120,8 @@ class EnrichmentHandlers:
                 entity = entities.get(entity_id)
                 fact = entity.facts.get(item.item_id) if entity else None
                 if fact is not None and fact.live:
-                    by_embedder[fingerprint].append((entity_id, item.item_id, item.vector))
+                    text = fact_text(entity_id, fact)
+                    by_embedder[fingerprint].append((entity_id, item.item_id, text, item.vector))
         for fingerprint, points in by_embedder.items():
             try:
                 await self.vectors.put_facts(tenant, points, fingerprint, provenance[fingerprint])

@@ -15,7 +15,7 @@ from engram_enrichment import api, lineage, prune
 from engram_enrichment.adapters.chat import ChatCompletionsSummariser
 from engram_enrichment.adapters.schema_file import load_schema
 from engram_enrichment.adapters.store import MongoEntityStore
-from engram_enrichment.adapters.vectors import KnowledgeVectors
+from engram_enrichment.adapters.vectors import KnowledgeVectors, LexicalMismatch
 from engram_enrichment.config import EnrichmentSettings
 from engram_enrichment.handlers import SERVICE, EnrichmentHandlers
 from engram_enrichment.knowledge import KnowledgeBase
@@ -39,11 +39,20 @@ def build_vector_store(settings: EnrichmentSettings) -> VectorStore:
 async def open_recall(
     settings: EnrichmentSettings, knowledge: KnowledgeBase, app: FastAPI
 ) -> KnowledgeVectors:
-    """The query embedder and the knowledge collection; search refuses a foreign vector space."""
+    """The query embedder and the knowledge collection; search refuses a foreign vector space,
+    start-up a collection of another lexical encoder (said in the log: exception messages are
+    left out of it)."""
     embedder = make_embedder(settings.embedder, **settings.embedder_options())
-    vectors = KnowledgeVectors(build_vector_store(settings), settings.collection)
+    vectors = KnowledgeVectors(
+        build_vector_store(settings), settings.collection, lexical=settings.lexical
+    )
     provenance = embedder.provenance
-    if await vectors.open(provenance.dimension, provenance.fingerprint) != provenance.fingerprint:
+    try:
+        held = await vectors.open(provenance.dimension, provenance.fingerprint)
+    except LexicalMismatch as refused:
+        log.error(str(refused), extra={"collection": settings.collection})
+        raise
+    if held != provenance.fingerprint:
         log.warning(
             "collection embedder differs from the configured embedder; search will refuse",
             extra={"collection": settings.collection},

@@ -7,9 +7,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from engram_enrichment.adapters.vectors import KnowledgeVectors
-from engram_enrichment.announce import parse_section_item, section_embedding_request
+from engram_enrichment.announce import (
+    parse_section_item,
+    section_embedding_request,
+    section_text,
+)
 from engram_enrichment.domain.model import ArticleSection, Entity
-from engram_enrichment.domain.sections import changed_by, entity_of
+from engram_enrichment.domain.sections import changed_by, embedding_texts, entity_of
 from engram_enrichment.knowledge import KnowledgeBase
 from engram_events import Envelope
 from engram_events.payloads.embeddings import EmbeddedItem
@@ -80,10 +84,14 @@ class SectionVectors:
             for section_id, digest, item in wanted
             if (section := _current(before.get(entity_of(section_id)), section_id, digest))
         ]
+        texts = _texts(before, [s for s, _, _ in current])
         try:
             await self.vectors.put_sections(
                 tenant_id,
-                [(entity_of(s.section_id), s, item.vector) for s, _, item in current],
+                [
+                    (entity_of(s.section_id), s, texts[s.section_id], item.vector)
+                    for s, _, item in current
+                ],
                 fingerprint,
                 provenance,
             )
@@ -108,6 +116,21 @@ class SectionVectors:
         entity_ids = sorted({entity_of(section_id) for section_id in section_ids})
         loaded = await self.knowledge.load_many(tenant_id, entity_ids)
         return {entity.entity_id: entity for entity in loaded}
+
+
+def _texts(entities: dict[str, Entity], sections: Sequence[ArticleSection]) -> dict[str, str]:
+    """Each section's embedded text as its entity gives it now (its hash matched, so the values
+    and statuses are those embedded), computing an entity's texts once for all its sections."""
+    by_entity: dict[str, dict[str, str]] = {}
+    found: dict[str, str] = {}
+    for section in sections:
+        entity = entities[entity_of(section.section_id)]
+        if entity.entity_id not in by_entity:
+            by_entity[entity.entity_id] = embedding_texts(entity)
+        found[section.section_id] = section_text(
+            entity, section.attribute, by_entity[entity.entity_id]
+        )
+    return found
 
 
 def _current(entity: Entity | None, section_id: str, digest: str) -> ArticleSection | None:

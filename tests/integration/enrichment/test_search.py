@@ -43,7 +43,7 @@ async def test_search_returns_facts_with_status_and_never_below_the_floor(
         async def everything() -> Any:
             response = await api.post(
                 "/v1/knowledge/search",
-                json={"query": "carrier:c1 hq: Berlin", "min_score": -1, "top_k": 20},
+                json={"query": "hq: Berlin", "min_score": -1, "top_k": 20},
             )
             return response.json()
 
@@ -60,13 +60,21 @@ async def test_search_returns_facts_with_status_and_never_below_the_floor(
         floored = (
             await api.post(
                 "/v1/knowledge/search",
-                json={"query": "carrier:c1 hq: Berlin", "min_score": floor, "top_k": 10},
+                json={"query": "hq: Berlin", "min_score": floor, "top_k": 10},
             )
         ).json()
         assert floored["floor"] == floor
         assert len(floored["results"]) == 1 and floored["results"][0]["score"] == scores[-1]
         assert all(r["score"] >= floor for r in floored["results"])
         assert floored["dropped_below_floor"] == 6
+        named = (
+            await api.post(
+                "/v1/knowledge/search",
+                json={"query": "carrier:c1 hq: Berlin", "min_score": 0.99, "top_k": 10},
+            )
+        ).json()
+        assert {r["entity_id"] for r in named["results"]} == {"carrier:c1"}
+        assert len(named["results"]) == 5, "the floor keeps what names the query's entity id"
 
         default = (await api.post("/v1/knowledge/search", json={"query": "hq"})).json()
         assert all(r["score"] >= default["floor"] for r in default["results"])

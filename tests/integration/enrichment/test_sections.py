@@ -26,7 +26,8 @@ from tests.unit.enrichment.scenario import tombstoned as tombstone_event
 from tests.unit.enrichment.scenario import upserted
 
 HQ = "carrier:c1@hq"
-QUERY = "carrier:c1: hq Berlin Munich"
+QUERY = "hq Berlin Munich"
+"""No identifier in it: the floor alone decides (an exact identifier match would be kept)."""
 
 
 def _hq(body: dict[str, Any]) -> dict[str, Any] | None:

@@ -26,14 +26,18 @@ async def test_new_facts_are_embedded_and_found_with_status_and_support() -> Non
 async def test_the_floor_drops_and_counts_below_floor_hits() -> None:
     h = await harness()
     await h.record(upserted("rec_a", 1, {"hq": "Berlin", "fleet": 12, "name": "Acme"}))
-    raw = await h.search.search("tnt_a", "carrier:c1 hq: Berlin", 10, min_score=-1.0)
+    raw = await h.search.search("tnt_a", "hq: Berlin", 10, min_score=-1.0)
     assert len(raw.results) == 6 and raw.dropped_below_floor == 0, "three facts, three sections"
     scores = sorted(r["score"] for r in raw.results)
     floor = (scores[-1] + scores[-2]) / 2
-    floored = await h.search.search("tnt_a", "carrier:c1 hq: Berlin", 10, min_score=floor)
+    floored = await h.search.search("tnt_a", "hq: Berlin", 10, min_score=floor)
     assert [r["score"] >= floor for r in floored.results] == [True]
     assert floored.results[0]["kind"] == "fact" and floored.results[0]["value"] == "Berlin"
     assert floored.dropped_below_floor == 5 and floored.floor == floor
+    named = await h.search.search("tnt_a", "carrier:c1 hq: Berlin", 10, min_score=0.99)
+    assert len(named.results) == 6 and named.dropped_below_floor == 0, (
+        "every hit names carrier:c1, an identifier of the query: the floor drops none"
+    )
 
 
 async def test_contested_facts_carry_their_flag_and_withdrawn_ones_vanish() -> None:

@@ -56,7 +56,9 @@ async def test_each_attribute_section_is_embedded_and_found_with_its_facts() -> 
         "fact_ids",
         "record_ids",
         "provenance",
-    }, "ids and hashes only, never the text"
+        "text",
+    }, "ids, hashes and the embedded text (identifier matches need it), never the Markdown"
+    assert payload["text"] == "carrier:c1 (carrier), hq: Berlin"
     assert payload["provenance"]["fingerprint"] == h.embedder.provenance.fingerprint
     assert hit["provenance"]["model_id"] == h.embedder.provenance.model_id, "as the embedder said"
 
@@ -64,9 +66,9 @@ async def test_each_attribute_section_is_embedded_and_found_with_its_facts() -> 
 async def test_the_floor_applies_to_section_hits_and_counts_them() -> None:
     h = await harness()
     await h.record(upserted("rec_a", 1, {"hq": "Berlin", "fleet": 12}))
-    raw = await h.search.search("tnt_a", "carrier:c1: hq Berlin", 10, min_score=-1.0)
+    raw = await h.search.search("tnt_a", "hq Berlin", 10, min_score=-1.0)
     floor = max(r["score"] for r in raw.results) + 0.001
-    floored = await h.search.search("tnt_a", "carrier:c1: hq Berlin", 10, min_score=floor)
+    floored = await h.search.search("tnt_a", "hq Berlin", 10, min_score=floor)
     assert floored.results == [] and floored.dropped_below_floor == len(raw.results) == 4
 
 

@@ -1,4 +1,5 @@
-"""The knowledge collection: one point per live fact and per article section, payload ids only."""
+"""The knowledge collection: one point per live fact and per article section, with a dense vector
+from the embedder and, for hybrid search, a lexical one of the same text."""
 
 from __future__ import annotations
 
@@ -6,10 +7,24 @@ from collections.abc import Sequence
 from typing import Any
 
 from engram_enrichment.domain.model import ArticleSection
-from engram_vectors import CollectionNotFound, Hit, Point, VectorStore
+from engram_vectors import (
+    CollectionNotFound,
+    HybridHit,
+    Point,
+    SparseVector,
+    VectorStore,
+)
+from engram_vectors.lexical import LEXICAL_ENCODER, document_vector
 
 FACT = "fact"
 ARTICLE_SECTION = "article_section"
+TEXT = "text"
+"""The payload field holding the text a point's vectors are of, where search looks for the
+query's identifiers (kept only with lexical vectors)."""
+
+
+class LexicalMismatch(Exception):
+    """The collection was built with another lexical encoder (or none): recreate it."""
 
 
 def point_id(tenant_id: str, fact_id: str) -> str:
@@ -20,34 +35,66 @@ def point_id(tenant_id: str, fact_id: str) -> str:
 class KnowledgeVectors:
     """The collection tied to one embedder fingerprint; every search names the tenant."""
 
-    def __init__(self, store: VectorStore, collection: str) -> None:
+    def __init__(self, store: VectorStore, collection: str, *, lexical: bool = True) -> None:
         self.store = store
         self.collection = collection
+        self.lexical = LEXICAL_ENCODER if lexical else None
 
     async def open(self, dimension: int, fingerprint: str) -> str:
-        """Create the collection for this embedder if new; return the fingerprint it holds."""
+        """Create the collection for this embedder if new; return the fingerprint it holds.
+
+        A collection built with another lexical encoder (or with none, or one where this
+        service runs without) is refused: its sparse vectors would not match the queries."""
         try:
-            return await self.store.collection_fingerprint(self.collection)
+            info = await self.store.collection_info(self.collection)
         except CollectionNotFound:
-            await self.store.ensure_collection(self.collection, dimension, fingerprint)
+            await self.store.ensure_collection(
+                self.collection, dimension, fingerprint, lexical=self.lexical
+            )
             return fingerprint
+        if info.lexical != self.lexical:
+            raise LexicalMismatch(
+                f"vector collection {self.collection!r} holds lexical vectors of "
+                f"{info.lexical or 'no encoder'}, this service writes those of "
+                f"{self.lexical or 'no encoder'}: remove the collection (or name another with "
+                "ENGRAM_ENRICHMENT_COLLECTION) and rebuild enrichment's knowledge from the "
+                "records (facts and sections are embedded when they change; there is no "
+                "backfill), or set ENGRAM_ENRICHMENT_LEXICAL to match it"
+            )
+        return info.fingerprint
 
     async def fingerprint(self) -> str:
         """The embedder fingerprint stored with the collection."""
         return await self.store.collection_fingerprint(self.collection)
 
+    def _point(
+        self,
+        tenant_id: str,
+        item_id: str,
+        vector: Sequence[float],
+        payload: dict[str, Any],
+        text: str,
+    ) -> Point:
+        """A point whose lexical vector (when this collection keeps them) is of the text that was
+        embedded, kept in the payload for identifier matches; without, the payload is ids only."""
+        if self.lexical is None:
+            return Point(point_id(tenant_id, item_id), vector, payload)
+        full = {**payload, TEXT: text}
+        return Point(point_id(tenant_id, item_id), vector, full, sparse=document_vector(text))
+
     async def put_facts(
         self,
         tenant_id: str,
-        facts: Sequence[tuple[str, str, Sequence[float]]],
+        facts: Sequence[tuple[str, str, str, Sequence[float]]],
         fingerprint: str,
         provenance: dict[str, Any] | None = None,
     ) -> None:
-        """Write facts' points `(entity_id, fact_id, vector)` in one upsert, with the embedder's
-        own provenance; refuses another embedder's."""
+        """Write facts' points `(entity_id, fact_id, text embedded, vector)` in one upsert, with
+        the embedder's own provenance; refuses another embedder's."""
         points = [
-            Point(
-                point_id(tenant_id, fact_id),
+            self._point(
+                tenant_id,
+                fact_id,
                 vector,
                 {
                     "tenant_id": tenant_id,
@@ -56,8 +103,9 @@ class KnowledgeVectors:
                     "fact_id": fact_id,
                     "provenance": provenance,
                 },
+                text,
             )
-            for entity_id, fact_id, vector in facts
+            for entity_id, fact_id, text, vector in facts
         ]
         if points:
             await self.store.upsert(self.collection, points, fingerprint=fingerprint)
@@ -65,15 +113,16 @@ class KnowledgeVectors:
     async def put_sections(
         self,
         tenant_id: str,
-        sections: Sequence[tuple[str, ArticleSection, Sequence[float]]],
+        sections: Sequence[tuple[str, ArticleSection, str, Sequence[float]]],
         fingerprint: str,
         provenance: dict[str, Any] | None = None,
     ) -> None:
-        """Write (or replace) sections' points `(entity_id, section, vector)` in one upsert: text
-        hash, cited ids, the embedder's provenance."""
+        """Write (or replace) sections' points `(entity_id, section, text embedded, vector)` in
+        one upsert: text hash, cited ids, the embedder's provenance."""
         points = [
-            Point(
-                point_id(tenant_id, section.section_id),
+            self._point(
+                tenant_id,
+                section.section_id,
                 vector,
                 {
                     "tenant_id": tenant_id,
@@ -85,8 +134,9 @@ class KnowledgeVectors:
                     "record_ids": list(section.record_ids),
                     "provenance": provenance,
                 },
+                text,
             )
-            for entity_id, section, vector in sections
+            for entity_id, section, text, vector in sections
         ]
         if points:
             await self.store.upsert(self.collection, points, fingerprint=fingerprint)
@@ -103,11 +153,24 @@ class KnowledgeVectors:
         if item_ids:
             await self.store.delete(self.collection, [point_id(tenant_id, i) for i in item_ids])
 
-    async def search(
-        self, tenant_id: str, vector: Sequence[float], top_k: int, *, fingerprint: str
-    ) -> list[Hit]:
-        """The raw top-k within one tenant (the predicate is always present)."""
-        query: dict[str, Any] = {"tenant_id": tenant_id}
-        return await self.store.search(
-            self.collection, vector, top_k, filter=query, fingerprint=fingerprint
+    async def candidates(
+        self,
+        tenant_id: str,
+        vector: Sequence[float],
+        sparse: SparseVector | None,
+        limit: int,
+        *,
+        fingerprint: str,
+    ) -> list[HybridHit]:
+        """Dense and lexical candidates within one tenant, each with both scores; word weights
+        come from this tenant's points only."""
+        scope = {"tenant_id": tenant_id}
+        return await self.store.hybrid_search(
+            self.collection,
+            vector=vector,
+            sparse=sparse if self.lexical else None,
+            limit=limit,
+            filter=scope,
+            fingerprint=fingerprint,
+            idf_filter=scope,
         )

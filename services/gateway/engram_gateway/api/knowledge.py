@@ -114,20 +114,24 @@ async def resolve_contradiction(
 
 
 class SearchKnowledge(BaseModel):
-    """A literal query over the caller's facts, with an optional floor."""
+    """A literal query over the caller's facts and sections, with an optional floor; `mode`
+    picks the retrieval: dense and lexical fused (`hybrid`), or either alone."""
 
     model_config = ConfigDict(extra="forbid")
 
     query: QueryText = Field(min_length=1, max_length=2000)
     top_k: int = Field(default=5, ge=1, le=1000)
     min_score: float | None = Field(default=None, ge=-1.0, le=1.0)
+    mode: Literal["hybrid", "dense", "lexical"] = "hybrid"
 
 
 @router.post("/search")
 async def search_knowledge(
     body: SearchKnowledge, request: Request, caller: CallerDep
 ) -> JSONResponse:
-    """Facts by similarity above the floor, with status, contested flag and support."""
+    """Facts and sections ranked by the mode above the floor (an exact identifier match is
+    kept), with status, contested flag, support and `scores`; 409 `lexical-disabled` for
+    `lexical` where enrichment keeps no lexical vectors."""
     return JSONResponse(
         await _proxy(request, caller, "POST", "/search", json=body.model_dump(exclude_none=True))
     )
