@@ -466,12 +466,14 @@ def list_entities(
 
 
 def search_knowledge(
-    query: str, *, top_k: int, min_score: float | None
+    query: str, *, top_k: int, min_score: float | None, mode: str | None = None
 ) -> Call[models.KnowledgeSearch]:
     """A read despite the POST, so it is retry-safe."""
     body: dict[str, Any] = {"query": query, "top_k": top_k}
     if min_score is not None:
         body["min_score"] = min_score
+    if mode is not None:
+        body["mode"] = mode
     return Call(
         "POST",
         "/v1/knowledge/search",

@@ -265,9 +265,12 @@ class EntityPage(ApiModel):
 
 
 class KnowledgeHit(ApiModel):
-    """One fact found by similarity, with its status, contested flag and support."""
+    """One fact or article section found, with its status, contested flag and support;
+    `score` is the dense score the floor applies to, `scores` every score that placed it."""
 
+    kind: str | None = None
     score: float | None = None
+    scores: RecallScores | None = None
     fact_id: str | None = None
     entity_id: str | None = None
     attribute: str | None = None
@@ -278,9 +281,10 @@ class KnowledgeHit(ApiModel):
 
 
 class KnowledgeSearch(ApiModel):
-    """Facts at or above `floor`, and how many were dropped below it."""
+    """Hits at or above `floor` (or matching an exact identifier), and how many were dropped."""
 
     results: list[KnowledgeHit] = Field(default_factory=list)
+    mode: str | None = None
     floor: float | None = None
     dropped_below_floor: int = 0
 

@@ -453,10 +453,15 @@ class EngramClient:
             after = page.next_after
 
     def search_knowledge(
-        self, query: str, *, top_k: int = 5, min_score: float | None = None
+        self,
+        query: str,
+        *,
+        top_k: int = 5,
+        min_score: float | None = None,
+        mode: str | None = None,
     ) -> models.KnowledgeSearch:
-        """Knowledge similar to the query."""
-        return self.run(calls.search_knowledge(query, top_k=top_k, min_score=min_score))
+        """Facts and article sections matching the query (`mode`: hybrid, dense or lexical)."""
+        return self.run(calls.search_knowledge(query, top_k=top_k, min_score=min_score, mode=mode))
 
     def list_contradictions(
         self, *, status: str | None = None, limit: int | None = None

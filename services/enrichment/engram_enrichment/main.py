@@ -15,7 +15,7 @@ from engram_enrichment import api, lineage, prune
 from engram_enrichment.adapters.chat import ChatCompletionsSummariser
 from engram_enrichment.adapters.schema_file import load_schema
 from engram_enrichment.adapters.store import MongoEntityStore
-from engram_enrichment.adapters.vectors import KnowledgeVectors, LexicalMismatch
+from engram_enrichment.adapters.vectors import KnowledgeVectors
 from engram_enrichment.config import EnrichmentSettings
 from engram_enrichment.handlers import SERVICE, EnrichmentHandlers
 from engram_enrichment.knowledge import KnowledgeBase
@@ -24,7 +24,7 @@ from engram_enrichment.summaries import Summaries
 from engram_events.catalog import EMBEDDING_COMPUTED, RECORD_TOMBSTONED, RECORD_UPSERTED
 from engram_platform.app import service_app
 from engram_platform.runtime import Runtime
-from engram_vectors import VectorStore, make_vector_store
+from engram_vectors import LexicalMismatch, VectorStore, make_vector_store
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +50,12 @@ async def open_recall(
     try:
         held = await vectors.open(provenance.dimension, provenance.fingerprint)
     except LexicalMismatch as refused:
-        log.error(str(refused), extra={"collection": settings.collection})
+        log.error(
+            f"{refused}: remove the collection (or name another with "
+            "ENGRAM_ENRICHMENT_COLLECTION) and rebuild the knowledge from the records (facts and "
+            "sections are embedded when they change), or set ENGRAM_ENRICHMENT_LEXICAL to match",
+            extra={"collection": settings.collection},
+        )
         raise
     if held != provenance.fingerprint:
         log.warning(

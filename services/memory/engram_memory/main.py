@@ -27,7 +27,7 @@ from engram_memory.retention import Retention
 from engram_memory.withdrawal import Withdrawals
 from engram_platform.app import service_app, until_done
 from engram_platform.runtime import Runtime
-from engram_vectors import VectorStore, make_vector_store
+from engram_vectors import LexicalMismatch, VectorStore, make_vector_store
 
 SERVICE = "memory"
 log = logging.getLogger(__name__)
@@ -54,7 +54,16 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
         rows = MemoryRows(rt.db)
         vectors = MemoryVectors(store, settings.collection, lexical=settings.lexical)
         provenance = embedder.provenance
-        held = await vectors.open(provenance.dimension, provenance.fingerprint)
+        try:
+            held = await vectors.open(provenance.dimension, provenance.fingerprint)
+        except LexicalMismatch as refused:
+            log.error(
+                f"{refused}: remove the collection (or name another with "
+                "ENGRAM_MEMORY_COLLECTION) and store the memories again, or set "
+                "ENGRAM_MEMORY_LEXICAL to match it",
+                extra={"collection": settings.collection},
+            )
+            raise
         if held != provenance.fingerprint:
             log.warning(
                 "collection embedder differs from the configured embedder; recall will refuse",

@@ -134,6 +134,8 @@ async def test_an_sku_and_an_entity_id_come_first_in_hybrid_and_lexical_mode(
     )
     with pytest.raises(RuntimeError) as refused_at_start:
         mismatched.start()
-    assert "holds lexical vectors of engram-lexical-v1" in str(refused_at_start.value)
+    reason = str(refused_at_start.value)
+    assert "holds lexical vectors of encoder 'engram-lexical-v1'" in reason
+    assert "ENGRAM_ENRICHMENT_COLLECTION" in reason
     logged = "".join(s.logs() for s in (enrichment, gateway, embedding))
     assert sku(185) not in logged and "4585" not in logged, "queries and values stay out of logs"

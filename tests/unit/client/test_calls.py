@@ -66,3 +66,10 @@ def test_retry_safety_per_endpoint(call: calls.Call[object], safe: bool) -> None
 def test_health_and_readiness_need_no_key() -> None:
     assert not calls.health().authenticated and not calls.ready().authenticated
     assert not calls.ready().retry_safe, "a 503 from /readyz is the answer, not a retry"
+
+
+def test_knowledge_search_sends_the_mode_only_when_given() -> None:
+    plain = calls.search_knowledge("SKU-4585", top_k=3, min_score=None)
+    lexical = calls.search_knowledge("SKU-4585", top_k=3, min_score=0.2, mode="lexical")
+    assert plain.json == {"query": "SKU-4585", "top_k": 3}
+    assert lexical.json == {"query": "SKU-4585", "top_k": 3, "min_score": 0.2, "mode": "lexical"}

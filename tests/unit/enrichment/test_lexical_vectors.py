@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from engram_enrichment.adapters.vectors import KnowledgeVectors, LexicalMismatch, point_id
+from engram_enrichment.adapters.vectors import KnowledgeVectors, point_id
 from engram_enrichment.announce import parse_section_item
-from engram_vectors import ExactNumpyStore
+from engram_vectors import ExactNumpyStore, LexicalMismatch
 from engram_vectors.lexical import LEXICAL_ENCODER, document_vector
 from tests.unit.enrichment.recall import harness
 from tests.unit.enrichment.scenario import upserted
@@ -63,7 +63,8 @@ async def test_a_collection_of_another_lexical_encoder_is_refused_at_open(
     with pytest.raises(LexicalMismatch) as refused:
         await KnowledgeVectors(store, "knowledge", lexical=opened_with).open(8, "fp")
     assert "'knowledge'" in str(refused.value)
-    assert "ENGRAM_ENRICHMENT_COLLECTION" in str(refused.value)
+    assert (refused.value.stored is not None) == built_with
+    assert (refused.value.asked is not None) == opened_with
 
 
 async def test_an_existing_collection_of_the_same_encoder_opens_with_its_fingerprint() -> None:

@@ -20,7 +20,8 @@ from engram_memory.domain.retention import RetentionPolicy
 from engram_memory.handlers import MemoryHandlers
 from engram_memory.retention import Retention
 from engram_memory.withdrawal import Withdrawals
-from engram_vectors import ExactNumpyStore
+from engram_vectors import ExactNumpyStore, LexicalMismatch
+from engram_vectors.lexical import LEXICAL_ENCODER
 from tests.unit.memory.fakes import CountingEmbedder, FakeRows, FakeSlots
 
 pytestmark = pytest.mark.unit
@@ -336,3 +337,12 @@ async def test_identical_writes_in_one_batch_leave_one_live_memory() -> None:
     assert [_types(a) for a in again] == [["embedding.requested"], [], [], [], []]
     live = [r for r in pipe.rows.rows.values() if r["status"] in ("pending", "active")]
     assert [r["memory_id"] for r in live] == ["m0"]
+
+
+async def test_a_collection_without_lexical_vectors_is_refused_at_open() -> None:
+    store = ExactNumpyStore()
+    await MemoryVectors(store, "memories", lexical=False).open(32, "fp")
+    with pytest.raises(LexicalMismatch) as refused:
+        await MemoryVectors(store, "memories").open(32, "fp")
+    assert refused.value.stored is None and refused.value.asked == LEXICAL_ENCODER
+    assert await MemoryVectors(store, "memories", lexical=False).open(32, "other") == "fp"

@@ -8,23 +8,19 @@ from typing import Any
 
 from engram_enrichment.domain.model import ArticleSection
 from engram_vectors import (
-    CollectionNotFound,
     HybridHit,
     Point,
     SparseVector,
     VectorStore,
 )
 from engram_vectors.lexical import LEXICAL_ENCODER, document_vector
+from engram_vectors.opening import open_collection
 
 FACT = "fact"
 ARTICLE_SECTION = "article_section"
 TEXT = "text"
 """The payload field holding the text a point's vectors are of, where search looks for the
 query's identifiers (kept only with lexical vectors)."""
-
-
-class LexicalMismatch(Exception):
-    """The collection was built with another lexical encoder (or none): recreate it."""
 
 
 def point_id(tenant_id: str, fact_id: str) -> str:
@@ -41,27 +37,11 @@ class KnowledgeVectors:
         self.lexical = LEXICAL_ENCODER if lexical else None
 
     async def open(self, dimension: int, fingerprint: str) -> str:
-        """Create the collection for this embedder if new; return the fingerprint it holds.
-
-        A collection built with another lexical encoder (or with none, or one where this
-        service runs without) is refused: its sparse vectors would not match the queries."""
-        try:
-            info = await self.store.collection_info(self.collection)
-        except CollectionNotFound:
-            await self.store.ensure_collection(
-                self.collection, dimension, fingerprint, lexical=self.lexical
-            )
-            return fingerprint
-        if info.lexical != self.lexical:
-            raise LexicalMismatch(
-                f"vector collection {self.collection!r} holds lexical vectors of "
-                f"{info.lexical or 'no encoder'}, this service writes those of "
-                f"{self.lexical or 'no encoder'}: remove the collection (or name another with "
-                "ENGRAM_ENRICHMENT_COLLECTION) and rebuild enrichment's knowledge from the "
-                "records (facts and sections are embedded when they change; there is no "
-                "backfill), or set ENGRAM_ENRICHMENT_LEXICAL to match it"
-            )
-        return info.fingerprint
+        """Create the collection for this embedder if new; return the fingerprint it holds
+        (LexicalMismatch when it was built with another lexical encoder, or without)."""
+        return await open_collection(
+            self.store, self.collection, dimension, fingerprint, lexical=self.lexical
+        )
 
     async def fingerprint(self) -> str:
         """The embedder fingerprint stored with the collection."""

@@ -10,7 +10,6 @@ from typing import Any
 from engram_events.memory_filter import MetadataCondition
 from engram_memory.domain.selection import Selection
 from engram_vectors import (
-    CollectionNotFound,
     Exists,
     HybridHit,
     PayloadFilter,
@@ -20,14 +19,11 @@ from engram_vectors import (
     VectorStore,
 )
 from engram_vectors.lexical import LEXICAL_ENCODER, document_vector
+from engram_vectors.opening import open_collection
 
 KEYWORD_INDEXES = ("tenant_id", "agent_id", "status", "type", "user_id", "session_id")
 """Payload fields recall filters on, each with a keyword index (metadata keys are free-form
 and filtered unindexed, inside the same query)."""
-
-
-class LexicalMismatch(Exception):
-    """The collection was built with another lexical encoder (or none): recreate it."""
 
 
 def point_id(tenant_id: str, memory_id: str) -> str:
@@ -81,25 +77,11 @@ class MemoryVectors:
         self.lexical = LEXICAL_ENCODER if lexical else None
 
     async def open(self, dimension: int, fingerprint: str) -> str:
-        """Create the collection for this embedder if new; return the fingerprint it holds.
-
-        A collection built with another lexical encoder (or with none, or one where this
-        service runs without) is refused: its sparse vectors would not match the queries."""
-        try:
-            info = await self.store.collection_info(self.collection)
-        except CollectionNotFound:
-            await self.store.ensure_collection(
-                self.collection, dimension, fingerprint, lexical=self.lexical
-            )
-            return fingerprint
-        if info.lexical != self.lexical:
-            raise LexicalMismatch(
-                f"vector collection {self.collection!r} holds lexical vectors of "
-                f"{info.lexical or 'no encoder'}, this service writes those of "
-                f"{self.lexical or 'no encoder'}: remove the collection (or name another with "
-                "ENGRAM_MEMORY_COLLECTION) and store the memories again"
-            )
-        return info.fingerprint
+        """Create the collection for this embedder if new; return the fingerprint it holds
+        (LexicalMismatch when it was built with another lexical encoder, or without)."""
+        return await open_collection(
+            self.store, self.collection, dimension, fingerprint, lexical=self.lexical
+        )
 
     async def fingerprint(self) -> str:
         """The embedder fingerprint stored with the collection."""

@@ -1,0 +1,23 @@
+"""Opening a service's collection at start-up: created if new, refused if its lexical encoder
+differs, and its stored embedder fingerprint returned (a foreign one is refused per query)."""
+
+from __future__ import annotations
+
+from engram_vectors.errors import CollectionNotFound, LexicalMismatch
+from engram_vectors.port import VectorStore
+
+
+async def open_collection(
+    store: VectorStore, name: str, dimension: int, fingerprint: str, *, lexical: str | None
+) -> str:
+    """Create the collection for this embedder and lexical encoder if new; return the embedder
+    fingerprint it holds. LexicalMismatch when it holds another encoder's sparse vectors (or
+    none, or some where the service keeps none): they would not match the queries."""
+    try:
+        info = await store.collection_info(name)
+    except CollectionNotFound:
+        await store.ensure_collection(name, dimension, fingerprint, lexical=lexical)
+        return fingerprint
+    if info.lexical != lexical:
+        raise LexicalMismatch(name, info.lexical, lexical)
+    return info.fingerprint
