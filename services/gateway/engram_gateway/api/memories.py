@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -50,9 +50,7 @@ class RecallQuery(BaseModel):
     recency_half_life_days: float | None = Field(default=None, gt=0, le=36_500)
 
 
-def _filter(
-    raw: str | None, user_id: str | None, session_id: str | None, type: str | None
-) -> dict[str, Any] | None:
+def _filter(raw: str | None, user_id: str | None, session_id: str | None) -> dict[str, Any] | None:
     """The `filter` parameter (JSON) merged with the scalar scope parameters; a field named
     both ways with different values is a 422."""
     merged: dict[str, Any] = {}
@@ -71,7 +69,7 @@ def _filter(
                     for e in errors[:20]
                 ],
             ) from None
-    for name, value in (("user_id", user_id), ("session_id", session_id), ("type", type)):
+    for name, value in (("user_id", user_id), ("session_id", session_id)):
         if value is None:
             continue
         if merged.get(name, value) != value:
@@ -80,39 +78,47 @@ def _filter(
     return merged or None
 
 
-def _listing(
-    agents: list[str],
-    *,
-    filter: str | None,
-    user_id: str | None,
-    session_id: str | None,
-    search: str | None,
-    type: str | None,
-    status: str | None,
-) -> dict[str, Any]:
-    """The memory service's listing body for these agents and parameters."""
-    wanted = _filter(filter, user_id, session_id, None)
-    return {
-        "agent_ids": agents,
-        "search": search,
-        "type": type,
-        "status": status,
-        "filter": wanted,
-    }
-
-
 FilterParam = Annotated[str | None, Query(max_length=2000, description=FILTER_HELP)]
 """Bounded so every parameter at its longest, percent-encoded, stays inside the 64 KB request
 line the HTTP server parses (a longer line is refused before the app sees it)."""
-SearchParam = Annotated[
-    str | None, Query(max_length=500, description="a literal, case-insensitive substring")
-]
-CursorParam = Annotated[
-    str | None, Query(max_length=400, description="the `next_cursor` of the previous page")
-]
-LimitParam = Annotated[int, Query(ge=1, le=1000)]
-OrderParam = Annotated[Order, Query(description="oldest first (default) or most recent first")]
 ScopeParam = Annotated[Id | None, Query()]
+
+
+def selection(
+    search: Annotated[
+        str | None, Query(max_length=500, description="a literal, case-insensitive substring")
+    ] = None,
+    type: Annotated[MemoryType | None, Query()] = None,
+    status: Annotated[Status | None, Query()] = None,
+    user_id: ScopeParam = None,
+    session_id: ScopeParam = None,
+    filter: FilterParam = None,
+) -> dict[str, Any]:
+    """Which memories a listing walks or a count counts (the memory service's body, less the
+    agents)."""
+    return {
+        "search": search,
+        "type": type,
+        "status": status,
+        "filter": _filter(filter, user_id, session_id),
+    }
+
+
+def paging(
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    cursor: Annotated[
+        str | None, Query(max_length=400, description="the `next_cursor` of the previous page")
+    ] = None,
+    order: Annotated[
+        Order, Query(description="oldest first (default) or most recent first")
+    ] = "oldest",
+) -> dict[str, Any]:
+    """Which page of a listing."""
+    return {"limit": limit, "cursor": cursor, "order": order}
+
+
+SelectionDep = Annotated[dict[str, Any], Depends(selection)]
+PagingDep = Annotated[dict[str, Any], Depends(paging)]
 
 
 @router.get("/v1/agents/{agent_id}/memories/{memory_id}")
@@ -145,32 +151,15 @@ async def list_agent_memories(
     request: Request,
     caller: CallerDep,
     registry: RegistryDep,
-    search: SearchParam = None,
-    type: Annotated[MemoryType | None, Query()] = None,
-    status: Annotated[Status | None, Query()] = None,
-    user_id: ScopeParam = None,
-    session_id: ScopeParam = None,
-    filter: FilterParam = None,
-    limit: LimitParam = 100,
-    cursor: CursorParam = None,
-    order: OrderParam = "oldest",
+    selected: SelectionDep,
+    page: PagingDep,
 ) -> JSONResponse:
     """One page of the agent's memories in a stable order; `next_cursor` fetches the next
     (null after the last). `search` is a literal substring, never a pattern."""
     await owned_agent(registry, caller, agent_id)
-    body = _listing(
-        [agent_id],
-        filter=filter,
-        user_id=user_id,
-        session_id=session_id,
-        search=search,
-        type=type,
-        status=status,
-    )
-    body |= {"limit": limit, "cursor": cursor, "order": order}
-    return JSONResponse(
-        await proxy(request, caller, "POST", "/internal/v1/memories/query", json=body)
-    )
+    body = {"agent_ids": [agent_id], **selected, **page}
+    found = await proxy(request, caller, "POST", "/internal/v1/memories/query", json=body)
+    return JSONResponse(found)
 
 
 @router.get("/v1/agents/{agent_id}/memories:count")
@@ -179,27 +168,13 @@ async def count_agent_memories(
     request: Request,
     caller: CallerDep,
     registry: RegistryDep,
-    search: SearchParam = None,
-    type: Annotated[MemoryType | None, Query()] = None,
-    status: Annotated[Status | None, Query()] = None,
-    user_id: ScopeParam = None,
-    session_id: ScopeParam = None,
-    filter: FilterParam = None,
+    selected: SelectionDep,
 ) -> JSONResponse:
     """How many memories the same listing walks: `{count, by_status, by_type}`."""
     await owned_agent(registry, caller, agent_id)
-    body = _listing(
-        [agent_id],
-        filter=filter,
-        user_id=user_id,
-        session_id=session_id,
-        search=search,
-        type=type,
-        status=status,
-    )
-    return JSONResponse(
-        await proxy(request, caller, "POST", "/internal/v1/memories/count", json=body)
-    )
+    body = {"agent_ids": [agent_id], **selected}
+    found = await proxy(request, caller, "POST", "/internal/v1/memories/count", json=body)
+    return JSONResponse(found)
 
 
 async def _owned_agents(registry: Any, caller: Caller) -> list[str]:
@@ -212,33 +187,16 @@ async def list_memories(
     request: Request,
     caller: CallerDep,
     registry: RegistryDep,
-    search: SearchParam = None,
-    type: Annotated[MemoryType | None, Query()] = None,
-    status: Annotated[Status | None, Query()] = None,
-    user_id: ScopeParam = None,
-    session_id: ScopeParam = None,
-    filter: FilterParam = None,
-    limit: LimitParam = 100,
-    cursor: CursorParam = None,
-    order: OrderParam = "oldest",
+    selected: SelectionDep,
+    page: PagingDep,
 ) -> JSONResponse:
     """One page of memories across the caller's own agents only."""
     agents = await _owned_agents(registry, caller)
-    body = _listing(
-        agents,
-        filter=filter,
-        user_id=user_id,
-        session_id=session_id,
-        search=search,
-        type=type,
-        status=status,
-    )
     if not agents:
         return JSONResponse({"memories": [], "next_cursor": None})
-    body |= {"limit": limit, "cursor": cursor, "order": order}
-    return JSONResponse(
-        await proxy(request, caller, "POST", "/internal/v1/memories/query", json=body)
-    )
+    body = {"agent_ids": agents, **selected, **page}
+    found = await proxy(request, caller, "POST", "/internal/v1/memories/query", json=body)
+    return JSONResponse(found)
 
 
 @router.delete("/v1/agents/{agent_id}/memories/{memory_id}")
