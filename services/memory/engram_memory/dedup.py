@@ -57,26 +57,33 @@ class Dedup:
                 )
                 by_key.setdefault(key, []).append(request)
         holders = await self.slots.holders(tenant_id, list(by_key))
+        free = [
+            (key, requests[0].memory_id) for key, requests in by_key.items() if key not in holders
+        ]
+        claimed = await self.slots.claim(tenant_id, free) if free else {}
+        holders.update(claimed)
         rows = await self.rows.get_many(tenant_id, list(dict.fromkeys(holders.values())))
+        for holder in claimed.values():
+            rows.setdefault(holder, _in_flight(holder))
         found: dict[str, str] = {}
         for key, requests in by_key.items():
-            holder = holders.get(key)
+            holder = holders[key]
             for request in requests:
-                mine = request.memory_id
-                if holder is None:
-                    holder = await self.slots.claim(tenant_id, key, mine)
-                    rows.update(await self.rows.get_many(tenant_id, [holder]))
-                if holder == mine:
-                    rows[mine] = {"memory_id": mine, "status": "pending"}
+                if holder == request.memory_id:
                     continue
                 if is_duplicate_of(rows.get(holder), request.supersedes):
-                    found[mine] = holder
+                    found[request.memory_id] = holder
                     continue
-                holder = await self.slots.hand_over(tenant_id, key, holder, mine)
-                if holder == mine:
-                    rows[mine] = {"memory_id": mine, "status": "pending"}
+                holder = await self.slots.hand_over(tenant_id, key, holder, request.memory_id)
+                if holder == request.memory_id:
+                    rows.setdefault(holder, _in_flight(holder))
                     continue
                 rows.update(await self.rows.get_many(tenant_id, [holder]))
                 if is_duplicate_of(rows.get(holder), request.supersedes):
-                    found[mine] = holder
+                    found[request.memory_id] = holder
         return found
+
+
+def _in_flight(memory_id: str) -> dict[str, Any]:
+    """A holder whose row this batch is about to write: live, as far as dedup is concerned."""
+    return {"memory_id": memory_id, "status": "pending"}

@@ -346,3 +346,17 @@ async def test_a_collection_without_lexical_vectors_is_refused_at_open() -> None
         await MemoryVectors(store, "memories").open(32, "fp")
     assert refused.value.stored is None and refused.value.asked == LEXICAL_ENCODER
     assert await MemoryVectors(store, "memories", lexical=False).open(32, "other") == "fp"
+
+
+async def test_a_retried_original_after_a_duplicate_in_one_batch_keeps_its_slot() -> None:
+    pipe = Pipeline()
+    await pipe.open()
+    original = pipe.request("m1", "the dock closes at 14:00")
+    await pipe.write(original)
+    answers = await pipe.handlers.on_writes_requested(
+        [pipe.request("m2", "The dock closes at 14:00"), original]
+    )
+    assert _types(answers[0]) == ["memory.rejected"] and answers[1] == []
+    assert answers[0][0].payload.duplicate_of == "m1"
+    live = [r["memory_id"] for r in pipe.rows.rows.values() if r["status"] == "active"]
+    assert live == ["m1"]
