@@ -45,6 +45,7 @@ if str(ROOT) not in sys.path:
 
 from bench._cpus import infra_ports, listening_pids  # noqa: E402
 from bench._load import LeanClient  # noqa: E402
+from bench._memory_points import write_collection  # noqa: E402
 from engram_devstack import free_port  # noqa: E402
 from engram_devstack.cpus import keep_on, model_env, others  # noqa: E402
 from engram_embedders import MiniLMEmbedder  # noqa: E402
@@ -163,28 +164,9 @@ def synthetic_points(
 
 
 def payload(row: dict[str, Any]) -> dict[str, Any]:
-    """The memory service's point payload (ids, status, and what recall returns)."""
+    """The payload the in-process alternatives search (ids, status, and what recall returns)."""
     kept = {k: row[k] for k in ("tenant_id", "agent_id", "memory_id", "type", "status", "content")}
     return {**kept, "provenance": row["provenance"], "created_at": row["created_at"].isoformat()}
-
-
-async def load_edge(
-    directory: Path, vectors: np.ndarray, rows: list[dict[str, Any]], fp: str
-) -> float:
-    """Write the memory collection the way the service lays it out; returns seconds taken."""
-    started = time.perf_counter()
-    store = QdrantEdgeStore(directory)
-    await store.ensure_collection(COLLECTION, vectors.shape[1], fp)
-    for start in range(0, len(rows), 4096):
-        chunk = range(start, min(start + 4096, len(rows)))
-        points = [
-            Point(f"{rows[i]['tenant_id']}:{rows[i]['memory_id']}", vectors[i], payload(rows[i]))
-            for i in chunk
-        ]
-        await store.upsert(COLLECTION, points)
-    await store.optimize(COLLECTION)
-    await store.close()
-    return time.perf_counter() - started
 
 
 def load_rows(env: dict[str, str], rows: list[dict[str, Any]]) -> float:
@@ -332,7 +314,7 @@ async def recall_latency(
         vectors, rows = synthetic_points(size, agents, pool, texts, size, provenance)
         result["load_rows_seconds"] = round(load_rows(env, rows), 1)
         result["load_edge_seconds"] = round(
-            await load_edge(directory, vectors, rows, embedder.provenance.fingerprint), 1
+            await write_collection(directory, rows, vectors, provenance), 1
         )
         memory.start()
         result["gateway_edge"] = percentiles(gateway_recalls(gateway, agents, questions, queries))
