@@ -179,6 +179,15 @@ class Verdict:
     unscoped: list[str] = field(default_factory=list)
     stale: list[str] = field(default_factory=list)
 
+    def report(self) -> str:
+        """Each broken rule on a line of its own, for the assertion message."""
+        sections = [
+            ("served by no declared index", self.unindexed),
+            ("without the tenant (or the agent)", self.unscoped),
+            ("exceptions no query needs any more", self.stale),
+        ]
+        return "\n".join(f"{title}:\n  " + "\n  ".join(items) for title, items in sections if items)
+
 
 def judge(
     calls: Sequence[Call],
