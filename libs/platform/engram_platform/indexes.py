@@ -25,7 +25,8 @@ Indexes = Mapping[str, Sequence[IndexModel]]
 NOT_IMPLEMENTED = 238
 CONFLICTS = frozenset({85, 86})
 """IndexOptionsConflict, IndexKeySpecsConflict: an index of that name exists, declared otherwise."""
-SWEEP_SECONDS = 600.0
+SWEEP_SECONDS = 3600.0
+"""Hourly: on the local server each sweep decodes every document of the collection."""
 
 
 @dataclass(frozen=True)
@@ -38,11 +39,14 @@ class Expiry:
 
 
 def merge(*declared: Indexes) -> dict[str, list[IndexModel]]:
-    """Several stores' declarations as one; a collection named twice keeps all its indexes."""
+    """Several stores' declarations as one; a collection named twice keeps all its indexes,
+    an index declared twice (by name) once."""
     merged: dict[str, list[IndexModel]] = {}
     for one in declared:
         for collection, models in one.items():
-            merged.setdefault(collection, []).extend(models)
+            kept = merged.setdefault(collection, [])
+            names = {model.document["name"] for model in kept}
+            kept.extend(model for model in models if model.document["name"] not in names)
     return merged
 
 
@@ -59,31 +63,22 @@ def ttl_of(model: IndexModel) -> int | None:
 
 async def ensure_indexes(db: Any, declared: Indexes) -> list[Expiry]:
     """Create every declared index (existing ones are left as they are); returns the expiries
-    the server refused as TTL indexes, which the caller sweeps instead."""
+    the server refused as TTL indexes, which the caller sweeps instead.
+
+    One `createIndexes` per index: the local server closes the connection when one command
+    names several indexes that all exist already (FerretDB 1.24, a second start)."""
     refused: list[Expiry] = []
     for collection, models in declared.items():
-        plain = [m for m in models if ttl_of(m) is None]
-        if plain:
-            await _create(db[collection], plain)
         for model in models:
             seconds = ttl_of(model)
-            if seconds is not None and not await _create_ttl(db[collection], model):
+            if seconds is None:
+                await _create(db[collection], model)
+            elif not await _create_ttl(db[collection], model):
                 refused.append(Expiry(collection, index_keys(model)[0][0], seconds))
     return refused
 
 
-async def _create(collection: Any, models: list[IndexModel]) -> None:
-    """One `createIndexes`; an index redeclared under its old name is dropped and made again."""
-    try:
-        await collection.create_indexes(models)
-    except OperationFailure as exc:
-        if exc.code not in CONFLICTS:
-            raise
-        for model in models:
-            await _replace(collection, model)
-
-
-async def _replace(collection: Any, model: IndexModel) -> None:
+async def _create(collection: Any, model: IndexModel) -> None:
     """Create one index, dropping a same-named one declared differently first."""
     try:
         await collection.create_indexes([model])
@@ -92,18 +87,18 @@ async def _replace(collection: Any, model: IndexModel) -> None:
             raise
         await collection.drop_index(model.document["name"])
         await collection.create_indexes([model])
-    log.info("index redeclared", extra={"collection": collection.name})
+        log.info("index redeclared", extra={"collection": collection.name})
 
 
 async def _create_ttl(collection: Any, model: IndexModel) -> bool:
     """The TTL index, or (refused by the server) the same keys without expiry; False then."""
     try:
-        await _create(collection, [model])
+        await _create(collection, model)
     except OperationFailure as exc:
         if exc.code != NOT_IMPLEMENTED:
             raise
         plain = IndexModel(index_keys(model), name=model.document["name"])
-        await _create(collection, [plain])
+        await _create(collection, plain)
         log.warning(
             "server keeps no TTL index; expired documents are swept instead",
             extra={"collection": collection.name, "index": model.document["name"]},
@@ -124,8 +119,10 @@ async def sweep_once(db: Any, expiries: Sequence[Expiry], now: datetime | None =
 
 
 async def sweep(db: Any, expiries: Sequence[Expiry], every: float = SWEEP_SECONDS) -> None:
-    """Sweep until cancelled; a failed pass is logged and tried again next time."""
+    """Sweep every `every` seconds until cancelled (the first after one wait, so a start costs
+    no scan); a failed pass is logged and tried again next time."""
     while True:
+        await asyncio.sleep(every)
         try:
             removed = await sweep_once(db, expiries)
         except Exception as exc:
@@ -133,4 +130,3 @@ async def sweep(db: Any, expiries: Sequence[Expiry], every: float = SWEEP_SECOND
         else:
             if removed:
                 log.info("expired documents swept", extra={"count": removed})
-        await asyncio.sleep(every)
