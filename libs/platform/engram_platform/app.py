@@ -12,6 +12,7 @@ from fastapi import APIRouter, Depends, FastAPI
 
 from engram_platform.gc_tuning import tune_after_start
 from engram_platform.http import health_router
+from engram_platform.indexes import Expiry, sweep
 from engram_platform.problems import install_problem_handlers
 from engram_platform.query_params import refuse_undeclared_query
 from engram_platform.runtime import Runtime
@@ -85,6 +86,12 @@ def service_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with runtime.connected():
             settings = runtime.settings
+            expiries: list[Expiry] = []
+
+            async def create_indexes() -> None:
+                expiries[:] = await runtime.ensure_indexes()
+
+            await _with_backoff("mongodb-indexes", create_indexes)
             await _with_backoff(
                 "kafka-topics",
                 lambda: ensure_topics(
@@ -104,6 +111,8 @@ def service_app(
             thresholds = tune_after_start(runtime.settings.gc_young_threshold)
             log.info("started", extra={"gc_thresholds": list(thresholds)})
             tasks = [asyncio.create_task(loop()) for loop in background]
+            if expiries:
+                tasks.append(asyncio.create_task(sweep(runtime.db, expiries)))
             if runtime.consumer.routes and runtime.settings.metrics_enabled:
                 tasks.append(asyncio.create_task(runtime.lag_sampler().run()))
             try:

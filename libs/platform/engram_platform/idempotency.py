@@ -6,11 +6,19 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from pymongo import ASCENDING, IndexModel
 from pymongo.errors import DuplicateKeyError
 
+from engram_platform.indexes import Indexes
 from engram_platform.mongo import insert_new
 
 APPLIED = "applied_events"
+APPLIED_KEPT_SECONDS = 14 * 24 * 3600
+"""How long an applied mark is kept: an event is redelivered only until its offset is committed,
+and Kafka keeps a message 7 days by default, so a mark twice that old protects nothing."""
+INDEXES: Indexes = {
+    APPLIED: [IndexModel([("at", ASCENDING)], expireAfterSeconds=APPLIED_KEPT_SECONDS)],
+}
 
 
 class AppliedEvents:

@@ -27,11 +27,12 @@ import bson
 from aiokafka.partitioner import DefaultPartitioner
 from opentelemetry import propagate, trace
 from opentelemetry.trace import SpanKind
-from pymongo import ASCENDING, ReturnDocument
+from pymongo import ASCENDING, IndexModel, ReturnDocument
 from pymongo.errors import DuplicateKeyError
 
 from engram_events import Envelope, encode, event_type_of, topic_name
 from engram_platform.broker import raw_producer
+from engram_platform.indexes import Indexes
 from engram_platform.mongo import insert_new
 
 log = logging.getLogger(__name__)
@@ -45,6 +46,8 @@ MARKER_GRACE_SECONDS = 60.0
 """A younger marker may belong to a write still in progress elsewhere; recovery keeps it."""
 PARCEL_SIZE = 500
 PARCEL_CACHE = 64
+INDEXES: Indexes = {OUTBOX: [IndexModel([("order", ASCENDING), ("_id", ASCENDING)])]}
+"""The relay's rescan reads parcels in staging order."""
 
 
 def trace_headers() -> dict[str, str]:
@@ -156,9 +159,12 @@ class Outbox:
         events: Sequence[Envelope[Any]],
         *,
         upsert: bool = True,
+        scope: dict[str, Any] | None = None,
     ) -> None:
         """Apply `update` and stage `events` in one atomic single-document write, then relay them."""
-        await self.write_many_with_events(collection, [(doc_id, update, events)], upsert=upsert)
+        await self.write_many_with_events(
+            collection, [(doc_id, update, events)], upsert=upsert, scope=scope
+        )
 
     async def write_many_with_events(
         self,
@@ -166,8 +172,10 @@ class Outbox:
         writes: Sequence[tuple[Any, dict[str, Any], Sequence[Envelope[Any]]]],
         *,
         upsert: bool = True,
+        scope: dict[str, Any] | None = None,
     ) -> None:
-        """Several such writes under one recovery marker (written first, removed after)."""
+        """Several such writes under one recovery marker (written first, removed after); `scope`
+        (the tenant) joins each write's `_id` in its filter."""
         if not writes:
             return
         marker = {
@@ -181,7 +189,7 @@ class Outbox:
             pending = self.entries(events)
             embedded = {f"{PENDING_FIELD}.{entry['_id']}": entry for entry in pending}
             full = {**update, "$set": {**update.get("$set", {}), **embedded}} if pending else update
-            await collection.update_one({"_id": doc_id}, full, upsert=upsert)
+            await collection.update_one({"_id": doc_id, **(scope or {})}, full, upsert=upsert)
             if pending:
                 await self._move_pending(collection, doc_id, pending)
         await self.db[MARKERS].delete_one({"_id": marker["_id"]})

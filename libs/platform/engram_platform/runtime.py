@@ -12,8 +12,10 @@ from faststream.kafka import KafkaBroker
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.trace import TracerProvider
 
+from engram_platform import idempotency, outbox
 from engram_platform.broker import make_broker
 from engram_platform.consumer import Consumer
+from engram_platform.indexes import Expiry, Indexes, ensure_indexes, merge
 from engram_platform.logs import configure_logging
 from engram_platform.metrics import ConsumerLagSampler, ConsumerMetrics, setup_metrics
 from engram_platform.mongo import connect_mongo, ping
@@ -40,6 +42,8 @@ class Runtime:
     relay: OutboxRelay | None = None
     consumer: Consumer | None = None
     recover_collections: list[str] = field(default_factory=list)
+    indexes: Indexes = field(default_factory=dict)
+    """The service's stores' declared indexes (the platform's own are added to them)."""
     meter_provider: MeterProvider | None = None
 
     @classmethod
@@ -101,6 +105,11 @@ class Runtime:
             if self.meter_provider is not None:
                 self.meter_provider.force_flush(5000)
             self.mongo.close()
+
+    async def ensure_indexes(self) -> list[Expiry]:
+        """Create the platform's and the service's declared indexes; the expiries to sweep."""
+        declared = merge(idempotency.INDEXES, outbox.INDEXES, self.indexes)
+        return await ensure_indexes(self.db, declared)
 
     def _mongo_listeners(self) -> list[MongoSpans]:
         """Command spans when tracing is on; the telemetry database's own reads stay untraced."""

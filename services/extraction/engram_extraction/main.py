@@ -14,7 +14,7 @@ from engram_events.catalog import (
 )
 from engram_extraction import api
 from engram_extraction.adapters.llm import ChatCompletions
-from engram_extraction.adapters.store import RecordStore, TombstoneStore
+from engram_extraction.adapters.store import INDEXES, RecordStore, TombstoneStore
 from engram_extraction.config import ExtractionSettings
 from engram_extraction.domain.candidates import Limits
 from engram_extraction.domain.llm import LlmOptions
@@ -51,6 +51,7 @@ def create_app(
     """Consumes ingested documents and import requests; serves records internally."""
     settings = settings or ExtractionSettings()
     runtime = Runtime.build(SERVICE, settings, install_global=install_global)
+    runtime.indexes = INDEXES
 
     async def register(rt: Runtime, app: FastAPI) -> None:
         assert rt.consumer is not None and rt.outbox is not None

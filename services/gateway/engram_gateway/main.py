@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from engram_events.catalog import TOMBSTONE_APPLIED
+from engram_gateway.adapters import prune_jobs, registry
 from engram_gateway.adapters.internal import InternalServices
 from engram_gateway.adapters.prune_jobs import JOBS, PruneJobs
 from engram_gateway.adapters.registry import AGENTS, Registry
@@ -24,6 +25,7 @@ from engram_gateway.body_limit import BodyLimit
 from engram_gateway.config import GatewaySettings
 from engram_gateway.prune_flow import PruneFlow
 from engram_platform.app import service_app
+from engram_platform.indexes import merge
 from engram_platform.metrics import PipelineMetrics
 from engram_platform.runtime import Runtime
 
@@ -39,6 +41,7 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
     settings = settings or GatewaySettings()
     runtime = Runtime.build(SERVICE, settings, install_global=install_global)
     runtime.recover_collections = [JOBS, AGENTS]
+    runtime.indexes = merge(registry.INDEXES, prune_jobs.INDEXES)
 
     async def register(rt: Runtime, app: FastAPI) -> None:
         app.state.settings = settings

@@ -133,6 +133,7 @@ class PruneFlow:
                 }
             },
             [event],
+            scope={"tenant_id": tenant_id},
         )
         return job_id
 

@@ -11,7 +11,7 @@ from engram_events.catalog import (
     DOCUMENT_SUBMITTED,
 )
 from engram_ingest import api
-from engram_ingest.adapters.store import IngestStore
+from engram_ingest.adapters.store import INDEXES, IngestStore
 from engram_ingest.config import IngestSettings
 from engram_ingest.handlers import IngestHandlers
 from engram_platform.app import service_app
@@ -24,6 +24,7 @@ def create_app(settings: IngestSettings | None = None, *, install_global: bool =
     """Consumes document submissions and deletions; serves document status internally."""
     settings = settings or IngestSettings()
     runtime = Runtime.build(SERVICE, settings, install_global=install_global)
+    runtime.indexes = INDEXES
 
     async def register(rt: Runtime, app: FastAPI) -> None:
         assert rt.consumer is not None

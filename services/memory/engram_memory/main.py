@@ -17,7 +17,7 @@ from engram_events.catalog import (
 )
 from engram_memory import api
 from engram_memory.adapters.dedup import DedupSlots
-from engram_memory.adapters.rows import MEMORIES, MemoryRows
+from engram_memory.adapters.rows import INDEXES, MEMORIES, MemoryRows
 from engram_memory.adapters.vectors import KEYWORD_INDEXES, MemoryVectors
 from engram_memory.config import MemorySettings
 from engram_memory.dedup import Dedup
@@ -46,6 +46,7 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
     settings = settings or MemorySettings()
     runtime = Runtime.build(SERVICE, settings, install_global=install_global)
     runtime.recover_collections = [MEMORIES]
+    runtime.indexes = INDEXES
 
     async def register(rt: Runtime, app: FastAPI) -> None:
         assert rt.consumer is not None and rt.outbox is not None

@@ -112,5 +112,6 @@ class Withdrawals:
             self.rows.collection,
             [(row["_id"], update, [events.withdrawn(row, reason, None)]) for row in live],
             upsert=False,
+            scope={"tenant_id": tenant_id},
         )
         return [row["memory_id"] for row in live]

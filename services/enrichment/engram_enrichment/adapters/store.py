@@ -25,11 +25,12 @@ from typing import Any
 import bson
 from bson.binary import Binary
 from bson.codec_options import CodecOptions
-from pymongo import ASCENDING, ReplaceOne
+from pymongo import ASCENDING, IndexModel, ReplaceOne
 from pymongo.errors import DuplicateKeyError
 
 from engram_enrichment.documents import unconfirmed
 from engram_enrichment.ports import ConcurrentUpdate
+from engram_platform.indexes import Indexes
 from engram_platform.mongo import insert_new
 
 ENTITIES = "entities"
@@ -87,6 +88,33 @@ def unpack_entity(doc: dict[str, Any]) -> dict[str, Any]:
     return {**{k: v for k, v in doc.items() if k != PACKED}, **rest}
 
 
+def entity_collections(shards: int) -> list[str]:
+    """Every collection entities are spread over."""
+    if shards <= 1:
+        return [ENTITIES]
+    return [f"{ENTITIES}_{shard:02d}" for shard in range(shards)]
+
+
+def declared_indexes(shards: int) -> Indexes:
+    """The entity listing, with and without a type, in each shard; the contradiction listing,
+    with and without a status. Entities and record mappings are otherwise read by `_id`."""
+    listing = [
+        IndexModel([("tenant_id", ASCENDING), ("entity_id", ASCENDING)]),
+        IndexModel(
+            [("tenant_id", ASCENDING), ("entity_type", ASCENDING), ("entity_id", ASCENDING)]
+        ),
+    ]
+    opened = [("opened_at", ASCENDING), ("contradiction_id", ASCENDING)]
+    contradictions = [
+        IndexModel([("tenant_id", ASCENDING), *opened]),
+        IndexModel([("tenant_id", ASCENDING), ("status", ASCENDING), *opened]),
+    ]
+    return {
+        **{name: listing for name in entity_collections(shards)},
+        CONTRADICTIONS: contradictions,
+    }
+
+
 def entity_collection(key: str, shards: int) -> str:
     """The collection holding the entity stored under `tenant:entity`."""
     if shards <= 1:
@@ -102,11 +130,6 @@ class MongoEntityStore:
         self.db = db
         self.shards = shards
         self._sent: dict[str, tuple[int, bytes]] = {}
-
-    def _all_entity_collections(self) -> list[str]:
-        if self.shards <= 1:
-            return [ENTITIES]
-        return [f"{ENTITIES}_{shard:02d}" for shard in range(self.shards)]
 
     def _entities(self, key: str) -> Any:
         return self.db[entity_collection(key, self.shards)]
@@ -287,7 +310,7 @@ class MongoEntityStore:
         if after:
             query["entity_id"] = {"$gt": after}
         pages = []
-        for name in self._all_entity_collections():
+        for name in entity_collections(self.shards):
             cursor = self.db[name].find(query, SUMMARY_FIELDS).sort("entity_id", ASCENDING)
             pages.append([doc async for doc in cursor.limit(limit)])
         merged = heapq.merge(*pages, key=lambda doc: str(doc["entity_id"]))

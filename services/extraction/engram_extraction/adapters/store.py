@@ -17,11 +17,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 import bson
-from pymongo import ASCENDING, ReturnDocument
+from pymongo import ASCENDING, IndexModel, ReturnDocument
 
 from engram_events.ids import Scalar
 from engram_extraction.domain.records import Rejection, Source
 from engram_extraction.domain.revisions import TOMBSTONED_CAUSE, Change, Entry
+from engram_platform.indexes import Indexes
 from engram_platform.mongo import insert_new
 
 RECORDS = "records"
@@ -33,6 +34,26 @@ IMPORTS = "imports"
 ORDER = "record_order"
 ORDER_META = "record_order_meta"
 HISTORY_LIMIT = 100
+
+
+def _listing(field: str) -> IndexModel:
+    """A filtered listing's order: the tenant, the filter, then (updated_at, _id)."""
+    keys = [("tenant_id", ASCENDING), (field, ASCENDING)]
+    return IndexModel([*keys, ("updated_at", ASCENDING), ("_id", ASCENDING)])
+
+
+INDEXES: Indexes = {
+    RECORDS: [
+        _listing("record_type"),
+        _listing("document_id"),
+        _listing("entity_id"),
+        IndexModel([("tenant_id", ASCENDING), ("updated_at", ASCENDING)]),
+        IndexModel([("tenant_id", ASCENDING), ("prune_job_id", ASCENDING)]),
+    ],
+}
+"""Listings filtered by type, document or entity (the unfiltered one walks `record_order` by
+`_id`), a prune by age (its other conditions checked on those heads), and the heads a prune job
+already tombstoned. Everything else is read by `_id`."""
 
 
 def order_id(tenant_id: str, at: datetime, record_id: str) -> str:
@@ -91,7 +112,7 @@ class RecordStore:
     ) -> None:
         """Written last: once it is saved, this source version's records are all durable."""
         await self.db[MANIFESTS].replace_one(
-            {"_id": f"{tenant_id}:{source_item}"},
+            {"_id": f"{tenant_id}:{source_item}", "tenant_id": tenant_id},
             {
                 "tenant_id": tenant_id,
                 "source_item": source_item,
@@ -220,7 +241,7 @@ class RecordStore:
     async def count_attempt(self, tenant_id: str, key: str) -> int:
         """Count one more failed attempt at an input, across restarts."""
         doc = await self.db[ATTEMPTS].find_one_and_update(
-            {"_id": f"{tenant_id}:{key}"},
+            {"_id": f"{tenant_id}:{key}", "tenant_id": tenant_id},
             {"$inc": {"attempts": 1}, "$set": {"tenant_id": tenant_id}},
             upsert=True,
             return_document=ReturnDocument.AFTER,
@@ -237,7 +258,7 @@ class RecordStore:
     async def save_import(self, tenant_id: str, import_id: str, **fields: Any) -> None:
         """The outcome of a structured import, for its status URL."""
         await self.db[IMPORTS].update_one(
-            {"_id": f"{tenant_id}:{import_id}"},
+            {"_id": f"{tenant_id}:{import_id}", "tenant_id": tenant_id},
             {"$set": {**fields, "tenant_id": tenant_id, "import_id": import_id}},
             upsert=True,
         )

@@ -12,9 +12,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 import bson
+from pymongo import ASCENDING, DESCENDING, IndexModel
 from pymongo.errors import DuplicateKeyError
 
 from engram_gateway.domain.prune import Ack, Progress
+from engram_platform.indexes import Indexes
 
 JOBS = "prune_jobs"
 SELECTORS = "prune_selectors"
@@ -33,6 +35,9 @@ ORPHAN_SECONDS = 60.0
 CACHED_JOBS = 64
 """Jobs whose folded acknowledgements a process keeps (a job's rows are folded once each)."""
 LOAD_CHUNK = 500
+RECENT_JOBS = 20
+INDEXES: Indexes = {JOBS: [IndexModel([("tenant_id", ASCENDING), ("created_at", DESCENDING)])]}
+"""A tenant's newest jobs (the ops dashboard); everything else is read by `_id`."""
 
 
 @dataclass
@@ -63,7 +68,7 @@ class PruneJobs:
     async def store_selector(self, tenant_id: str, job_id: str, selector: dict[str, Any]) -> None:
         """Keep the full selector before the job row exists, so a job never lacks it."""
         await self.db[SELECTORS].replace_one(
-            {"_id": self.job_key(tenant_id, job_id)},
+            {"_id": self.job_key(tenant_id, job_id), "tenant_id": tenant_id},
             {"tenant_id": tenant_id, "packed": pack_selector(selector)},
             upsert=True,
         )
@@ -120,6 +125,16 @@ class PruneJobs:
                         folded.progress.add(event_id, ack)
                     folded.rows.add(row_key)
         return folded.progress
+
+    async def recent(self, tenant_id: str, limit: int = RECENT_JOBS) -> list[str]:
+        """The ids of the tenant's newest jobs, newest first."""
+        cursor = (
+            self.db[JOBS]
+            .find({"tenant_id": tenant_id}, {"job_id": 1})
+            .sort("created_at", DESCENDING)
+            .limit(limit)
+        )
+        return [str(job["job_id"]) async for job in cursor]
 
     async def mark_running(self, tenant_id: str, job_id: str) -> None:
         """Before the job is written: a marker whose job never appears is dropped later."""
@@ -184,7 +199,7 @@ class PruneJobs:
                 }
             },
         )
-        await self.db[RUNNING].delete_one({"_id": job["_id"]})
+        await self.db[RUNNING].delete_one({"_id": job["_id"], "tenant_id": job["tenant_id"]})
 
 
 def pack_selector(selector: dict[str, Any]) -> bytes:

@@ -6,13 +6,18 @@ import secrets
 from datetime import UTC, datetime
 from typing import Any
 
+from pymongo import ASCENDING, IndexModel
+
 from engram_gateway.domain.keys import IssuedKey, issue_key, parse_key, verify
 from engram_gateway.domain.model import Agent, Caller
 from engram_gateway.domain.recent import Recent
+from engram_platform.indexes import Indexes
 
 TENANTS = "tenants"
 API_KEYS = "api_keys"
 AGENTS = "agents"
+INDEXES: Indexes = {AGENTS: [IndexModel([("tenant_id", ASCENDING), ("deleted", ASCENDING)])]}
+"""A tenant's live agents; keys and agents are otherwise read by `_id`."""
 
 
 class Registry:
@@ -111,6 +116,7 @@ class Registry:
             {"$set": {"deleted": True, "deleted_at": datetime.now(UTC)}},
             events,
             upsert=False,
+            scope={"tenant_id": tenant_id},
         )
         self._agents.forget((tenant_id, agent_id))
 

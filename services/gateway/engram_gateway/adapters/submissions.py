@@ -62,6 +62,6 @@ def _upsert(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The filter and update that keep one accepted write: `_id` is `tenant:kind:id`."""
     return (
-        {"_id": f"{tenant_id}:{kind}:{item_id}"},
+        {"_id": f"{tenant_id}:{kind}:{item_id}", "tenant_id": tenant_id},
         {"$set": {**fields, "tenant_id": tenant_id, "kind": kind, "updated_at": now}},
     )

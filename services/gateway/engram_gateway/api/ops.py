@@ -11,7 +11,6 @@ from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
-from engram_gateway.adapters.prune_jobs import JOBS
 from engram_gateway.domain.model import Caller
 from engram_gateway.ops import pipeline
 from engram_gateway.ops.dlq import DeadLetterBox, Letter
@@ -202,16 +201,10 @@ async def replay(
 async def _prune_jobs(request: Request, tenant_id: str) -> list[dict[str, Any]]:
     """The tenant's 20 newest prune jobs, each described the way the public API does."""
     prune = request.app.state.prune
-    cursor = (
-        prune.jobs.db[JOBS]
-        .find({"tenant_id": tenant_id}, {"job_id": 1, "created_at": 1})
-        .sort("created_at", -1)
-        .limit(20)
-    )
     jobs = []
-    async for job in cursor:
+    for job_id in await prune.jobs.recent(tenant_id):
         try:
-            jobs.append(await prune.describe(tenant_id, job["job_id"]))
+            jobs.append(await prune.describe(tenant_id, job_id))
         except Problem:
             continue
     return jobs

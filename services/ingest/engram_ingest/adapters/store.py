@@ -5,11 +5,18 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from pymongo import ASCENDING, IndexModel
 from pymongo.errors import DuplicateKeyError
+
+from engram_platform.indexes import Indexes
 
 BLOBS = "blobs"
 DOCUMENTS = "documents"
 EXTRACT_LOG = "extract_log"
+INDEXES: Indexes = {
+    DOCUMENTS: [IndexModel([("tenant_id", ASCENDING), ("content_hashes", ASCENDING)])],
+}
+"""Whether a live document of the tenant still uses a blob; everything else is read by `_id`."""
 
 
 class IngestStore:
@@ -149,7 +156,9 @@ class IngestStore:
                 still_used = await self.db[DOCUMENTS].find_one(
                     {"tenant_id": tenant_id, "status": "active", "content_hashes": sha}, {"_id": 1}
                 )
-                blob = await self.db[BLOBS].find_one({"_id": f"{tenant_id}:{sha}"}, {"_id": 1})
+                blob = await self.db[BLOBS].find_one(
+                    {"_id": f"{tenant_id}:{sha}", "tenant_id": tenant_id}, {"_id": 1}
+                )
                 if blob is not None and still_used is None:
                     blobs += 1
         return live, blobs

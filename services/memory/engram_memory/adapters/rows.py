@@ -8,11 +8,12 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from pymongo import ASCENDING, DESCENDING, UpdateOne
+from pymongo import ASCENDING, DESCENDING, IndexModel, UpdateOne
 
 from engram_events.memory_filter import MetadataCondition
 from engram_memory.domain.listing import Order, Position
 from engram_memory.domain.selection import Selection
+from engram_platform.indexes import Indexes
 from engram_platform.mongo import insert_new
 
 MEMORIES = "memories"
@@ -24,6 +25,22 @@ SOURCES_COMPLETE = "complete"
 LOOKUP_CHUNK = 1000
 CONTENT_FIELDS = ("content", "metadata", "metadata_at")
 """What a withdrawn row loses: only status, ids and hashes remain."""
+INDEXES: Indexes = {
+    MEMORIES: [
+        IndexModel(
+            [
+                ("tenant_id", ASCENDING),
+                ("agent_id", ASCENDING),
+                ("created_at", ASCENDING),
+                ("memory_id", ASCENDING),
+            ]
+        ),
+        IndexModel([("tenant_id", ASCENDING), ("derived_from", ASCENDING)]),
+    ],
+}
+"""An agent's memories in listing order (listings, counts, retention, an agent's deletion; the
+scope and type conditions are checked on the agent's entries), and memories by source (the
+prune scan `derived_from_any`). Sources, gone sources and slots are read by `_id` only."""
 
 
 def row_id(tenant_id: str, memory_id: str) -> str:
@@ -103,14 +120,12 @@ class MemoryRows:
         self._sources_complete = False
 
     async def get(self, tenant_id: str, memory_id: str) -> dict[str, Any] | None:
-        """One row of the tenant: the key starts with the tenant, and the row must say so too.
-
-        Looked up by `_id` alone: FerretDB scans the collection for any other predicate.
-        """
+        """One row of the tenant: the key starts with the tenant, and the row must say so too
+        (the local server looks the `_id` up first and checks the tenant on that row)."""
         row: dict[str, Any] | None = await self.collection.find_one(
-            {"_id": row_id(tenant_id, memory_id)}
+            {"_id": row_id(tenant_id, memory_id), "tenant_id": tenant_id}
         )
-        return row if row is not None and row.get("tenant_id") == tenant_id else None
+        return row
 
     async def get_many(
         self, tenant_id: str, memory_ids: Sequence[str]
@@ -132,7 +147,7 @@ class MemoryRows:
     ) -> None:
         """Update one row; `drop_content` removes the content, keeping status and hashes."""
         await self.collection.update_one(
-            {"_id": row_id(tenant_id, memory_id)},
+            {"_id": row_id(tenant_id, memory_id), "tenant_id": tenant_id},
             _row_update(fields, datetime.now(UTC), drop_content),
         )
 
@@ -151,7 +166,7 @@ class MemoryRows:
         await self.collection.bulk_write(
             [
                 UpdateOne(
-                    {"_id": row_id(tenant_id, memory_id)},
+                    {"_id": row_id(tenant_id, memory_id), "tenant_id": tenant_id},
                     _row_update(fields, now, drop_content),
                 )
                 for memory_id, fields in changes
@@ -256,7 +271,7 @@ class MemoryRows:
             return
         upserts = [
             UpdateOne(
-                {"_id": row_id(tenant_id, source)},
+                {"_id": row_id(tenant_id, source), "tenant_id": tenant_id},
                 {
                     "$addToSet": {"memory_ids": {"$each": memory_ids}},
                     "$set": {"tenant_id": tenant_id},

@@ -1,0 +1,64 @@
+"""Every query enrichment's store makes is served by a declared index and names the tenant."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from engram_enrichment.adapters.store import (
+    CONTRADICTIONS,
+    MongoEntityStore,
+    declared_indexes,
+    entity_collection,
+)
+from engram_enrichment.ports import ConcurrentUpdate
+from tests.support.recording_db import RecordingDatabase, judge, public_methods
+
+pytestmark = pytest.mark.unit
+
+T = "ten_a"
+SHARDS = 4
+
+
+async def save_versioned(store: MongoEntityStore, doc: dict[str, Any]) -> None:
+    """A versioned replace; the recording database matches nothing, so it reports a conflict."""
+    with pytest.raises(ConcurrentUpdate):
+        await store.save(T, doc, 1)
+
+
+async def test_enrichment_queries_are_indexed_and_scoped() -> None:
+    entity = {"_id": f"{T}:e1", "tenant_id": T, "entity_id": "e1", "version": 1}
+    db = RecordingDatabase(
+        {
+            entity_collection(f"{T}:e1", SHARDS): [entity],
+            CONTRADICTIONS: [{"contradiction_id": "c1"}],
+        }
+    )
+    store = MongoEntityStore(db, shards=SHARDS)
+    doc = {"entity_id": "e1", "entity_type": "product", "version": 2}
+    exercise = {
+        "MongoEntityStore.load": lambda: store.load(T, "e1"),
+        "MongoEntityStore.load_many": lambda: store.load_many(T, ["e1", "e2"]),
+        "MongoEntityStore.save_many": lambda: store.save_many(T, [(doc, 1), (doc, 0)]),
+        "MongoEntityStore.unconfirmed_many": lambda: store.unconfirmed_many(T, {"e9": doc}),
+        "MongoEntityStore.save": lambda: store.save(T, doc, 0),
+        "MongoEntityStore.index_contradictions": lambda: store.index_contradictions(
+            T, [{"contradiction_id": "c1"}]
+        ),
+        "MongoEntityStore.contradiction": lambda: store.contradiction(T, "c1"),
+        "MongoEntityStore.list_contradictions": lambda: store.list_contradictions(T, "open", 10),
+        "MongoEntityStore.list_entities": lambda: store.list_entities(T, "product", "e0", 10),
+        "MongoEntityStore.remember_record": lambda: store.remember_record(T, "r1", "e1"),
+        "MongoEntityStore.remember_records": lambda: store.remember_records(T, [("r1", "e1")]),
+        "MongoEntityStore.entities_of_records": lambda: store.entities_of_records(T, ["r1"]),
+    }
+    unfiltered = {
+        "MongoEntityStore.list_contradictions all": lambda: store.list_contradictions(T, None, 5),
+        "MongoEntityStore.list_entities all": lambda: store.list_entities(T, None, None, 5),
+        "MongoEntityStore.save versioned": lambda: save_versioned(store, doc),
+    }
+    await db.run({**exercise, **unfiltered})
+    verdict = judge(db.calls, declared_indexes(SHARDS), tenant_id=T)
+    assert not verdict.report(), verdict.report()
+    assert public_methods(MongoEntityStore) == set(exercise)

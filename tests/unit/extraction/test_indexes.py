@@ -1,0 +1,128 @@
+"""Every query extraction's stores make is served by a declared index and names the tenant."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from engram_events.payloads.prune import PruneSelector
+from engram_extraction.adapters.store import (
+    INDEXES,
+    ORDER,
+    ORDER_META,
+    RECORDS,
+    RecordStore,
+    TombstoneStore,
+    order_id,
+)
+from engram_extraction.domain.records import Draft, Rejection, Source
+from engram_extraction.domain.revisions import Change, Entry
+from engram_extraction.domain.selection import mongo_filter
+from tests.support.recording_db import RecordingDatabase, judge, public_methods
+
+pytestmark = pytest.mark.unit
+
+T = "ten_a"
+AT = datetime(2026, 12, 1, tzinfo=UTC)
+HEAD = {
+    "_id": f"{T}:r1",
+    "tenant_id": T,
+    "record_id": "r1",
+    "revision": 2,
+    "source_item": "doc_1",
+    "updated_at": AT,
+}
+SOURCE = Source(T, "doc_1", "row", document_id="doc_1", document_version="v1")
+DRAFT = Draft("r1", "row", "e1", {"a": 1}, "sha", "row:1")
+SELECTORS = [
+    PruneSelector(older_than_days=30),
+    PruneSelector(older_than_days=30, record_type="row", status="active"),
+    PruneSelector(older_than_days=30, document_id="doc_1"),
+]
+
+UNINDEXED = {
+    ("RecordStore.ensure_order", RECORDS): "a one-off walk of every head, once per database, "
+    "to give heads from before the listing their entries",
+}
+TENANT_FREE = {
+    ("RecordStore.ensure_order", RECORDS): "the one-off backfill covers every tenant",
+    ("RecordStore.ensure_order", ORDER_META): "the backfill's database-wide done marker",
+}
+ID_SCOPED = {
+    ("RecordStore.list_records", ORDER): "listing entries carry no tenant field: their `_id` "
+    "(`tenant:updated_at:record`) is the tenant's, and the page is an `_id` range inside it",
+}
+
+
+async def test_extraction_queries_are_indexed_and_scoped() -> None:
+    db = RecordingDatabase(
+        {
+            RECORDS: [HEAD],
+            ORDER: [
+                {"_id": order_id(T, AT, "r1"), "record_id": "r1"},
+                {"_id": order_id(T, datetime(2026, 1, 1, tzinfo=UTC), "r1"), "record_id": "r1"},
+            ],
+            "attempts": [{"attempts": 1}],
+        }
+    )
+    store = RecordStore(db)
+    tombstones = TombstoneStore(store)
+    marker = {"tombstoned_at": AT, "prune_job_id": "job_1"}
+    entries = {"r1": Entry(1, "f", "c")}
+    change = Change(DRAFT, 2, Entry(1, "f", "c"))
+    exercise = {
+        "RecordStore.manifest": lambda: store.manifest(T, "doc_1"),
+        "RecordStore.save_manifest": lambda: store.save_manifest(T, "doc_1", entries, AT),
+        "RecordStore.write": lambda: store.write(T, SOURCE, [change], [change], AT),
+        "RecordStore.ensure_order": store.ensure_order,
+        "RecordStore.keep_rejected": lambda: store.keep_rejected(
+            T, SOURCE, "c", [Rejection("row:2", "bad")], AT
+        ),
+        "RecordStore.count_attempt": lambda: store.count_attempt(T, "k"),
+        "RecordStore.failed_attempts": lambda: store.failed_attempts(T, "k"),
+        "RecordStore.save_import": lambda: store.save_import(T, "imp_1", status="done"),
+        "RecordStore.import_status": lambda: store.import_status(T, "imp_1"),
+        "RecordStore.record": lambda: store.record(T, "r1"),
+        "RecordStore.list_records": lambda: store.list_records(
+            T, filters={}, after=(AT, "r0"), limit=10
+        ),
+        "RecordStore.heads_by_id": lambda: store.heads_by_id(T, ["r1"]),
+        "RecordStore.replace_with_markers": lambda: store.replace_with_markers(T, [HEAD], marker),
+        "TombstoneStore.heads_by_id": lambda: tombstones.heads_by_id(T, ["r1"]),
+        "TombstoneStore.heads_matching": lambda: tombstones.heads_matching(
+            {"tenant_id": T, "prune_job_id": "job_1"}
+        ),
+        "TombstoneStore.document_record_ids": lambda: tombstones.document_record_ids(T, "doc_1"),
+        "TombstoneStore.tombstone": lambda: tombstones.tombstone(T, [HEAD], marker),
+        "TombstoneStore.live_among": lambda: tombstones.live_among(T, ["r1"]),
+    }
+    listings = {
+        f"RecordStore.list_records {filters}": (
+            lambda filters=filters: store.list_records(
+                T, filters=filters, after=(AT, "r0"), limit=5
+            )
+        )
+        for filters in (
+            {"record_type": "row"},
+            {"document_id": "doc_1"},
+            {"entity_id": "e1", "record_type": "row"},
+        )
+    }
+    prunes = {
+        f"TombstoneStore.heads_matching {n}": (
+            lambda s=selector: tombstones.heads_matching(mongo_filter(T, s, AT))
+        )
+        for n, selector in enumerate(SELECTORS)
+    }
+    await db.run({**exercise, **listings, **prunes})
+    verdict = judge(
+        db.calls,
+        INDEXES,
+        tenant_id=T,
+        unindexed=UNINDEXED,
+        tenant_free=TENANT_FREE,
+        id_scoped=ID_SCOPED,
+    )
+    assert not verdict.report(), verdict.report()
+    assert public_methods(RecordStore, TombstoneStore) == set(exercise)

@@ -1,0 +1,165 @@
+"""Every query the gateway's stores make is served by a declared index and names the tenant,
+except the listed operational ones."""
+
+from __future__ import annotations
+
+import zlib
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import bson
+import pytest
+
+from engram_events import new_event
+from engram_events.catalog import AGENT_DELETED
+from engram_events.payloads.dlq import DeadLetter
+from engram_events.payloads.memories import AgentDeleted
+from engram_gateway.adapters import prune_jobs, registry
+from engram_gateway.adapters.prune_jobs import ACKS, JOBS, META, RUNNING, PruneJobs
+from engram_gateway.adapters.registry import AGENTS, API_KEYS, Registry
+from engram_gateway.adapters.submissions import Submissions
+from engram_gateway.domain.keys import issue_key
+from engram_gateway.domain.prune import Ack
+from engram_gateway.ops.dlq import DeadLetterBox
+from engram_gateway.ops.telemetry import TelemetryReader
+from engram_platform.indexes import merge
+from engram_platform.outbox import Outbox
+from engram_platform.telemetry_store import METRICS_COLLECTION
+from engram_platform.tracing import SPANS_COLLECTION
+from tests.support.recording_db import RecordingDatabase, judge, public_methods
+
+pytestmark = pytest.mark.unit
+
+T = "ten_a"
+AT = datetime(2026, 12, 1, tzinfo=UTC)
+NO_SPANS = zlib.compress(bson.encode({"spans": []}))
+
+
+class Publisher:
+    async def publish(self, message: Any, topic: str, **kwargs: Any) -> None:
+        return None
+
+
+class OneLetterBox(DeadLetterBox):
+    """The DLQ topic holds one letter of the tenant (no broker)."""
+
+    async def _read_topic(self) -> list[tuple[int, int, bytes]]:
+        letter = DeadLetter(
+            consumer="memory",
+            topic="engram.memories.v1",
+            partition=0,
+            offset=1,
+            tenant_id=T,
+            error_type="E",
+            error="e",
+            attempts=5,
+            value_base64="",
+            failed_at=AT,
+        )
+        return [(0, 7, letter.model_dump_json().encode())]
+
+
+UNINDEXED = {
+    ("PruneJobs.mark_unmarked", JOBS): "a one-off walk of the running jobs, once per database, "
+    "to give jobs from before the markers their marker",
+    ("PruneJobs.running", RUNNING): "the finalizer reads every marker: one per unfinished job",
+    **{
+        (f"TelemetryReader.{name}", collection): "the local dashboard's capped span and metric "
+        "collections (production exports OTLP instead), created capped by every service's "
+        "exporter: an index made from here would create them uncapped first"
+        for name, collection in (
+            ("metric_points", METRICS_COLLECTION),
+            ("trace", SPANS_COLLECTION),
+            ("traces_naming", SPANS_COLLECTION),
+            ("recent_trace_ids", SPANS_COLLECTION),
+            ("spans_of", SPANS_COLLECTION),
+        )
+    },
+}
+TENANT_FREE = {
+    ("Registry.authenticate", API_KEYS): "a key names its tenant only once it is found",
+    ("Registry.delete_agent_with", "outbox_markers"): "the outbox's own marker, by its `_id`",
+    ("Registry.delete_agent_with", AGENTS): "the outbox moves the events it staged out of the "
+    "agent it just wrote, by `_id` (the write itself names the tenant)",
+    ("PruneJobs.mark_unmarked", META): "the backfill's database-wide done marker",
+    ("PruneJobs.mark_unmarked", JOBS): "the one-off backfill covers every tenant",
+    ("PruneJobs.mark_unmarked", RUNNING): "markers for jobs the backfill found, by `_id` "
+    "(`tenant:job`)",
+    ("PruneJobs.running", RUNNING): "the finalizer finishes every tenant's jobs",
+    ("PruneJobs.running", JOBS): "the finalizer reads the marked jobs by `_id` (`tenant:job`)",
+    **{
+        (f"TelemetryReader.{name}", collection): "spans name their tenant among `engram_ids`; "
+        "a trace is shown only when one of its spans names the caller's tenant, and metric "
+        "points hold no tenant data"
+        for name, collection in (
+            ("metric_points", METRICS_COLLECTION),
+            ("trace", SPANS_COLLECTION),
+            ("traces_naming", SPANS_COLLECTION),
+            ("recent_trace_ids", SPANS_COLLECTION),
+            ("spans_of", SPANS_COLLECTION),
+        )
+    },
+}
+
+
+async def test_gateway_queries_are_indexed_and_scoped() -> None:
+    job = {"_id": f"{T}:job_1", "tenant_id": T, "job_id": "job_1", "ack_batches": ["b1"]}
+    db = RecordingDatabase(
+        {
+            JOBS: [{**job, "status": "running"}],
+            RUNNING: [{"_id": f"{T}:job_1", "tenant_id": T, "created": 0}],
+            ACKS: [],
+            SPANS_COLLECTION: [
+                {"trace_id": "tr1", "start": AT, "engram_ids": [T], "packed": NO_SPANS}
+            ],
+        }
+    )
+    keys = Registry(db)
+    jobs = PruneJobs(db)
+    submissions = Submissions(db)
+    box = OneLetterBox(bootstrap="", topic_prefix="", db=db, publisher=Publisher())
+    telemetry = TelemetryReader(db)
+    deleted = new_event(AGENT_DELETED, AgentDeleted(agent_id="a1"), tenant_id=T)
+    ack = Ack("memory", frozenset({"r1"}), frozenset())
+    exercise = {
+        "Registry.create_tenant": lambda: keys.create_tenant("acme"),
+        "Registry.add_key": lambda: keys.add_key(T),
+        "Registry.authenticate": lambda: keys.authenticate(issue_key().plaintext),
+        "Registry.create_agent": lambda: keys.create_agent(T, "planner"),
+        "Registry.get_agent": lambda: keys.get_agent(T, "a1"),
+        "Registry.list_agents": lambda: keys.list_agents(T),
+        "Registry.delete_agent_with": lambda: keys.delete_agent_with(
+            Outbox(db), T, "a1", [deleted]
+        ),
+        "PruneJobs.job_key": lambda: _sync(jobs.job_key(T, "job_1")),
+        "PruneJobs.get": lambda: jobs.get(T, "job_1"),
+        "PruneJobs.store_selector": lambda: jobs.store_selector(T, "job_1", {"ids": []}),
+        "PruneJobs.selector": lambda: jobs.selector(job),
+        "PruneJobs.add_acks": lambda: jobs.add_acks(T, "job_1", [("e1", ack)]),
+        "PruneJobs.progress": lambda: jobs.progress(T, job),
+        "PruneJobs.recent": lambda: jobs.recent(T),
+        "PruneJobs.mark_running": lambda: jobs.mark_running(T, "job_1"),
+        "PruneJobs.mark_unmarked": jobs.mark_unmarked,
+        "PruneJobs.running": jobs.running,
+        "PruneJobs.finish": lambda: jobs.finish(job, {"verified_empty": True}),
+        "Submissions.record": lambda: submissions.record(T, "memory", "m1"),
+        "Submissions.record_many": lambda: submissions.record_many(T, "memory", [("m1", {})]),
+        "Submissions.get": lambda: submissions.get(T, "memory", "m1"),
+        "DeadLetterBox.read": lambda: box.read(T),
+        "DeadLetterBox.replay": lambda: box.replay(T, {"0-7"}),
+        "TelemetryReader.metric_points": lambda: telemetry.metric_points(timedelta(hours=1)),
+        "TelemetryReader.trace": lambda: telemetry.trace(T, "tr1"),
+        "TelemetryReader.traces_naming": lambda: telemetry.traces_naming(T, "m1"),
+        "TelemetryReader.recent_trace_ids": lambda: telemetry.recent_trace_ids(T),
+        "TelemetryReader.spans_of": lambda: telemetry.spans_of(["tr1"]),
+    }
+    await db.run(exercise)
+    declared = merge(registry.INDEXES, prune_jobs.INDEXES)
+    verdict = judge(db.calls, declared, tenant_id=T, unindexed=UNINDEXED, tenant_free=TENANT_FREE)
+    assert not verdict.report(), verdict.report()
+    stores = (Registry, PruneJobs, Submissions, DeadLetterBox, TelemetryReader)
+    assert public_methods(*stores) == set(exercise)
+
+
+async def _sync(value: Any) -> Any:
+    return value

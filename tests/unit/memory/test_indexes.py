@@ -1,0 +1,113 @@
+"""Every query the memory stores make is served by a declared index and names the tenant, and
+the agent wherever a query selects memories by anything but `_id`."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from engram_events.memory_filter import MemoryFilter
+from engram_memory.adapters.dedup import SLOTS, DedupSlots
+from engram_memory.adapters.rows import INDEXES, MEMORIES, SOURCES_META, MemoryRows
+from engram_memory.domain.listing import Position
+from engram_memory.domain.retention import RetentionPolicy
+from engram_memory.domain.selection import Selection
+from tests.support.recording_db import RecordingDatabase, judge, public_methods
+
+pytestmark = pytest.mark.unit
+
+T = "ten_a"
+AT = datetime(2026, 12, 1, tzinfo=UTC)
+ROW = {
+    "_id": f"{T}:m1",
+    "tenant_id": T,
+    "memory_id": "m1",
+    "agent_id": "a1",
+    "status": "active",
+    "type": "fact",
+    "derived_from": ["r1"],
+    "created_at": AT,
+}
+WIDE = Selection(
+    T,
+    ("a1", "a2"),
+    statuses=("active",),
+    types=("fact",),
+    filter=MemoryFilter(
+        user_id="u1",
+        session_id="s1",
+        metadata={"lang": "en", "at": {"gte": "2026-01-01T00:00:00Z"}, "x": {"exists": True}},
+    ),
+    search="ord-1",
+)
+ONE = Selection.of_agent(T, "a1")
+
+UNINDEXED = {
+    ("MemoryRows.count_derived_from", MEMORIES): "prune verification counts the tenant's rows "
+    "in these statuses and matches sources here, independent of any index, on purpose",
+    ("MemoryRows.backfill_sources", MEMORIES): "a one-off walk of every row with sources, once "
+    "per database, before the source index existed",
+}
+TENANT_FREE = {
+    ("MemoryRows.backfill_sources", MEMORIES): "the one-off backfill covers every tenant",
+    ("MemoryRows.backfill_sources", SOURCES_META): "the backfill's database-wide done marker",
+    ("MemoryRows.derived_via_index", SOURCES_META): "the backfill's database-wide done marker",
+    ("MemoryRows.sources_complete", SOURCES_META): "the backfill's database-wide done marker",
+}
+AGENT_FREE = {
+    ("MemoryRows.derived_from_any", MEMORIES): "a source (record, fact, document) is the tenant's, "
+    "and memories of any of its agents may derive from it",
+    ("MemoryRows.derived_via_index", MEMORIES): "as `derived_from_any`, before the backfill",
+    ("MemoryRows.count_derived_from", MEMORIES): "as `derived_from_any`",
+    ("MemoryRows.backfill_sources", MEMORIES): "the one-off backfill covers every agent",
+}
+
+
+async def test_memory_queries_are_indexed_and_scoped() -> None:
+    db = RecordingDatabase({MEMORIES: [ROW], SLOTS: [{"_id": f"{T}:dedup:k", "memory_id": "m1"}]})
+    rows = MemoryRows(db)
+    slots = DedupSlots(db)
+    policy = RetentionPolicy(type="fact", max_count=10)
+    exercise = {
+        "MemoryRows.get": lambda: rows.get(T, "m1"),
+        "MemoryRows.get_many": lambda: rows.get_many(T, ["m1", "m2"]),
+        "MemoryRows.set_fields": lambda: rows.set_fields(T, "m1", {"status": "active"}),
+        "MemoryRows.set_fields_many": lambda: rows.set_fields_many(T, [("m1", {"a": 1})]),
+        "MemoryRows.set_same": lambda: rows.set_same(T, ["m1"], {"a": 1}),
+        "MemoryRows.open_many": lambda: rows.open_many(T, [({"memory_id": "m3"}, "pending")]),
+        "MemoryRows.count": lambda: rows.count(policy.selection(T, "a1")),
+        "MemoryRows.select": lambda: rows.select(policy.selection(T, "a1")),
+        "MemoryRows.page": lambda: rows.page(WIDE, "recent", Position(AT, "m1"), 10),
+        "MemoryRows.tally": lambda: rows.tally(WIDE),
+        "MemoryRows.select_by": lambda: rows.select_by(ONE),
+        "MemoryRows.index_sources": lambda: rows.index_sources(T, "m1", ["r1"]),
+        "MemoryRows.index_sources_many": lambda: rows.index_sources_many(T, [("m1", ["r1"])]),
+        "MemoryRows.derived_from_any": lambda: rows.derived_from_any(T, ["r1"], ["active"]),
+        "MemoryRows.sources_complete": rows.sources_complete,
+        "MemoryRows.backfill_sources": rows.backfill_sources,
+        "MemoryRows.derived_via_index": lambda: rows.derived_via_index(T, ["r1"], ["active"]),
+        "MemoryRows.count_derived_from": lambda: rows.count_derived_from(T, ["r1"], ["active"]),
+        "MemoryRows.mark_gone": lambda: rows.mark_gone(T, ["r1"]),
+        "MemoryRows.gone": lambda: rows.gone(T, ["r1"]),
+        "DedupSlots.holders": lambda: slots.holders(T, ["k"]),
+        "DedupSlots.claim": lambda: slots.claim(T, [("k", "m1")]),
+        "DedupSlots.hand_over": lambda: slots.hand_over(T, "k", "m0", "m1"),
+    }
+    before_backfill = {
+        "MemoryRows.page": lambda: rows.page(ONE, "oldest", None, 10),
+        "MemoryRows.derived_via_index": lambda: rows.derived_via_index(T, ["r1"], ["active"]),
+    }
+    await db.run(before_backfill)
+    await db.run(exercise)
+    verdict = judge(
+        db.calls,
+        INDEXES,
+        tenant_id=T,
+        unindexed=UNINDEXED,
+        tenant_free=TENANT_FREE,
+        scope_fields={MEMORIES: "agent_id"},
+        scope_free=AGENT_FREE,
+    )
+    assert not verdict.report(), verdict.report()
+    assert public_methods(MemoryRows, DedupSlots) == set(exercise)
