@@ -42,10 +42,11 @@ def select_backend(env: Mapping[str, str], docker_answers: Callable[[], bool]) -
         )
     if all(env.get(name) for name in EXTERNAL_VARS):
         if wanted:
+            external = " and ".join(EXTERNAL_VARS)
             raise BackendChoiceError(
-                f"{BACKEND_VAR}={wanted} asks for servers of the tests' own, but "
-                f"{' and '.join(EXTERNAL_VARS)} name external ones: unset {BACKEND_VAR} to use "
-                "those, or unset them to use the backend"
+                f"{BACKEND_VAR}={wanted} asks for servers of the tests' own, but {external} "
+                f"name external ones: unset {BACKEND_VAR} to use those servers, or unset "
+                f"{external} to use {wanted}"
             )
         return "external"
     if wanted == "local":

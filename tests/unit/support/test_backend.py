@@ -98,7 +98,8 @@ def test_a_backend_named_beside_external_servers_is_an_error(wanted: str) -> Non
         choose({**EXTERNAL, "ENGRAM_TEST_BACKEND": wanted}, docker=True)
     message = str(refused.value)
     assert f"ENGRAM_TEST_BACKEND={wanted}" in message
-    assert "KAFKA_BOOTSTRAP_SERVERS and MONGODB_URI" in message
+    assert "unset ENGRAM_TEST_BACKEND to use those servers" in message
+    assert f"unset KAFKA_BOOTSTRAP_SERVERS and MONGODB_URI to use {wanted}" in message
 
 
 @pytest.mark.parametrize("one", ["KAFKA_BOOTSTRAP_SERVERS", "MONGODB_URI"])
