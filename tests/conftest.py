@@ -12,29 +12,58 @@ from typing import Any
 
 import pytest
 
+from tests.support.backend import Backend, BackendChoiceError, select_backend
+from tests.support.docker_probe import docker_answers
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
 @dataclass(frozen=True)
 class Infra:
-    """Addresses of the Kafka broker and the MongoDB-protocol server the tests use."""
+    """Addresses of the Kafka broker, the MongoDB-protocol server and (containers) Qdrant."""
 
     bootstrap: str
     mongodb_uri: str
+    qdrant_url: str | None = None
+    """A Qdrant server for the services; None leaves them on the embedded engine."""
+
+    def qdrant_env(self) -> dict[str, str]:
+        """QDRANT_URL for service processes when there is a Qdrant server, else nothing."""
+        return {"QDRANT_URL": self.qdrant_url} if self.qdrant_url else {}
 
 
 @pytest.fixture(scope="session")
 def infra(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Infra]:
-    """External servers when KAFKA_BOOTSTRAP_SERVERS and MONGODB_URI are set, else our own."""
-    external_kafka = os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
-    external_mongo = os.environ.get("MONGODB_URI")
-    if external_kafka and external_mongo:
+    """The servers `tests/support/backend.py` chooses: external ones, containers or our own."""
+    backend = chosen_backend()
+    external_kafka = os.environ.get("KAFKA_BOOTSTRAP_SERVERS", "")
+    external_mongo = os.environ.get("MONGODB_URI", "")
+    if backend == "external":
         yield Infra(external_kafka, external_mongo)
-        return
-    with own_servers(tmp_path_factory.mktemp("infra")) as (kafka, ferret):
-        yield Infra(
-            external_kafka or kafka.address, external_mongo or f"mongodb://{ferret.address}"
-        )
+    elif backend == "containers":
+        from tests.support.containers import started_containers
+
+        with started_containers() as servers:
+            yield Infra(
+                external_kafka or servers.bootstrap,
+                external_mongo or servers.mongodb_uri,
+                os.environ.get("QDRANT_URL") or servers.qdrant_url,
+            )
+    else:
+        with own_servers(tmp_path_factory.mktemp("infra")) as (kafka, ferret):
+            yield Infra(
+                external_kafka or kafka.address, external_mongo or f"mongodb://{ferret.address}"
+            )
+
+
+def chosen_backend() -> Backend:
+    """The session's backend; a refused choice fails the tests that need servers with its reason
+    alone (no traceback, no chained exception)."""
+    try:
+        return select_backend(os.environ, docker_answers)
+    except BackendChoiceError as refused:
+        reason = str(refused)
+    pytest.fail(reason, pytrace=False)
 
 
 @contextmanager
@@ -79,6 +108,7 @@ def stack_env(infra: Infra, names: dict[str, str]) -> dict[str, str]:
     return {
         "KAFKA_BOOTSTRAP_SERVERS": infra.bootstrap,
         "MONGODB_URI": infra.mongodb_uri,
+        **infra.qdrant_env(),
         "ENGRAM_LOG_LEVEL": "INFO",
         "ENGRAM_RETRY_BASE_SECONDS": "0.05",
         "ENGRAM_RETRY_MAX_SECONDS": "0.2",

@@ -56,6 +56,7 @@ def start_platform(infra: Infra, root: Path, **extra: str) -> Platform:
     env = {
         "KAFKA_BOOTSTRAP_SERVERS": infra.bootstrap,
         "MONGODB_URI": infra.mongodb_uri,
+        **infra.qdrant_env(),
         "ENGRAM_TOPIC_PREFIX": f"e{tag}.",
         "ENGRAM_DATABASE_PREFIX": f"e{tag}_",
         "ENGRAM_DATA_DIR": str(data),

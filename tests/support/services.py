@@ -12,6 +12,8 @@ from pathlib import Path
 
 import httpx
 
+from tests.support.vector_collections import with_collection_per_path
+
 
 @dataclass
 class ServiceProcess:
@@ -34,7 +36,7 @@ class ServiceProcess:
 
     def start(self, extra_env: dict[str, str] | None = None, wait: bool = True) -> ServiceProcess:
         """Spawn the service and (by default) wait until /readyz is 200."""
-        env = {**os.environ, **self.env, **(extra_env or {})}
+        env = with_collection_per_path({**os.environ, **self.env, **(extra_env or {})})
         env[f"ENGRAM_{self.name.upper()}_PORT"] = str(self.port)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         log = self.log_path.open("ab")
