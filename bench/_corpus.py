@@ -194,6 +194,51 @@ FILLER_EVENTS = (
 FILLER_WHEN = ("on Monday", "last week", "in March", "after the release", "yesterday", "today")
 
 
+UNRELATED = (
+    "What is the capital of Mongolia?",
+    "How do I bake sourdough bread at home?",
+    "Who won the chess world championship in 1972?",
+    "Explain how photosynthesis works in plants.",
+    "What is the boiling point of water on Everest?",
+    "Recommend a good science fiction novel.",
+    "How many moons does Jupiter have?",
+    "What is the difference between a violin and a viola?",
+    "How do volcanoes form?",
+    "Translate good morning into Swahili.",
+    "What causes the northern lights?",
+    "How long should I steep green tea?",
+    "Which planet is the hottest in the solar system?",
+    "What is a prime number?",
+    "How do bees make honey?",
+    "Who painted the ceiling of the Sistine Chapel?",
+    "What is the tallest tree species on earth?",
+    "How do I change a bicycle tyre?",
+    "Why is the sky blue?",
+    "What language is spoken in Brazil?",
+    "How do submarines dive and surface?",
+    "What is the plot of Hamlet?",
+    "How are diamonds formed?",
+    "What does a quantum computer do?",
+    "How do I grow tomatoes on a balcony?",
+    "What is the speed of sound in air?",
+    "Who invented the printing press?",
+    "How do migrating birds navigate?",
+    "What is the largest desert in the world?",
+    "How does a rainbow appear?",
+    "What rhymes with orange?",
+    "How do I tie a bowline knot?",
+    "What is the population of Iceland?",
+    "Why do cats purr?",
+    "How are glaciers moving?",
+    "What is the recipe for gazpacho?",
+    "How does compound interest work?",
+    "What is the longest river in Africa?",
+    "How do octopuses change colour?",
+    "What year did the Berlin Wall fall?",
+)
+"""Questions no memory of the corpus answers: what the floor is for."""
+
+
 @dataclass
 class Memory:
     """One stored memory and what recall returns about it."""
@@ -325,8 +370,10 @@ def _filter_for(memory: Memory, variant: int, rng: random.Random) -> dict[str, A
 def queries(memories: list[Memory], seed: int, per_kind: int, filtered: int) -> list[Query]:
     """`per_kind` paraphrase and identifier questions and `filtered` scoped questions, each
     about a different memory; a scoped question asks about "the user" with a filter its memory
-    satisfies (the same words without the filter are its unfiltered twin)."""
+    satisfies (the same words without the filter are its unfiltered twin); and the questions no
+    memory answers, each asked of some agent."""
     rng = random.Random(f"queries:{seed}:{len(memories)}")
+    agents = max(m.agent for m in memories) + 1
     paraphrases = [m for m in memories if m.kind == "paraphrase"]
     identifiers = [m for m in memories if m.kind == "identifier"]
     asked = rng.sample(paraphrases, per_kind + filtered)
@@ -335,6 +382,7 @@ def queries(memories: list[Memory], seed: int, per_kind: int, filtered: int) -> 
         Query(m.question or "", m.agent, (m.memory_id,), "identifier", extra={"code": m.identifier})
         for m in rng.sample(identifiers, per_kind)
     ]
+    out += [Query(text, rng.randrange(agents), (), "unrelated") for text in UNRELATED]
     for n, memory in enumerate(asked[per_kind:]):
         out.append(
             Query(

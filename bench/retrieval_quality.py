@@ -10,7 +10,8 @@ Needs KAFKA_BOOTSTRAP_SERVERS and MONGODB_URI (`python -m bench` provides them).
 2. Questions: paraphrases (no words of the memory but the person's name), identifier questions
    ("where is ORD-17823 now?"), scoped questions about "the user" with a filter the answer meets
    (user, user and channel, a priority floor, a time window, a set of channels) and the same
-   words without the filter, and the hand-written retrieval fixture (60 memories, 36 questions).
+   words without the filter, the hand-written retrieval fixture (60 memories, 36 questions), and
+   40 questions no memory answers (the share answered with nothing shows what the floor does).
 3. Each question is asked through the gateway in each mode with top_k 5 and the default floor,
    one at a time: hit@1, hit@5, MRR@5 (1/rank of the answer within the top 5, else 0), the
    filtered answers that break their filter, and p50/p95 of the request. Hybrid is asked again
@@ -64,6 +65,8 @@ SEED = 27
 AGENTS = 100
 MODES = ("dense", "lexical", "hybrid")
 TOP_K = 5
+WARM_UP = 50
+"""Questions asked before a pass is timed: the first pass after a start pages the collection in."""
 DEFAULT_FLOOR: float | None = None
 Run = tuple[str, str, float | None]
 """A pass over every question: its name, the mode, and the floor (None: the default)."""
@@ -191,6 +194,7 @@ def score(asked: list[tuple[Query, dict[str, Any], bool]]) -> dict[str, Any]:
         "hit@5": round(sum(r is not None for r in ranks) / n, 3),
         "mrr@5": round(sum(1 / r for r in ranks if r) / n, 3),
         "empty_answers": empty,
+        "empty_rate": round(empty / n, 3),
         "dropped_below_floor": dropped,
         "filter_violations": violations,
     }
@@ -200,7 +204,7 @@ def run_mode(
     asker: Asker, asked: list[Query], mode: str, min_score: float | None = None
 ) -> dict[str, Any]:
     """Every question in one mode (the filtered ones with and without their filter)."""
-    for query in asked[:10]:
+    for query in asked[:WARM_UP]:
         asker.ask(query, mode, True, min_score)
     sets: dict[str, list[tuple[Query, dict[str, Any], bool]]] = {}
     latencies = []
@@ -332,6 +336,12 @@ def table(results: dict[str, Any]) -> str:
     lines = ["size     set                      pass        hit@1  hit@5  mrr@5  violations"]
     kinds = ("paraphrase", "identifier", "filtered", "filtered_without_filter", "fixture")
     for entry in results["sizes"]:
+        for part in ("modes", "sweep"):
+            for name, modes in entry.get(part, {}).items():
+                lines.append(
+                    f"{entry['size']:<8} unrelated questions answered with nothing, {name}: "
+                    f"{modes['unrelated']['empty_rate']:.3f}"
+                )
         for kind in kinds:
             for name, modes in entry["modes"].items():
                 s = modes[kind]
