@@ -16,7 +16,8 @@ MIME_BY_SUFFIX = {
     ".ndjson": "application/x-ndjson",
     ".jsonl": "application/x-ndjson",
 }
-"""The text types the gateway's extractors read; anything else is sent as guessed and may be 415."""
+"""The text types the gateway's extractors read (the gateway's own table, engram_events.mimes, is
+kept equal by a test: the client installs without the platform's libs)."""
 
 
 def guess_mime(path: Path | str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import JSONResponse
@@ -18,7 +18,13 @@ from engram_events.payloads.prune import PruneSelector
 from engram_gateway.api.auth import CallerDep
 from engram_gateway.api.owned import owner_view_or_pending
 from engram_gateway.api.publishing import publish_or_503
-from engram_gateway.domain.documents import DocumentRejected, check_content, check_name, document_id
+from engram_gateway.domain.documents import (
+    DocumentRejected,
+    check_content,
+    check_name,
+    document_id,
+    resolve_mime,
+)
 from engram_platform.problems import Problem
 from engram_platform.publish import publish_now
 
@@ -27,7 +33,9 @@ DocumentId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z
 
 
 class SubmitDocument(BaseModel):
-    """A document as JSON: text or base64 bytes, with its name and type."""
+    """A document as JSON: text or base64 bytes, with its name and type. Its source is always
+    `gateway` (connectors name themselves); there is no field for it, so a `source` sent is a
+    422 rather than a label silently dropped."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -35,7 +43,6 @@ class SubmitDocument(BaseModel):
     mime: str = Field(min_length=3, max_length=127)
     text: str | None = None
     content_base64: str | None = None
-    source: Literal["gateway"] = "gateway"
 
     @model_validator(mode="after")
     def _one_body(self) -> SubmitDocument:
@@ -88,7 +95,7 @@ async def _parse(request: Request) -> tuple[str, str, bytes]:
             raise Problem(422, "validation-error", "multipart uploads need a 'file' field")
         content = await upload.read()
         mime = str(form.get("mime") or upload.content_type or "")
-        return str(form.get("name") or upload.filename or ""), mime.split(";")[0].strip(), content
+        return str(form.get("name") or upload.filename or ""), mime, content
     if not ctype.startswith("application/json"):
         raise Problem(415, detail="send application/json or multipart/form-data")
     try:
@@ -117,6 +124,7 @@ async def submit_document(request: Request, caller: CallerDep) -> JSONResponse:
     name, mime, content = await _parse(request)
     try:
         name = check_name(name)
+        mime = resolve_mime(mime, name)
         check_content(content, mime, max_bytes)
     except DocumentRejected as exc:
         raise Problem(exc.status, exc.kind, exc.detail) from None

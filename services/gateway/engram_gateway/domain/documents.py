@@ -6,17 +6,7 @@ import hashlib
 import re
 import unicodedata
 
-TEXT_MIMES = frozenset(
-    {
-        "text/csv",
-        "text/tab-separated-values",
-        "text/markdown",
-        "text/plain",
-        "application/json",
-        "application/x-ndjson",
-    }
-)
-"""What the built-in extractors read; other types are refused with 415."""
+from engram_events.mimes import MIME_BY_SUFFIX, TEXT_MIMES, UNTYPED, mime_for_name
 
 _NAME_FORBIDDEN = re.compile(r"[\x00-\x1f\x7f/\\]")
 
@@ -37,6 +27,24 @@ def check_name(name: str) -> str:
     if not normalized or normalized in {".", ".."} or _NAME_FORBIDDEN.search(normalized):
         raise DocumentRejected(422, "invalid-document-name", "name must be a plain file name")
     return normalized
+
+
+def resolve_mime(mime: str, name: str) -> str:
+    """The declared type, or, when the client sent none or `application/octet-stream`, the
+    type the file's extension names; an unknown extension is a 415 saying what to send."""
+    declared = mime.split(";")[0].strip().lower()
+    if declared not in UNTYPED:
+        return declared
+    named = mime_for_name(name)
+    if named is None:
+        raise DocumentRejected(
+            415,
+            "unsupported-media-type",
+            f"{name!r} came without a type and its extension names none we read; use one of "
+            f"{sorted(MIME_BY_SUFFIX)} or send the type (one of {sorted(TEXT_MIMES)}), "
+            "e.g. curl -F 'file=@notes.txt;type=text/plain'",
+        )
+    return named
 
 
 def check_content(content: bytes, mime: str, max_bytes: int) -> None:
