@@ -111,3 +111,18 @@ def test_deeply_nested_json_fails_cleanly() -> None:
     nested = b'{"a": ' * 5000 + b"1" + b"}" * 5000
     with pytest.raises(ExtractionFailed, match="nested too deeply"):
         extract(nested, "application/json", "deep.json", LIMITS)
+
+
+def test_markdown_key_value_blocks_are_read_like_plain_text() -> None:
+    note = (
+        b"# Supplier notes\n\nid: s-101\nname: Acme Supplies\ncity: Berlin\n\n"
+        b"Some prose about them.\n\n- **id**: s-102\n- **name**: Beta Parts\n\n"
+        b"| id | name |\n|---|---|\n| s-103 | Gamma |\n"
+    )
+    out = extract(note, "text/markdown", "notes.md", LIMITS)
+    assert [c.attributes for c in out.candidates] == [
+        {"id": "s-103", "name": "Gamma"},
+        {"id": "s-101", "name": "Acme Supplies", "city": "Berlin"},
+        {"id": "s-102", "name": "Beta Parts"},
+    ]
+    assert [c.locator for c in out.candidates] == ["table 1 line 14", "line 3", "line 9"]

@@ -3,7 +3,7 @@
 `extract_or_defer` (used when the optional LLM extractor is configured) hands text that no
 built-in extractor can read back as `Unstructured` instead of failing: a document whose MIME
 type and extension match no built-in extractor, or a prose-tolerant one (`key: value` text,
-Markdown tables) that found no rows in it. Content that is empty, binary or not UTF-8, and
+Markdown tables and fields) that found no rows in it. Content that is empty, binary or not UTF-8, and
 structured formats that fail to parse or hold no rows, still fail: a model would only guess.
 """
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from engram_extraction.domain.candidates import Extraction, ExtractionFailed, Limits
 from engram_extraction.domain.extractors.keyvalue import extract_key_values
-from engram_extraction.domain.extractors.markdown import extract_markdown_tables
+from engram_extraction.domain.extractors.markdown import extract_markdown
 from engram_extraction.domain.extractors.structured import extract_json, extract_ndjson
 from engram_extraction.domain.extractors.tabular import extract_csv, extract_tsv
 
@@ -25,7 +25,7 @@ BY_MIME: dict[str, Extractor] = {
     "text/tab-separated-values": extract_tsv,
     "application/json": extract_json,
     "application/x-ndjson": extract_ndjson,
-    "text/markdown": extract_markdown_tables,
+    "text/markdown": extract_markdown,
     "text/plain": extract_key_values,
 }
 BY_EXTENSION: dict[str, Extractor] = {
@@ -34,11 +34,11 @@ BY_EXTENSION: dict[str, Extractor] = {
     "json": extract_json,
     "ndjson": extract_ndjson,
     "jsonl": extract_ndjson,
-    "md": extract_markdown_tables,
-    "markdown": extract_markdown_tables,
+    "md": extract_markdown,
+    "markdown": extract_markdown,
     "txt": extract_key_values,
 }
-PROSE_TOLERANT = frozenset({"key_value", "markdown_table"})
+PROSE_TOLERANT = frozenset({"key_value", "markdown"})
 """Built-in extractors that read prose without failing, so finding no rows means unstructured."""
 
 
