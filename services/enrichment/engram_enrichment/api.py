@@ -25,6 +25,8 @@ from engram_platform.problems import Problem
 from engram_vectors.ranking import Mode
 
 router = APIRouter(prefix="/internal/v1/knowledge", tags=["internal"])
+EntityFilter = Annotated[str | None, Query(min_length=1, max_length=256)]
+"""An entity id (e.g. `supplier:s-101`) that narrows a listing to that entity."""
 ContradictionId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^ctr_[0-9a-f]+$")]
 RESOLVE_ATTEMPTS = 3
 _REFUSALS = {"not-found": 404, "already-resolved": 409, "not-a-claim": 422}
@@ -124,9 +126,10 @@ async def list_contradictions(
     tenant_id: TenantDep,
     status: Literal["open", "resolved"] | None = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    entity_id: EntityFilter = None,
 ) -> dict[str, Any]:
-    """The tenant's contradictions with both claims and their support."""
-    rows = await _knowledge(request).store.list_contradictions(tenant_id, status, limit)
+    """The tenant's contradictions (of one entity, when named) with both claims and support."""
+    rows = await _knowledge(request).store.list_contradictions(tenant_id, status, limit, entity_id)
     return {"contradictions": rows}
 
 

@@ -50,9 +50,9 @@ class EntityStore(Protocol):
         ...
 
     async def list_contradictions(
-        self, tenant_id: str, status: str | None, limit: int
+        self, tenant_id: str, status: str | None, limit: int, entity_id: str | None = None
     ) -> list[dict[str, Any]]:
-        """The tenant's contradictions, optionally of one status."""
+        """The tenant's contradictions, optionally of one status and of one entity."""
         ...
 
     async def list_entities(

@@ -82,6 +82,12 @@ async def test_scenario_through_the_gateway_matches_the_expected_articles(
         assert all(f["status"] == "contested" for f in flagged)
         listing = (await api.get("/v1/knowledge/contradictions", params={"status": "open"})).json()
         (opened,) = listing["contradictions"]
+        of_entity = {"entity_id": opened["entity_id"]}
+        mine = await api.get("/v1/knowledge/contradictions", params=of_entity)
+        assert mine.json()["contradictions"] == [opened]
+        others = {"entity_id": "carrier:nobody", "status": "open"}
+        elsewhere = await api.get("/v1/knowledge/contradictions", params=others)
+        assert elsewhere.json()["contradictions"] == []
         sources = sorted(s["record_id"] for c in opened["claims"] for s in c["support"])
         assert sources == ["rec_a", "rec_b"] and opened["status"] == "open"
         announced = await wait_for(

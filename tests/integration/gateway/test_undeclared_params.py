@@ -64,9 +64,7 @@ def test_an_unknown_parameter_on_clear_withdraws_nothing(stack: MemoryStack) -> 
 def test_unknown_and_repeated_parameters_are_refused_across_routes(stack: MemoryStack) -> None:
     with stack.client(stack.tenant()) as client:
         agent = new_agent(client)
-        _refused(
-            client.get("/v1/knowledge/contradictions", params={"entity_id": "e1"}), "entity_id"
-        )
+        _refused(client.get("/v1/knowledge/contradictions", params={"entity": "e1"}), "entity")
         _refused(
             client.get("/v1/knowledge/contradictions?status=open&status=resolved"),
             "status",

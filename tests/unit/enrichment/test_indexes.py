@@ -55,6 +55,12 @@ async def test_enrichment_queries_are_indexed_and_scoped() -> None:
     }
     unfiltered = {
         "MongoEntityStore.list_contradictions all": lambda: store.list_contradictions(T, None, 5),
+        "MongoEntityStore.list_contradictions of an entity": lambda: store.list_contradictions(
+            T, None, 10, "supplier:s-1"
+        ),
+        "MongoEntityStore.list_contradictions of an entity, by status": lambda: (
+            store.list_contradictions(T, "open", 10, "supplier:s-1")
+        ),
         "MongoEntityStore.list_entities all": lambda: store.list_entities(T, None, None, 5),
         "MongoEntityStore.save versioned": lambda: save_versioned(store, doc),
     }

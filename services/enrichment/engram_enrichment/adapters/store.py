@@ -97,7 +97,8 @@ def entity_collections(shards: int) -> list[str]:
 
 def declared_indexes(shards: int) -> Indexes:
     """The entity listing, with and without a type, in each shard; the contradiction listing,
-    with and without a status. Entities and record mappings are otherwise read by `_id`."""
+    with and without a status, of the tenant or of one entity. Entities and record mappings are
+    otherwise read by `_id`."""
     listing = [
         IndexModel([("tenant_id", ASCENDING), ("entity_id", ASCENDING)]),
         IndexModel(
@@ -108,6 +109,10 @@ def declared_indexes(shards: int) -> Indexes:
     contradictions = [
         IndexModel([("tenant_id", ASCENDING), *opened]),
         IndexModel([("tenant_id", ASCENDING), ("status", ASCENDING), *opened]),
+        IndexModel([("tenant_id", ASCENDING), ("entity_id", ASCENDING), *opened]),
+        IndexModel(
+            [("tenant_id", ASCENDING), ("entity_id", ASCENDING), ("status", ASCENDING), *opened]
+        ),
     ]
     return {
         **{name: listing for name in entity_collections(shards)},
@@ -292,9 +297,11 @@ class MongoEntityStore:
         return doc
 
     async def list_contradictions(
-        self, tenant_id: str, status: str | None, limit: int
+        self, tenant_id: str, status: str | None, limit: int, entity_id: str | None = None
     ) -> list[dict[str, Any]]:
         query: dict[str, Any] = {"tenant_id": tenant_id}
+        if entity_id:
+            query["entity_id"] = entity_id
         if status:
             query["status"] = status
         cursor = self.db[CONTRADICTIONS].find(query, HIDDEN_CONTRADICTION_FIELDS)

@@ -79,11 +79,15 @@ async def list_contradictions(
     caller: CallerDep,
     status: Literal["open", "resolved"] | None = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    entity_id: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
 ) -> JSONResponse:
-    """The caller's contradictions, each with both claims and their support."""
+    """The caller's contradictions (of one entity, when named), each with both claims and their
+    support."""
     params: dict[str, Any] = {"limit": limit}
     if status:
         params["status"] = status
+    if entity_id:
+        params["entity_id"] = entity_id
     return JSONResponse(await _proxy(request, caller, "GET", "/contradictions", params=params))
 
 
