@@ -67,3 +67,27 @@ def test_withdrawn_facts_are_absent_and_the_article_is_not_appended() -> None:
     article = render(e)
     assert "Three" in article and "One" not in article and "Two" not in article
     assert article.count("**name**") == 1
+
+
+def _titled(*claims: dict[str, object]) -> list[str]:
+    e = entity()
+    for n, attrs in enumerate(claims, start=1):
+        assert_record(e, assertion(f"rec_{n}", 1, **attrs), Schema())  # type: ignore[arg-type]
+    reconcile(e, Schema(), cause="c", at=e.records["rec_1"].observed_at, why="w")
+    return render(e).splitlines()[:3]
+
+
+def test_an_article_is_titled_by_the_entity_name_with_its_id_under_it() -> None:
+    e = entity()
+    assert _titled({"name": "Acme Freight", "city": "Berlin"}) == [
+        "# Acme Freight",
+        "",
+        f"Id: {e.entity_id}",
+    ]
+    assert _titled({"title": "Night shipping", "city": "Berlin"})[0] == "# Night shipping"
+
+
+def test_an_article_keeps_its_id_as_title_without_one_agreed_name() -> None:
+    e = entity()
+    assert _titled({"city": "Berlin"})[0] == f"# {e.entity_id}"
+    assert _titled({"name": "Acme"}, {"name": "Acme Ltd"})[0] == f"# {e.entity_id}"

@@ -84,6 +84,22 @@ def summary_block(summary: ArticleSummary) -> list[str]:
     return [*lines, ""]
 
 
+TITLE_ATTRIBUTES = ("name", "title")
+"""Attributes whose single active value names the entity better than its id does."""
+
+
+def heading(entity: Entity) -> list[str]:
+    """The entity's name (or title) as the heading with its id under it; its id when it has
+    neither, or when sources disagree on it."""
+    for attribute in TITLE_ATTRIBUTES:
+        values = [
+            f.value for f in entity.facts.values() if f.attribute == attribute and f.live
+        ]
+        if len(values) == 1 and isinstance(values[0], str) and values[0].strip():
+            return [f"# {escape(values[0])}", "", f"Id: {escape(entity.entity_id)}"]
+    return [f"# {escape(entity.entity_id)}"]
+
+
 def render(entity: Entity) -> str:
     """Active facts, then contested ones under their own heading, then superseded; withdrawn absent."""
     facts = list(entity.facts.values())
@@ -93,7 +109,7 @@ def render(entity: Entity) -> str:
         (c for c in entity.contradictions.values() if c.status == "open"),
         key=lambda c: (c.attribute, c.contradiction_id),
     )
-    lines = [f"# {escape(entity.entity_id)}", "", f"Type: {escape(entity.entity_type)}", ""]
+    lines = [*heading(entity), "", f"Type: {escape(entity.entity_type)}", ""]
     lines += ["## Facts", ""]
     lines += [_fact_line(f) for f in active] or ["_No uncontested facts._"]
     lines.append("")
