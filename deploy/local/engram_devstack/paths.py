@@ -57,7 +57,7 @@ class Layout:
 
     @property
     def run_env(self) -> Path:
-        """Written once the platform is ready: ENGRAM_URL and ENGRAM_API_KEY."""
+        """Written once the platform is ready: ENGRAM_URL, ENGRAM_API_KEY, ENGRAM_OPS_API_KEY."""
         return self.engram_dir / "run.env"
 
     @property
@@ -69,6 +69,11 @@ class Layout:
     def api_key_file(self) -> Path:
         """The development tenant's key, reused across runs."""
         return self.engram_dir / "dev-api-key"
+
+    @property
+    def ops_key_file(self) -> Path:
+        """The ops dashboard's key (the ops role), reused across runs."""
+        return self.engram_dir / "ops-api-key"
 
     @property
     def ferretdb_source(self) -> Path:

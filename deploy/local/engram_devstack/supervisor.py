@@ -28,6 +28,7 @@ from engram_devstack.stack import Endpoints, Stack, start_and_wait
 from engram_devstack.tenants import create_tenant, key_rejected
 
 DEV_TENANT = "dev"
+OPS_TENANT = "ops"
 _INFRA_CHECK_SECONDS = 2.0
 
 
@@ -76,7 +77,10 @@ class Supervisor:
             self._start_services(endpoints)
             if "gateway" in self.options.service_names:
                 self._wait_gateway_ready()
-                self._announce(self._development_key(endpoints))
+                self._announce(
+                    self._saved_key(endpoints, DEV_TENANT, self.layout.api_key_file),
+                    self._saved_key(endpoints, OPS_TENANT, self.layout.ops_key_file, ops=True),
+                )
             else:
                 say("gateway not started, so no readiness check, key or run.env")
             self._supervise_forever()
@@ -171,26 +175,36 @@ class Supervisor:
             f"last lines of {gateway_log}:\n{processes.tail(gateway_log)}"
         )
 
-    def _development_key(self, endpoints: Endpoints) -> str:
-        """Reuse the saved key unless the gateway rejects it; otherwise mint one."""
+    def _saved_key(
+        self, endpoints: Endpoints, tenant: str, saved_in: Path, *, ops: bool = False
+    ) -> str:
+        """Reuse the key saved for this tenant unless the gateway rejects it; otherwise mint one."""
         try:
-            saved = self.layout.api_key_file.read_text().strip()
+            saved = saved_in.read_text().strip()
         except OSError:
             saved = ""
         if saved and not key_rejected(self.options.url, saved):
-            say(f"dev tenant: reusing the key in {self.layout.api_key_file}")
+            say(f"{tenant} tenant: reusing the key in {saved_in}")
             return saved
         watch = Stopwatch()
-        key = create_tenant(DEV_TENANT, self._service_env(endpoints), cwd=self.layout.root)
-        write_secret(self.layout.api_key_file, key)
-        say(f"dev tenant: created, key saved in {self.layout.api_key_file} {watch}")
+        key = create_tenant(tenant, self._service_env(endpoints), cwd=self.layout.root, ops=ops)
+        write_secret(saved_in, key)
+        say(f"{tenant} tenant: created, key saved in {saved_in} {watch}")
         return key
 
-    def _announce(self, key: str) -> None:
-        write_env_file(self.layout.run_env, {"ENGRAM_URL": self.options.url, "ENGRAM_API_KEY": key})
+    def _announce(self, key: str, ops_key: str) -> None:
+        write_env_file(
+            self.layout.run_env,
+            {"ENGRAM_URL": self.options.url, "ENGRAM_API_KEY": key, "ENGRAM_OPS_API_KEY": ops_key},
+        )
         say(f"ready: wrote {self.layout.run_env}; Ctrl-C stops everything")
         print(f"ENGRAM_URL={self.options.url}", flush=True)
         print(f"ENGRAM_API_KEY={key}", flush=True)
+        print(
+            f"ops dashboard: {self.options.url}/ops (sign in with ENGRAM_OPS_API_KEY from "
+            f"{self.layout.run_env})",
+            flush=True,
+        )
 
     def _supervise_forever(self) -> None:
         last_infra_check = time.monotonic()

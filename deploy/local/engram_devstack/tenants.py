@@ -10,11 +10,15 @@ from pathlib import Path
 from engram_devstack.errors import DevstackError
 
 
-def create_tenant(name: str, env: Mapping[str, str], cwd: Path, timeout: float = 120.0) -> str:
-    """Run `python -m engram_gateway create-tenant NAME`; its stdout's last line is the key."""
+def create_tenant(
+    name: str, env: Mapping[str, str], cwd: Path, timeout: float = 120.0, *, ops: bool = False
+) -> str:
+    """Run `python -m engram_gateway create-tenant NAME [--ops]`; its stdout's last line is the
+    key (with `ops`, a key carrying the ops role, which the dashboard asks for)."""
+    command = [sys.executable, "-m", "engram_gateway", "create-tenant", name]
     try:
         result = subprocess.run(
-            [sys.executable, "-m", "engram_gateway", "create-tenant", name],
+            [*command, "--ops"] if ops else command,
             env=dict(env),
             cwd=cwd,
             stdin=subprocess.DEVNULL,
@@ -28,7 +32,7 @@ def create_tenant(name: str, env: Mapping[str, str], cwd: Path, timeout: float =
     if result.returncode != 0 or not lines:
         details = "\n".join(result.stderr.strip().splitlines()[-10:])
         raise DevstackError(
-            f"`python -m engram_gateway create-tenant {name}` failed "
+            f"`{' '.join(command[1:])}{' --ops' if ops else ''}` failed "
             f"(exit {result.returncode}, {len(lines)} stdout lines):\n{details}"
         )
     return lines[-1]

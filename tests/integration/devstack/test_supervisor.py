@@ -9,6 +9,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import httpx
 import pytest
 
 from engram_devstack import free_ports
@@ -120,6 +121,12 @@ def test_run_is_ready_writes_a_key_restarts_the_dead_and_leaves_nothing(
         }
         with urllib.request.urlopen(values["ENGRAM_URL"] + "/readyz", timeout=5) as response:
             assert response.status == 200
+        ops_key = values["ENGRAM_OPS_API_KEY"]
+        assert ops_key == (engram / "ops-api-key").read_text().strip() != values["ENGRAM_API_KEY"]
+        assert f"ops dashboard: {values['ENGRAM_URL']}/ops" in log.read_text()
+        login = values["ENGRAM_URL"] + "/ops/login"
+        assert httpx.post(login, data={"api_key": ops_key}).status_code == 303, "signed in"
+        assert httpx.post(login, data={"api_key": values["ENGRAM_API_KEY"]}).status_code != 303
 
         tenant = subprocess.run(
             [sys.executable, "-m", "engram_devstack", "tenant", "acme"],
@@ -141,7 +148,9 @@ def test_run_is_ready_writes_a_key_restarts_the_dead_and_leaves_nothing(
     second = _start_run(env, free_ports(4), log, *model_cpus)
     try:
         ready_after = _wait_for(engram / "run.env", second, log, timeout=60)
-        assert read_env_file(engram / "run.env")["ENGRAM_API_KEY"] == values["ENGRAM_API_KEY"]
+        again = read_env_file(engram / "run.env")
+        assert again["ENGRAM_API_KEY"] == values["ENGRAM_API_KEY"]
+        assert again["ENGRAM_OPS_API_KEY"] == ops_key
         assert "reusing the key" in log.read_text()
         assert ready_after < 60
         pids = _pids(root)

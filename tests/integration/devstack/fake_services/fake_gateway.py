@@ -1,10 +1,12 @@
-"""A stand-in gateway: /readyz, /v1/agents with bearer check, and `create-tenant NAME`."""
+"""A stand-in gateway: /readyz, /v1/agents with bearer check, /ops/login (303 for an ops key),
+and `create-tenant NAME [--ops]`."""
 
 import http.server
 import json
 import os
 import secrets
 import sys
+import urllib.parse
 from pathlib import Path
 
 KEYS = Path(os.environ.get("FAKE_GATEWAY_KEYS", "fake-gateway-keys.json"))
@@ -25,6 +27,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
         else:
             self._reply(404)
 
+    def do_POST(self) -> None:
+        if self.path != "/ops/login":
+            self._reply(404)
+            return
+        form = self.rfile.read(int(self.headers.get("Content-Length", "0"))).decode()
+        key = urllib.parse.parse_qs(form).get("api_key", [""])[0]
+        self._reply(303 if _keys().get(key, "").endswith(" (ops)") else 401)
+
     def _reply(self, status: int) -> None:
         self.send_response(status)
         self.send_header("Content-Length", "0")
@@ -37,7 +47,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
 def main() -> None:
     if sys.argv[1:2] == ["create-tenant"]:
         key = "ek_" + secrets.token_urlsafe(16)
-        KEYS.write_text(json.dumps({**_keys(), key: sys.argv[2]}))
+        name = sys.argv[2] + (" (ops)" if "--ops" in sys.argv[3:] else "")
+        KEYS.write_text(json.dumps({**_keys(), key: name}))
         print("creating tenant", file=sys.stderr)
         print(key)
         return
