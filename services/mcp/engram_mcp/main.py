@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
+import httpx
 import uvicorn
 from mcp.server.mcpserver import MCPServer
 from starlette.applications import Starlette
@@ -30,12 +32,31 @@ def http_app(settings: McpSettings) -> Starlette:
         streamable_http_path=settings.path, stateless_http=True, host=settings.host
     )
     app.add_route("/healthz", _healthz, methods=["GET"])
+    app.add_route("/readyz", _readyz(settings.gateway_url), methods=["GET"])
     return app
 
 
 async def _healthz(request: Request) -> JSONResponse:
-    """The process answers (what `make run` and tests wait for before connecting)."""
+    """The process answers."""
     return JSONResponse({"status": "ok"})
+
+
+def _readyz(gateway_url: str) -> Callable[[Request], Awaitable[JSONResponse]]:
+    """Ready when the gateway is: every tool call goes through it."""
+
+    async def readyz(request: Request) -> JSONResponse:
+        try:
+            async with httpx.AsyncClient(timeout=2.0) as client:
+                status = (await client.get(f"{gateway_url.rstrip('/')}/readyz")).status_code
+        except httpx.HTTPError:
+            status = None
+        ready = status == 200
+        return JSONResponse(
+            {"status": "ready" if ready else "unavailable", "gateway": status},
+            status_code=200 if ready else 503,
+        )
+
+    return readyz
 
 
 def main() -> None:
