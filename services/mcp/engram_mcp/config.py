@@ -1,4 +1,4 @@
-"""MCP server settings (env prefix ENGRAM_MCP_; the gateway and key are the client's ENGRAM_URL and ENGRAM_API_KEY)."""
+"""MCP server settings (prefix ENGRAM_MCP_): the gateway is ENGRAM_MCP_GATEWAY_URL, else the client's ENGRAM_URL; the stdio key ENGRAM_API_KEY."""
 
 from typing import Literal
 
@@ -21,11 +21,11 @@ class McpSettings(BaseSettings):
     path: str = Field(default="/mcp", pattern=r"^/[A-Za-z0-9/_-]*$")
     gateway_url: str = Field(
         default="http://127.0.0.1:8080",
-        validation_alias=AliasChoices("ENGRAM_URL", "gateway_url"),
+        validation_alias=AliasChoices("ENGRAM_MCP_GATEWAY_URL", "ENGRAM_URL"),
     )
     api_key: SecretStr | None = Field(
         default=None,
-        validation_alias=AliasChoices("ENGRAM_API_KEY", "api_key"),
+        validation_alias="ENGRAM_API_KEY",
         description="stdio only: the HTTP transport takes each caller's key from its request",
     )
     timeout_seconds: float = Field(default=30.0, gt=0, le=600)

@@ -61,3 +61,9 @@ def test_settings_read_the_clients_variables_and_hide_the_key(
     assert settings.gateway_url == "http://127.0.0.1:9999"
     assert settings.transport == "http" and settings.url == "http://127.0.0.1:9100/mcp"
     assert "egk_secret" not in repr(settings)
+    monkeypatch.setenv("ENGRAM_MCP_GATEWAY_URL", "http://127.0.0.1:8080")
+    monkeypatch.setenv("GATEWAY_URL", "http://elsewhere:1")
+    monkeypatch.setenv("API_KEY", "egk_not_ours")
+    monkeypatch.delenv("ENGRAM_API_KEY")
+    settings = McpSettings()
+    assert settings.gateway_url == "http://127.0.0.1:8080" and settings.api_key is None
