@@ -57,7 +57,7 @@ class Layout:
 
     @property
     def run_env(self) -> Path:
-        """Written once the platform is ready: ENGRAM_URL and ENGRAM_API_KEY."""
+        """Written once the platform is ready: ENGRAM_URL, ENGRAM_API_KEY and ENGRAM_MCP_URL."""
         return self.engram_dir / "run.env"
 
     @property

@@ -37,6 +37,7 @@ class RunOptions:
 
     gateway_host: str = "127.0.0.1"
     gateway_port: int = 8080
+    mcp_port: int = 8087
     service_names: Sequence[str] = field(default=services.SERVICE_NAMES)
     ready_timeout: float = 300.0
     model_cpus: frozenset[int] = frozenset()
@@ -49,6 +50,13 @@ class RunOptions:
     @property
     def url(self) -> str:
         return f"http://{self.reachable_host}:{self.gateway_port}"
+
+    @property
+    def mcp_url(self) -> str | None:
+        """The MCP server's streamable-HTTP endpoint, when it is started."""
+        if "mcp" not in self.service_names:
+            return None
+        return f"http://{self.reachable_host}:{self.mcp_port}/mcp"
 
 
 class Supervisor:
@@ -129,6 +137,10 @@ class Supervisor:
             ENGRAM_GATEWAY_HOST=self.options.gateway_host,
             ENGRAM_GATEWAY_PORT=str(self.options.gateway_port),
             ENGRAM_DATA_DIR=str(self.layout.data_dir),
+            ENGRAM_MCP_TRANSPORT="http",
+            ENGRAM_MCP_HOST=self.options.gateway_host,
+            ENGRAM_MCP_PORT=str(self.options.mcp_port),
+            ENGRAM_MCP_GATEWAY_URL=self.options.url,
             PYTHONUNBUFFERED="1",
         )
         if self.options.model_cpus:
@@ -141,6 +153,11 @@ class Supervisor:
             port = self.options.gateway_port
             raise DevstackError(
                 f"gateway port {port} is already in use by another process; pass --gateway-port"
+            )
+        mcp_port = self.options.mcp_port
+        if self.options.mcp_url and port_open(self.options.reachable_host, mcp_port):
+            raise DevstackError(
+                f"mcp port {mcp_port} is already in use by another process; pass --mcp-port"
             )
         env = self._service_env(endpoints)
         watch = Stopwatch()
@@ -187,10 +204,15 @@ class Supervisor:
         return key
 
     def _announce(self, key: str) -> None:
-        write_env_file(self.layout.run_env, {"ENGRAM_URL": self.options.url, "ENGRAM_API_KEY": key})
+        values = {"ENGRAM_URL": self.options.url, "ENGRAM_API_KEY": key}
+        if self.options.mcp_url:
+            values["ENGRAM_MCP_URL"] = self.options.mcp_url
+        write_env_file(self.layout.run_env, values)
         say(f"ready: wrote {self.layout.run_env}; Ctrl-C stops everything")
         print(f"ENGRAM_URL={self.options.url}", flush=True)
         print(f"ENGRAM_API_KEY={key}", flush=True)
+        if self.options.mcp_url:
+            print(f"ENGRAM_MCP_URL={self.options.mcp_url}", flush=True)
 
     def _supervise_forever(self) -> None:
         last_infra_check = time.monotonic()
