@@ -51,7 +51,7 @@ class EngramTools:
         try:
             key = self.keys.key_for(ctx.headers)
         except MissingKey as missing:
-            return local_problem(401, "unauthorized", "Unauthorized", str(missing))
+            return local_problem(401, "unauthorized", "Missing or invalid API key", str(missing))
         try:
             async with self.connect(key) as client:
                 return answer(await call(client))
@@ -199,7 +199,7 @@ class EngramTools:
             return local_problem(
                 422,
                 "validation-error",
-                "Validation failed",
+                "Request validation failed",
                 "give exactly one of memory_id, user_id/session_id, or all_memories: true",
             )
         if memory_id is not None:
