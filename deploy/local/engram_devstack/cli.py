@@ -91,13 +91,20 @@ def build_parser() -> argparse.ArgumentParser:
         "run",
         help="the whole platform in the foreground (make run); Ctrl-C stops all of it",
         description="Start Kafka, FerretDB, the topics and every service; restart services that "
-        "die; write .engram/run.env (ENGRAM_URL, ENGRAM_API_KEY) once GET /readyz answers 200; "
+        "die; write .engram/run.env (ENGRAM_URL, ENGRAM_API_KEY, ENGRAM_MCP_URL) once GET /readyz "
+        "answers 200; "
         "stop everything on Ctrl-C or SIGTERM and exit 0.",
     )
     _port_arguments(run, kafka=True, mongo=True)
     run.add_argument("--gateway-host", default=os.environ.get("ENGRAM_GATEWAY_HOST", "127.0.0.1"))
     run.add_argument(
         "--gateway-port", type=int, default=int(os.environ.get("ENGRAM_GATEWAY_PORT", "8080"))
+    )
+    run.add_argument(
+        "--mcp-port",
+        type=int,
+        default=int(os.environ.get("ENGRAM_MCP_PORT", "8087")),
+        help="where the MCP server's streamable HTTP listens (default %(default)s)",
     )
     run.add_argument(
         "--services",
@@ -204,6 +211,7 @@ def _run(arguments: argparse.Namespace, stack: Stack, layout: Layout) -> int:
     options = RunOptions(
         gateway_host=arguments.gateway_host,
         gateway_port=arguments.gateway_port,
+        mcp_port=arguments.mcp_port,
         service_names=names,
         ready_timeout=arguments.ready_timeout,
         model_cpus=cpus.parse_cpus(arguments.model_cpus) if arguments.model_cpus else frozenset(),

@@ -57,7 +57,8 @@ class Layout:
 
     @property
     def run_env(self) -> Path:
-        """Written once the platform is ready: ENGRAM_URL, ENGRAM_API_KEY, ENGRAM_OPS_API_KEY."""
+        """Written once the platform is ready: ENGRAM_URL, ENGRAM_API_KEY, ENGRAM_OPS_API_KEY and
+        ENGRAM_MCP_URL."""
         return self.engram_dir / "run.env"
 
     @property

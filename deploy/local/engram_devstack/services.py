@@ -19,6 +19,7 @@ SERVICE_NAMES = (
     "memory",
     "enrichment",
     "connectors",
+    "mcp",
 )
 BACKOFF_FIRST = 1.0
 BACKOFF_LIMIT = 30.0

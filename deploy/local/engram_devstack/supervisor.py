@@ -38,6 +38,7 @@ class RunOptions:
 
     gateway_host: str = "127.0.0.1"
     gateway_port: int = 8080
+    mcp_port: int = 8087
     service_names: Sequence[str] = field(default=services.SERVICE_NAMES)
     ready_timeout: float = 300.0
     model_cpus: frozenset[int] = frozenset()
@@ -50,6 +51,13 @@ class RunOptions:
     @property
     def url(self) -> str:
         return f"http://{self.reachable_host}:{self.gateway_port}"
+
+    @property
+    def mcp_url(self) -> str | None:
+        """The MCP server's streamable-HTTP endpoint, when it is started."""
+        if "mcp" not in self.service_names:
+            return None
+        return f"http://{self.reachable_host}:{self.mcp_port}/mcp"
 
 
 class Supervisor:
@@ -133,6 +141,10 @@ class Supervisor:
             ENGRAM_GATEWAY_HOST=self.options.gateway_host,
             ENGRAM_GATEWAY_PORT=str(self.options.gateway_port),
             ENGRAM_DATA_DIR=str(self.layout.data_dir),
+            ENGRAM_MCP_TRANSPORT="http",
+            ENGRAM_MCP_HOST=self.options.gateway_host,
+            ENGRAM_MCP_PORT=str(self.options.mcp_port),
+            ENGRAM_MCP_GATEWAY_URL=self.options.url,
             PYTHONUNBUFFERED="1",
         )
         if self.options.model_cpus:
@@ -145,6 +157,11 @@ class Supervisor:
             port = self.options.gateway_port
             raise DevstackError(
                 f"gateway port {port} is already in use by another process; pass --gateway-port"
+            )
+        mcp_port = self.options.mcp_port
+        if self.options.mcp_url and port_open(self.options.reachable_host, mcp_port):
+            raise DevstackError(
+                f"mcp port {mcp_port} is already in use by another process; pass --mcp-port"
             )
         env = self._service_env(endpoints)
         watch = Stopwatch()
@@ -193,13 +210,19 @@ class Supervisor:
         return key
 
     def _announce(self, key: str, ops_key: str) -> None:
-        write_env_file(
-            self.layout.run_env,
-            {"ENGRAM_URL": self.options.url, "ENGRAM_API_KEY": key, "ENGRAM_OPS_API_KEY": ops_key},
-        )
+        values = {
+            "ENGRAM_URL": self.options.url,
+            "ENGRAM_API_KEY": key,
+            "ENGRAM_OPS_API_KEY": ops_key,
+        }
+        if self.options.mcp_url:
+            values["ENGRAM_MCP_URL"] = self.options.mcp_url
+        write_env_file(self.layout.run_env, values)
         say(f"ready: wrote {self.layout.run_env}; Ctrl-C stops everything")
         print(f"ENGRAM_URL={self.options.url}", flush=True)
         print(f"ENGRAM_API_KEY={key}", flush=True)
+        if self.options.mcp_url:
+            print(f"ENGRAM_MCP_URL={self.options.mcp_url}", flush=True)
         print(
             f"ops dashboard: {self.options.url}/ops (sign in with ENGRAM_OPS_API_KEY from "
             f"{self.layout.run_env})",

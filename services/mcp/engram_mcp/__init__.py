@@ -1,0 +1,1 @@
+"""Engram's MCP server: agents reach memories and knowledge as tools, with their own API key."""

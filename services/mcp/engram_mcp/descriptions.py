@@ -1,0 +1,80 @@
+"""What each tool tells the agent: when to use it, what to pass, and what the answer means."""
+
+INSTRUCTIONS = (
+    "Engram is long-term memory and knowledge for agents. Write what is worth remembering with "
+    "memory_write and get it back with memory_recall (by meaning and exact words) or memory_list "
+    "(in order); memory_forget withdraws it. Knowledge comes from documents (document_submit): "
+    "search it with knowledge_search, read an entity with knowledge_entity, and check "
+    "contradictions_list when sources disagree. Every call runs with your own Engram API key and "
+    "sees only your tenant's data. A failed call is a tool error whose text is the problem+json "
+    "the gateway answered (`type`, `status`, `detail`, and `errors` naming each invalid field)."
+)
+
+MEMORY_WRITE = (
+    "Store one memory for an agent: a fact, preference, decision or outcome worth recalling in a "
+    "later turn or session. `agent_id` must be an agent registered under your key. Scope it with "
+    "`user_id` (whom it is about) and/or `session_id`; add `metadata` (flat KEY: scalar) to filter "
+    "on later. Answers `memory_id` and `status: pending`; it becomes recallable once `active`, "
+    "usually within seconds (memory_list with status=active shows it). Content that a live memory "
+    "in the same scope already holds is not stored twice: the answer says `deduplicated: true` "
+    "with that memory's id (`allow_duplicate: true` stores it anyway). To replace an outdated "
+    "memory, pass its id as `supersedes`. Reuse one `idempotency_key` when retrying the same write."
+)
+
+MEMORY_RECALL = (
+    "Find an agent's memories relevant to a question, best first. `mode`: `hybrid` (default: "
+    "meaning and exact words together), `dense` (meaning only) or `lexical` (shared words and "
+    "identifiers only, such as order numbers or emails). Narrow it with `filter`: "
+    '{"user_id", "session_id", "type", "metadata": {KEY: VALUE or {"eq"|"in"|"gte"|"lte"|"exists": '
+    "VALUE}}}. Hits below the relevance floor are dropped (`dropped_below_floor` counts them; "
+    "`min_score: 0` keeps them), so `results: []` means nothing relevant is stored: for the "
+    "latest memories use memory_list with order=recent instead. Each hit has memory_id, content, "
+    "score, scores, type, metadata, user_id, session_id and created_at."
+)
+
+MEMORY_LIST = (
+    "List memories one page at a time in a stable order: `oldest` first (default) or `recent`. "
+    "Without `agent_id` it lists across all your agents. Narrow with `type`, `status` "
+    "(pending|active|superseded|withdrawn|rejected), `user_id`, `session_id`, `search` (a "
+    "literal, case-insensitive substring of the content) and `filter` (as memory_recall takes "
+    "it). Pass the answer's `next_cursor` as `cursor` for the next page; there is none after the "
+    "last page."
+)
+
+MEMORY_FORGET = (
+    "Withdraw memories so recall and listings of active memories no longer return them (this "
+    "cannot be undone). Give exactly one of: `memory_id` (that one memory), `user_id` and/or "
+    "`session_id` (every memory of the agent in that scope), or `all_memories: true` (every "
+    "memory of the agent). Answers the withdrawn memory, or `withdrawn`: how many were."
+)
+
+KNOWLEDGE_SEARCH = (
+    "Search the knowledge Engram built from submitted documents and imported records: facts "
+    "(an entity's attribute and value, with status, `contested` flag and supporting records) and "
+    "sections of entity articles. Each hit names its `entity_id`: read the whole entity with "
+    "knowledge_entity. `mode` works as in memory_recall. A contested fact means sources "
+    "disagree: see contradictions_list before relying on it. `results: []` means nothing "
+    "relevant is known."
+)
+
+KNOWLEDGE_ENTITY = (
+    "Read one entity by id (as knowledge_search or a record names it, e.g. `carrier:c1`): its "
+    "Markdown article and its facts with status, contested flag and support. "
+    "`include_withdrawn: true` adds facts no source asserts any more. An id your tenant does not "
+    "have is a 404 problem."
+)
+
+CONTRADICTIONS_LIST = (
+    "List contradictions: single-valued attributes on which sources disagree (say, two cities "
+    "for one carrier), each with the competing claims and their support. `status`: `open` "
+    "(unresolved) or `resolved`; all when omitted."
+)
+
+DOCUMENT_SUBMIT = (
+    "Submit a text document to Engram's knowledge: CSV, TSV, JSON, NDJSON, Markdown tables or "
+    "`key: value` text. `name` is its file name; its extension picks the extractor unless "
+    "`mime` (e.g. text/csv) is given. Submitting the same name again with new content makes a new "
+    "version, which replaces what the previous version asserted. Answers `document_id` and "
+    "`status: pending`; its rows become records, facts and entities within seconds, then "
+    "knowledge_search and knowledge_entity find them."
+)

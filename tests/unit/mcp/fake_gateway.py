@@ -1,0 +1,65 @@
+"""A hand-written stand-in for `AsyncEngramClient`: records each call and answers what it was told."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from engram_client import EngramError, models
+
+
+@dataclass
+class FakeGateway:
+    """Answers every method with a canned model, or raises `error` when one is set."""
+
+    error: EngramError | None = None
+    calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)
+
+    @asynccontextmanager
+    async def connect(self, key: str) -> AsyncIterator[FakeGateway]:
+        self.keys.append(key)
+        yield self
+
+    def _called(self, name: str, *args: Any, **kwargs: Any) -> None:
+        self.calls.append((name, args, kwargs))
+        if self.error is not None:
+            raise self.error
+
+    async def write_memory(self, *args: Any, **kwargs: Any) -> models.MemoryAccepted:
+        self._called("write_memory", *args, **kwargs)
+        return models.MemoryAccepted(memory_id="mem_1", status_url="/v1/agents/a/memories/mem_1")
+
+    async def recall(self, *args: Any, **kwargs: Any) -> models.Recall:
+        self._called("recall", *args, **kwargs)
+        return models.Recall(mode=kwargs.get("mode") or "hybrid", floor=0.25)
+
+    async def list_memories(self, *args: Any, **kwargs: Any) -> models.MemoryPage:
+        self._called("list_memories", *args, **kwargs)
+        return models.MemoryPage(memories=[models.Memory(memory_id="mem_1", status="active")])
+
+    async def delete_memory(self, *args: Any, **kwargs: Any) -> models.Memory:
+        self._called("delete_memory", *args, **kwargs)
+        return models.Memory(memory_id=args[1], status="withdrawn")
+
+    async def clear_memories(self, *args: Any, **kwargs: Any) -> models.MemoriesCleared:
+        self._called("clear_memories", *args, **kwargs)
+        return models.MemoriesCleared(agent_id=args[0], withdrawn=2)
+
+    async def search_knowledge(self, *args: Any, **kwargs: Any) -> models.KnowledgeSearch:
+        self._called("search_knowledge", *args, **kwargs)
+        return models.KnowledgeSearch(mode=kwargs.get("mode"))
+
+    async def get_entity(self, *args: Any, **kwargs: Any) -> models.Entity:
+        self._called("get_entity", *args, **kwargs)
+        return models.Entity(entity_id=args[0], article="# Acme")
+
+    async def list_contradictions(self, *args: Any, **kwargs: Any) -> list[models.Contradiction]:
+        self._called("list_contradictions", *args, **kwargs)
+        return [models.Contradiction(contradiction_id="ctr_1", status="open")]
+
+    async def upload_document(self, *args: Any, **kwargs: Any) -> models.DocumentAccepted:
+        self._called("upload_document", *args, **kwargs)
+        return models.DocumentAccepted(document_id="doc_1", version="v1")

@@ -1,0 +1,190 @@
+"""The tools through the SDK's in-memory client: schemas, argument checks, answers and problems."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from mcp import Client
+from pydantic import SecretStr
+
+from engram_client import NotFound, ValidationFailed
+from engram_mcp.keys import EnvironmentKey
+from engram_mcp.server import build_server
+from tests.unit.mcp.fake_gateway import FakeGateway
+
+pytestmark = pytest.mark.unit
+
+TOOLS = {
+    "memory_write",
+    "memory_recall",
+    "memory_list",
+    "memory_forget",
+    "knowledge_search",
+    "knowledge_entity",
+    "contradictions_list",
+    "document_submit",
+}
+
+
+async def call(
+    gateway: FakeGateway, name: str, arguments: dict[str, Any], key: str | None = "egk_unit"
+) -> Any:
+    server = build_server(gateway.connect, EnvironmentKey(SecretStr(key) if key else None))
+    async with Client(server) as client:
+        return await client.call_tool(name, arguments)
+
+
+async def test_every_tool_is_listed_with_a_description_and_a_schema() -> None:
+    server = build_server(FakeGateway().connect, EnvironmentKey(None))
+    async with Client(server) as client:
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert set(listed) == TOOLS
+    for tool in listed.values():
+        assert tool.description and len(tool.description) > 150
+        assert tool.input_schema["type"] == "object"
+        assert "ctx" not in tool.input_schema["properties"]
+    assert listed["memory_recall"].input_schema["required"] == ["agent_id", "query"]
+    mode = listed["memory_recall"].input_schema["properties"]["mode"]
+    assert mode["enum"] == ["hybrid", "dense", "lexical"]
+    assert listed["memory_forget"].annotations.destructive_hint is True
+    assert listed["knowledge_search"].annotations.read_only_hint is True
+
+
+async def test_a_write_is_sent_with_the_environment_key_and_answered_as_structured_json() -> None:
+    gateway = FakeGateway()
+    result = await call(
+        gateway,
+        "memory_write",
+        {"agent_id": "agt_1", "content": "likes tea", "user_id": "u1", "metadata": {"n": 1}},
+    )
+    assert not result.is_error
+    assert result.structured_content["memory_id"] == "mem_1"
+    assert '"memory_id":"mem_1"' in result.content[0].text
+    assert gateway.keys == ["egk_unit"]
+    name, args, kwargs = gateway.calls[0]
+    assert (name, args) == ("write_memory", ("agt_1", "likes tea"))
+    assert kwargs["user_id"] == "u1" and kwargs["metadata"] == {"n": 1}
+    assert kwargs["type"] == "conversation" and kwargs["allow_duplicate"] is False
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments"),
+    [
+        ("memory_recall", {"agent_id": "agt_1", "query": "tea", "top_k": 0}),
+        ("memory_recall", {"agent_id": "agt_1", "query": "tea", "mode": "fuzzy"}),
+        ("memory_recall", {"query": "tea"}),
+        ("memory_write", {"agent_id": "agt 1", "content": "x"}),
+        ("memory_write", {"agent_id": "agt_1", "content": ""}),
+        ("memory_write", {"agent_id": "agt_1", "content": "x", "type": "Not Snake"}),
+        ("memory_list", {"limit": 1001}),
+        ("knowledge_search", {"query": "x", "mode": "semantic"}),
+        ("contradictions_list", {"status": "closed"}),
+        ("document_submit", {"name": "a.csv"}),
+    ],
+)
+async def test_invalid_arguments_are_tool_errors_and_never_reach_the_gateway(
+    name: str, arguments: dict[str, Any]
+) -> None:
+    gateway = FakeGateway()
+    result = await call(gateway, name, arguments)
+    assert result.is_error
+    assert gateway.calls == [] and gateway.keys == []
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"agent_id": "agt_1"},
+        {"agent_id": "agt_1", "memory_id": "mem_1", "all_memories": True},
+        {"agent_id": "agt_1", "memory_id": "mem_1", "user_id": "u1"},
+        {"agent_id": "agt_1", "session_id": "s1", "all_memories": True},
+    ],
+)
+async def test_forget_takes_exactly_one_selection(arguments: dict[str, Any]) -> None:
+    gateway = FakeGateway()
+    result = await call(gateway, "memory_forget", arguments)
+    assert result.is_error
+    assert result.structured_content["type"] == "/problems/validation-error"
+    assert "exactly one of" in result.structured_content["detail"]
+    assert gateway.calls == []
+
+
+async def test_forget_withdraws_one_memory_a_scope_or_all() -> None:
+    gateway = FakeGateway()
+    one = await call(gateway, "memory_forget", {"agent_id": "agt_1", "memory_id": "mem_9"})
+    scope = await call(gateway, "memory_forget", {"agent_id": "agt_1", "user_id": "u1"})
+    every = await call(gateway, "memory_forget", {"agent_id": "agt_1", "all_memories": True})
+    assert one.structured_content["status"] == "withdrawn"
+    assert scope.structured_content["withdrawn"] == 2 and not every.is_error
+    assert [(c[0], c[1], c[2]) for c in gateway.calls] == [
+        ("delete_memory", ("agt_1", "mem_9"), {}),
+        ("clear_memories", ("agt_1",), {"user_id": "u1", "session_id": None}),
+        ("clear_memories", ("agt_1",), {"user_id": None, "session_id": None}),
+    ]
+
+
+async def test_a_gateway_problem_is_a_tool_error_carrying_the_problem() -> None:
+    gateway = FakeGateway(
+        error=NotFound(
+            "no entity carrier:c9",
+            status=404,
+            type="/problems/not-found",
+            title="Not Found",
+            instance="/v1/knowledge/entities/carrier:c9",
+        )
+    )
+    result = await call(gateway, "knowledge_entity", {"entity_id": "carrier:c9"})
+    assert result.is_error
+    assert result.structured_content == {
+        "type": "/problems/not-found",
+        "title": "Not Found",
+        "status": 404,
+        "detail": "no entity carrier:c9",
+        "instance": "/v1/knowledge/entities/carrier:c9",
+    }
+    assert "no entity carrier:c9" in result.content[0].text
+
+
+async def test_a_validation_problem_keeps_the_fields_it_names() -> None:
+    errors = [{"loc": ["body", "filter", "metadata", "$where"], "msg": "bad key"}]
+    gateway = FakeGateway(
+        error=ValidationFailed(
+            "bad filter", status=422, type="/problems/validation-error", errors=errors
+        )
+    )
+    result = await call(
+        gateway, "memory_recall", {"agent_id": "agt_1", "query": "x", "filter": {"metadata": {}}}
+    )
+    assert result.is_error and result.structured_content["errors"] == errors
+
+
+async def test_without_a_key_nothing_is_sent_and_the_caller_is_told_how_to_give_one() -> None:
+    gateway = FakeGateway()
+    result = await call(gateway, "memory_list", {}, key=None)
+    assert result.is_error
+    assert result.structured_content["status"] == 401
+    assert "ENGRAM_API_KEY" in result.structured_content["detail"]
+    assert gateway.keys == []
+
+
+async def test_reads_pass_their_options_through() -> None:
+    gateway = FakeGateway()
+    recall = await call(
+        gateway,
+        "memory_recall",
+        {"agent_id": "agt_1", "query": "ORD-1", "mode": "lexical", "filter": {"user_id": "u1"}},
+    )
+    listed = await call(gateway, "memory_list", {"agent_id": "agt_1", "order": "recent"})
+    found = await call(gateway, "knowledge_search", {"query": "Acme", "mode": "dense"})
+    contradictions = await call(gateway, "contradictions_list", {"status": "open"})
+    submitted = await call(gateway, "document_submit", {"name": "a.csv", "text": "id\n1\n"})
+    assert recall.structured_content["mode"] == "lexical"
+    assert listed.structured_content["memories"][0]["memory_id"] == "mem_1"
+    assert found.structured_content["mode"] == "dense"
+    assert contradictions.structured_content["contradictions"][0]["contradiction_id"] == "ctr_1"
+    assert submitted.structured_content["document_id"] == "doc_1"
+    by_name = {c[0]: c for c in gateway.calls}
+    assert by_name["recall"][2]["filter"] == {"user_id": "u1"}
+    assert by_name["list_memories"][2]["order"] == "recent"
+    assert by_name["upload_document"][1:] == (("a.csv", "id\n1\n"), {"mime": None})
