@@ -21,11 +21,12 @@ def supervisor(root: Path, options: RunOptions) -> Supervisor:
 
 def test_run_env_names_the_mcp_url(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     running = supervisor(tmp_path, RunOptions(gateway_port=18080, mcp_port=18087))
-    running._announce("ek_dev")
+    running._announce("ek_dev", "ek_ops")
     values = read_env_file(tmp_path / ".engram" / "run.env")
     assert values == {
         "ENGRAM_URL": "http://127.0.0.1:18080",
         "ENGRAM_API_KEY": "ek_dev",
+        "ENGRAM_OPS_API_KEY": "ek_ops",
         "ENGRAM_MCP_URL": "http://127.0.0.1:18087/mcp",
     }
     assert "ENGRAM_MCP_URL=http://127.0.0.1:18087/mcp" in capsys.readouterr().out
@@ -33,7 +34,7 @@ def test_run_env_names_the_mcp_url(tmp_path: Path, capsys: pytest.CaptureFixture
 
 def test_without_the_mcp_service_there_is_no_mcp_url(tmp_path: Path) -> None:
     running = supervisor(tmp_path, RunOptions(service_names=("gateway", "memory")))
-    running._announce("ek_dev")
+    running._announce("ek_dev", "ek_ops")
     assert "ENGRAM_MCP_URL" not in read_env_file(tmp_path / ".engram" / "run.env")
 
 
