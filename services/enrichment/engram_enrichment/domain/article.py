@@ -92,9 +92,7 @@ def heading(entity: Entity) -> list[str]:
     """The entity's name (or title) as the heading with its id under it; its id when it has
     neither, or when sources disagree on it."""
     for attribute in TITLE_ATTRIBUTES:
-        values = [
-            f.value for f in entity.facts.values() if f.attribute == attribute and f.live
-        ]
+        values = [f.value for f in entity.facts.values() if f.attribute == attribute and f.live]
         if len(values) == 1 and isinstance(values[0], str) and values[0].strip():
             return [f"# {escape(values[0])}", "", f"Id: {escape(entity.entity_id)}"]
     return [f"# {escape(entity.entity_id)}"]
