@@ -71,7 +71,7 @@ chaos: venv ## the chaos test alone, figures printed (one and two instances per 
 lint: venv ## ruff (lint + format check) everywhere, mypy --strict on libs/
 	@$(BIN)/ruff check .
 	@$(BIN)/ruff format --check .
-	@$(BIN)/mypy libs/events/engram_events libs/platform/engram_platform libs/vectors/engram_vectors libs/embedders/engram_embedders libs/client/engram_client services/mcp/engram_mcp
+	@$(BIN)/mypy libs/events/engram_events libs/platform/engram_platform libs/vectors/engram_vectors libs/embedders/engram_embedders libs/client/engram_client services/mcp/engram_mcp libs/langgraph/engram_langgraph
 
 format: venv ## apply ruff's fixes and formatting
 	@$(BIN)/ruff check --fix .
