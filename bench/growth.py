@@ -19,9 +19,10 @@ tracing on as `make run` deploys it) is given N memories and N records already s
    `verified_empty`, bounded by --prune-timeout.
 
 The N memories are written as the memory service writes them (`MemoryRows.open_many` with the
-fields its handler records, status `active`, its dedup slots and the source index's completion
-mark) over 10 agents, their points by the service's own vector writer (bench/_memory_points.py)
-from pool vectors plus noise. The N records are written by extraction's own store
+fields its handler records, status `active`, its dedup slots, the applied marks of each
+memory's two inputs and the source index's completion mark; the gateway's submission rows) over
+10 agents, their points by the service's own vector writer (bench/_memory_points.py) from pool
+vectors plus noise. The N records are written by extraction's own store
 (`RecordStore.write`: heads, revisions and `record_order` entries, then each document's
 manifest), 1,000 per document over five types; enrichment holds no facts for them. A pymongo
 listener (bench/_probe/sitecustomize.py) tallies every service's database calls; the result
@@ -39,6 +40,7 @@ import os
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -67,18 +69,20 @@ from bench.memory_recall import (  # noqa: E402
 from bench.prune_cascade import quiet, wait  # noqa: E402
 from engram_embedders import make_embedder  # noqa: E402
 from engram_events import new_event  # noqa: E402
-from engram_events.catalog import MEMORY_WRITE_REQUESTED  # noqa: E402
+from engram_events.catalog import EMBEDDING_COMPUTED, MEMORY_WRITE_REQUESTED  # noqa: E402
 from engram_events.payloads.memories import MemoryWriteRequested  # noqa: E402
 from engram_extraction.adapters.store import RecordStore  # noqa: E402
 from engram_extraction.domain.candidates import Candidate  # noqa: E402
 from engram_extraction.domain.records import Source, build  # noqa: E402
 from engram_extraction.domain.revisions import plan  # noqa: E402
 from engram_extraction.domain.schema import SchemaRegistry  # noqa: E402
+from engram_gateway.adapters.submissions import SUBMISSIONS  # noqa: E402
 from engram_memory.adapters.dedup import DedupSlots  # noqa: E402
 from engram_memory.adapters.rows import MemoryRows  # noqa: E402
 from engram_memory.domain.dedup import dedup_key  # noqa: E402
 from engram_memory.handlers import _row_fields  # noqa: E402
-from engram_platform.mongo import connect_mongo  # noqa: E402
+from engram_platform.idempotency import AppliedEvents  # noqa: E402
+from engram_platform.mongo import connect_mongo, insert_new  # noqa: E402
 from tests.conftest import Infra  # noqa: E402
 from tests.support.platform import Platform, start_platform, stop_platform  # noqa: E402
 
@@ -199,9 +203,9 @@ async def pool_of(kind: str) -> Pool:
 def memory_vectors(pool: np.ndarray, picks: np.ndarray, seed: int) -> np.ndarray:
     """Unit vectors near the picked pool vectors (embedding every text would take too long)."""
     rng = np.random.default_rng(seed)
-    vectors = pool[picks] + rng.normal(0, 0.02, (len(picks), pool.shape[1])).astype(np.float32)
+    vectors = pool[picks] + 0.02 * rng.standard_normal((len(picks), pool.shape[1]), np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors.astype(np.float32)
+    return vectors
 
 
 def write_event(tenant_id: str, agent_id: str, n: int, content: str) -> Any:
@@ -212,33 +216,61 @@ def write_event(tenant_id: str, agent_id: str, n: int, content: str) -> Any:
     return new_event(MEMORY_WRITE_REQUESTED, payload, tenant_id=tenant_id)
 
 
+def submission(tenant_id: str, fields: dict[str, Any]) -> dict[str, Any]:
+    """The gateway's row of an accepted write, as `Submissions.record_many` leaves it."""
+    return {
+        "_id": f"{tenant_id}:memory:{fields['memory_id']}",
+        "tenant_id": tenant_id,
+        "kind": "memory",
+        "agent_id": fields["agent_id"],
+        "updated_at": fields["created_at"],
+    }
+
+
+def memory_chunk(
+    tenant_id: str, agents: list[str], pool: Pool, picks: np.ndarray, numbers: range
+) -> tuple[list[tuple[dict[str, Any], str]], list[tuple[str, str]], list[tuple[str, str]]]:
+    """Rows to open (fields the handler records, then the stored state), dedup claims, and the
+    applied marks of each memory's two inputs (its write request and its embedding)."""
+    opening, claims, marks = [], [], []
+    for n in numbers:
+        agent = agents[n % len(agents)]
+        content = f"{pool.texts[int(picks[n])]} #{n}"
+        event = write_event(tenant_id, agent, n, content)
+        fields = _row_fields(event)
+        fields.update(content=content, metadata={}, metadata_at={})
+        fields.update(provenance=pool.provenance, stored_at=datetime.now(UTC))
+        opening.append((fields, "active"))
+        claims.append((dedup_key(agent, None, None, content), fields["memory_id"]))
+        marks.append((str(event.event_id), MEMORY_WRITE_REQUESTED.name))
+        marks.append((str(uuid.uuid4()), EMBEDDING_COMPUTED.name))
+    return opening, claims, marks
+
+
 async def preload_memories(
-    db: Any,
+    dbs: tuple[Any, Any],
     tenant_id: str,
     agents: list[str],
     size: int,
     pool: Pool,
     directory: Path,
 ) -> dict[str, float]:
-    """`size` active memories round-robin over `agents`: rows, dedup slots and the source
-    index's completion mark as the service writes them, then their points."""
-    rows, slots = MemoryRows(db), DedupSlots(db)
+    """`size` active memories round-robin over `agents`: rows, dedup slots, applied marks and
+    the source index's completion mark as the memory service writes them, the gateway's
+    submission rows, then their points."""
+    memory_db, gateway_db = dbs
+    rows, slots = MemoryRows(memory_db), DedupSlots(memory_db)
+    applied = AppliedEvents(memory_db, "memory")
     started = time.perf_counter()
     await rows.backfill_sources()
-    texts = pool.texts
-    picks = np.random.default_rng(size).integers(0, len(texts), size)
+    picks = np.random.default_rng(size).integers(0, len(pool.texts), size)
     stored: list[dict[str, Any]] = []
     for start in range(0, size, CHUNK):
-        opening, claims = [], []
-        for n in range(start, min(start + CHUNK, size)):
-            agent = agents[n % len(agents)]
-            content = f"{texts[int(picks[n])]} #{n}"
-            fields = _row_fields(write_event(tenant_id, agent, n, content))
-            fields.update(content=content, metadata={}, metadata_at={})
-            fields.update(provenance=pool.provenance, stored_at=datetime.now(UTC))
-            opening.append((fields, "active"))
-            claims.append((dedup_key(agent, None, None, content), fields["memory_id"]))
+        numbers = range(start, min(start + CHUNK, size))
+        opening, claims, marks = memory_chunk(tenant_id, agents, pool, picks, numbers)
         await slots.claim(tenant_id, claims)
+        await applied.mark_many(marks)
+        await insert_new(gateway_db[SUBMISSIONS], [submission(tenant_id, f) for f, _ in opening])
         stored += [row for row in await rows.open_many(tenant_id, opening) if row is not None]
     rows_seconds = time.perf_counter() - started
     points_seconds = 0.0
@@ -317,7 +349,7 @@ async def preload(
     prefix = platform.env["ENGRAM_DATABASE_PREFIX"]
     try:
         loaded = await preload_memories(
-            client[f"{prefix}memory"],
+            (client[f"{prefix}memory"], client[f"{prefix}gateway"]),
             tenant_id,
             agents,
             size,
