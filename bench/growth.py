@@ -605,6 +605,9 @@ def plot(results: dict[str, Any], target: Path) -> bool:
     x = [s["size"] for s in sizes]
     fig, axes = plt.subplots(1, 3, figsize=(16, 4))
     axes[0].plot(x, [s["writes"]["write_throughput_per_s"] for s in sizes], "o-", label="writes/s")
+    alone = [s["writes"].get("standalone_minilm_per_s") for s in sizes]
+    if all(alone):
+        axes[0].plot(x, alone, "o--", color="grey", label="MiniLM alone")
     axes[0].set_title("sustained memory writes/s (:batch of 50)")
     axes[1].plot(x, [s["recall"]["p95_ms"] for s in sizes], "o-", label="recall p95")
     axes[1].set_title("recall p95 (ms)")
@@ -614,6 +617,7 @@ def plot(results: dict[str, Any], target: Path) -> bool:
     axes[2].set_yscale("log")
     axes[2].set_title("listing p95 (ms)")
     for ax in axes:
+        ax.set_xticks(x, [f"{size // 1000}k" for size in x])
         ax.set_xlabel("memories and records stored")
         ax.legend(fontsize=7)
     fig.tight_layout()
