@@ -232,16 +232,8 @@ async def clear_agent(
 @router.post("/prune/verify")
 async def verify_prune(body: VerifyBody, request: Request, tenant_id: TenantDep) -> dict[str, Any]:
     """How many live memories still derive from each kind of tombstoned id (0 means clean)."""
-    rows = _state(request).rows
-    references = {}
-    for kind, ids in (
-        ("records", body.records),
-        ("facts", body.facts),
-        ("documents", body.documents),
-    ):
-        references[kind] = (
-            await rows.count_derived_from(tenant_id, ids, LIVE_STATUSES) if ids else 0
-        )
+    wanted = {"records": body.records, "facts": body.facts, "documents": body.documents}
+    references = await _state(request).rows.count_derived_from(tenant_id, wanted, LIVE_STATUSES)
     return {"references": references}
 
 

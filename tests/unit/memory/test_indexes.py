@@ -87,7 +87,9 @@ async def test_memory_queries_are_indexed_and_scoped() -> None:
         "MemoryRows.sources_complete": rows.sources_complete,
         "MemoryRows.backfill_sources": rows.backfill_sources,
         "MemoryRows.derived_via_index": lambda: rows.derived_via_index(T, ["r1"], ["active"]),
-        "MemoryRows.count_derived_from": lambda: rows.count_derived_from(T, ["r1"], ["active"]),
+        "MemoryRows.count_derived_from": lambda: rows.count_derived_from(
+            T, {"records": ["r1"]}, ["active"]
+        ),
         "MemoryRows.mark_gone": lambda: rows.mark_gone(T, ["r1"]),
         "MemoryRows.gone": lambda: rows.gone(T, ["r1"]),
         "DedupSlots.holders": lambda: slots.holders(T, ["k"]),
