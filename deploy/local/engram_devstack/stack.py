@@ -68,6 +68,8 @@ class Stack:
         self.topic_prefix = environ.get("ENGRAM_TOPIC_PREFIX", "")
         self._kafka: ManagedServer | None = None
         self._mongo: ManagedServer | None = None
+        self.started: set[str] = set()
+        """Names of the servers this stack started (not ones it found running and reused)."""
 
     def kafka_server(self) -> KafkaServer:
         return KafkaServer(
@@ -132,7 +134,8 @@ class Stack:
             say(f"kafka: external cluster answers {watch}")
             return self.external_kafka
         server = self._kafka or self.install_kafka()
-        start_and_wait(server, timeout=120.0)
+        if start_and_wait(server, timeout=120.0):
+            self.started.add(server.name)
         return server.address
 
     def up_mongo(self) -> str:
@@ -142,7 +145,8 @@ class Stack:
             _check_external_mongo(self.external_mongo)
             return self.external_mongo
         server = self._mongo or self.install_mongo()
-        start_and_wait(server, timeout=60.0)
+        if start_and_wait(server, timeout=60.0):
+            self.started.add(server.name)
         return f"mongodb://{server.address}/"
 
     def up(self) -> Endpoints:
@@ -162,9 +166,16 @@ class Stack:
         else:
             say(f"topics: all {len(names)} exist {watch}")
 
-    def down(self) -> None:
-        """Stop every local server of ours; external ones are never touched."""
+    def down(self, *, only_started: bool = False) -> None:
+        """Stop every local server of ours (with `only_started`, only those this stack started:
+        servers `make infra` left running stay up); external ones are never touched."""
         for server in self.all_local_servers():
+            if only_started and server.name not in self.started:
+                if server.running_pid() is not None:
+                    say(
+                        f"{server.name}: left running (it was running before; `make down` stops it)"
+                    )
+                continue
             watch = Stopwatch()
             if server.stop():
                 say(f"{server.name}: stopped {watch}")
@@ -200,8 +211,8 @@ def install(server: ManagedServer) -> ManagedServer:
     return server
 
 
-def start_and_wait(server: ManagedServer, timeout: float) -> None:
-    """start() then wait_ready(), with one progress line."""
+def start_and_wait(server: ManagedServer, timeout: float) -> bool:
+    """start() then wait_ready(), with one progress line; whether it was started (not reused)."""
     watch = Stopwatch()
     with signals_deferred():
         started = server.start()
@@ -210,6 +221,7 @@ def start_and_wait(server: ManagedServer, timeout: float) -> None:
         say(f"{server.name}: started at {server.address}, ready {watch}")
     else:
         say(f"{server.name}: already running at {server.address}, reused {watch}")
+    return bool(started)
 
 
 def _check_external_mongo(uri: str) -> None:

@@ -252,7 +252,8 @@ class Supervisor:
             for line in processes.tail(server.log_file, 5).splitlines():
                 say(f"  | {line}")
             try:
-                start_and_wait(server, timeout=120.0)
+                if start_and_wait(server, timeout=120.0):
+                    self.stack.started.add(server.name)
             except DevstackError as error:
                 say(f"{server.name}: restart failed, will retry: {error}")
 
@@ -262,7 +263,7 @@ class Supervisor:
             services.stop_all(self.services)
             say(f"services: stopped {watch}")
         services.stop_leftovers(services.SERVICE_NAMES, self._service_pids)
-        self.stack.down()
+        self.stack.down(only_started=True)
         self._remove_env_files()
         self._pid_file.remove()
         say(f"all stopped {watch}")

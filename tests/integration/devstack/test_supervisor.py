@@ -161,6 +161,28 @@ def test_run_is_ready_writes_a_key_restarts_the_dead_and_leaves_nothing(
     assert [pid for pid in pids if pid_alive(pid)] == []
 
 
+def test_run_leaves_running_the_servers_it_found_running(tmp_path: Path, cache_dir: Path) -> None:
+    root, log = tmp_path / "checkout", tmp_path / "run.log"
+    root.mkdir()
+    env = _environment(root, cache_dir)
+    kafka, controller, mongo, gateway = free_ports(4)
+    infra = ["--kafka-port", str(kafka), "--kafka-controller-port", str(controller)]
+    infra += ["--mongo-port", str(mongo)]
+    devstack = [sys.executable, "-m", "engram_devstack"]
+    subprocess.run([*devstack, "up", *infra], env=env, capture_output=True, timeout=240, check=True)
+    data = root / ".engram" / "data"
+    servers = [PidFile(data / name).read() for name in ("kafka.pid", "ferretdb.pid")]
+    try:
+        run = _start_run(env, [kafka, controller, mongo, gateway], log)
+        _wait_for(root / ".engram" / "run.env", run, log, timeout=120)
+        _stop(run, log)
+        assert "left running" in log.read_text()
+        assert all(pid is not None and pid_alive(pid) for pid in servers), log.read_text()
+    finally:
+        subprocess.run([*devstack, "down"], env=env, capture_output=True, timeout=120)
+    assert not any(pid is not None and pid_alive(pid) for pid in servers)
+
+
 def test_run_names_a_service_that_is_not_importable(tmp_path: Path, cache_dir: Path) -> None:
     env = _environment(tmp_path, cache_dir)
     result = subprocess.run(
