@@ -21,7 +21,7 @@ from engram_extraction.domain.llm import LlmOptions
 from engram_extraction.domain.schema import SchemaRegistry
 from engram_extraction.handlers import ExtractionHandlers
 from engram_extraction.tombstones import TombstoneHandlers
-from engram_platform.app import service_app, until_done
+from engram_platform.app import service_app
 from engram_platform.runtime import Runtime
 
 SERVICE = "extraction"
@@ -77,15 +77,10 @@ def create_app(
             settings.internal_token.get_secret_value() if settings.internal_token else None
         )
 
-    async def backfill_listing() -> None:
-        """Listing entries for records an older version wrote."""
-        await until_done("listing backfill", lambda: app.state.store.ensure_order())
-
     app = service_app(
         runtime,
         title="engram-extraction",
         register=register,
-        background=[backfill_listing],
         routers=[api.router],
     )
     return app

@@ -1,4 +1,4 @@
-"""Extraction's record store on the real database: markers and the listing index."""
+"""Extraction's record store on the real database: markers and the keyset listing."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from engram_extraction.adapters.store import ORDER, RECORDS, RecordStore, order_id
+from engram_extraction.adapters.store import RECORDS, RecordStore
 
 pytestmark = pytest.mark.integration
 TENANT = "t_store"
@@ -46,42 +46,25 @@ async def test_a_head_gone_before_marking_is_written_as_a_whole_marker(mongo_db:
         assert doc["content_sha256"] == "ab" * 32
 
 
-async def test_the_listing_skips_and_drops_stale_entries_and_keeps_writes_in_flight(
+async def test_the_listing_pages_in_update_order_without_skipping_equal_times(
     mongo_db: Any,
 ) -> None:
     store = RecordStore(mongo_db, batch=10)
     later = T0 + timedelta(seconds=5)
-    await mongo_db[RECORDS].insert_many([head("r1", T0), head("r2", later), head("r3", T0)])
-    entries = [
-        order_id(TENANT, T0, "r1"),
-        order_id(TENANT, T0, "r2"),
-        order_id(TENANT, later, "r2"),
-        order_id(TENANT, T0, "r3"),
-        order_id(TENANT, later, "r4"),
-    ]
-    await mongo_db[ORDER].insert_many(
-        [{"_id": e, "record_id": e.rsplit(":", 1)[1]} for e in entries]
+    other = {**head("r0", T0), "_id": "t_other:r0", "tenant_id": "t_other"}
+    await mongo_db[RECORDS].insert_many(
+        [head("r4", later), head("r1", T0), head("r2", later), head("r3", T0), other]
     )
 
-    first = await store.list_records(TENANT, filters={}, after=None, limit=2)
-    rest = await store.list_records(
-        TENANT, filters={}, after=(first[-1]["updated_at"], first[-1]["record_id"]), limit=10
-    )
+    pages: list[list[str]] = []
+    after = None
+    while True:
+        page = await store.list_records(TENANT, filters={}, after=after, limit=2)
+        if not page:
+            break
+        pages.append([h["record_id"] for h in page])
+        after = (page[-1]["updated_at"], page[-1]["record_id"])
 
-    assert [h["record_id"] for h in first] == ["r1", "r3"]
-    assert [h["record_id"] for h in rest] == ["r2"]
-    left = {doc["_id"] async for doc in mongo_db[ORDER].find({})}
-    assert order_id(TENANT, T0, "r2") not in left, "an entry older than its head is dropped"
-    assert order_id(TENANT, later, "r4") in left, "an entry whose head is not written yet stays"
-
-
-async def test_records_written_before_the_listing_index_are_backfilled_once(mongo_db: Any) -> None:
-    store = RecordStore(mongo_db, batch=10)
-    await mongo_db[RECORDS].insert_many([head("r1", T0), head("r2", T0 + timedelta(seconds=1))])
-
-    assert await store.list_records(TENANT, filters={}, after=None, limit=10) == []
-    assert await store.ensure_order() == 2
-    assert await store.ensure_order() == 0, "the backfill runs once per database"
-
-    listed = await store.list_records(TENANT, filters={}, after=None, limit=10)
-    assert [h["record_id"] for h in listed] == ["r1", "r2"]
+    assert pages == [["r1", "r3"], ["r2", "r4"]]
+    typed = await store.list_records(TENANT, filters={"record_type": "item"}, after=None, limit=10)
+    assert [h["record_id"] for h in typed] == ["r1", "r3", "r2", "r4"]

@@ -1,11 +1,9 @@
 """Extraction's database: record heads, revision history (hashes only), manifests, rejects.
 
-FerretDB costs shape this module: inserts are batched with `insert_many`, heads are read by
-`_id`, an update touches only small collections (manifests, imports, attempts), and a revised
-head is replaced by one `delete_many` per batch plus `insert_many`, never one update per row.
-The unfiltered listing walks `record_order`, whose ids sort as (updated_at, record id), with one
-`_id` range per page: the local server applies that range, its order and its limit in SQLite,
-where a sort on `updated_at` would decode every record of the tenant.
+Inserts are batched with `insert_many`, heads are read by `_id`, an update touches only small
+collections (manifests, imports, attempts), and a revised head is replaced by one `delete_many`
+per batch plus `insert_many`, never one update per row. Listings are keyset pages over the
+declared (tenant, filter, updated_at, _id) indexes.
 """
 
 from __future__ import annotations
@@ -13,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import zlib
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import bson
@@ -31,8 +29,6 @@ MANIFESTS = "manifests"
 REJECTED = "rejected_candidates"
 ATTEMPTS = "attempts"
 IMPORTS = "imports"
-ORDER = "record_order"
-ORDER_META = "record_order_meta"
 HISTORY_LIMIT = 100
 
 
@@ -47,19 +43,13 @@ INDEXES: Indexes = {
         _listing("record_type"),
         _listing("document_id"),
         _listing("entity_id"),
-        IndexModel([("tenant_id", ASCENDING), ("updated_at", ASCENDING)]),
+        IndexModel([("tenant_id", ASCENDING), ("updated_at", ASCENDING), ("_id", ASCENDING)]),
         IndexModel([("tenant_id", ASCENDING), ("prune_job_id", ASCENDING)]),
     ],
 }
-"""Listings filtered by type, document or entity (the unfiltered one walks `record_order` by
-`_id`), a prune by age (its other conditions checked on those heads), and the heads a prune job
-already tombstoned. Everything else is read by `_id`."""
-
-
-def order_id(tenant_id: str, at: datetime, record_id: str) -> str:
-    """A listing entry's id: sorts as (updated_at to the millisecond, record id) within a tenant."""
-    utc = at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
-    return f"{tenant_id}:{utc:%Y%m%dT%H%M%S}.{utc.microsecond // 1000:03d}:{record_id}"
+"""Listings filtered by type, document or entity, the unfiltered listing and a prune by age (its
+other conditions checked on those heads), and the heads a prune job already tombstoned.
+Everything else is read by `_id`."""
 
 
 def pairs(attributes: dict[str, Scalar]) -> list[dict[str, Scalar]]:
@@ -138,9 +128,6 @@ class RecordStore:
         """History rows first, then heads: new heads inserted, revised heads replaced in batches."""
         changes = [*created, *revised]
         await self._insert_ignoring_duplicates(
-            ORDER, [self._order_doc(tenant_id, c.draft.record_id, at) for c in changes]
-        )
-        await self._insert_ignoring_duplicates(
             REVISIONS, [self._revision_doc(tenant_id, source, c, at) for c in changes]
         )
         for chunk in _chunks(revised, self.batch):
@@ -149,27 +136,6 @@ class RecordStore:
         await self._insert_ignoring_duplicates(
             RECORDS, [self._head_doc(tenant_id, source, c, at) for c in changes]
         )
-
-    @staticmethod
-    def _order_doc(tenant_id: str, record_id: str, at: datetime) -> dict[str, Any]:
-        """Written before its head: an entry whose head is not (yet) at its time is skipped."""
-        return {"_id": order_id(tenant_id, at, record_id), "record_id": record_id}
-
-    async def ensure_order(self) -> int:
-        """Entries for heads written before the listing had them (once per database)."""
-        if await self.db[ORDER_META].find_one({"_id": "backfilled"}) is not None:
-            return 0
-        heads = self.db[RECORDS].find({}, {"tenant_id": 1, "record_id": 1, "updated_at": 1})
-        docs = [
-            self._order_doc(h["tenant_id"], h["record_id"], h["updated_at"])
-            async for h in heads
-            if h.get("updated_at") is not None
-        ]
-        await self._insert_ignoring_duplicates(ORDER, docs)
-        await self.db[ORDER_META].update_one(
-            {"_id": "backfilled"}, {"$set": {"entries": len(docs)}}, upsert=True
-        )
-        return len(docs)
 
     @staticmethod
     def _lineage(source: Source, locator: str) -> dict[str, Any]:
@@ -298,8 +264,6 @@ class RecordStore:
         limit: int,
     ) -> list[dict[str, Any]]:
         """Heads in (updated_at, _id) order after the cursor; equal timestamps are never skipped."""
-        if not filters:
-            return await self._list_in_order(tenant_id, after, limit)
         query: dict[str, Any] = {"tenant_id": tenant_id, **filters}
         if after is not None:
             at, last_id = after
@@ -314,44 +278,6 @@ class RecordStore:
             .limit(limit)
         )
         return [doc async for doc in cursor]
-
-    async def _list_in_order(
-        self, tenant_id: str, after: tuple[datetime, str] | None, limit: int
-    ) -> list[dict[str, Any]]:
-        """Walk listing entries after the cursor; an entry counts only while its head is at its
-        time. Entries a newer head left behind are deleted on the way; an entry whose head is
-        missing or older is a write in flight and is kept."""
-        bound: dict[str, str] = (
-            {"$gte": f"{tenant_id}:"}
-            if after is None
-            else {"$gt": order_id(tenant_id, after[0], after[1])}
-        )
-        heads: list[dict[str, Any]] = []
-        stale: list[str] = []
-        while len(heads) < limit:
-            wanted = limit - len(heads)
-            query = {"_id": {**bound, "$lt": f"{tenant_id};"}}
-            cursor = self.db[ORDER].find(query).sort("_id", ASCENDING).limit(wanted)
-            entries = [doc async for doc in cursor]
-            found = {
-                head["record_id"]: head
-                for head in await self.heads_by_id(tenant_id, [e["record_id"] for e in entries])
-            }
-            for entry in entries:
-                head = found.get(entry["record_id"])
-                if head is None:
-                    continue
-                current = order_id(tenant_id, head["updated_at"], head["record_id"])
-                if current == entry["_id"]:
-                    heads.append(head)
-                elif current > entry["_id"]:
-                    stale.append(entry["_id"])
-            if len(entries) < wanted:
-                break
-            bound = {"$gt": entries[-1]["_id"]}
-        if stale:
-            await self.db[ORDER].delete_many({"_id": {"$in": stale}})
-        return heads
 
     async def heads_by_id(self, tenant_id: str, record_ids: Sequence[str]) -> list[dict[str, Any]]:
         """Heads looked up by `_id` (one `$in` per chunk), in the given order; missing skipped."""
