@@ -11,9 +11,10 @@ tracing on as `make run` deploys it) is given N memories and N records already s
    --window memories posted and not yet stored, as bench/memory_recall.py measures them), beside
    the CPU each process and the memory service's database calls spent per write.
 2. Recall p95 through the gateway (query embedding included) over the preloaded agents.
-3. Listing p95: an agent's memories (`status=active`), records by `type`, records by
-   `document_id`, and the unfiltered record listing (which walks an `_id`-keyed index) beside
-   them. Each is bounded by --listing-seconds, so a listing that scans shows few samples.
+3. Listing p95 (a page of 50; `rows` is what a page held): the written agent's memories
+   (`status=active`; it holds the measured writes at every size), a preloaded agent's, records
+   by `type`, records by `document_id`, and the unfiltered record listing beside them. Each is
+   bounded by --listing-seconds, so a listing that scans shows few samples.
 4. A prune of --prune-records records imported through the gateway (facts derived by
    enrichment, a memory derived from every tenth): seconds from `POST /v1/prune` to
    `verified_empty`, bounded by --prune-timeout.
@@ -373,34 +374,46 @@ def timed_gets(
     is counted (with its time) and three end the series."""
     took: list[float] = []
     failures: dict[str, int] = {}
+    rows = 0
     deadline = time.monotonic() + budget
     for n in range(samples + 1):
         if n and time.monotonic() > deadline:
             break
         started = time.perf_counter()
         try:
-            status = str(client.get(path, params=params).status_code)
+            answer = client.get(path, params=params)
+            status = str(answer.status_code)
         except httpx.HTTPError as exc:
             status = type(exc).__name__
         elapsed = time.perf_counter() - started
+        if status == "200":
+            body = answer.json()
+            rows = len(body.get("memories", body.get("records", [])))
         if status != "200":
             failures[status] = failures.get(status, 0) + 1
             if sum(failures.values()) >= 3:
                 break
         elif n:
             took.append(elapsed)
-    result: dict[str, Any] = percentiles(took) if took else {"n": 0}
+    result: dict[str, Any] = {**(percentiles(took) if took else {"n": 0}), "rows": rows}
     return {**result, "failures": failures} if failures else result
 
 
 def listings(
-    client: httpx.Client, agent_id: str, size: int, samples: int, budget: float
+    client: httpx.Client, agents: tuple[str, str], size: int, samples: int, budget: float
 ) -> dict[str, Any]:
-    """p95 of the filtered listings (and the unfiltered record listing beside them)."""
+    """p95 of the filtered listings (and the unfiltered record listing beside them). The written
+    agent holds the measured writes at every size, so its page is full at 0 too; the preloaded
+    agent holds a tenth of the preloaded memories."""
+    written, preloaded = agents
     document = document_id_of(max(0, size // PER_DOCUMENT - 1))
     asked = {
         "memories_by_agent_active": (
-            f"/v1/agents/{agent_id}/memories",
+            f"/v1/agents/{written}/memories",
+            {"status": "active", "limit": 50},
+        ),
+        "memories_preloaded_agent_active": (
+            f"/v1/agents/{preloaded}/memories",
             {"status": "active", "limit": 50},
         ),
         "records_by_type": ("/v1/records", {"type": "invoice", "limit": 50}),
@@ -439,6 +452,7 @@ async def measured_writes(
     result.update(Meter.per_item(before, meter.snapshot(), count))
     result["measured_texts"] = len(measured)
     result["_texts"] = measured
+    result["_agent_id"] = agent_id
     return result
 
 
@@ -552,7 +566,12 @@ async def one_size(size: int, args: argparse.Namespace, pool: Pool, work: Path) 
         print(f"[bench] {size:,}: recall {result['recall']}", flush=True)
         with platform.client(timeout=120) as client:
             result["listings"] = await asyncio.to_thread(
-                listings, client, agents[0], size, args.listing_samples, args.listing_seconds
+                listings,
+                client,
+                (result["writes"]["_agent_id"], agents[0]),
+                size,
+                args.listing_samples,
+                args.listing_seconds,
             )
         result["prune"] = await asyncio.to_thread(
             prune, platform, tenant_id, args.prune_records, seen, args.prune_timeout
@@ -639,6 +658,7 @@ async def run(args: argparse.Namespace) -> list[dict[str, Any]]:
             measured.append(await one_size(size, args, pool, Path(tmp)))
     for entry in measured:
         texts = entry["writes"].pop("_texts")
+        entry["writes"].pop("_agent_id")
         if args.embedder == "minilm" and texts:
             entry["writes"]["standalone_minilm_per_s"] = await standalone_rate(texts)
     return measured
