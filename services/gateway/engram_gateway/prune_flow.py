@@ -16,7 +16,6 @@ from engram_events.payloads.tombstones import TombstoneApplied
 from engram_gateway.adapters.internal import InternalServices
 from engram_gateway.adapters.prune_jobs import JOBS, PruneJobs, preview, selector_of
 from engram_gateway.domain.prune import Ack, JobKind, Progress
-from engram_platform.app import until_done
 from engram_platform.consumer import BatchResult
 from engram_platform.metrics import PipelineMetrics
 from engram_platform.outbox import Outbox
@@ -112,7 +111,6 @@ class PruneFlow:
         now = datetime.now(UTC)
         given = selector.model_dump(exclude_none=True)
         shown, sizes = preview(given)
-        await self.jobs.mark_running(tenant_id, job_id)
         await self.jobs.store_selector(tenant_id, job_id, given)
         await self.outbox.write_with_events(
             self.jobs.db[JOBS],
@@ -267,10 +265,9 @@ class PruneFlow:
         return _seconds_since(job.get("updated_at") or job["created_at"]) > self.verify_grace
 
     async def run_finalizer(self, interval: float = 0.5, least: float = 0.1) -> None:
-        """Background loop: finish jobs as their acknowledgements arrive (after making sure jobs
-        from before the running markers have one). A stored acknowledgement wakes it early
-        (at most every `least` seconds), so a job completes without waiting out the interval."""
-        await until_done("prune-job markers", self.jobs.mark_unmarked)
+        """Background loop: finish jobs as their acknowledgements arrive. A stored
+        acknowledgement wakes it early (at most every `least` seconds), so a job completes
+        without waiting out the interval."""
         while True:
             self._acknowledged.clear()
             try:

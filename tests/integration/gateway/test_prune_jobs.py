@@ -37,11 +37,11 @@ def _tenant_of(gateway: ServiceProcess, key: str) -> str:
     return str(db.api_keys.find_one({"_id": key.split("_")[1]})["tenant_id"])
 
 
-def _running_markers(gateway: ServiceProcess) -> list[str]:
+def _running_jobs(gateway: ServiceProcess) -> list[str]:
     from pymongo import MongoClient
 
     db = MongoClient(gateway.env["MONGODB_URI"])[f"{gateway.env['ENGRAM_DATABASE_PREFIX']}gateway"]
-    return [str(doc["_id"]) for doc in db.prune_running.find({})]
+    return [str(doc["_id"]) for doc in db.prune_jobs.find({"status": "running"})]
 
 
 def _gateway_alone(service: Callable[..., ServiceProcess], **env: str) -> ServiceProcess:
@@ -94,7 +94,7 @@ async def test_a_prune_job_completes_when_every_stage_acknowledges(
         time.sleep(3)
         waiting = client.get(f"/v1/prune-jobs/{job}").json()
         assert waiting["status"] == "running"
-        assert _running_markers(gateway) == [f"{tenant}:{job}"]
+        assert _running_jobs(gateway) == [f"{tenant}:{job}"]
         assert waiting["acknowledgements"]["memory"] == {"expected": 3, "pending": 1}
 
         await produce(
@@ -115,7 +115,7 @@ async def test_a_prune_job_completes_when_every_stage_acknowledges(
 
     assert state["status"] == "completed"
     assert state["selector"] == {"record_ids": ["rec_1", "rec_2"]}, "stored packed, shown as given"
-    assert _running_markers(gateway) == [], "the finalizer reads markers; a finished job has none"
+    assert _running_jobs(gateway) == [], "a finished job leaves the finalizer's view"
     assert state["counts"] == {"records": 2, "facts": 1, "memories": 1}, "a redelivery counts once"
     assert state["verified_empty"] is False, "no owning service answered, so nothing is verified"
     assert set(state["verification"]["unverified"]) == {"extraction", "enrichment", "memory"}

@@ -15,7 +15,7 @@ from engram_events.catalog import AGENT_DELETED
 from engram_events.payloads.dlq import DeadLetter
 from engram_events.payloads.memories import AgentDeleted
 from engram_gateway.adapters import prune_jobs, registry
-from engram_gateway.adapters.prune_jobs import ACKS, JOBS, META, RUNNING, PruneJobs
+from engram_gateway.adapters.prune_jobs import ACKS, JOBS, PruneJobs
 from engram_gateway.adapters.registry import AGENTS, API_KEYS, Registry
 from engram_gateway.adapters.submissions import Submissions
 from engram_gateway.domain.keys import issue_key
@@ -60,9 +60,6 @@ class OneLetterBox(DeadLetterBox):
 
 
 UNINDEXED = {
-    ("PruneJobs.mark_unmarked", JOBS): "a one-off walk of the running jobs, once per database, "
-    "to give jobs from before the markers their marker",
-    ("PruneJobs.running", RUNNING): "the finalizer reads every marker: one per unfinished job",
     **{
         (f"TelemetryReader.{name}", collection): "the local dashboard's capped span and metric "
         "collections (production exports OTLP instead), created capped by every service's "
@@ -81,12 +78,7 @@ TENANT_FREE = {
     ("Registry.delete_agent_with", "outbox_markers"): "the outbox's own marker, by its `_id`",
     ("Registry.delete_agent_with", AGENTS): "the outbox moves the events it staged out of the "
     "agent it just wrote, by `_id` (the write itself names the tenant)",
-    ("PruneJobs.mark_unmarked", META): "the backfill's database-wide done marker",
-    ("PruneJobs.mark_unmarked", JOBS): "the one-off backfill covers every tenant",
-    ("PruneJobs.mark_unmarked", RUNNING): "markers for jobs the backfill found, by `_id` "
-    "(`tenant:job`)",
-    ("PruneJobs.running", RUNNING): "the finalizer finishes every tenant's jobs",
-    ("PruneJobs.running", JOBS): "the finalizer reads the marked jobs by `_id` (`tenant:job`)",
+    ("PruneJobs.running", JOBS): "the finalizer finishes every tenant's jobs",
     **{
         (f"TelemetryReader.{name}", collection): "spans name their tenant among `engram_ids`; "
         "a trace is shown only when one of its spans names the caller's tenant, and metric "
@@ -107,7 +99,6 @@ async def test_gateway_queries_are_indexed_and_scoped() -> None:
     db = RecordingDatabase(
         {
             JOBS: [{**job, "status": "running"}],
-            RUNNING: [{"_id": f"{T}:job_1", "tenant_id": T, "created": 0}],
             ACKS: [],
             SPANS_COLLECTION: [
                 {"trace_id": "tr1", "start": AT, "engram_ids": [T], "packed": NO_SPANS}
@@ -138,8 +129,6 @@ async def test_gateway_queries_are_indexed_and_scoped() -> None:
         "PruneJobs.add_acks": lambda: jobs.add_acks(T, "job_1", [("e1", ack)]),
         "PruneJobs.progress": lambda: jobs.progress(T, job),
         "PruneJobs.recent": lambda: jobs.recent(T),
-        "PruneJobs.mark_running": lambda: jobs.mark_running(T, "job_1"),
-        "PruneJobs.mark_unmarked": jobs.mark_unmarked,
         "PruneJobs.running": jobs.running,
         "PruneJobs.finish": lambda: jobs.finish(job, {"verified_empty": True}),
         "Submissions.record": lambda: submissions.record(T, "memory", "m1"),

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import time
 import zlib
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -25,19 +24,18 @@ batch and status read, and 10k record ids made it a 300 KB document each time.""
 SELECTOR_PREVIEW = 20
 """How many ids of a list a job's status shows unless the full selector is asked for."""
 ACKS = "prune_acks"
-RUNNING = "prune_running"
-"""One small row per unfinished job: the finalizer reads these, never the jobs collection."""
-META = "prune_meta"
-ADOPTED = "running_jobs_marked"
-"""Set once every running job from before the markers existed has been given one."""
-ORPHAN_SECONDS = 60.0
-"""A marker whose job is still absent after this long lost its writer (the job write failed)."""
 CACHED_JOBS = 64
 """Jobs whose folded acknowledgements a process keeps (a job's rows are folded once each)."""
 LOAD_CHUNK = 500
 RECENT_JOBS = 20
-INDEXES: Indexes = {JOBS: [IndexModel([("tenant_id", ASCENDING), ("created_at", DESCENDING)])]}
-"""A tenant's newest jobs (the ops dashboard); everything else is read by `_id`."""
+INDEXES: Indexes = {
+    JOBS: [
+        IndexModel([("tenant_id", ASCENDING), ("created_at", DESCENDING)]),
+        IndexModel([("status", ASCENDING), ("created_at", ASCENDING)]),
+    ]
+}
+"""A tenant's newest jobs (the ops dashboard) and every tenant's unfinished jobs (the
+finalizer); everything else is read by `_id`."""
 
 
 @dataclass
@@ -136,55 +134,10 @@ class PruneJobs:
         )
         return [str(job["job_id"]) async for job in cursor]
 
-    async def mark_running(self, tenant_id: str, job_id: str) -> None:
-        """Before the job is written: a marker whose job never appears is dropped later."""
-        key = self.job_key(tenant_id, job_id)
-        await self.db[RUNNING].insert_one(
-            {"_id": key, "tenant_id": tenant_id, "created": time.time()}
-        )
-
-    async def mark_unmarked(self) -> int:
-        """Give a marker to every running job written before markers existed (once per
-        database: the one scan of the jobs collection), so the finalizer sees those jobs too."""
-        if await self.db[META].find_one({"_id": ADOPTED}) is not None:
-            return 0
-        marked = 0
-        cursor = self.db[JOBS].find({"status": "running"}, {"_id": 1, "tenant_id": 1})
-        async for job in cursor:
-            await self.db[RUNNING].update_one(
-                {"_id": job["_id"]},
-                {"$setOnInsert": {"tenant_id": job["tenant_id"], "created": time.time()}},
-                upsert=True,
-            )
-            marked += 1
-        await self.db[META].update_one(
-            {"_id": ADOPTED}, {"$set": {"at": datetime.now(UTC)}}, upsert=True
-        )
-        return marked
-
     async def running(self) -> list[dict[str, Any]]:
-        """Jobs not yet finished, by their markers (a scan of every job ever run, with its
-        selector, cost more each time on the local server).
-
-        Markers of finished jobs (a crash between `finish` and its marker delete) and markers
-        whose job never appeared within ORPHAN_SECONDS are dropped.
-        """
-        markers = [doc async for doc in self.db[RUNNING].find({})]
-        if not markers:
-            return []
-        keys = [m["_id"] for m in markers]
-        jobs = {doc["_id"]: doc async for doc in self.db[JOBS].find({"_id": {"$in": keys}})}
-        live = [jobs[k] for k in keys if k in jobs and jobs[k].get("status") == "running"]
-        orphaned_before = time.time() - ORPHAN_SECONDS
-        stale = [
-            m["_id"]
-            for m in markers
-            if (m["_id"] in jobs and jobs[m["_id"]].get("status") != "running")
-            or (m["_id"] not in jobs and m.get("created", 0) < orphaned_before)
-        ]
-        if stale:
-            await self.db[RUNNING].delete_many({"_id": {"$in": stale}})
-        return live
+        """Every tenant's unfinished jobs, oldest first."""
+        cursor = self.db[JOBS].find({"status": "running"}).sort("created_at", ASCENDING)
+        return [job async for job in cursor]
 
     async def finish(self, job: dict[str, Any], verification: dict[str, Any]) -> None:
         """Record the verification outcome; the job is over."""
@@ -199,7 +152,6 @@ class PruneJobs:
                 }
             },
         )
-        await self.db[RUNNING].delete_one({"_id": job["_id"], "tenant_id": job["tenant_id"]})
 
 
 def pack_selector(selector: dict[str, Any]) -> bytes:
