@@ -11,7 +11,7 @@ from engram_platform.settings import ServiceSettings, consumer_batch_field
 
 
 class EnrichmentSettings(ServiceSettings):
-    """Internal API, schema registry, entity shards, recall embedder and vectors, summariser."""
+    """Internal API, schema registry, recall embedder and vectors, summariser."""
 
     model_config = SettingsConfigDict(env_prefix="ENGRAM_ENRICHMENT_", extra="ignore")
 
@@ -21,12 +21,6 @@ class EnrichmentSettings(ServiceSettings):
         5000,
         "records per consumer batch; an entity's records in one batch cost one read, one"
         " write and one read-back between them (FerretDB's cost is per document)",
-    )
-    entity_shards: int = Field(
-        default=16,
-        ge=1,
-        le=100,
-        description="entity collections; FerretDB's update cost grows with collection size",
     )
     schema_path: Path | None = Field(
         default=None,

@@ -19,7 +19,7 @@ from engram_enrichment.summaries import Summaries
 
 log = logging.getLogger(__name__)
 LOAD_CHUNK = 2000
-"""Entities per read: split over the (by default 16) shard collections, ~125 per `$in`."""
+"""Entities per read: one `_id $in`."""
 LOADS_IN_FLIGHT = 2
 
 Mutation = Callable[[Entity], None]

@@ -14,7 +14,7 @@ from engram_embedders import make_embedder
 from engram_enrichment import api, lineage, prune
 from engram_enrichment.adapters.chat import ChatCompletionsSummariser
 from engram_enrichment.adapters.schema_file import load_schema
-from engram_enrichment.adapters.store import MongoEntityStore, declared_indexes
+from engram_enrichment.adapters.store import INDEXES, MongoEntityStore
 from engram_enrichment.adapters.vectors import KnowledgeVectors
 from engram_enrichment.config import EnrichmentSettings
 from engram_enrichment.handlers import SERVICE, EnrichmentHandlers
@@ -102,13 +102,13 @@ def create_app(
     """Consumes record upserts and tombstones; serves knowledge to the gateway internally."""
     settings = settings or EnrichmentSettings()
     runtime = Runtime.build(SERVICE, settings, install_global=install_global)
-    runtime.indexes = declared_indexes(settings.entity_shards)
+    runtime.indexes = INDEXES
     summaries, summary_client = build_summaries(settings)
 
     async def register(rt: Runtime, app: FastAPI) -> None:
         assert rt.consumer is not None and rt.outbox is not None
         knowledge = KnowledgeBase(
-            MongoEntityStore(rt.db, shards=settings.entity_shards),
+            MongoEntityStore(rt.db),
             summaries,
         )
         schema = load_schema(settings.schema_path)

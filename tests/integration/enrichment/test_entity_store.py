@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engram_enrichment.adapters.store import MongoEntityStore, entity_collection
+from engram_enrichment.adapters.store import ENTITIES, MongoEntityStore
 from engram_enrichment.documents import to_document
 from engram_enrichment.domain.model import Entity
 
@@ -16,7 +16,7 @@ def _entity(entity_id: str, version: int, name: str) -> dict[str, Any]:
 async def test_a_batch_writes_every_current_version_and_names_the_entities_that_moved(
     mongo_db: Any,
 ) -> None:
-    store = MongoEntityStore(mongo_db, shards=4)
+    store = MongoEntityStore(mongo_db)
     ids = [f"carrier:c{i}" for i in range(150)]
     assert await store.save_many("tnt_a", [(_entity(e, 1, "first"), 0) for e in ids]) == set()
     moved = {"carrier:c7", "carrier:c99"}
@@ -52,24 +52,22 @@ def _document(entity_id: str, article: str) -> dict[str, Any]:
 
 
 async def test_a_read_back_names_what_the_database_does_not_hold_as_sent(mongo_db: Any) -> None:
-    store = MongoEntityStore(mongo_db, shards=4)
+    store = MongoEntityStore(mongo_db)
     intended = {
         e: _document(e, f"# {e}") for e in ("carrier:kept", "carrier:moved", "carrier:gone")
     }
     assert await store.save_many("tnt_a", [(doc, 0) for doc in intended.values()]) == set()
-    other = MongoEntityStore(mongo_db, shards=4)
+    other = MongoEntityStore(mongo_db)
     other_doc = _document("carrier:moved", "# someone else")
     assert await other.save_many("tnt_a", [(other_doc, 1)]) == set()
-    await mongo_db[entity_collection("tnt_a:carrier:gone", 4)].delete_one(
-        {"_id": "tnt_a:carrier:gone"}
-    )
+    await mongo_db[ENTITIES].delete_one({"_id": "tnt_a:carrier:gone"})
 
     missing = await store.unconfirmed_many("tnt_a", intended)
 
     assert missing["carrier:kept"] == []
     assert missing["carrier:gone"] == ["entity"]
     assert missing["carrier:moved"] == ["article"]
-    restarted = MongoEntityStore(mongo_db, shards=4)
+    restarted = MongoEntityStore(mongo_db)
     kept = {"carrier:kept": intended["carrier:kept"]}
     assert await restarted.unconfirmed_many("tnt_a", kept) == {"carrier:kept": []}
     assert await restarted.unconfirmed_many("tnt_b", kept) == {"carrier:kept": ["entity"]}

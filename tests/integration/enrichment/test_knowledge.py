@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 from pymongo import MongoClient
 
-from engram_enrichment.adapters.store import entity_collection
+from engram_enrichment.adapters.store import ENTITIES
 from engram_enrichment.domain.ids import fact_id
 from engram_events import decode
 from tests.conftest import Infra
@@ -212,7 +212,7 @@ async def test_a_failed_write_is_retried_dead_lettered_and_never_reported_applie
     service: Callable[..., ServiceProcess], infra: Infra, names: dict[str, str], tmp_path: Path
 ) -> None:
     db = _db(infra, names, "enrichment")
-    entities = db[entity_collection("tnt_a:carrier:broken", 16)]
+    entities = db[ENTITIES]
     entities.insert_one(
         {"_id": "tnt_a:carrier:broken", "tenant_id": "someone_else", "note": "blocks the write"}
     )

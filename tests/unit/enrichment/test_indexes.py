@@ -6,19 +6,13 @@ from typing import Any
 
 import pytest
 
-from engram_enrichment.adapters.store import (
-    CONTRADICTIONS,
-    MongoEntityStore,
-    declared_indexes,
-    entity_collection,
-)
+from engram_enrichment.adapters.store import CONTRADICTIONS, ENTITIES, INDEXES, MongoEntityStore
 from engram_enrichment.ports import ConcurrentUpdate
 from tests.support.recording_db import RecordingDatabase, judge, public_methods
 
 pytestmark = pytest.mark.unit
 
 T = "ten_a"
-SHARDS = 4
 
 
 async def save_versioned(store: MongoEntityStore, doc: dict[str, Any]) -> None:
@@ -31,11 +25,11 @@ async def test_enrichment_queries_are_indexed_and_scoped() -> None:
     entity = {"_id": f"{T}:e1", "tenant_id": T, "entity_id": "e1", "version": 1}
     db = RecordingDatabase(
         {
-            entity_collection(f"{T}:e1", SHARDS): [entity],
+            ENTITIES: [entity],
             CONTRADICTIONS: [{"contradiction_id": "c1"}],
         }
     )
-    store = MongoEntityStore(db, shards=SHARDS)
+    store = MongoEntityStore(db)
     doc = {"entity_id": "e1", "entity_type": "product", "version": 2}
     exercise = {
         "MongoEntityStore.load": lambda: store.load(T, "e1"),
@@ -65,6 +59,6 @@ async def test_enrichment_queries_are_indexed_and_scoped() -> None:
         "MongoEntityStore.save versioned": lambda: save_versioned(store, doc),
     }
     await db.run({**exercise, **unfiltered})
-    verdict = judge(db.calls, declared_indexes(SHARDS), tenant_id=T)
+    verdict = judge(db.calls, INDEXES, tenant_id=T)
     assert not verdict.report(), verdict.report()
     assert public_methods(MongoEntityStore) == set(exercise)

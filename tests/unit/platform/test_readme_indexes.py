@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from engram_enrichment.adapters.store import declared_indexes
+from engram_enrichment.adapters.store import INDEXES as ENRICHMENT_INDEXES
 from engram_extraction.adapters import store as extraction
 from engram_gateway.adapters import prune_jobs, registry
 from engram_ingest.adapters import store as ingest
@@ -23,7 +23,7 @@ DECLARED: dict[str, Indexes] = {
     "gateway": merge(registry.INDEXES, prune_jobs.INDEXES),
     "ingest": ingest.INDEXES,
     "extraction": extraction.INDEXES,
-    "enrichment": declared_indexes(1),
+    "enrichment": ENRICHMENT_INDEXES,
     "memory": memory.INDEXES,
 }
 

@@ -1,9 +1,7 @@
 """Enrichment's database: one document per entity, keyed `tenant:entity`, plus small indexes.
 
-FerretDB (SQLite) answers `_id` equality fast and scans for everything else, so the hot path
-is one `_id` read and one `_id` write per entity change; listings are the only scans. Its
-update cost still grows with the collection, so entities are spread over `shards` collections
-(`entities_00`...) by a hash of their key, keeping each one small.
+The hot path is one `_id` read and one `_id` write per entity change; listings are served by
+the declared indexes.
 
 An entity's facts, sections, records and article are stored as one compressed BSON value
 (`packed`) beside the few scalar fields that queries and listings read: the local server
@@ -13,11 +11,7 @@ measured as most of its CPU per entity change.
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
-import heapq
 import zlib
-from collections import defaultdict
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -88,81 +82,52 @@ def unpack_entity(doc: dict[str, Any]) -> dict[str, Any]:
     return {**{k: v for k, v in doc.items() if k != PACKED}, **rest}
 
 
-def entity_collections(shards: int) -> list[str]:
-    """Every collection entities are spread over."""
-    if shards <= 1:
-        return [ENTITIES]
-    return [f"{ENTITIES}_{shard:02d}" for shard in range(shards)]
-
-
-def declared_indexes(shards: int) -> Indexes:
-    """The entity listing, with and without a type, in each shard; the contradiction listing,
-    with and without a status, of the tenant or of one entity. Entities and record mappings are
-    otherwise read by `_id`."""
-    listing = [
-        IndexModel([("tenant_id", ASCENDING), ("entity_id", ASCENDING)]),
-        IndexModel(
-            [("tenant_id", ASCENDING), ("entity_type", ASCENDING), ("entity_id", ASCENDING)]
-        ),
-    ]
+def _indexes() -> Indexes:
+    """The entity listing, with and without a type; the contradiction listing, with and without
+    a status, of the tenant or of one entity. Entities and record mappings are otherwise read by
+    `_id`."""
     opened = [("opened_at", ASCENDING), ("contradiction_id", ASCENDING)]
-    contradictions = [
-        IndexModel([("tenant_id", ASCENDING), *opened]),
-        IndexModel([("tenant_id", ASCENDING), ("status", ASCENDING), *opened]),
-        IndexModel([("tenant_id", ASCENDING), ("entity_id", ASCENDING), *opened]),
-        IndexModel(
-            [("tenant_id", ASCENDING), ("entity_id", ASCENDING), ("status", ASCENDING), *opened]
-        ),
-    ]
     return {
-        **{name: listing for name in entity_collections(shards)},
-        CONTRADICTIONS: contradictions,
+        ENTITIES: [
+            IndexModel([("tenant_id", ASCENDING), ("entity_id", ASCENDING)]),
+            IndexModel(
+                [("tenant_id", ASCENDING), ("entity_type", ASCENDING), ("entity_id", ASCENDING)]
+            ),
+        ],
+        CONTRADICTIONS: [
+            IndexModel([("tenant_id", ASCENDING), *opened]),
+            IndexModel([("tenant_id", ASCENDING), ("status", ASCENDING), *opened]),
+            IndexModel([("tenant_id", ASCENDING), ("entity_id", ASCENDING), *opened]),
+            IndexModel(
+                [("tenant_id", ASCENDING), ("entity_id", ASCENDING), ("status", ASCENDING), *opened]
+            ),
+        ],
     }
 
 
-def entity_collection(key: str, shards: int) -> str:
-    """The collection holding the entity stored under `tenant:entity`."""
-    if shards <= 1:
-        return ENTITIES
-    shard = int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) % shards
-    return f"{ENTITIES}_{shard:02d}"
+INDEXES = _indexes()
 
 
 class MongoEntityStore:
     """Every key starts with the tenant, and every query carries the tenant predicate."""
 
-    def __init__(self, db: Any, *, shards: int = 1) -> None:
+    def __init__(self, db: Any) -> None:
         self.db = db
-        self.shards = shards
+        self.entities = db[ENTITIES]
         self._sent: dict[str, tuple[int, bytes]] = {}
 
-    def _entities(self, key: str) -> Any:
-        return self.db[entity_collection(key, self.shards)]
-
     async def load(self, tenant_id: str, entity_id: str) -> dict[str, Any] | None:
-        doc: dict[str, Any] | None = await self._entities(f"{tenant_id}:{entity_id}").find_one(
+        doc: dict[str, Any] | None = await self.entities.find_one(
             {"_id": f"{tenant_id}:{entity_id}", "tenant_id": tenant_id}
         )
         return unpack_entity(doc) if doc else None
 
-    def _by_collection(self, tenant_id: str, entity_ids: Sequence[str]) -> dict[str, list[str]]:
-        keys: dict[str, list[str]] = defaultdict(list)
-        for entity_id in dict.fromkeys(entity_ids):
-            key = f"{tenant_id}:{entity_id}"
-            keys[entity_collection(key, self.shards)].append(key)
-        return keys
-
     async def _stored(self, tenant_id: str, entity_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        """The documents as stored (packed), by entity id: one `_id $in` per shard collection,
-        all at once, so a batch costs one round trip."""
-
-        async def shard(name: str, keys: list[str]) -> list[dict[str, Any]]:
-            cursor = self.db[name].find({"_id": {"$in": keys}, "tenant_id": tenant_id})
-            return [doc async for doc in cursor]
-
-        groups = self._by_collection(tenant_id, entity_ids)
-        pages = await asyncio.gather(*(shard(name, keys) for name, keys in groups.items()))
-        return {str(doc["entity_id"]): doc for page in pages for doc in page}
+        """The documents as stored (packed), by entity id: one `_id $in`, so a batch costs one
+        round trip."""
+        keys = [f"{tenant_id}:{entity_id}" for entity_id in dict.fromkeys(entity_ids)]
+        cursor = self.entities.find({"_id": {"$in": keys}, "tenant_id": tenant_id})
+        return {str(doc["entity_id"]): doc async for doc in cursor}
 
     async def load_many(
         self, tenant_id: str, entity_ids: Sequence[str]
@@ -174,28 +139,27 @@ class MongoEntityStore:
     async def save_many(
         self, tenant_id: str, writes: Sequence[tuple[dict[str, Any], int]]
     ) -> set[str]:
-        """New entities by one `insert_many` per shard, the others by one versioned bulk write
-        per shard (a replace each), shards one after another behind SQLite's one writer.
+        """New entities by one `insert_many`, the others by one versioned bulk write (a replace
+        each).
 
         Returns the entity ids someone else wrote first. A bulk write measured 2x the entities
         per second of concurrent `replace_one`s, at a tenth of this process's CPU.
         """
-        inserts: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        replaces: dict[str, list[tuple[dict[str, Any], int]]] = defaultdict(list)
+        inserts: list[dict[str, Any]] = []
+        replaces: list[tuple[dict[str, Any], int]] = []
         for doc, expected in writes:
-            key = f"{tenant_id}:{doc['entity_id']}"
             body = self._body(tenant_id, doc)
             self._remember_sent(body)
             if expected == 0:
-                inserts[entity_collection(key, self.shards)].append(body)
+                inserts.append(body)
             else:
-                replaces[entity_collection(key, self.shards)].append((body, expected))
+                replaces.append((body, expected))
         conflicts: set[str] = set()
-        for name, bodies in inserts.items():
-            present = await insert_new(self.db[name], bodies)
-            conflicts |= {str(bodies[index]["entity_id"]) for index in present}
-        for name, versioned in replaces.items():
-            conflicts |= await self._replace_versioned(tenant_id, name, versioned)
+        if inserts:
+            present = await insert_new(self.entities, inserts)
+            conflicts |= {str(inserts[index]["entity_id"]) for index in present}
+        if replaces:
+            conflicts |= await self._replace_versioned(tenant_id, replaces)
         return conflicts
 
     def _remember_sent(self, body: dict[str, Any]) -> None:
@@ -207,7 +171,7 @@ class MongoEntityStore:
     async def unconfirmed_many(
         self, tenant_id: str, intended: dict[str, dict[str, Any]]
     ) -> dict[str, list[str]]:
-        """One read per shard collection. A stored entity whose version, type and packed bytes
+        """One read. A stored entity whose version, type and packed bytes
         are the very ones this process sent holds exactly the intended document, so it needs no
         unpacking (which was a tenth of a batch's CPU); any other is unpacked and compared."""
         stored = await self._stored(tenant_id, list(intended))
@@ -229,14 +193,14 @@ class MongoEntityStore:
         return missing
 
     async def _replace_versioned(
-        self, tenant_id: str, name: str, versioned: list[tuple[dict[str, Any], int]]
+        self, tenant_id: str, versioned: list[tuple[dict[str, Any], int]]
     ) -> set[str]:
         """Replace each body whose stored version is still the expected one; the ids that moved.
 
         The bulk result only counts matches, so when some missed, the stored version and content
         tell which: another writer's entity differs from ours in one or the other.
         """
-        result = await self.db[name].bulk_write(
+        result = await self.entities.bulk_write(
             [
                 ReplaceOne({"_id": body["_id"], "tenant_id": tenant_id, "version": expected}, body)
                 for body, expected in versioned
@@ -245,7 +209,7 @@ class MongoEntityStore:
         )
         if result.matched_count == len(versioned):
             return set()
-        cursor = self.db[name].find(
+        cursor = self.entities.find(
             {"_id": {"$in": [body["_id"] for body, _ in versioned]}, "tenant_id": tenant_id},
             {"version": 1, PACKED: 1},
         )
@@ -269,11 +233,11 @@ class MongoEntityStore:
         body = self._body(tenant_id, doc)
         if expected_version == 0:
             try:
-                await self._entities(key).insert_one(body)
+                await self.entities.insert_one(body)
             except DuplicateKeyError:
                 raise ConcurrentUpdate(key) from None
             return
-        result = await self._entities(key).replace_one(
+        result = await self.entities.replace_one(
             {"_id": key, "tenant_id": tenant_id, "version": expected_version}, body
         )
         if result.matched_count != 1:
@@ -316,12 +280,8 @@ class MongoEntityStore:
             query["entity_type"] = entity_type
         if after:
             query["entity_id"] = {"$gt": after}
-        pages = []
-        for name in entity_collections(self.shards):
-            cursor = self.db[name].find(query, SUMMARY_FIELDS).sort("entity_id", ASCENDING)
-            pages.append([doc async for doc in cursor.limit(limit)])
-        merged = heapq.merge(*pages, key=lambda doc: str(doc["entity_id"]))
-        return list(merged)[:limit]
+        cursor = self.entities.find(query, SUMMARY_FIELDS).sort("entity_id", ASCENDING)
+        return [doc async for doc in cursor.limit(limit)]
 
     async def remember_record(self, tenant_id: str, record_id: str, entity_id: str) -> None:
         try:
