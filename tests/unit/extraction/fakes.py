@@ -10,9 +10,9 @@ from typing import Any
 from engram_events import Envelope, new_event
 from engram_events.catalog import DOCUMENT_INGESTED
 from engram_events.payloads.documents import DocumentIngested
-from engram_extraction.domain.llm import Reply
 from engram_extraction.domain.records import Rejection, Source
 from engram_extraction.domain.revisions import Change, Entry
+from engram_platform.chat import Reply
 
 CANARY = "canary-7f3e-secret-content"
 
