@@ -123,7 +123,9 @@ def test_limits_and_unknown_fields_are_refused_at_the_door(
         too_many = client.post(url, json={"messages": [hello] * 4})
         assert too_many.status_code == 422
         assert too_many.json()["errors"][0]["loc"] == ["body", "messages"]
-        too_long = client.post(url, json={"messages": [hello, {"role": "user", "content": "x" * 51}]})
+        too_long = client.post(
+            url, json={"messages": [hello, {"role": "user", "content": "x" * 51}]}
+        )
         assert too_long.status_code == 422
         assert too_long.json()["errors"][0]["loc"] == ["body", "messages", "1", "content"]
         unknown = client.post(url, json={"messages": [hello], "priority": 1})
