@@ -147,6 +147,60 @@ class EngramClient:
         in order; any of them may come back `deduplicated`."""
         return self.run(calls.write_memories(agent_id, memories))
 
+    def converse(
+        self,
+        agent_id: str,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        idempotency_key: str | None = None,
+    ) -> models.ConversationAccepted:
+        """Hand over a conversation (`[{"role", "content", "name"?, "at"?}]`) to be turned
+        into memories (202, `pending`); one idempotency key covers every retry."""
+        return self.run(
+            calls.converse(
+                agent_id,
+                messages,
+                user_id=user_id,
+                session_id=session_id,
+                metadata=metadata,
+                idempotency_key=idempotency_key,
+            )
+        )
+
+    def get_conversation(self, agent_id: str, conversation_id: str) -> models.Conversation:
+        """What became of each message and each extracted fact."""
+        return self.run(calls.get_conversation(agent_id, conversation_id))
+
+    def delete_conversation(
+        self, agent_id: str, conversation_id: str
+    ) -> models.ConversationDeleting:
+        """Delete a conversation's texts and withdraw every memory derived from it; returns
+        the prune job (follow it with `wait_for_prune_job`)."""
+        return self.run(calls.delete_conversation(agent_id, conversation_id))
+
+    def wait_for_conversation(
+        self,
+        agent_id: str,
+        conversation_id: str,
+        timeout: float = 120.0,
+        *,
+        interval: float = 0.5,
+        on_progress: Progress | None = None,
+    ) -> models.Conversation:
+        """Poll until the conversation is settled: processed with no memory still pending,
+        failed, or deleted."""
+        deadline = Deadline(timeout, interval)
+        while True:
+            conversation = self.get_conversation(agent_id, conversation_id)
+            if on_progress:
+                on_progress(conversation)
+            if conversation.settled:
+                return conversation
+            time.sleep(deadline.next_sleep(f"conversation {conversation_id}"))
+
     def get_memory(self, agent_id: str, memory_id: str) -> models.Memory:
         """One memory with its status and provenance."""
         return self.run(calls.get_memory(agent_id, memory_id))
