@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 
-def until(check: Callable[[], Any], what: str, timeout: float, every: float = 0.5) -> Any:
+def until(check: Callable[[], Any], what: str, timeout: float = 90.0, every: float = 0.5) -> Any:
     """The first truthy answer of `check`, polled every `every` seconds for `timeout`."""
     deadline = time.monotonic() + timeout
     last: Any = None

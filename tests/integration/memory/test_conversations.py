@@ -48,6 +48,15 @@ def settled(client: httpx.Client, agent: str, conversation_id: str) -> dict[str,
     return found
 
 
+def prune_job_done(client: httpx.Client, url: str) -> dict[str, Any]:
+    def finished() -> dict[str, Any] | None:
+        job: dict[str, Any] = client.get(url).json()
+        return job if job["status"] != "running" else None
+
+    found: dict[str, Any] = until(finished, "the conversation's prune job", 60)
+    return found
+
+
 def test_messages_become_memories_and_go_with_the_conversation(stack: MemoryStack) -> None:
     with stack.client(stack.tenant()) as client:
         agent = new_agent(client)
@@ -92,13 +101,7 @@ def test_messages_become_memories_and_go_with_the_conversation(stack: MemoryStac
 
         deleted = client.delete(f"/v1/agents/{agent}/conversations/{cid}")
         assert deleted.status_code == 202, deleted.text
-        job_url = deleted.json()["status_url"]
-
-        def finished() -> dict[str, Any] | None:
-            job: dict[str, Any] = client.get(job_url).json()
-            return job if job["status"] != "running" else None
-
-        job = until(finished, "the conversation's prune job", 60)
+        job = prune_job_done(client, deleted.json()["status_url"])
         assert job["kind"] == "conversation" and job["verified_empty"] is True, job
         assert job["counts"]["memories"] == 16
         gone = client.get(f"/v1/agents/{agent}/conversations/{cid}").json()

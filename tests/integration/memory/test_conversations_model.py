@@ -16,7 +16,7 @@ import pytest
 from pymongo import MongoClient
 
 from tests.integration.memory.conftest import MemoryStack, new_agent, topic, wait_status, write
-from tests.integration.memory.test_conversations import converse, settled
+from tests.integration.memory.test_conversations import converse, prune_job_done, settled
 from tests.support.kafka import wait_for
 from tests.support.llm_stub import STUB_MODEL, LlmStub
 from tests.support.polling import until
@@ -145,21 +145,12 @@ def test_add_supersede_skip_and_a_later_contradiction(
 
         deleted = client.delete(f"/v1/agents/{agent}/conversations/{first['conversation_id']}")
         job_url = deleted.json()["status_url"]
-        job = settled_job(client, job_url)
+        job = prune_job_done(client, job_url)
         assert job["verified_empty"] is True and job["counts"]["memories"] == 2
         assert memory(client, agent, superseding["memory_id"])["status"] == "withdrawn"
         assert memory(client, agent, vegetarian)["status"] == "active", "only what it derived"
 
     no_canary_in_telemetry(stack)
-
-
-def settled_job(client: Any, url: str) -> dict[str, Any]:
-    def finished() -> dict[str, Any] | None:
-        job: dict[str, Any] = client.get(url).json()
-        return job if job["status"] != "running" else None
-
-    found: dict[str, Any] = until(finished, "the prune job", 60)
-    return found
 
 
 def no_canary_in_telemetry(stack: MemoryStack) -> None:
