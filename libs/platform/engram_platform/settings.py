@@ -123,7 +123,7 @@ class ServiceSettings(BaseSettings):
             "ENGRAM_MEMORY_CONVERSATION_MAX_MESSAGES", "memory_conversation_max_messages"
         ),
         description="the most messages one conversation may carry (each at most the longest "
-        "memory), checked by the gateway and memory alike",
+        "memory), checked by the gateway at the door",
     )
 
     @property

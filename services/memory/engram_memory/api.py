@@ -247,12 +247,9 @@ async def clear_agent(
 @router.post("/prune/verify")
 async def verify_prune(body: VerifyBody, request: Request, tenant_id: TenantDep) -> dict[str, Any]:
     """How many live memories still derive from each kind of tombstoned id (0 means clean)."""
-    wanted = {
-        "records": body.records,
-        "facts": body.facts,
-        "documents": body.documents,
-        "conversations": body.conversations,
-    }
+    wanted = {"records": body.records, "facts": body.facts, "documents": body.documents}
+    if body.conversations:
+        wanted["conversations"] = body.conversations
     references = await _state(request).rows.count_derived_from(tenant_id, wanted, LIVE_STATUSES)
     return {"references": references}
 

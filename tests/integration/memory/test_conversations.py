@@ -145,3 +145,28 @@ def test_limits_and_unknown_fields_are_refused_at_the_door(
         accepted = converse(client, agent, messages=[hello])
         assert other.get(f"{url}/{accepted['conversation_id']}").status_code == 404
         other.close()
+
+
+def test_an_accepted_conversation_survives_the_memory_service_being_down_and_killed(
+    stack: MemoryStack,
+) -> None:
+    with stack.client(stack.tenant()) as client:
+        agent = new_agent(client)
+        stack.memory.stop()
+        turns = [{"role": "user", "content": f"Turn {n} of a chat kept."} for n in range(6)]
+        accepted = converse(client, agent, messages=turns, idempotency_key="k-1")
+        cid = accepted["conversation_id"]
+        waiting = client.get(f"/v1/agents/{agent}/conversations/{cid}")
+        assert waiting.status_code == 503 or waiting.json()["status"] == "pending"
+        stack.memory.start()
+        done = settled(client, agent, cid)
+        assert done["memories"] == {"active": 6}
+        stack.memory.kill9()
+        stack.memory.start()
+        again = converse(client, agent, messages=turns, idempotency_key="k-1")
+        assert again["conversation_id"] == cid
+        other = converse(client, agent, messages=turns[:1], idempotency_key="k-2")
+        settled(client, agent, other["conversation_id"])
+        counted = client.get(f"/v1/agents/{agent}/memories:count").json()
+        assert counted["by_status"] == {"active": 6, "rejected": 1}, counted
+        assert settled(client, agent, cid)["memories"] == {"active": 6}
