@@ -230,3 +230,37 @@ def wait_for_active(client: Any, agent: str) -> None:
         "an active memory",
         30,
     )
+
+
+def test_a_crash_mid_decision_asks_again_only_what_was_unanswered(
+    model_stack: MemoryStack, stub: LlmStub
+) -> None:
+    stack = model_stack
+    with stack.client(stack.tenant()) as client:
+        agent = new_agent(client)
+        held = write(client, agent, "The user drinks coffee.", user_id=USER)
+        wait_status(client, agent, held, {"active"})
+        tea, milk = "The user drinks tea now.", "The user takes oat milk."
+        stub.answer("switched to tea", **facts(tea, milk))
+        decide(stub, tea, "supersede", held)
+        decide(stub, milk, "add")
+        stub.rule(f'"new_fact": {json.dumps(milk)}').stall_seconds = 60
+        accepted = converse(
+            client, agent, user_id=USER, messages=chat("I switched to tea, with oat milk.")
+        )
+        until(lambda: stub.stalled, "the second decision reaching the model", 60)
+        stack.memory.kill9()
+        stub.rule(f'"new_fact": {json.dumps(milk)}').stall_seconds = 0
+        stack.memory.start()
+        done = settled(client, agent, accepted["conversation_id"])
+        assert done["status"] == "processed", done
+        assert [f["decision"] for f in done["facts"]] == ["supersede", "add"]
+
+        def asked(fragment: str) -> int:
+            return sum(1 for c in stub.calls if fragment in c.user_text)
+
+        assert asked("switched to tea") == 1, "the saved facts were not asked for again"
+        assert asked(f'"new_fact": {json.dumps(tea)}') == 1, "the saved decision neither"
+        assert asked(f'"new_fact": {json.dumps(milk)}') == 2, "the unanswered one once more"
+        counted = client.get(f"/v1/agents/{agent}/memories:count").json()
+        assert counted["by_status"] == {"active": 2, "superseded": 1}, counted
