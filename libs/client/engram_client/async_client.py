@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
@@ -87,6 +87,23 @@ class AsyncEngramClient:
                 return read_answer(call, response)
             await asyncio.sleep(delay)
             attempt += 1
+
+    async def _poll(
+        self,
+        fetch: Callable[[], Awaitable[T]],
+        finished: Callable[[T], bool],
+        what: str,
+        deadline: Deadline,
+        on_progress: Progress | None,
+    ) -> T:
+        """Fetch until `finished`, reporting each state; WaitTimeout once the deadline passes."""
+        while True:
+            state = await fetch()
+            if on_progress:
+                on_progress(state)
+            if finished(state):
+                return state
+            await asyncio.sleep(deadline.next_sleep(what))
 
     # Agents
 
@@ -192,14 +209,13 @@ class AsyncEngramClient:
     ) -> models.Conversation:
         """Poll until the conversation is settled: processed with no memory still pending,
         failed, or deleted."""
-        deadline = Deadline(timeout, interval)
-        while True:
-            conversation = await self.get_conversation(agent_id, conversation_id)
-            if on_progress:
-                on_progress(conversation)
-            if conversation.settled:
-                return conversation
-            await asyncio.sleep(deadline.next_sleep(f"conversation {conversation_id}"))
+        return await self._poll(
+            lambda: self.get_conversation(agent_id, conversation_id),
+            lambda conversation: conversation.settled,
+            f"conversation {conversation_id}",
+            Deadline(timeout, interval),
+            on_progress,
+        )
 
     async def get_memory(self, agent_id: str, memory_id: str) -> models.Memory:
         """One memory with its status and provenance."""
@@ -407,14 +423,13 @@ class AsyncEngramClient:
         on_progress: Progress | None = None,
     ) -> models.Document:
         """Poll until the document is `extracted`, `failed` or `deleted`."""
-        deadline = Deadline(timeout, interval)
-        while True:
-            document = await self.get_document(document_id)
-            if on_progress:
-                on_progress(document)
-            if document.status in DOCUMENT_FINAL:
-                return document
-            await asyncio.sleep(deadline.next_sleep(f"document {document_id}"))
+        return await self._poll(
+            lambda: self.get_document(document_id),
+            lambda document: document.status in DOCUMENT_FINAL,
+            f"document {document_id}",
+            Deadline(timeout, interval),
+            on_progress,
+        )
 
     # Records
 
@@ -570,14 +585,13 @@ class AsyncEngramClient:
         on_progress: Progress | None = None,
     ) -> models.PruneJob:
         """Poll until the job completes; check `.verified_empty` on the returned job."""
-        deadline = Deadline(timeout, interval)
-        while True:
-            job = await self.get_prune_job(job_id)
-            if on_progress:
-                on_progress(job)
-            if job.status in PRUNE_FINAL:
-                return job
-            await asyncio.sleep(deadline.next_sleep(f"prune job {job_id}"))
+        return await self._poll(
+            lambda: self.get_prune_job(job_id),
+            lambda job: job.status in PRUNE_FINAL,
+            f"prune job {job_id}",
+            Deadline(timeout, interval),
+            on_progress,
+        )
 
     async def lineage(self, item_id: str) -> models.Lineage:
         """What a record/document derives and what a fact/memory derives from."""
