@@ -10,22 +10,11 @@ import httpx
 from pymongo import MongoClient
 
 from tests.support.platform import Platform
+from tests.support.polling import until
 from tests.support.tenants import create_tenant
 
 FLEET_A = "id,name,city\nc1,Acme,Gdansk\nc2,Borealis,Oslo\n"
 FLEET_B = "type,id,city\ncarrier,c1,Riga\ncarrier,c3,Tallinn\n"
-
-
-def until(check: Callable[[], Any], what: str, timeout: float = 90.0) -> Any:
-    """Poll until `check` returns something truthy."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(0.5)
-    raise AssertionError(f"timed out waiting for {what}; last: {last!r}")
 
 
 def wait_for_job(client: httpx.Client, job_id: str, timeout: float = 120.0) -> dict[str, Any]:

@@ -10,7 +10,7 @@ import itertools
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +20,7 @@ import pytest
 
 from tests.conftest import Infra, own_servers
 from tests.support.platform import Platform, start_platform, stop_platform
+from tests.support.polling import until
 
 OUTAGE_SECONDS = {"kafka": 6.0, "ferretdb": 30.0}
 """FerretDB stays down longer than a handler's retries (5 attempts of a 5 s server selection)."""
@@ -104,18 +105,6 @@ def readiness(platform: Platform) -> dict[str, tuple[int, dict[str, Any]]]:
 
     with ThreadPoolExecutor(len(platform.services)) as pool:
         return dict(pool.map(ask, platform.services))
-
-
-def until(check: Callable[[], Any], what: str, timeout: float) -> Any:
-    """Poll until `check` returns something truthy; fail with the last answer."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(0.3)
-    raise AssertionError(f"timed out waiting for {what}; last: {last!r}")
 
 
 def processed(client: httpx.Client, agent_id: str, item: Acked) -> bool:

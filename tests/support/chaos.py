@@ -15,7 +15,7 @@ import random
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ from pymongo import MongoClient
 from engram_client import EngramClient, RetryPolicy
 from engram_devstack import free_port
 from tests.support.platform import GATEWAY_URLS, Platform
+from tests.support.polling import until
 from tests.support.services import ServiceProcess
 from tests.support.tenants import create_tenant
 
@@ -243,7 +244,7 @@ def run_workload(
         for doc_id in documents.values():
             assert client.wait_for_document(doc_id, timeout=300).status == "extracted"
         expected += round_.records
-        refs = _until(
+        refs = until(
             lambda n=expected: (found := record_ids_by_ref(client)) and len(found) >= n and found,
             f"{expected} records extracted",
             300,
@@ -252,7 +253,7 @@ def run_workload(
             remember(memory, refs)
     for name, text in workload.revisions.items():
         doc_id = client.upload_document(name, text, mime="text/csv").document_id
-        _until(
+        until(
             lambda doc_id=doc_id: (
                 (doc := client.get_document(doc_id)).status == "extracted"
                 and len(doc.versions) >= 2
@@ -271,17 +272,6 @@ def run_workload(
     for agent, query in workload.queries:
         client.recall(agents[agent], query, top_k=10, min_score=-1.0)
     return client, RunResult([job.model_dump(mode="json")], time.monotonic() - started)
-
-
-def _until(check: Callable[[], Any], what: str, timeout: float) -> Any:
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(0.5)
-    raise AssertionError(f"timed out waiting for {what}; last: {last!r}")
 
 
 # The snapshot ---------------------------------------------------------------------------------

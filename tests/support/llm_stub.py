@@ -27,6 +27,8 @@ class Canned:
     model: str = STUB_MODEL
     finish_reason: str = "stop"
     refusal: str | None = None
+    stall_seconds: float = 0.0
+    """How long the stub waits before this reply (set it to 0 to release later calls)."""
 
 
 @dataclass
@@ -50,6 +52,7 @@ class LlmStub:
     default: Canned = field(default_factory=lambda: Canned(json.dumps({"records": []})))
     rules: list[tuple[str, Canned]] = field(default_factory=list)
     calls: list[Call] = field(default_factory=list)
+    stalled: list[Call] = field(default_factory=list)
     failures: list[int] = field(default_factory=list)
     stall_seconds: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -67,6 +70,11 @@ class LlmStub:
             content = json.dumps({"records": records})
         with self.lock:
             self.rules.append((fragment, Canned(content, **kw)))
+
+    def rule(self, fragment: str) -> Canned:
+        """The reply of the first rule for `fragment` (to change its stall, say)."""
+        with self.lock:
+            return next(c for f, c in self.rules if f == fragment)
 
     def fail(self, status: int, times: int = 1) -> None:
         """Answer the next `times` calls with `status`."""
@@ -110,7 +118,15 @@ class LlmStub:
                     return
                 if stub.stall_seconds:
                     time.sleep(stub.stall_seconds)
-                status, answer = stub.reply_for(Call(body, self.headers.get("Authorization")))
+                call = Call(body, self.headers.get("Authorization"))
+                with stub.lock:
+                    canned = next((c for f, c in stub.rules if f in call.user_text), None)
+                if canned is not None and canned.stall_seconds:
+                    stub.stalled.append(call)
+                    until = time.monotonic() + canned.stall_seconds
+                    while canned.stall_seconds and time.monotonic() < until:
+                        time.sleep(0.05)
+                status, answer = stub.reply_for(call)
                 self._send(status, answer)
 
             def _send(self, status: int, body: dict[str, Any]) -> None:

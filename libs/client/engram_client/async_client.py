@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
@@ -88,6 +88,23 @@ class AsyncEngramClient:
             await asyncio.sleep(delay)
             attempt += 1
 
+    async def _poll(
+        self,
+        fetch: Callable[[], Awaitable[T]],
+        finished: Callable[[T], bool],
+        what: str,
+        deadline: Deadline,
+        on_progress: Progress | None,
+    ) -> T:
+        """Fetch until `finished`, reporting each state; WaitTimeout once the deadline passes."""
+        while True:
+            state = await fetch()
+            if on_progress:
+                on_progress(state)
+            if finished(state):
+                return state
+            await asyncio.sleep(deadline.next_sleep(what))
+
     # Agents
 
     async def create_agent(self, name: str | None = None) -> models.Agent:
@@ -146,6 +163,59 @@ class AsyncEngramClient:
         """Store up to 100 memories in one request (each as `write_memory`'s fields), answered
         in order; any of them may come back `deduplicated`."""
         return await self.run(calls.write_memories(agent_id, memories))
+
+    async def converse(
+        self,
+        agent_id: str,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        idempotency_key: str | None = None,
+    ) -> models.ConversationAccepted:
+        """Hand over a conversation (`[{"role", "content", "name"?, "at"?}]`) to be turned
+        into memories (202, `pending`); one idempotency key covers every retry."""
+        return await self.run(
+            calls.converse(
+                agent_id,
+                messages,
+                user_id=user_id,
+                session_id=session_id,
+                metadata=metadata,
+                idempotency_key=idempotency_key,
+            )
+        )
+
+    async def get_conversation(self, agent_id: str, conversation_id: str) -> models.Conversation:
+        """What became of each message and each extracted fact."""
+        return await self.run(calls.get_conversation(agent_id, conversation_id))
+
+    async def delete_conversation(
+        self, agent_id: str, conversation_id: str
+    ) -> models.ConversationDeleting:
+        """Delete a conversation's texts and withdraw every memory derived from it; returns
+        the prune job (follow it with `wait_for_prune_job`)."""
+        return await self.run(calls.delete_conversation(agent_id, conversation_id))
+
+    async def wait_for_conversation(
+        self,
+        agent_id: str,
+        conversation_id: str,
+        timeout: float = 120.0,  # noqa: ASYNC109 - same surface as the sync client
+        *,
+        interval: float = 0.5,
+        on_progress: Progress | None = None,
+    ) -> models.Conversation:
+        """Poll until the conversation is settled: processed with no memory still pending,
+        failed, or deleted."""
+        return await self._poll(
+            lambda: self.get_conversation(agent_id, conversation_id),
+            lambda conversation: conversation.settled,
+            f"conversation {conversation_id}",
+            Deadline(timeout, interval),
+            on_progress,
+        )
 
     async def get_memory(self, agent_id: str, memory_id: str) -> models.Memory:
         """One memory with its status and provenance."""
@@ -353,14 +423,13 @@ class AsyncEngramClient:
         on_progress: Progress | None = None,
     ) -> models.Document:
         """Poll until the document is `extracted`, `failed` or `deleted`."""
-        deadline = Deadline(timeout, interval)
-        while True:
-            document = await self.get_document(document_id)
-            if on_progress:
-                on_progress(document)
-            if document.status in DOCUMENT_FINAL:
-                return document
-            await asyncio.sleep(deadline.next_sleep(f"document {document_id}"))
+        return await self._poll(
+            lambda: self.get_document(document_id),
+            lambda document: document.status in DOCUMENT_FINAL,
+            f"document {document_id}",
+            Deadline(timeout, interval),
+            on_progress,
+        )
 
     # Records
 
@@ -516,14 +585,13 @@ class AsyncEngramClient:
         on_progress: Progress | None = None,
     ) -> models.PruneJob:
         """Poll until the job completes; check `.verified_empty` on the returned job."""
-        deadline = Deadline(timeout, interval)
-        while True:
-            job = await self.get_prune_job(job_id)
-            if on_progress:
-                on_progress(job)
-            if job.status in PRUNE_FINAL:
-                return job
-            await asyncio.sleep(deadline.next_sleep(f"prune job {job_id}"))
+        return await self._poll(
+            lambda: self.get_prune_job(job_id),
+            lambda job: job.status in PRUNE_FINAL,
+            f"prune job {job_id}",
+            Deadline(timeout, interval),
+            on_progress,
+        )
 
     async def lineage(self, item_id: str) -> models.Lineage:
         """What a record/document derives and what a fact/memory derives from."""

@@ -168,6 +168,58 @@ def write_memories(
     )
 
 
+def converse(
+    agent_id: str,
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    user_id: str | None = None,
+    session_id: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    idempotency_key: str | None = None,
+) -> Call[models.ConversationAccepted]:
+    """A conversation to turn into memories; retry-safe through its idempotency key (the
+    gateway derives the conversation id from it), generated here when the caller gives none."""
+    key, headers = _keyed(idempotency_key)
+    body: dict[str, Any] = {
+        "messages": [dict(m) for m in messages],
+        "metadata": dict(metadata or {}),
+        "idempotency_key": key,
+        **_only({"user_id": user_id, "session_id": session_id}),
+    }
+    return Call(
+        "POST",
+        f"/v1/agents/{segment(agent_id)}/conversations",
+        models.ConversationAccepted.model_validate,
+        json=body,
+        headers=headers,
+        retry_safe=True,
+    )
+
+
+def _conversation_path(agent_id: str, conversation_id: str) -> str:
+    return f"/v1/agents/{segment(agent_id)}/conversations/{segment(conversation_id)}"
+
+
+def get_conversation(agent_id: str, conversation_id: str) -> Call[models.Conversation]:
+    """What became of each message and fact of a conversation."""
+    return Call(
+        "GET",
+        _conversation_path(agent_id, conversation_id),
+        models.Conversation.model_validate,
+        retry_safe=True,
+    )
+
+
+def delete_conversation(agent_id: str, conversation_id: str) -> Call[models.ConversationDeleting]:
+    """Retry-safe: a repeat starts another prune job over what is already withdrawn."""
+    return Call(
+        "DELETE",
+        _conversation_path(agent_id, conversation_id),
+        models.ConversationDeleting.model_validate,
+        retry_safe=True,
+    )
+
+
 def get_memory(agent_id: str, memory_id: str) -> Call[models.Memory]:
     """One memory with status, provenance and timestamps."""
     return Call(

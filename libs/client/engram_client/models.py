@@ -54,6 +54,69 @@ class Memory(ApiModel):
     updated_at: datetime | None = None
 
 
+class ConversationAccepted(ApiModel):
+    """A conversation's 202: queued (`pending`), with the URL reporting what became of it."""
+
+    conversation_id: str
+    status: str = "pending"
+    status_url: str | None = None
+
+
+class ConversationMessage(ApiModel):
+    """One message of a conversation and its outcome: `memory` (with `memory_id` and
+    `memory_status`), `kept` (system and tool messages), `read_by_model` or `no_content`."""
+
+    index: int
+    role: str
+    outcome: str | None = None
+    memory_id: str | None = None
+    memory_status: str | None = None
+    duplicate_of: str | None = None
+
+
+class ConversationFact(ApiModel):
+    """A fact the model proposed and its decision (`add`, `supersede` naming `supersedes`, or
+    `skip` naming `known_as`), with the memories shown, the model reported and an output hash."""
+
+    index: int
+    content: str | None = None
+    decision: str | None = None
+    supersedes: str | None = None
+    known_as: str | None = None
+    candidates: list[str] = Field(default_factory=list)
+    model: str | None = None
+    output_sha256: str | None = None
+    memory_id: str | None = None
+    memory_status: str | None = None
+
+
+class Conversation(ApiModel):
+    """A conversation: `processing`, `processed`, `failed` (with `error`) or `deleted`; `settled`
+    once processing is over and no memory it wrote is pending; `memories` counts them by status."""
+
+    conversation_id: str
+    agent_id: str | None = None
+    status: str
+    settled: bool = False
+    mode: str | None = None
+    error: str | None = None
+    user_id: str | None = None
+    session_id: str | None = None
+    memories: dict[str, int] = Field(default_factory=dict)
+    model_calls: int = 0
+    messages: list[ConversationMessage] = Field(default_factory=list)
+    facts: list[ConversationFact] | None = None
+
+
+class ConversationDeleting(ApiModel):
+    """The 202 of a conversation's deletion: the prune job withdrawing what it derived."""
+
+    conversation_id: str
+    prune_job_id: str
+    status: str = "running"
+    status_url: str | None = None
+
+
 class MemoriesCleared(ApiModel):
     """How many of an agent's memories (or of the scope asked for) were withdrawn."""
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
@@ -88,6 +88,23 @@ class EngramClient:
             time.sleep(delay)
             attempt += 1
 
+    def _poll(
+        self,
+        fetch: Callable[[], T],
+        finished: Callable[[T], bool],
+        what: str,
+        deadline: Deadline,
+        on_progress: Progress | None,
+    ) -> T:
+        """Fetch until `finished`, reporting each state; WaitTimeout once the deadline passes."""
+        while True:
+            state = fetch()
+            if on_progress:
+                on_progress(state)
+            if finished(state):
+                return state
+            time.sleep(deadline.next_sleep(what))
+
     # Agents
 
     def create_agent(self, name: str | None = None) -> models.Agent:
@@ -146,6 +163,59 @@ class EngramClient:
         """Store up to 100 memories in one request (each as `write_memory`'s fields), answered
         in order; any of them may come back `deduplicated`."""
         return self.run(calls.write_memories(agent_id, memories))
+
+    def converse(
+        self,
+        agent_id: str,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        user_id: str | None = None,
+        session_id: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        idempotency_key: str | None = None,
+    ) -> models.ConversationAccepted:
+        """Hand over a conversation (`[{"role", "content", "name"?, "at"?}]`) to be turned
+        into memories (202, `pending`); one idempotency key covers every retry."""
+        return self.run(
+            calls.converse(
+                agent_id,
+                messages,
+                user_id=user_id,
+                session_id=session_id,
+                metadata=metadata,
+                idempotency_key=idempotency_key,
+            )
+        )
+
+    def get_conversation(self, agent_id: str, conversation_id: str) -> models.Conversation:
+        """What became of each message and each extracted fact."""
+        return self.run(calls.get_conversation(agent_id, conversation_id))
+
+    def delete_conversation(
+        self, agent_id: str, conversation_id: str
+    ) -> models.ConversationDeleting:
+        """Delete a conversation's texts and withdraw every memory derived from it; returns
+        the prune job (follow it with `wait_for_prune_job`)."""
+        return self.run(calls.delete_conversation(agent_id, conversation_id))
+
+    def wait_for_conversation(
+        self,
+        agent_id: str,
+        conversation_id: str,
+        timeout: float = 120.0,
+        *,
+        interval: float = 0.5,
+        on_progress: Progress | None = None,
+    ) -> models.Conversation:
+        """Poll until the conversation is settled: processed with no memory still pending,
+        failed, or deleted."""
+        return self._poll(
+            lambda: self.get_conversation(agent_id, conversation_id),
+            lambda conversation: conversation.settled,
+            f"conversation {conversation_id}",
+            Deadline(timeout, interval),
+            on_progress,
+        )
 
     def get_memory(self, agent_id: str, memory_id: str) -> models.Memory:
         """One memory with its status and provenance."""
@@ -350,14 +420,13 @@ class EngramClient:
         on_progress: Progress | None = None,
     ) -> models.Document:
         """Poll until the document is `extracted`, `failed` or `deleted`."""
-        deadline = Deadline(timeout, interval)
-        while True:
-            document = self.get_document(document_id)
-            if on_progress:
-                on_progress(document)
-            if document.status in DOCUMENT_FINAL:
-                return document
-            time.sleep(deadline.next_sleep(f"document {document_id}"))
+        return self._poll(
+            lambda: self.get_document(document_id),
+            lambda document: document.status in DOCUMENT_FINAL,
+            f"document {document_id}",
+            Deadline(timeout, interval),
+            on_progress,
+        )
 
     # Records
 
@@ -509,14 +578,13 @@ class EngramClient:
         on_progress: Progress | None = None,
     ) -> models.PruneJob:
         """Poll until the job completes; check `.verified_empty` on the returned job."""
-        deadline = Deadline(timeout, interval)
-        while True:
-            job = self.get_prune_job(job_id)
-            if on_progress:
-                on_progress(job)
-            if job.status in PRUNE_FINAL:
-                return job
-            time.sleep(deadline.next_sleep(f"prune job {job_id}"))
+        return self._poll(
+            lambda: self.get_prune_job(job_id),
+            lambda job: job.status in PRUNE_FINAL,
+            f"prune job {job_id}",
+            Deadline(timeout, interval),
+            on_progress,
+        )
 
     def lineage(self, item_id: str) -> models.Lineage:
         """What a record/document derives and what a fact/memory derives from."""

@@ -1,5 +1,6 @@
 """Every event type in the contract (DESIGN.md §2-3), keyed by its aggregate id."""
 
+from engram_events.payloads.conversations import ConversationDeleted, ConversationSubmitted
 from engram_events.payloads.documents import (
     DocumentDeleted,
     DocumentExtracted,
@@ -116,3 +117,21 @@ AGENT_DELETED = register(
     )
 )
 """An agent was deleted at the gateway; the memory service withdraws its memories."""
+CONVERSATION_SUBMITTED = register(
+    EventType(
+        "conversation.submitted",
+        ConversationSubmitted,
+        Topics.MEMORIES,
+        lambda p: p.agent_id,
+    )
+)
+"""An agent's conversation, accepted by the gateway; the memory service turns it into memories."""
+CONVERSATION_DELETED = register(
+    EventType(
+        "conversation.deleted",
+        ConversationDeleted,
+        Topics.MEMORIES,
+        lambda p: p.agent_id,
+    )
+)
+"""A conversation deleted at the gateway (keyed like its submission, so it comes after it)."""

@@ -115,6 +115,17 @@ class ServiceSettings(BaseSettings):
         description="the longest memory, checked by the gateway and memory alike",
     )
 
+    memory_conversation_max_messages: int = Field(
+        default=100,
+        ge=1,
+        le=1000,
+        validation_alias=AliasChoices(
+            "ENGRAM_MEMORY_CONVERSATION_MAX_MESSAGES", "memory_conversation_max_messages"
+        ),
+        description="the most messages one conversation may carry (each at most the longest "
+        "memory), checked by the gateway at the door",
+    )
+
     @property
     def memory_limits(self) -> ContentLimits:
         """One pair of content bounds for every service that checks memories."""

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
@@ -53,12 +52,13 @@ from engram_extraction.domain.extractors import (
     extract,
     extract_or_defer,
 )
-from engram_extraction.domain.llm import ChatModel, LlmOptions, read_reply, request_body
+from engram_extraction.domain.llm import LlmOptions, read_reply, request_body
 from engram_extraction.domain.naming import short_hash, type_from_file_name
 from engram_extraction.domain.records import Built, Source, build
 from engram_extraction.domain.revisions import Change, Plan, plan
 from engram_extraction.domain.schema import SchemaRegistry
 from engram_extraction.tombstones import kafka_tombstones, marker, record_tombstoned
+from engram_platform.chat import ChatModel, ModelFailed
 from engram_platform.outbox import Outbox
 from engram_platform.retry import PermanentError
 
@@ -205,8 +205,11 @@ class ExtractionHandlers:
         assert self.model is not None and self.model_options is not None
         doc = event.payload
         body = request_body(found.text, self.registry, self.model_options)
-        reply = await self.model.complete(body)
-        output_sha = hashlib.sha256((reply.content or "").encode()).hexdigest()[:16]
+        try:
+            reply = await self.model.complete(body)
+        except ModelFailed as refused:
+            raise ExtractionFailed(str(refused)) from None
+        output_sha = reply.output_sha256
         log.info(
             "model replied",
             extra={

@@ -13,7 +13,6 @@ from engram_events.catalog import (
     RECORDS_IMPORT_REQUESTED,
 )
 from engram_extraction import api
-from engram_extraction.adapters.llm import ChatCompletions
 from engram_extraction.adapters.store import INDEXES, RecordStore, TombstoneStore
 from engram_extraction.config import ExtractionSettings
 from engram_extraction.domain.candidates import Limits
@@ -22,21 +21,18 @@ from engram_extraction.domain.schema import SchemaRegistry
 from engram_extraction.handlers import ExtractionHandlers
 from engram_extraction.tombstones import TombstoneHandlers
 from engram_platform.app import service_app
+from engram_platform.chat import ChatModel
 from engram_platform.runtime import Runtime
 
 SERVICE = "extraction"
 log = logging.getLogger(__name__)
 
 
-def llm_parts(settings: ExtractionSettings) -> tuple[ChatCompletions | None, LlmOptions | None]:
+def llm_parts(settings: ExtractionSettings) -> tuple[ChatModel | None, LlmOptions | None]:
     """The optional LLM extractor's endpoint and options, or (None, None) when it is off."""
-    if settings.llm_base_url is None or settings.llm_model is None:
+    endpoint = settings.chat_model()
+    if endpoint is None or settings.llm_model is None:
         return None, None
-    endpoint = ChatCompletions(
-        settings.llm_base_url,
-        api_key=settings.llm_api_key,
-        timeout_seconds=settings.llm_timeout_seconds,
-    )
     options = LlmOptions(
         model=settings.llm_model,
         max_input_chars=settings.llm_max_input_chars,

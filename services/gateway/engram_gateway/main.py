@@ -12,6 +12,7 @@ from engram_gateway.adapters.registry import AGENTS, Registry
 from engram_gateway.adapters.submissions import Submissions
 from engram_gateway.api import (
     agents,
+    conversations,
     documents,
     knowledge,
     lineage,
@@ -85,6 +86,7 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
             knowledge.router,
             records.router,
             memory_writes.router,
+            conversations.router,
             memories.router,
             ops.router,
             lineage.router,

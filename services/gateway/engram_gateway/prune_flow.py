@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from engram_events import Envelope, new_event
-from engram_events.catalog import DOCUMENT_DELETED, PRUNE_REQUESTED
+from engram_events.catalog import CONVERSATION_DELETED, DOCUMENT_DELETED, PRUNE_REQUESTED
+from engram_events.payloads.conversations import ConversationDeleted
 from engram_events.payloads.documents import DocumentDeleted
 from engram_events.payloads.prune import PruneRequested, PruneSelector
 from engram_events.payloads.tombstones import TombstoneApplied
@@ -29,7 +30,7 @@ VERIFY_TIMEOUT_SECONDS = 300.0
 VERIFIERS: dict[str, tuple[str, ...]] = {
     "extraction": ("records",),
     "enrichment": ("records", "facts"),
-    "memory": ("records", "facts", "documents"),
+    "memory": ("records", "facts", "documents", "conversations"),
     "ingest": ("documents",),
 }
 """Which owning services are asked to prove nothing they hold still references the ids."""
@@ -47,7 +48,9 @@ def _ack(applied: TombstoneApplied) -> Ack:
 
 def _document_of(job: dict[str, Any]) -> str | None:
     """The deleted document a document job waits on (on the job; older jobs kept it in their
-    selector)."""
+    selector), or the deleted conversation a conversation job waits on."""
+    if job["kind"] == "conversation":
+        return job.get("conversation_id")
     if "document_id" in job:
         return job["document_id"]
     return selector_of(job).get("document_id")
@@ -86,6 +89,7 @@ class PruneFlow:
         selector: PruneSelector,
         *,
         document_source: str = "gateway",
+        agent_id: str | None = None,
     ) -> str:
         """Create the job and stage its triggering event atomically with it."""
         job_id = f"prj_{secrets.token_hex(10)}"
@@ -98,6 +102,17 @@ class PruneFlow:
                     document_id=selector.document_id,
                     source=document_source,  # type: ignore[arg-type]
                     reason="user_deleted",
+                    prune_job_id=job_id,
+                ),
+                tenant_id=tenant_id,
+            )
+        elif kind == "conversation":
+            assert selector.conversation_id is not None and agent_id is not None
+            event = new_event(
+                CONVERSATION_DELETED,
+                ConversationDeleted(
+                    conversation_id=selector.conversation_id,
+                    agent_id=agent_id,
                     prune_job_id=job_id,
                 ),
                 tenant_id=tenant_id,
@@ -123,6 +138,7 @@ class PruneFlow:
                     "selector_preview": shown,
                     "selector_sizes": sizes,
                     "document_id": selector.document_id,
+                    "conversation_id": selector.conversation_id,
                     "status": "running",
                     "verified_empty": None,
                     "created_at": now,
@@ -206,8 +222,11 @@ class PruneFlow:
             "records": sorted(progress.tombstoned["extraction"]),
             "facts": sorted(progress.tombstoned["enrichment"]),
             "documents": [_document_of(job)] if job["kind"] == "document" else [],
+            "conversations": [_document_of(job)] if job["kind"] == "conversation" else [],
         }
         services = [s for s in VERIFIERS if s != "ingest" or job["kind"] == "document"]
+        if job["kind"] == "conversation":
+            services = ["memory"]
         answers = await asyncio.gather(
             *(
                 self._references(service, tenant_id, {k: ids[k] for k in VERIFIERS[service]})

@@ -15,7 +15,7 @@ from engram_memory.dedup import Candidate
 from engram_memory.domain.listing import BadCursor, Order, decode_cursor, encode_cursor
 from engram_memory.domain.selection import Selection
 from engram_memory.recall import EmbedderMismatch, LexicalOff
-from engram_memory.views import memory_view
+from engram_memory.views import conversation_memory_ids, conversation_view, memory_view
 from engram_memory.withdrawal import LIVE_STATUSES
 from engram_platform.internal import TenantDep
 from engram_platform.problems import Problem
@@ -95,6 +95,7 @@ class VerifyBody(BaseModel):
     records: list[Id] = Field(default_factory=list)
     facts: list[Id] = Field(default_factory=list)
     documents: list[Id] = Field(default_factory=list)
+    conversations: list[Id] = Field(default_factory=list)
 
 
 def _state(request: Request) -> Any:
@@ -149,6 +150,20 @@ async def get_memory(
     if row is None or row["agent_id"] != agent_id:
         raise Problem(404, detail="no such memory")
     return jsonable_encoder(memory_view(row))
+
+
+@router.get("/agents/{agent_id}/conversations/{conversation_id}")
+async def get_conversation(
+    agent_id: AgentPath, conversation_id: MemoryPath, request: Request, tenant_id: TenantDep
+) -> dict[str, Any]:
+    """A conversation of the agent: each message and each extracted fact with the decision
+    taken and the status of the memory it wrote."""
+    state = _state(request)
+    record = await state.conversations.get(tenant_id, conversation_id)
+    if record is None or record["agent_id"] != agent_id:
+        raise Problem(404, detail="no such conversation")
+    rows = await state.rows.get_many(tenant_id, conversation_memory_ids(record))
+    return jsonable_encoder(conversation_view(record, rows))
 
 
 @router.post("/memories/query")
@@ -233,6 +248,8 @@ async def clear_agent(
 async def verify_prune(body: VerifyBody, request: Request, tenant_id: TenantDep) -> dict[str, Any]:
     """How many live memories still derive from each kind of tombstoned id (0 means clean)."""
     wanted = {"records": body.records, "facts": body.facts, "documents": body.documents}
+    if body.conversations:
+        wanted["conversations"] = body.conversations
     references = await _state(request).rows.count_derived_from(tenant_id, wanted, LIVE_STATUSES)
     return {"references": references}
 

@@ -7,12 +7,14 @@ from pydantic_settings import SettingsConfigDict
 
 from engram_embedders import EmbedderKind
 from engram_memory.domain.retention import RetentionPolicy
-from engram_platform.settings import ServiceSettings, consumer_batch_field
+from engram_platform.chat import ChatModelSettings
+from engram_platform.settings import consumer_batch_field
 from engram_vectors.ranking import Fusion, FusionSettings
 
 
-class MemorySettings(ServiceSettings):
-    """Embedder (same kind as the embedding service), vector store, limits and retention."""
+class MemorySettings(ChatModelSettings):
+    """Embedder (same kind as the embedding service), vector store, limits, retention, and the
+    optional conversation model (off unless both `llm_base_url` and `llm_model` are set)."""
 
     model_config = SettingsConfigDict(env_prefix="ENGRAM_MEMORY_", extra="ignore")
 
@@ -64,6 +66,12 @@ class MemorySettings(ServiceSettings):
     max_top_k: int = Field(default=100, ge=1, le=1000)
     retention: list[RetentionPolicy] = Field(
         default_factory=list, description='JSON, e.g. [{"type":"conversation","max_count":100}]'
+    )
+    llm_candidates: int = Field(
+        default=5,
+        ge=1,
+        le=20,
+        description="how many of the agent's most similar memories each fact's decision is shown",
     )
     withdraw_requires_all_sources: bool = Field(
         default=False, description="withdraw a memory only when every derived_from source is gone"

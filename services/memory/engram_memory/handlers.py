@@ -61,6 +61,7 @@ def _row_fields(event: Envelope[MemoryWriteRequested]) -> dict[str, Any]:
         "idempotency_key": request.idempotency_key,
         "user_id": request.user_id,
         "session_id": request.session_id,
+        **({"extracted_by": request.extracted_by.model_dump()} if request.extracted_by else {}),
         "content_sha256": content_sha256(request.content),
         "content_chars": len(request.content),
         "created_at": event.occurred_at,
@@ -342,25 +343,25 @@ class MemoryHandlers:
 
     async def on_record_tombstoned(self, event: Envelope[RecordTombstoned]) -> list[Envelope[Any]]:
         """Memories derived from a pruned record follow it."""
-        return (await self._sources_gone([_record_gone(event)]))[0]
+        return (await self.sources_gone([_record_gone(event)]))[0]
 
     async def on_records_tombstoned(
         self, events: list[Envelope[RecordTombstoned]]
     ) -> list[list[Envelope[Any]] | BaseException]:
         """The batch route of `record.tombstoned`: a prune brings one per record, and its job
         one acknowledgement per batch."""
-        return merge_acknowledgements(await self._sources_gone([_record_gone(e) for e in events]))
+        return merge_acknowledgements(await self.sources_gone([_record_gone(e) for e in events]))
 
     async def on_fact_withdrawn(self, event: Envelope[FactWithdrawn]) -> list[Envelope[Any]]:
         """Memories derived from a withdrawn fact follow it."""
-        return (await self._sources_gone([_fact_gone(event)]))[0]
+        return (await self.sources_gone([_fact_gone(event)]))[0]
 
     async def on_facts_withdrawn(
         self, events: list[Envelope[FactWithdrawn]]
     ) -> list[list[Envelope[Any]] | BaseException]:
         """The batch route of `fact.withdrawn`: a prune brings one per fact, and its job one
         acknowledgement per batch."""
-        return merge_acknowledgements(await self._sources_gone([_fact_gone(e) for e in events]))
+        return merge_acknowledgements(await self.sources_gone([_fact_gone(e) for e in events]))
 
     async def on_document_tombstoned(
         self, event: Envelope[DocumentTombstoned]
@@ -368,12 +369,10 @@ class MemoryHandlers:
         """Memories derived from a deleted document follow it."""
         gone = event.payload
         return (
-            await self._sources_gone(
-                [Gone(event, gone.document_id, gone.prune_job_id, "documents")]
-            )
+            await self.sources_gone([Gone(event, gone.document_id, gone.prune_job_id, "documents")])
         )[0]
 
-    async def _sources_gone(self, inputs: list[Gone]) -> list[list[Envelope[Any]]]:
+    async def sources_gone(self, inputs: list[Gone]) -> list[list[Envelope[Any]]]:
         """Each input's answer, as if handled one after another, with one lookup and one
         withdrawal write per tenant."""
         results: list[list[Envelope[Any]]] = [[] for _ in inputs]

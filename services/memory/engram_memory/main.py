@@ -9,6 +9,8 @@ from fastapi import FastAPI
 from engram_embedders import make_embedder
 from engram_events.catalog import (
     AGENT_DELETED,
+    CONVERSATION_DELETED,
+    CONVERSATION_SUBMITTED,
     DOCUMENT_TOMBSTONED,
     EMBEDDING_COMPUTED,
     FACT_WITHDRAWN,
@@ -16,11 +18,14 @@ from engram_events.catalog import (
     RECORD_TOMBSTONED,
 )
 from engram_memory import api
+from engram_memory.adapters.conversations import ConversationStore
 from engram_memory.adapters.dedup import DedupSlots
 from engram_memory.adapters.rows import INDEXES, MEMORIES, MemoryRows
 from engram_memory.adapters.vectors import KEYWORD_INDEXES, MemoryVectors
 from engram_memory.config import MemorySettings
+from engram_memory.conversations import ConversationHandlers
 from engram_memory.dedup import Dedup
+from engram_memory.domain.conversations import ModelOptions
 from engram_memory.handlers import MemoryHandlers
 from engram_memory.recall import Recall
 from engram_memory.retention import Retention
@@ -39,6 +44,17 @@ def build_vector_store(settings: MemorySettings) -> VectorStore:
     if settings.qdrant_url:
         return make_vector_store("qdrant", url=settings.qdrant_url, keyword_indexes=KEYWORD_INDEXES)
     return make_vector_store("edge", root=settings.vector_path, keyword_indexes=KEYWORD_INDEXES)
+
+
+def model_options(settings: MemorySettings) -> ModelOptions | None:
+    """The conversation model's options, or None when no model is configured."""
+    if settings.llm_model is None or settings.llm_base_url is None:
+        return None
+    return ModelOptions(
+        model=settings.llm_model,
+        temperature=settings.llm_temperature,
+        candidates=settings.llm_candidates,
+    )
 
 
 def create_app(settings: MemorySettings | None = None, *, install_global: bool = True) -> FastAPI:
@@ -93,15 +109,28 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
         )
         rt.consumer.on(DOCUMENT_TOMBSTONED, handlers.on_document_tombstoned)
         rt.consumer.on(AGENT_DELETED, handlers.on_agent_deleted)
+        recall = Recall(
+            embedder, vectors, min_score=settings.min_score, fusion=settings.fusion_settings
+        )
+        conversations = ConversationHandlers(
+            ConversationStore(rt.db),
+            handlers,
+            settings.memory_limits,
+            recall=recall,
+            model=settings.chat_model(),
+            options=model_options(settings),
+            max_attempts=settings.max_attempts,
+        )
+        rt.consumer.on(CONVERSATION_SUBMITTED, conversations.on_submitted)
+        rt.consumer.on(CONVERSATION_DELETED, conversations.on_deleted)
+        app.state.conversations = conversations.store
         app.state.rows = rows
         app.state.vectors = vectors
         app.state.store = store
         app.state.withdrawals = withdrawals
         app.state.outbox = rt.outbox
         app.state.dedup = handlers.dedup
-        app.state.recall = Recall(
-            embedder, vectors, min_score=settings.min_score, fusion=settings.fusion_settings
-        )
+        app.state.recall = recall
         app.state.internal_token = (
             settings.internal_token.get_secret_value() if settings.internal_token else None
         )

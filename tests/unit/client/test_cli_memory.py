@@ -292,3 +292,53 @@ def test_every_memory_command_has_help(action: str, capsys: pytest.CaptureFixtur
         main(["memory", action, "--help"])
     assert caught.value.code == 0
     assert f"usage: engram memory {action}" in capsys.readouterr().out
+
+
+CONVERSATIONS = "/v1/agents/agt_1/conversations"
+
+
+def test_converse_sends_the_file_and_waits_for_what_became_of_each_message(
+    stub: StubServer, env_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    chat = tmp_path / "chat.json"
+    messages = [{"role": "user", "content": "I live in Riga"}, {"role": "system", "content": "x"}]
+    chat.write_text(json.dumps({"messages": messages, "session_id": "s9"}))
+    stub.on("POST", CONVERSATIONS, Reply(202, {"conversation_id": "conv_1", "status": "pending"}))
+    processing = {"conversation_id": "conv_1", "status": "processing", "settled": False}
+    done = {
+        "conversation_id": "conv_1",
+        "status": "processed",
+        "settled": True,
+        "messages": [
+            {
+                "index": 0,
+                "role": "user",
+                "outcome": "memory",
+                "memory_id": "mem_1",
+                "memory_status": "active",
+            },
+            {"index": 1, "role": "system", "outcome": "kept"},
+        ],
+    }
+    stub.on("GET", f"{CONVERSATIONS}/conv_1", Reply(200, processing), Reply(200, done))
+    code = run(env_file, "memory", "converse", "agt_1", str(chat), "--user", "u1", "--wait")
+    assert code == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        "conv_1  processed",
+        "message 0  user  mem_1  active",
+        "message 1  system  kept",
+    ]
+    body = stub.requests[0].json()
+    assert body["messages"] == messages and (body["user_id"], body["session_id"]) == ("u1", "s9")
+    assert body["idempotency_key"], "a key is generated so a retry names the same conversation"
+
+
+def test_converse_refuses_a_file_that_is_not_a_conversation(
+    stub: StubServer, env_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"turns": []}')
+    assert run(env_file, "memory", "converse", "agt_1", str(bad)) != 0
+    assert "list of messages" in capsys.readouterr().err
+    assert not stub.requests

@@ -10,7 +10,6 @@ from typing import Any
 from engram_events import Envelope, new_event
 from engram_events.catalog import DOCUMENT_INGESTED
 from engram_events.payloads.documents import DocumentIngested
-from engram_extraction.domain.llm import Reply
 from engram_extraction.domain.records import Rejection, Source
 from engram_extraction.domain.revisions import Change, Entry
 
@@ -113,21 +112,6 @@ class FakeOutbox:
             if "envelope" in doc:
                 self.staged.append(doc["envelope"])
         return len(new)
-
-
-class FakeModel:
-    """The chat-completions port: canned replies (or exceptions) in order, calls recorded."""
-
-    def __init__(self, *replies: Reply | Exception) -> None:
-        self.replies = list(replies)
-        self.bodies: list[dict[str, Any]] = []
-
-    async def complete(self, body: dict[str, Any]) -> Reply:
-        self.bodies.append(body)
-        reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
-        if isinstance(reply, Exception):
-            raise reply
-        return reply
 
 
 def ingested(content: bytes, name: str = "carriers.csv", mime: str = "text/csv") -> Envelope[Any]:

@@ -33,6 +33,7 @@ SELECTORS = [
     PruneSelector(older_than_days=30, document_id="doc_1"),
 ]
 
+
 async def test_extraction_queries_are_indexed_and_scoped() -> None:
     db = RecordingDatabase(
         {

@@ -10,9 +10,10 @@ from pydantic import ValidationError
 from engram_extraction.config import ExtractionSettings
 from engram_extraction.domain.candidates import Extraction, ExtractionFailed, Limits
 from engram_extraction.domain.extractors import Unstructured, extract, extract_or_defer
-from engram_extraction.domain.llm import LlmOptions, Reply, read_reply, request_body
+from engram_extraction.domain.llm import LlmOptions, read_reply, request_body
 from engram_extraction.domain.records import Source, build
 from engram_extraction.domain.schema import RecordSchema, SchemaRegistry
+from engram_platform.chat import Reply
 
 pytestmark = pytest.mark.unit
 LIMITS = Limits(max_columns=50, max_records=100, max_value_chars=100)

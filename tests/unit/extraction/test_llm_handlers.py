@@ -8,11 +8,13 @@ import logging
 import pytest
 
 from engram_extraction.domain.candidates import ExtractionFailed
-from engram_extraction.domain.llm import LlmOptions, ModelUnavailable, Reply
+from engram_extraction.domain.llm import LlmOptions
 from engram_extraction.domain.schema import RecordSchema, SchemaRegistry
 from engram_extraction.handlers import ExtractionHandlers
+from engram_platform.chat import ModelUnavailable, Reply
 from engram_platform.retry import PermanentError
-from tests.unit.extraction.fakes import CANARY, FakeModel, FakeOutbox, FakeStore, ingested
+from tests.support.chat_fakes import FakeModel
+from tests.unit.extraction.fakes import CANARY, FakeOutbox, FakeStore, ingested
 
 pytestmark = pytest.mark.unit
 REGISTRY = SchemaRegistry(

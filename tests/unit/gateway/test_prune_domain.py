@@ -115,3 +115,13 @@ def test_what_is_owed_is_kept_as_acknowledgements_arrive_in_any_order(seed: int)
             assert progress.expected_counts(kind, document_id) == {
                 svc: len(ids) for svc, ids in need.items()
             }
+
+
+def test_a_conversation_job_waits_for_memory_alone() -> None:
+    assert pending("conversation", [], "conv_1") == {"memory": {"conv_1"}}
+    assert fold([]).expected_counts("conversation", "conv_1") == {"memory": 1}
+    done = [ack("memory", source={"conv_1"}, tombstoned={"m1", "m2"}, memories=2)]
+    assert pending("conversation", done, "conv_1") == {"memory": set()}
+    assert pending("conversation", [ack("memory", source={"conv_2"})], "conv_1") == {
+        "memory": {"conv_1"}
+    }

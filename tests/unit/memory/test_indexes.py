@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from engram_events.memory_filter import MemoryFilter
+from engram_memory.adapters.conversations import CONVERSATIONS, ConversationStore
 from engram_memory.adapters.dedup import SLOTS, DedupSlots
 from engram_memory.adapters.rows import INDEXES, MEMORIES, SOURCES_META, MemoryRows
 from engram_memory.domain.listing import Position
@@ -65,9 +66,16 @@ AGENT_FREE = {
 
 
 async def test_memory_queries_are_indexed_and_scoped() -> None:
-    db = RecordingDatabase({MEMORIES: [ROW], SLOTS: [{"_id": f"{T}:dedup:k", "memory_id": "m1"}]})
+    db = RecordingDatabase(
+        {
+            MEMORIES: [ROW],
+            SLOTS: [{"_id": f"{T}:dedup:k", "memory_id": "m1"}],
+            CONVERSATIONS: [{"_id": f"{T}:c1", "tenant_id": T, "conversation_id": "c1"}],
+        }
+    )
     rows = MemoryRows(db)
     slots = DedupSlots(db)
+    conversations = ConversationStore(db)
     policy = RetentionPolicy(type="fact", max_count=10)
     exercise = {
         "MemoryRows.get": lambda: rows.get(T, "m1"),
@@ -95,6 +103,11 @@ async def test_memory_queries_are_indexed_and_scoped() -> None:
         "DedupSlots.holders": lambda: slots.holders(T, ["k"]),
         "DedupSlots.claim": lambda: slots.claim(T, [("k", "m1")]),
         "DedupSlots.hand_over": lambda: slots.hand_over(T, "k", "m0", "m1"),
+        "ConversationStore.get": lambda: conversations.get(T, "c1"),
+        "ConversationStore.open": lambda: conversations.open(T, {"conversation_id": "c1"}),
+        "ConversationStore.update": lambda: conversations.update(T, "c1", {"status": "x"}),
+        "ConversationStore.count_attempt": lambda: conversations.count_attempt(T, "c1"),
+        "ConversationStore.mark_deleted": lambda: conversations.mark_deleted(T, "a1", "c1", {}),
     }
     before_backfill = {
         "MemoryRows.page": lambda: rows.page(ONE, "oldest", None, 10),
@@ -112,4 +125,4 @@ async def test_memory_queries_are_indexed_and_scoped() -> None:
         scope_free=AGENT_FREE,
     )
     assert not verdict.report(), verdict.report()
-    assert public_methods(MemoryRows, DedupSlots) == set(exercise)
+    assert public_methods(MemoryRows, DedupSlots, ConversationStore) == set(exercise)

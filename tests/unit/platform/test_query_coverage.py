@@ -42,6 +42,7 @@ COVERED = {
     "services/gateway/engram_gateway/ops/dlq.py": "tests/unit/gateway/test_indexes.py",
     "services/gateway/engram_gateway/ops/telemetry.py": "tests/unit/gateway/test_indexes.py",
     "services/ingest/engram_ingest/adapters/store.py": "tests/unit/ingest/test_indexes.py",
+    "services/memory/engram_memory/adapters/conversations.py": "tests/unit/memory/test_indexes.py",
     "services/memory/engram_memory/adapters/dedup.py": "tests/unit/memory/test_indexes.py",
     "services/memory/engram_memory/adapters/rows.py": "tests/unit/memory/test_indexes.py",
 }

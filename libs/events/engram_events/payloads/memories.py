@@ -14,6 +14,16 @@ MemoryType = Annotated[
 WithdrawReason = Literal["retention", "deleted", "agent_deleted", "source_tombstoned"]
 
 
+class ExtractedBy(Payload):
+    """A memory a model wrote: the model the endpoint reported, the conversation it read, its
+    decision and a hash of the output it was decided from (never the output itself)."""
+
+    model: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    conversation_id: Id
+    decision: Literal["add", "supersede"]
+    output_sha256: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{16,64}$")]
+
+
 class MemoryWriteRequested(Payload):
     """An agent wants to remember something; validated again by the memory service."""
 
@@ -28,6 +38,7 @@ class MemoryWriteRequested(Payload):
     user_id: Id | None = None
     session_id: Id | None = None
     allow_duplicate: bool = False
+    extracted_by: ExtractedBy | None = None
 
 
 class MemoryStored(Payload):

@@ -17,12 +17,18 @@ class PruneSelector(Payload):
     record_type: RecordType | None = None
     document_id: Id | None = None
     status: Literal["active", "rejected"] | None = None
+    conversation_id: Id | None = None
 
     @model_validator(mode="after")
     def _one_selection(self) -> "PruneSelector":
         """An empty selector would prune everything; refuse it."""
-        if self.older_than_days is None and not self.record_ids and self.document_id is None:
-            raise ValueError("give older_than_days, record_ids or document_id")
+        if (
+            self.older_than_days is None
+            and not self.record_ids
+            and self.document_id is None
+            and self.conversation_id is None
+        ):
+            raise ValueError("give older_than_days, record_ids, document_id or conversation_id")
         return self
 
 

@@ -7,7 +7,7 @@ from pydantic import Field
 from engram_events.ids import Count, Id
 from engram_events.payloads._base import Payload
 
-Stage = Literal["records", "documents", "facts", "articles", "memories", "vectors"]
+Stage = Literal["records", "documents", "facts", "articles", "memories", "vectors", "conversations"]
 
 
 class TombstoneApplied(Payload):

@@ -5,14 +5,14 @@ The request asks for `{"records": [{"type", "attributes"}]}` through a JSON-sche
 required fields. The reply's rows are only candidates: `records.build` validates them like
 any other extractor's, and each is located as `llm:item/<index in records>`. A reply that is
 not the promised JSON is a permanent failure of that document (a retry would ask again for
-the same output); the endpoint being down is `ModelUnavailable`, which the consumer retries.
+the same output); the endpoint being down is `ModelUnavailable`, which the consumer retries
+(the rules and the endpoint are shared: `engram_platform.chat`).
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from engram_extraction.domain.candidates import (
     Candidate,
@@ -24,6 +24,7 @@ from engram_extraction.domain.candidates import (
 )
 from engram_extraction.domain.naming import type_name
 from engram_extraction.domain.schema import RecordSchema, SchemaRegistry
+from engram_platform.chat import ModelFailed, Reply, json_output, json_schema_format
 
 EXTRACTOR = "llm"
 SCHEMA_NAME = "engram_records"
@@ -36,28 +37,6 @@ INSTRUCTIONS = (
     "including an `id` when the document gives one. Use only what the document says; never "
     "invent values. Answer with JSON matching the response schema and nothing else."
 )
-
-
-class ModelUnavailable(Exception):
-    """The endpoint failed in a way a retry may fix (5xx, 429, timeouts, connection errors)."""
-
-
-@dataclass(frozen=True)
-class Reply:
-    """What the endpoint answered: the output text and the model id it reports, not config."""
-
-    content: str | None
-    model: str
-    finish_reason: str | None = None
-    refused: bool = False
-
-
-class ChatModel(Protocol):
-    """The port: one chat-completions call."""
-
-    async def complete(self, body: dict[str, Any]) -> Reply:
-        """Send the request body; raise ModelUnavailable or ExtractionFailed on failure."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -96,19 +75,15 @@ def response_format(registry: SchemaRegistry) -> dict[str, Any]:
     declared = [s.name for s in schemas]
     variants = [_item_schema(s, declared) for s in schemas] + [_item_schema(None, declared)]
     items = variants[0] if len(variants) == 1 else {"anyOf": variants}
-    return {
-        "type": "json_schema",
-        "json_schema": {
-            "name": SCHEMA_NAME,
-            "strict": False,
-            "schema": {
-                "type": "object",
-                "additionalProperties": False,
-                "required": ["records"],
-                "properties": {"records": {"type": "array", "items": items}},
-            },
+    return json_schema_format(
+        SCHEMA_NAME,
+        {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["records"],
+            "properties": {"records": {"type": "array", "items": items}},
         },
-    }
+    )
 
 
 def request_body(text: str, registry: SchemaRegistry, options: LlmOptions) -> dict[str, Any]:
@@ -152,17 +127,10 @@ def read_reply(reply: Reply, limits: Limits) -> Extraction:
     """The reply's rows as candidates, or a permanent, content-free reason it has none."""
     if reply.refused:
         raise ExtractionFailed("the model refused to extract this document")
-    if not reply.content or not reply.content.strip():
-        raise ExtractionFailed("the model returned no output")
-    cut = " (the output was cut off at the token limit)" if reply.finish_reason == "length" else ""
     try:
-        data = json.loads(reply.content)
-    except json.JSONDecodeError as exc:
-        raise ExtractionFailed(
-            f"the model's output is not valid JSON (line {exc.lineno} column {exc.colno}){cut}"
-        ) from None
-    except RecursionError:
-        raise ExtractionFailed("the model's output is nested too deeply") from None
+        data = json_output(reply)
+    except ModelFailed as failed:
+        raise ExtractionFailed(str(failed)) from None
     items = data.get("records") if isinstance(data, dict) else None
     if not isinstance(items, list):
         raise ExtractionFailed("the model's output has no `records` array")

@@ -8,7 +8,8 @@ from typing import Literal
 SELECTION = "<selection>"
 """Stands for 'the owner of records has not yet acknowledged its selection'."""
 
-JobKind = Literal["records", "document"]
+JobKind = Literal["records", "document", "conversation"]
+"""A conversation job's subject is the conversation: only memory derives from it."""
 
 
 @dataclass(frozen=True)
@@ -71,7 +72,10 @@ class Progress:
         self.owed[stage] |= ids - self.covered[stage]
 
     def expected_counts(self, kind: JobKind, document_id: str | None = None) -> dict[str, int]:
-        """Per service, how many ids it must cover: the cascade records → facts → memories."""
+        """Per service, how many ids it must cover: the cascade records → facts → memories (a
+        conversation job: memory covers the conversation, `document_id` naming it)."""
+        if kind == "conversation":
+            return {"memory": 1}
         counts = {
             "extraction": 1,
             "enrichment": len(self.tombstoned["extraction"]),
@@ -84,6 +88,8 @@ class Progress:
 
     def pending(self, kind: JobKind, document_id: str | None = None) -> dict[str, set[str]]:
         """Per service, the ids not yet acknowledged; empty everywhere means the cascade is done."""
+        if kind == "conversation":
+            return {"memory": {document_id} - self.covered["memory"] if document_id else set()}
         waiting = {
             "extraction": {SELECTION} - self.covered["extraction"],
             "enrichment": set(self.owed["enrichment"]),

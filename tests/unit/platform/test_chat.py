@@ -1,4 +1,5 @@
-"""The chat-completions adapter against the local stub: what it sends, and failures classified."""
+"""The shared chat-completions adapter against the local stub: what it sends, and failures
+classified; the reply rules and the settings every service with a model shares."""
 
 from __future__ import annotations
 
@@ -7,9 +8,13 @@ from collections.abc import Iterator
 import pytest
 from pydantic import SecretStr
 
-from engram_extraction.adapters.llm import ChatCompletions
-from engram_extraction.domain.candidates import ExtractionFailed
-from engram_extraction.domain.llm import ModelUnavailable
+from engram_platform.chat import (
+    ChatCompletions,
+    ModelFailed,
+    ModelUnavailable,
+    Reply,
+    json_output,
+)
 from tests.support.llm_stub import STUB_MODEL, LlmStub
 
 pytestmark = pytest.mark.unit
@@ -42,9 +47,9 @@ async def test_server_errors_and_throttling_are_retryable(stub: LlmStub, status:
 
 
 @pytest.mark.parametrize("status", [400, 401, 404])
-async def test_a_refused_request_fails_the_document(stub: LlmStub, status: int) -> None:
+async def test_a_refused_request_is_permanent(stub: LlmStub, status: int) -> None:
     stub.fail(status)
-    with pytest.raises(ExtractionFailed, match=f"refused the request \\(HTTP {status}\\)"):
+    with pytest.raises(ModelFailed, match=f"refused the request \\(HTTP {status}\\)"):
         await ChatCompletions(stub.url).complete(BODY)
 
 
@@ -54,3 +59,23 @@ async def test_timeouts_and_unreachable_endpoints_are_retryable(stub: LlmStub) -
         await ChatCompletions(stub.url, timeout_seconds=0.2).complete(BODY)
     with pytest.raises(ModelUnavailable, match="unreachable"):
         await ChatCompletions("http://127.0.0.1:9/v1", timeout_seconds=2).complete(BODY)
+
+
+@pytest.mark.parametrize(
+    ("reply", "reason"),
+    [
+        (Reply("{nope", "m"), "not valid JSON (line 1 column 2)"),
+        (Reply('{"a": [', "m", finish_reason="length"), "cut off at the token limit"),
+        (Reply("  ", "m"), "returned no output"),
+        (Reply('{"a": 1}', "m", refused=True), "refused to answer"),
+    ],
+)
+def test_output_that_is_not_json_is_a_permanent_failure(reply: Reply, reason: str) -> None:
+    with pytest.raises(ModelFailed, match=reason.replace("(", r"\(").replace(")", r"\)")):
+        json_output(reply)
+
+
+def test_json_output_and_its_hash() -> None:
+    reply = Reply('{"facts": []}', "m")
+    assert json_output(reply) == {"facts": []}
+    assert len(reply.output_sha256) == 16 and reply.output_sha256 != Reply("{}", "m").output_sha256

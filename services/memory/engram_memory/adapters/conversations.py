@@ -1,0 +1,92 @@
+"""Conversation records in Mongo, keyed `tenant:conversation_id`: the messages, the facts a model
+proposed and every decision. Each query names the tenant and reads or writes by `_id`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from pymongo import ReturnDocument
+
+from engram_platform.mongo import insert_new
+
+CONVERSATIONS = "conversations"
+
+
+def conversation_key(tenant_id: str, conversation_id: str) -> str:
+    """Records are keyed by tenant first, like every other row."""
+    return f"{tenant_id}:{conversation_id}"
+
+
+class ConversationStore:
+    """The memory service's conversation records."""
+
+    def __init__(self, db: Any) -> None:
+        self.collection = db[CONVERSATIONS]
+
+    def _key(self, tenant_id: str, conversation_id: str) -> dict[str, Any]:
+        return {"_id": conversation_key(tenant_id, conversation_id), "tenant_id": tenant_id}
+
+    async def get(self, tenant_id: str, conversation_id: str) -> dict[str, Any] | None:
+        """One conversation of the tenant."""
+        found: dict[str, Any] | None = await self.collection.find_one(
+            self._key(tenant_id, conversation_id)
+        )
+        return found
+
+    async def open(self, tenant_id: str, record: Mapping[str, Any]) -> dict[str, Any]:
+        """Store a new conversation; a replayed or repeated submission (or one whose deletion
+        came first) leaves the stored record as it is, which is returned."""
+        now = datetime.now(UTC)
+        doc = {
+            **record,
+            **self._key(tenant_id, record["conversation_id"]),
+            "created_at": now,
+            "updated_at": now,
+        }
+        present = await insert_new(self.collection, [doc])
+        if not present:
+            return doc
+        stored = await self.get(tenant_id, record["conversation_id"])
+        assert stored is not None, "insert_new found it"
+        return stored
+
+    async def update(self, tenant_id: str, conversation_id: str, fields: Mapping[str, Any]) -> None:
+        """Set fields of a conversation that has not been deleted."""
+        await self.collection.update_one(
+            {**self._key(tenant_id, conversation_id), "status": {"$ne": "deleted"}},
+            {"$set": {**fields, "updated_at": datetime.now(UTC)}},
+        )
+
+    async def count_attempt(self, tenant_id: str, conversation_id: str) -> int:
+        """One more failed processing attempt; how many there have been."""
+        found = await self.collection.find_one_and_update(
+            self._key(tenant_id, conversation_id),
+            {"$inc": {"attempts": 1}, "$set": {"updated_at": datetime.now(UTC)}},
+            return_document=ReturnDocument.AFTER,
+        )
+        return int((found or {}).get("attempts", 1))
+
+    async def mark_deleted(
+        self, tenant_id: str, agent_id: str, conversation_id: str, record: Mapping[str, Any]
+    ) -> None:
+        """The conversation is deleted: its texts go, ids, hashes and decisions stay (a
+        tombstone is written even if the conversation never arrived, so it cannot later)."""
+        now = datetime.now(UTC)
+        await self.collection.update_one(
+            self._key(tenant_id, conversation_id),
+            {
+                "$set": {
+                    **record,
+                    "tenant_id": tenant_id,
+                    "agent_id": agent_id,
+                    "conversation_id": conversation_id,
+                    "status": "deleted",
+                    "deleted_at": now,
+                    "updated_at": now,
+                },
+                "$setOnInsert": {"created_at": now},
+            },
+            upsert=True,
+        )

@@ -1,0 +1,244 @@
+"""Conversations: which messages become memories, how the model's answers are read, and the
+handler's saved progress (a retry never asks the model again for what it answered)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from engram_events import Envelope, new_event
+from engram_events.catalog import CONVERSATION_SUBMITTED
+from engram_events.content import ContentLimits
+from engram_events.payloads.conversations import ConversationSubmitted
+from engram_memory.conversations import ConversationHandlers
+from engram_memory.domain.conversations import (
+    ModelOptions,
+    decision_request,
+    message_entries,
+    read_decision,
+    read_facts,
+)
+from engram_platform.chat import ModelFailed, ModelUnavailable, Reply
+from engram_platform.retry import PermanentError
+from tests.support.chat_fakes import FakeModel
+
+pytestmark = pytest.mark.unit
+
+T = "ten_a"
+OPTIONS = ModelOptions(model="configured", candidates=3)
+
+
+def submitted(*messages: dict[str, Any], conversation_id: str = "conv_1") -> Envelope[Any]:
+    payload = ConversationSubmitted(
+        conversation_id=conversation_id,
+        agent_id="agt_1",
+        messages=list(messages),
+        user_id="u1",
+        session_id="s1",
+        metadata={"channel": "web"},
+    )
+    return new_event(CONVERSATION_SUBMITTED, payload, tenant_id=T)
+
+
+CHAT = (
+    {"role": "system", "content": "be brief"},
+    {"role": "user", "content": "I live in Riga."},
+    {"role": "assistant", "content": "Noted."},
+    {"role": "assistant", "content": "   "},
+    {"role": "tool", "content": "{}", "name": "lookup"},
+    {"role": "user", "content": None},
+)
+
+
+class FakeConversations:
+    """ConversationStore in a dict."""
+
+    def __init__(self) -> None:
+        self.docs: dict[str, dict[str, Any]] = {}
+        self.updates = 0
+
+    async def get(self, tenant_id: str, conversation_id: str) -> dict[str, Any] | None:
+        return copy.deepcopy(self.docs.get(f"{tenant_id}:{conversation_id}"))
+
+    async def open(self, tenant_id: str, record: dict[str, Any]) -> dict[str, Any]:
+        key = f"{tenant_id}:{record['conversation_id']}"
+        self.docs.setdefault(key, {**copy.deepcopy(record), "tenant_id": tenant_id})
+        return copy.deepcopy(self.docs[key])
+
+    async def update(self, tenant_id: str, conversation_id: str, fields: dict[str, Any]) -> None:
+        doc = self.docs[f"{tenant_id}:{conversation_id}"]
+        if doc["status"] != "deleted":
+            doc.update(copy.deepcopy(fields))
+            self.updates += 1
+
+    async def count_attempt(self, tenant_id: str, conversation_id: str) -> int:
+        doc = self.docs[f"{tenant_id}:{conversation_id}"]
+        doc["attempts"] = doc.get("attempts", 0) + 1
+        return int(doc["attempts"])
+
+
+class FakeRecall:
+    """The agent's memories most like a query: the same canned hits for every query."""
+
+    def __init__(self, *hits: dict[str, Any]) -> None:
+        self.hits = list(hits)
+        self.queries: list[tuple[str, Any]] = []
+
+    async def recall(self, tenant_id: str, agent_id: str, query: str, top_k: int, **kw: Any) -> Any:
+        self.queries.append((query, kw["filter"]))
+
+        class Found:
+            results = self.hits[:top_k]
+
+        return Found()
+
+
+def handlers(
+    model: FakeModel | None = None, recall: FakeRecall | None = None, attempts: int = 3
+) -> ConversationHandlers:
+    return ConversationHandlers(
+        FakeConversations(),  # type: ignore[arg-type]
+        None,  # type: ignore[arg-type]
+        ContentLimits(1, 200),
+        recall=recall,  # type: ignore[arg-type]
+        model=model,
+        options=OPTIONS if model else None,
+        max_attempts=attempts,
+    )
+
+
+def reply(data: Any, model: str = "served-model") -> Reply:
+    return Reply(json.dumps(data), model)
+
+
+def test_user_and_assistant_messages_with_content_name_a_memory() -> None:
+    entries = message_entries(T, submitted(*CHAT).payload)
+    assert [bool(e["memory_id"]) for e in entries] == [False, True, True, False, False, False]
+    again = message_entries(T, submitted(*CHAT).payload)
+    assert [e["memory_id"] for e in entries] == [e["memory_id"] for e in again], "deterministic"
+    other = message_entries(T, submitted(*CHAT, conversation_id="conv_2").payload)
+    assert entries[1]["memory_id"] != other[1]["memory_id"]
+    assert entries[5]["content_sha256"] is None and entries[5]["chars"] == 0
+
+
+async def test_without_a_model_each_remembered_message_is_one_write_replayed_the_same() -> None:
+    h = handlers()
+    event = submitted(*CHAT)
+    writes = await h.on_submitted(event)
+    assert [w.payload.content for w in writes] == ["I live in Riga.", "Noted."]
+    first = writes[0].payload
+    assert first.type == "conversation" and first.derived_from == ["conv_1"]
+    assert (first.user_id, first.session_id) == ("u1", "s1")
+    assert first.metadata == {
+        "channel": "web",
+        "role": "user",
+        "message_index": 1,
+        "conversation_id": "conv_1",
+    }
+    replayed = await h.on_submitted(submitted(*CHAT))
+    assert [w.event_id for w in replayed] == [w.event_id for w in writes], (
+        "a repeat stages the same"
+    )
+
+
+async def test_facts_are_added_superseding_or_skipped_and_each_decision_kept() -> None:
+    hits = [{"memory_id": "mem_old", "content": "lives in Oslo"}, {"memory_id": "mem_k"}]
+    model = FakeModel(
+        reply({"facts": [{"content": "lives in Riga"}, {"content": "likes tea"}]}),
+        reply({"decision": "supersede", "memory_id": "mem_old"}),
+        reply({"decision": "skip", "memory_id": "mem_old"}),
+    )
+    recall = FakeRecall(*hits)
+    h = handlers(model, recall)
+    writes = await h.on_submitted(submitted(*CHAT))
+    [moved] = [w.payload for w in writes]
+    assert moved.supersedes == "mem_old" and moved.type == "fact"
+    assert moved.extracted_by is not None and moved.extracted_by.model == "served-model"
+    record = next(iter(h.store.docs.values()))  # type: ignore[attr-defined]
+    assert record["status"] == "processed" and record["model_calls"] == 3
+    supersede, skip = record["facts"]
+    assert supersede["candidates"] == ["mem_old"], "a hit without content is not shown"
+    assert skip["decision"] == "skip" and skip["known_as"] == "mem_old"
+    assert [q for q, _ in recall.queries] == ["lives in Riga", "likes tea"]
+    assert recall.queries[0][1].user_id == "u1"
+    decide = model.bodies[1]
+    assert decide["response_format"]["type"] == "json_schema"
+    assert json.loads(decide["messages"][1]["content"])["new_fact"] == "lives in Riga"
+
+
+async def test_a_fact_like_nothing_held_is_added_without_asking() -> None:
+    model = FakeModel(reply({"facts": [{"content": "likes tea"}]}))
+    writes = await handlers(model, FakeRecall()).on_submitted(submitted(*CHAT))
+    assert [w.payload.extracted_by.decision for w in writes] == ["add"]  # type: ignore[union-attr]
+    assert len(model.bodies) == 1
+
+
+async def test_a_retry_asks_only_what_was_not_answered() -> None:
+    model = FakeModel(
+        reply({"facts": [{"content": "a"}, {"content": "b"}]}),
+        reply({"decision": "add", "memory_id": None}),
+        ModelUnavailable("the model endpoint answered HTTP 500"),
+        reply({"decision": "add", "memory_id": None}),
+    )
+    h = handlers(model, FakeRecall({"memory_id": "mem_x", "content": "x"}))
+    event = submitted(*CHAT)
+    with pytest.raises(ModelUnavailable):
+        await h.on_submitted(event)
+    writes = await h.on_submitted(event)
+    assert len(writes) == 2 and len(model.bodies) == 4, "extraction and the first decision kept"
+
+
+async def test_output_that_is_not_json_fails_the_conversation_with_its_reason() -> None:
+    h = handlers(FakeModel(Reply("{nope", "m")), FakeRecall())
+    assert await h.on_submitted(submitted(*CHAT)) == []
+    record = next(iter(h.store.docs.values()))  # type: ignore[attr-defined]
+    assert record["status"] == "failed"
+    assert record["error"] == "the model's output is not valid JSON (line 1 column 2)"
+    assert await h.on_submitted(submitted(*CHAT)) == [], "a failed conversation stays failed"
+
+
+async def test_an_endpoint_down_on_every_attempt_is_recorded_then_dead_lettered() -> None:
+    h = handlers(FakeModel(ModelUnavailable("down")), FakeRecall(), attempts=2)
+    with pytest.raises(ModelUnavailable):
+        await h.on_submitted(submitted(*CHAT))
+    with pytest.raises(PermanentError):
+        await h.on_submitted(submitted(*CHAT))
+    record = next(iter(h.store.docs.values()))  # type: ignore[attr-defined]
+    assert record["error"] == "processing failed after 2 attempts (ModelUnavailable)"
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        ({"records": []}, "no `facts` array"),
+        ({"facts": [{"content": ""}]}, "fact 0 has no `content` text"),
+        ({"facts": ["text"]}, "fact 0 has no `content` text"),
+        ({"facts": [{"content": "x" * 11}]}, "fact 0 is longer than 10 characters"),
+    ],
+)
+def test_facts_the_output_does_not_hold_fail(data: Any, reason: str) -> None:
+    with pytest.raises(ModelFailed, match=reason):
+        read_facts(reply(data), 10)
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        ({"decision": "merge"}, "no `decision` of add, supersede or skip"),
+        ({"decision": "skip", "memory_id": "mem_other"}, "`skip` names no memory it was shown"),
+        ({"decision": "supersede"}, "`supersede` names no memory it was shown"),
+    ],
+)
+def test_decisions_naming_what_was_not_shown_fail(data: Any, reason: str) -> None:
+    with pytest.raises(ModelFailed, match=reason):
+        read_decision(reply(data), {"mem_a"})
+
+
+def test_read_facts_drops_repeats_and_decisions_read_back() -> None:
+    assert read_facts(reply({"facts": [{"content": " a "}, {"content": "a"}]}), 10) == ["a"]
+    assert read_decision(reply({"decision": "add", "memory_id": "x"}), set()).action == "add"
+    shown = decision_request("fact", [{"memory_id": "m", "content": "c"}], OPTIONS)
+    assert shown["model"] == "configured" and shown["temperature"] == 0.0
