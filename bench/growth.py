@@ -21,10 +21,10 @@ tracing on as `make run` deploys it) is given N memories and N records already s
 
 The N memories are written as the memory service writes them (`MemoryRows.open_many` with the
 fields its handler records, status `active`, its dedup slots, the applied marks of each
-memory's two inputs and the source index's completion mark; the gateway's submission rows) over
+memory's two inputs; the gateway's submission rows) over
 10 agents, their points by the service's own vector writer (bench/_memory_points.py) from pool
 vectors plus noise. The N records are written by extraction's own store
-(`RecordStore.write`: heads, revisions and `record_order` entries, then each document's
+(`RecordStore.write`: heads and revisions, then each document's
 manifest), 1,000 per document over five types; enrichment holds no facts for them. A pymongo
 listener (bench/_probe/sitecustomize.py) tallies every service's database calls; the result
 lists the memory service's per write, by command and collection, at each size.
@@ -256,14 +256,12 @@ async def preload_memories(
     pool: Pool,
     directory: Path,
 ) -> dict[str, float]:
-    """`size` active memories round-robin over `agents`: rows, dedup slots, applied marks and
-    the source index's completion mark as the memory service writes them, the gateway's
-    submission rows, then their points."""
+    """`size` active memories round-robin over `agents`: rows, dedup slots and applied marks as
+    the memory service writes them, the gateway's submission rows, then their points."""
     memory_db, gateway_db = dbs
     rows, slots = MemoryRows(memory_db), DedupSlots(memory_db)
     applied = AppliedEvents(memory_db, "memory")
     started = time.perf_counter()
-    await rows.backfill_sources()
     picks = np.random.default_rng(size).integers(0, len(pool.texts), size)
     stored: list[dict[str, Any]] = []
     for start in range(0, size, CHUNK):

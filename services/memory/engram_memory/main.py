@@ -20,7 +20,7 @@ from engram_events.catalog import (
 from engram_memory import api
 from engram_memory.adapters.conversations import ConversationStore
 from engram_memory.adapters.dedup import DedupSlots
-from engram_memory.adapters.rows import INDEXES, MEMORIES, MemoryRows
+from engram_memory.adapters.rows import INDEXES, MEMORIES, MemoryRows, keeps_source_index
 from engram_memory.adapters.vectors import KEYWORD_INDEXES, MemoryVectors
 from engram_memory.config import MemorySettings
 from engram_memory.conversations import ConversationHandlers
@@ -30,7 +30,7 @@ from engram_memory.handlers import MemoryHandlers
 from engram_memory.recall import Recall
 from engram_memory.retention import Retention
 from engram_memory.withdrawal import Withdrawals
-from engram_platform.app import service_app, until_done
+from engram_platform.app import service_app
 from engram_platform.runtime import Runtime
 from engram_vectors import LexicalMismatch, VectorStore, make_vector_store
 
@@ -68,7 +68,7 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
         assert rt.consumer is not None and rt.outbox is not None
         embedder = make_embedder(settings.embedder, **settings.embedder_options())
         store = build_vector_store(settings)
-        rows = MemoryRows(rt.db)
+        rows = MemoryRows(rt.db, source_index=await keeps_source_index(rt.db))
         vectors = MemoryVectors(store, settings.collection, lexical=settings.lexical)
         provenance = embedder.provenance
         try:
@@ -135,15 +135,10 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
             settings.internal_token.get_secret_value() if settings.internal_token else None
         )
 
-    async def backfill_sources() -> None:
-        """Index the sources of rows an older version wrote; until then tombstones scan."""
-        await until_done("source backfill", lambda: app.state.rows.backfill_sources())
-
     app = service_app(
         runtime,
         title="engram-memory",
         register=register,
-        background=[backfill_sources],
         routers=[api.router],
     )
     return app

@@ -1,11 +1,14 @@
-"""Tombstones find derived memories through the source index, once it covers every row."""
+"""Tombstones find derived memories through the `derived_from` index, or where the server
+cannot serve it (the local server), through the source index the service keeps."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any
 
-from engram_memory.adapters.rows import SOURCES, MemoryRows
+from engram_memory.adapters.rows import SOURCES, MemoryRows, keeps_source_index
+
+LIVE = ("pending", "active", "superseded")
 
 
 def _row(memory_id: str, sources: list[str], status: str = "active") -> dict[str, object]:
@@ -20,44 +23,54 @@ def _row(memory_id: str, sources: list[str], status: str = "active") -> dict[str
     }
 
 
-async def test_rows_from_before_the_index_are_found_by_scan_then_by_the_backfilled_index(
+async def test_the_local_server_is_told_apart_by_its_build_info(mongo_db: Any) -> None:
+    info = await mongo_db.command("buildInfo")
+    assert await keeps_source_index(mongo_db) == ("ferretdbVersion" in info)
+
+
+async def test_with_the_index_declared_nothing_is_kept_and_rows_are_found_by_their_sources(
     mongo_db: Any,
 ) -> None:
-    rows = MemoryRows(mongo_db)
+    rows = MemoryRows(mongo_db, source_index=False)
+    await rows.index_sources("tnt_a", "m_1", ["rec_1"])
     await mongo_db.memories.insert_many(
         [
-            _row("m_old", ["rec_1"]),
-            _row("m_other", ["rec_2"]),
+            _row("m_1", ["rec_1"]),
+            _row("m_2", ["rec_2", "rec_1"]),
+            _row("m_3", ["rec_3"]),
             _row("m_gone", ["rec_1"], status="withdrawn"),
         ]
     )
-    live = ("pending", "active", "superseded")
-    before = await rows.derived_via_index("tnt_a", ["rec_1"], live)
-    assert [r["memory_id"] for r in before] == ["m_old"], "no index yet: the scan answers"
 
-    assert not await MemoryRows(mongo_db).sources_complete()
-    assert await rows.backfill_sources() == 3
-    assert await rows.backfill_sources() == 0, "once per database"
-    assert await MemoryRows(mongo_db).sources_complete(), "a restarted service reads the marker"
+    found = await rows.derived_via_index("tnt_a", ["rec_1"], LIVE)
+
+    assert sorted(r["memory_id"] for r in found) == ["m_1", "m_2"]
+    assert await rows.derived_via_index("tnt_b", ["rec_1"], LIVE) == []
+    assert await mongo_db[SOURCES].count_documents({}) == 0, "no index kept by hand"
+
+
+async def test_the_kept_source_index_answers_for_rows_written_through_it(mongo_db: Any) -> None:
+    rows = MemoryRows(mongo_db, source_index=True)
     await rows.index_sources("tnt_a", "m_new", ["rec_1", "fact_9"])
     await mongo_db.memories.insert_one(_row("m_new", ["rec_1", "fact_9"]))
-
     await mongo_db.memories.insert_one(_row("m_around", ["rec_1"]))
-    found = await rows.derived_via_index("tnt_a", ["rec_1"], live)
-    assert sorted(r["memory_id"] for r in found) == ["m_new", "m_old"], (
-        "the index answers now: a row written around the service (never indexed) is left "
-        "to the verification scan"
+
+    found = await rows.derived_via_index("tnt_a", ["rec_1"], LIVE)
+
+    assert [r["memory_id"] for r in found] == ["m_new"], (
+        "the kept index answers: a row written around the service (never indexed) is left to "
+        "the verification scan"
     )
-    scanned = await rows.derived_from_any("tnt_a", ["rec_1"], live)
-    assert sorted(r["memory_id"] for r in scanned) == ["m_around", "m_new", "m_old"]
-    assert await rows.derived_via_index("tnt_b", ["rec_1"], live) == [], "tenant in the key"
+    scanned = await rows.derived_from_any("tnt_a", ["rec_1"], LIVE)
+    assert sorted(r["memory_id"] for r in scanned) == ["m_around", "m_new"]
+    assert await rows.derived_via_index("tnt_b", ["rec_1"], LIVE) == [], "tenant in the key"
     assert await mongo_db[SOURCES].find_one({"_id": "tnt_a:rec_1"}) is not None
 
 
 async def test_a_batch_of_memories_is_indexed_under_every_source_in_one_write(
     mongo_db: Any,
 ) -> None:
-    rows = MemoryRows(mongo_db)
+    rows = MemoryRows(mongo_db, source_index=True)
     named = [(f"m_{i}", [f"rec_{i % 40}", f"fact_{i % 7}", f"rec_{i % 40}"]) for i in range(200)]
     await rows.index_sources("tnt_a", "m_before", ["rec_0"])
     await rows.index_sources_many("tnt_a", named)

@@ -10,7 +10,7 @@ import pytest
 from engram_events.memory_filter import MemoryFilter
 from engram_memory.adapters.conversations import CONVERSATIONS, ConversationStore
 from engram_memory.adapters.dedup import SLOTS, DedupSlots
-from engram_memory.adapters.rows import INDEXES, MEMORIES, SOURCES_META, MemoryRows
+from engram_memory.adapters.rows import INDEXES, MEMORIES, MemoryRows
 from engram_memory.domain.listing import Position
 from engram_memory.domain.retention import RetentionPolicy
 from engram_memory.domain.selection import Selection
@@ -47,21 +47,13 @@ ONE = Selection.of_agent(T, "a1")
 UNINDEXED = {
     ("MemoryRows.count_derived_from", MEMORIES): "prune verification counts the tenant's rows "
     "in these statuses and matches sources here, independent of any index, on purpose",
-    ("MemoryRows.backfill_sources", MEMORIES): "a one-off walk of every row with sources, once "
-    "per database, before the source index existed",
-}
-TENANT_FREE = {
-    ("MemoryRows.backfill_sources", MEMORIES): "the one-off backfill covers every tenant",
-    ("MemoryRows.backfill_sources", SOURCES_META): "the backfill's database-wide done marker",
-    ("MemoryRows.derived_via_index", SOURCES_META): "the backfill's database-wide done marker",
-    ("MemoryRows.sources_complete", SOURCES_META): "the backfill's database-wide done marker",
 }
 AGENT_FREE = {
     ("MemoryRows.derived_from_any", MEMORIES): "a source (record, fact, document) is the tenant's, "
     "and memories of any of its agents may derive from it",
-    ("MemoryRows.derived_via_index", MEMORIES): "as `derived_from_any`, before the backfill",
+    ("MemoryRows.derived_via_index", MEMORIES): "as `derived_from_any`, where MongoDB's index "
+    "serves it",
     ("MemoryRows.count_derived_from", MEMORIES): "as `derived_from_any`",
-    ("MemoryRows.backfill_sources", MEMORIES): "the one-off backfill covers every agent",
 }
 
 
@@ -74,6 +66,7 @@ async def test_memory_queries_are_indexed_and_scoped() -> None:
         }
     )
     rows = MemoryRows(db)
+    kept = MemoryRows(db, source_index=True)
     slots = DedupSlots(db)
     conversations = ConversationStore(db)
     policy = RetentionPolicy(type="fact", max_count=10)
@@ -89,11 +82,9 @@ async def test_memory_queries_are_indexed_and_scoped() -> None:
         "MemoryRows.page": lambda: rows.page(WIDE, "recent", Position(AT, "m1"), 10),
         "MemoryRows.tally": lambda: rows.tally(WIDE),
         "MemoryRows.select_by": lambda: rows.select_by(ONE),
-        "MemoryRows.index_sources": lambda: rows.index_sources(T, "m1", ["r1"]),
-        "MemoryRows.index_sources_many": lambda: rows.index_sources_many(T, [("m1", ["r1"])]),
+        "MemoryRows.index_sources": lambda: kept.index_sources(T, "m1", ["r1"]),
+        "MemoryRows.index_sources_many": lambda: kept.index_sources_many(T, [("m1", ["r1"])]),
         "MemoryRows.derived_from_any": lambda: rows.derived_from_any(T, ["r1"], ["active"]),
-        "MemoryRows.sources_complete": rows.sources_complete,
-        "MemoryRows.backfill_sources": rows.backfill_sources,
         "MemoryRows.derived_via_index": lambda: rows.derived_via_index(T, ["r1"], ["active"]),
         "MemoryRows.count_derived_from": lambda: rows.count_derived_from(
             T, {"records": ["r1"]}, ["active"]
@@ -109,18 +100,17 @@ async def test_memory_queries_are_indexed_and_scoped() -> None:
         "ConversationStore.count_attempt": lambda: conversations.count_attempt(T, "c1"),
         "ConversationStore.mark_deleted": lambda: conversations.mark_deleted(T, "a1", "c1", {}),
     }
-    before_backfill = {
+    other_shapes = {
         "MemoryRows.page": lambda: rows.page(ONE, "oldest", None, 10),
-        "MemoryRows.derived_via_index": lambda: rows.derived_via_index(T, ["r1"], ["active"]),
+        "MemoryRows.derived_via_index": lambda: kept.derived_via_index(T, ["r1"], ["active"]),
     }
-    await db.run(before_backfill)
+    await db.run(other_shapes)
     await db.run(exercise)
     verdict = judge(
         db.calls,
         INDEXES,
         tenant_id=T,
         unindexed=UNINDEXED,
-        tenant_free=TENANT_FREE,
         scope_fields={MEMORIES: "agent_id"},
         scope_free=AGENT_FREE,
     )

@@ -19,9 +19,8 @@ from engram_platform.mongo import insert_new
 MEMORIES = "memories"
 GONE_SOURCES = "gone_sources"
 SOURCES = "memory_sources"
-"""Per source (record, fact, document): the memories derived from it, keyed `tenant:source`."""
-SOURCES_META = "memory_sources_meta"
-SOURCES_COMPLETE = "complete"
+"""Per source (record, fact, document): the memories derived from it, keyed `tenant:source`; kept
+only on the local server, whose indexes serve no equality on an array field (`derived_from`)."""
 LOOKUP_CHUNK = 1000
 CONTENT_FIELDS = ("content", "metadata", "metadata_at")
 """What a withdrawn row loses: only status, ids and hashes remain."""
@@ -39,8 +38,16 @@ INDEXES: Indexes = {
     ],
 }
 """An agent's memories in listing order (listings, counts, retention, an agent's deletion; the
-scope and type conditions are checked on the agent's entries), and memories by source (the
-prune scan `derived_from_any`). Sources, gone sources and slots are read by `_id` only."""
+scope and type conditions are checked on the agent's entries), and memories by source
+(`derived_from_any`, a multikey index). Sources, gone sources and slots are read by `_id` only."""
+
+
+async def keeps_source_index(db: Any) -> bool:
+    """Whether the server needs `memory_sources`: the local server (FerretDB, whose `buildInfo`
+    names its version) serves no equality on a field that held an array, so `derived_from`
+    lookups would decode every row; MongoDB's multikey index serves them."""
+    info = await db.command("buildInfo")
+    return "ferretdbVersion" in info
 
 
 def row_id(tenant_id: str, memory_id: str) -> str:
@@ -114,10 +121,12 @@ def _row_update(fields: Mapping[str, Any], at: datetime, drop_content: bool) -> 
 class MemoryRows:
     """The memory service's own rows."""
 
-    def __init__(self, db: Any) -> None:
+    def __init__(self, db: Any, *, source_index: bool = False) -> None:
         self.db = db
         self.collection = db[MEMORIES]
-        self._sources_complete = False
+        self.source_index = source_index
+        """Keep `memory_sources` (the local server) instead of reading the `derived_from`
+        index (MongoDB); see `keeps_source_index`."""
 
     async def get(self, tenant_id: str, memory_id: str) -> dict[str, Any] | None:
         """One row of the tenant: the key starts with the tenant, and the row must say so too
@@ -254,8 +263,8 @@ class MemoryRows:
         return [row async for row in cursor]
 
     async def index_sources(self, tenant_id: str, memory_id: str, sources: Sequence[str]) -> None:
-        """Name the memory under each of its sources; written before the row, so a row that
-        exists is always found through its sources."""
+        """Name the memory under each of its sources where the source index is kept; written
+        before the row, so a row that exists is always found through its sources."""
         await self.index_sources_many(tenant_id, [(memory_id, sources)])
 
     async def index_sources_many(
@@ -263,6 +272,8 @@ class MemoryRows:
     ) -> None:
         """`index_sources` for many memories in one bulk write: an upsert per source, each
         adding its memories' ids."""
+        if not self.source_index:
+            return
         by_source: dict[str, list[str]] = defaultdict(list)
         for memory_id, sources in named:
             for source in dict.fromkeys(sources):
@@ -285,9 +296,9 @@ class MemoryRows:
     async def derived_via_index(
         self, tenant_id: str, source_ids: Sequence[str], statuses: Sequence[str]
     ) -> list[dict[str, Any]]:
-        """`derived_from_any` through the source index (`_id` lookups, no scan) once it covers
-        every row; before its backfill completes, the scan."""
-        if not await self.sources_complete():
+        """`derived_from_any`: through the `derived_from` index, or where the source index is
+        kept, through it (`_id` lookups)."""
+        if not self.source_index:
             return await self.derived_from_any(tenant_id, source_ids, statuses)
         keys = [row_id(tenant_id, s) for s in dict.fromkeys(source_ids)]
         memory_ids: set[str] = set()
@@ -308,37 +319,11 @@ class MemoryRows:
             ]
         return rows
 
-    async def sources_complete(self) -> bool:
-        """Whether the source index covers every row; once it does it always will, so a yes is
-        remembered and later tombstone batches skip the lookup."""
-        if not self._sources_complete:
-            marker = await self.db[SOURCES_META].find_one({"_id": SOURCES_COMPLETE})
-            self._sources_complete = marker is not None
-        return self._sources_complete
-
-    async def backfill_sources(self) -> int:
-        """Index the sources of rows written before the index existed (once per database)."""
-        if await self.sources_complete():
-            return 0
-        indexed = 0
-        cursor = self.collection.find(
-            {"derived_from.0": {"$exists": True}},
-            {"tenant_id": 1, "memory_id": 1, "derived_from": 1},
-        )
-        async for row in cursor:
-            await self.index_sources(row["tenant_id"], row["memory_id"], row["derived_from"])
-            indexed += 1
-        await self.db[SOURCES_META].update_one(
-            {"_id": SOURCES_COMPLETE}, {"$set": {"at": datetime.now(UTC)}}, upsert=True
-        )
-        self._sources_complete = True
-        return indexed
-
     async def derived_from_any(
         self, tenant_id: str, source_ids: Sequence[str], statuses: Sequence[str]
     ) -> list[dict[str, Any]]:
-        """Rows of the tenant naming any of the sources in `derived_from` (a scan: the proof a
-        prune job's verification relies on, independent of the index)."""
+        """Rows of the tenant naming any of the sources in `derived_from` (the `derived_from`
+        index on MongoDB; a scan on the local server)."""
         cursor = self.collection.find(
             {
                 "tenant_id": tenant_id,
