@@ -84,3 +84,21 @@ async def test_a_batch_of_memories_is_indexed_under_every_source_in_one_write(
     assert sorted(stored["tnt_a:fact_3"]["memory_ids"]) == sorted(
         f"m_{i}" for i in range(200) if i % 7 == 3
     )
+
+
+async def test_the_verification_counts_the_same_with_the_index_or_the_scan(mongo_db: Any) -> None:
+    await mongo_db.memories.insert_many(
+        [
+            _row("m_1", ["rec_1", "fact_1"]),
+            _row("m_2", ["fact_2"]),
+            _row("m_3", ["rec_9"]),
+            _row("m_gone", ["rec_1"], status="withdrawn"),
+        ]
+    )
+    named = {"records": ["rec_1", "rec_2"], "facts": ["fact_1", "fact_2"], "documents": []}
+    expected = {"records": 1, "facts": 2, "documents": 0}
+
+    for source_index in (False, True):
+        rows = MemoryRows(mongo_db, source_index=source_index)
+        assert await rows.count_derived_from("tnt_a", named, LIVE) == expected
+        assert await rows.count_derived_from("tnt_b", named, LIVE) == dict.fromkeys(named, 0)

@@ -45,8 +45,9 @@ WIDE = Selection(
 ONE = Selection.of_agent(T, "a1")
 
 UNINDEXED = {
-    ("MemoryRows.count_derived_from", MEMORIES): "prune verification counts the tenant's rows "
-    "in these statuses and matches sources here, independent of any index, on purpose",
+    ("MemoryRows.count_derived_from", MEMORIES): "on the local server, whose indexes serve no "
+    "equality on `derived_from`, prune verification reads the tenant's rows in these statuses "
+    "once and matches their sources here",
 }
 AGENT_FREE = {
     ("MemoryRows.derived_from_any", MEMORIES): "a source (record, fact, document) is the tenant's, "
@@ -102,6 +103,9 @@ async def test_memory_queries_are_indexed_and_scoped() -> None:
     }
     other_shapes = {
         "MemoryRows.page": lambda: rows.page(ONE, "oldest", None, 10),
+        "MemoryRows.count_derived_from": lambda: kept.count_derived_from(
+            T, {"records": ["r1"]}, ["active"]
+        ),
         "MemoryRows.derived_via_index": lambda: kept.derived_via_index(T, ["r1"], ["active"]),
     }
     await db.run(other_shapes)

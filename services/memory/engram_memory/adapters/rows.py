@@ -340,14 +340,25 @@ class MemoryRows:
         statuses: Sequence[str],
     ) -> dict[str, int]:
         """Per kind of source (records, facts, documents), how many rows of the tenant in these
-        statuses name any of its ids: one scan for every kind (the proof a prune's verification
-        relies on, independent of the source index) whose id matching is done here. The server
-        compared every row's sources with every id of a 10k-id `$in`, ~1 s for a thousand
-        memories; one scan per kind read every row twice for a prune's records and facts
-        (~5.5 s a scan with 200k memories stored, bench/growth.py)."""
+        statuses name any of its ids, read from the rows' own `derived_from` (the proof a
+        prune's verification relies on, independent of the source index): one indexed count
+        per kind, or where the server cannot serve that index (the local server), one scan
+        for every kind whose id matching is done here. The local server compared every row's
+        sources with every id of a 10k-id `$in`, ~1 s for a thousand memories; one scan per
+        kind read every row twice for a prune's records and facts (~5.5 s a scan with 200k
+        memories stored, bench/growth.py)."""
         wanted = {kind: set(ids) for kind, ids in sources.items() if ids}
         counts = dict.fromkeys(sources, 0)
         if not wanted:
+            return counts
+        if not self.source_index:
+            for kind, ids in wanted.items():
+                query = {
+                    "tenant_id": tenant_id,
+                    "derived_from": {"$in": sorted(ids)},
+                    "status": {"$in": list(statuses)},
+                }
+                counts[kind] = int(await self.collection.count_documents(query))
             return counts
         cursor = self.collection.find(
             {"tenant_id": tenant_id, "status": {"$in": list(statuses)}},
