@@ -26,6 +26,7 @@ import pytest
 from tests.conftest import Infra
 from tests.support import chaos
 from tests.support.platform import Platform, start_platform, stop_platform
+from tests.support.polling import until
 
 SEED = int(os.environ.get("ENGRAM_CHAOS_SEED") or random.SystemRandom().randrange(1, 1_000_000))
 
@@ -56,7 +57,7 @@ def settled(platform: Platform, client: Any, agents: tuple[str, ...]) -> dict[st
     previous: dict[str, Any] | None = None
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline:
-        chaos._until(lambda: chaos.quiet(platform), "consumers caught up, outboxes empty", 240)
+        until(lambda: chaos.quiet(platform), "consumers caught up, outboxes empty", 240)
         current = chaos.snapshot(client, agents)
         if current == previous:
             return current
