@@ -27,6 +27,8 @@ from tests.support.tenants import create_tenant
 
 CSV = "id,name,city\nc1,Acme Freight,Paris\nc2,Beta Lines,Oslo\n"
 TOOLS = {
+    "agent_create",
+    "agent_list",
     "memory_write",
     "memory_recall",
     "memory_list",
@@ -131,6 +133,9 @@ async def test_an_agent_remembers_recalls_and_reads_knowledge(setup: Setup, tran
     content = f"The customer {marker} prefers deliveries before 9am on weekdays"
     async with opened(setup, setup.platform.key) as client:
         assert {t.name for t in (await client.list_tools()).tools} == TOOLS
+        registered = await tool(client, "agent_create", name=f"mcp-{marker}")
+        listed = {a["agent_id"]: a for a in (await tool(client, "agent_list"))["agents"]}
+        assert listed[registered["agent_id"]]["name"] == f"mcp-{marker}" and agent in listed
 
         written = await tool(client, "memory_write", agent_id=agent, content=content, user_id="u1")
         memory_id = written["memory_id"]
@@ -176,6 +181,8 @@ async def test_an_agent_remembers_recalls_and_reads_knowledge(setup: Setup, tran
         ] == 404
         assert (await problem(other, "knowledge_entity", entity_id="carrier:c1"))["status"] == 404
         assert (await tool(other, "memory_list"))["memories"] == []
+        theirs = {a["agent_id"] for a in (await tool(other, "agent_list"))["agents"]}
+        assert not theirs & {agent, registered["agent_id"]}
         assert (await tool(other, "knowledge_search", query="Acme Freight"))["results"] == []
         assert (await problem(other, "memory_forget", agent_id=agent, all_memories=True))[
             "status"

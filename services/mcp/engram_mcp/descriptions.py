@@ -1,13 +1,28 @@
 """What each tool tells the agent: when to use it, what to pass, and what the answer means."""
 
 INSTRUCTIONS = (
-    "Engram is long-term memory and knowledge for agents. Write what is worth remembering with "
+    "Engram is long-term memory and knowledge for agents. Memories belong to an agent: "
+    "agent_list shows yours and agent_create registers one. Write what is worth remembering with "
     "memory_write and get it back with memory_recall (by meaning and exact words) or memory_list "
     "(in order); memory_forget withdraws it. Knowledge comes from documents (document_submit): "
     "search it with knowledge_search, read an entity with knowledge_entity, and check "
     "contradictions_list when sources disagree. Every call runs with your own Engram API key and "
     "sees only your tenant's data. A failed call is a tool error whose text is the problem+json "
     "the gateway answered (`type`, `status`, `detail`, and `errors` naming each invalid field)."
+)
+
+AGENT_CREATE = (
+    "Register a new agent under your key and get its `agent_id`, which memory_write, "
+    "memory_recall, memory_list and memory_forget take. Call it once per agent you run, not once "
+    "per session: an agent's memories stay with its id, so reuse the id agent_list shows for an "
+    "agent you already have. `name` is an optional label (at most 200 characters). Answers "
+    "`agent_id`, `name` and `created_at`."
+)
+
+AGENT_LIST = (
+    "List the agents registered under your key, each with `agent_id`, `name` and `created_at`, "
+    "so you can pick the agent whose memories to write or recall instead of registering another. "
+    "Answers `agents`: an empty list means none is registered yet (use agent_create)."
 )
 
 MEMORY_WRITE = (

@@ -59,3 +59,17 @@ def problem(error: EngramError) -> CallToolResult:
 def local_problem(status: int, kind: str, title: str, detail: str) -> CallToolResult:
     """A problem found here before asking the gateway, shaped like the gateway's own."""
     return problem(EngramError(detail, status=status, type=f"/problems/{kind}", title=title))
+
+
+def unknown_arguments(tool: str, names: list[str]) -> CallToolResult:
+    """A 422 naming every argument the tool does not take, as the gateway names unknown fields."""
+    error = EngramError(
+        f"{tool} takes no argument {', '.join(repr(n) for n in names)}",
+        status=422,
+        type="/problems/validation-error",
+        title="Request validation failed",
+        errors=[
+            {"loc": [name], "msg": "unknown argument", "type": "extra_forbidden"} for name in names
+        ],
+    )
+    return problem(error)

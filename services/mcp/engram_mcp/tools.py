@@ -1,4 +1,4 @@
-"""The eight Engram tools: each asks the gateway with the caller's key and answers what it said."""
+"""The ten Engram tools: each asks the gateway with the caller's key and answers what it said."""
 
 from __future__ import annotations
 
@@ -57,6 +57,25 @@ class EngramTools:
                 return answer(await call(client))
         except EngramError as error:
             return problem(error)
+
+    async def agent_create(
+        self,
+        ctx: Ctx,
+        name: Annotated[
+            str | None, Field(min_length=1, max_length=200, description="a label for people")
+        ] = None,
+    ) -> CallToolResult:
+        """Register an agent."""
+        return await self._run(ctx, lambda client: client.create_agent(name))
+
+    async def agent_list(self, ctx: Ctx) -> CallToolResult:
+        """List the agents of your key."""
+
+        async def listed(client: AsyncEngramClient) -> dict[str, Any]:
+            found = await client.list_agents()
+            return {"agents": [a.model_dump(mode="json", exclude_none=True) for a in found]}
+
+        return await self._run(ctx, listed)
 
     async def memory_write(
         self,
@@ -274,6 +293,8 @@ class EngramTools:
     def register(self, server: MCPServer[Any]) -> None:
         """Add every tool with its description and hints."""
         table = (
+            (self.agent_create, descriptions.AGENT_CREATE, WRITE),
+            (self.agent_list, descriptions.AGENT_LIST, READ),
             (self.memory_write, descriptions.MEMORY_WRITE, WRITE),
             (self.memory_recall, descriptions.MEMORY_RECALL, READ),
             (self.memory_list, descriptions.MEMORY_LIST, READ),

@@ -28,6 +28,14 @@ class FakeGateway:
         if self.error is not None:
             raise self.error
 
+    async def create_agent(self, *args: Any, **kwargs: Any) -> models.Agent:
+        self._called("create_agent", *args, **kwargs)
+        return models.Agent(agent_id="agt_new", name=args[0] if args else None)
+
+    async def list_agents(self, *args: Any, **kwargs: Any) -> list[models.Agent]:
+        self._called("list_agents", *args, **kwargs)
+        return [models.Agent(agent_id="agt_1", name="support")]
+
     async def write_memory(self, *args: Any, **kwargs: Any) -> models.MemoryAccepted:
         self._called("write_memory", *args, **kwargs)
         return models.MemoryAccepted(memory_id="mem_1", status_url="/v1/agents/a/memories/mem_1")

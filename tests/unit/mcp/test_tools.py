@@ -16,6 +16,8 @@ from tests.unit.mcp.fake_gateway import FakeGateway
 pytestmark = pytest.mark.unit
 
 TOOLS = {
+    "agent_create",
+    "agent_list",
     "memory_write",
     "memory_recall",
     "memory_list",
@@ -49,6 +51,7 @@ async def test_every_tool_is_listed_with_a_description_and_a_schema() -> None:
     assert mode["enum"] == ["hybrid", "dense", "lexical"]
     assert listed["memory_forget"].annotations.destructive_hint is True
     assert listed["knowledge_search"].annotations.read_only_hint is True
+    assert all(t.input_schema["additionalProperties"] is False for t in listed.values())
 
 
 async def test_a_write_is_sent_with_the_environment_key_and_answered_as_structured_json() -> None:
@@ -81,6 +84,9 @@ async def test_a_write_is_sent_with_the_environment_key_and_answered_as_structur
         ("knowledge_search", {"query": "x", "mode": "semantic"}),
         ("contradictions_list", {"status": "closed"}),
         ("document_submit", {"name": "a.csv"}),
+        ("agent_create", {"name": ""}),
+        ("agent_create", {"name": "x" * 201}),
+        ("agent_list", {"limit": 5}),
     ],
 )
 async def test_invalid_arguments_are_tool_errors_and_never_reach_the_gateway(
@@ -188,3 +194,33 @@ async def test_reads_pass_their_options_through() -> None:
     assert by_name["recall"][2]["filter"] == {"user_id": "u1"}
     assert by_name["list_memories"][2]["order"] == "recent"
     assert by_name["upload_document"][1:] == (("a.csv", "id\n1\n"), {"mime": None})
+
+
+async def test_agents_are_registered_and_listed_under_the_callers_key() -> None:
+    gateway = FakeGateway()
+    created = await call(gateway, "agent_create", {"name": "support"})
+    unnamed = await call(gateway, "agent_create", {})
+    listed = await call(gateway, "agent_list", {})
+    assert created.structured_content == {"agent_id": "agt_new", "name": "support"}
+    assert unnamed.structured_content == {"agent_id": "agt_new"}
+    assert listed.structured_content == {"agents": [{"agent_id": "agt_1", "name": "support"}]}
+    assert [c[:2] for c in gateway.calls] == [
+        ("create_agent", ("support",)),
+        ("create_agent", (None,)),
+        ("list_agents", ()),
+    ]
+    assert gateway.keys == ["egk_unit"] * 3
+
+
+async def test_an_argument_a_tool_does_not_take_is_refused_by_name_not_dropped() -> None:
+    gateway = FakeGateway()
+    result = await call(
+        gateway,
+        "memory_recall",
+        {"agent_id": "agt_1", "query": "tea", "filters": {"user_id": "u1"}, "topk": 3},
+    )
+    assert result.is_error and gateway.calls == []
+    body = result.structured_content
+    assert body["status"] == 422 and body["type"] == "/problems/validation-error"
+    assert "'filters'" in body["detail"] and "'topk'" in body["detail"]
+    assert [e["loc"] for e in body["errors"]] == [["filters"], ["topk"]]
