@@ -306,7 +306,9 @@ def document_id_of(document: int) -> str:
     return f"doc_growth{document:05d}"
 
 
-async def write_document(store: RecordStore, tenant_id: str, document: int, count: int) -> None:
+async def write_document(
+    store: RecordStore, registry: SchemaRegistry, tenant_id: str, document: int, count: int
+) -> None:
     """One document's first `count` rows, written as extraction writes an import."""
     document_id = document_id_of(document)
     source = Source(
@@ -317,7 +319,7 @@ async def write_document(store: RecordStore, tenant_id: str, document: int, coun
         document_version="v1",
         source_item_id=document_id,
     )
-    built = build(document_candidates(document)[:count], source, SchemaRegistry())
+    built = build(document_candidates(document)[:count], source, registry)
     done = plan(built.drafts, {}, "v1", complete=True)
     now = datetime.now(UTC)
     await store.write(tenant_id, source, done.created, done.revised, now)
@@ -327,13 +329,12 @@ async def write_document(store: RecordStore, tenant_id: str, document: int, coun
 async def preload_records(db: Any, tenant_id: str, size: int) -> float:
     """`size` records, a thousand per document, then the listed document (at every size, so
     each record listing has full pages at 0 too), written by extraction's own store; seconds."""
-    store = RecordStore(db)
+    store, registry = RecordStore(db), SchemaRegistry()
     started = time.perf_counter()
     for document in range(-(-size // PER_DOCUMENT)):
-        await write_document(
-            store, tenant_id, document, min(PER_DOCUMENT, size - document * PER_DOCUMENT)
-        )
-    await write_document(store, tenant_id, LISTED_DOCUMENT, PER_DOCUMENT)
+        count = min(PER_DOCUMENT, size - document * PER_DOCUMENT)
+        await write_document(store, registry, tenant_id, document, count)
+    await write_document(store, registry, tenant_id, LISTED_DOCUMENT, PER_DOCUMENT)
     return round(time.perf_counter() - started, 1)
 
 

@@ -56,20 +56,21 @@ def problem(error: EngramError) -> CallToolResult:
     return _result(problem_body(error), is_error=True)
 
 
-def local_problem(status: int, kind: str, title: str, detail: str) -> CallToolResult:
+def local_problem(
+    status: int, kind: str, title: str, detail: str, errors: list[dict[str, Any]] | None = None
+) -> CallToolResult:
     """A problem found here before asking the gateway, shaped like the gateway's own."""
-    return problem(EngramError(detail, status=status, type=f"/problems/{kind}", title=title))
+    return problem(
+        EngramError(detail, status=status, type=f"/problems/{kind}", title=title, errors=errors)
+    )
 
 
 def unknown_arguments(tool: str, names: list[str]) -> CallToolResult:
     """A 422 naming every argument the tool does not take, as the gateway names unknown fields."""
-    error = EngramError(
+    return local_problem(
+        422,
+        "validation-error",
+        "Request validation failed",
         f"{tool} takes no argument {', '.join(repr(n) for n in names)}",
-        status=422,
-        type="/problems/validation-error",
-        title="Request validation failed",
-        errors=[
-            {"loc": [name], "msg": "unknown argument", "type": "extra_forbidden"} for name in names
-        ],
+        [{"loc": [name], "msg": "unknown argument", "type": "extra_forbidden"} for name in names],
     )
-    return problem(error)
