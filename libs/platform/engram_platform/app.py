@@ -135,6 +135,8 @@ def service_app(
             "operation_spans": False,
         },
     )
+    token = runtime.settings.internal_token
+    app.state.internal_token = token.get_secret_value() if token else None
     install_problem_handlers(app)
     app.include_router(health_router(runtime.ready))
     for router in routers:

@@ -18,7 +18,7 @@ from engram_vectors.errors import (
     StoreUnavailable,
     VectorStoreError,
 )
-from engram_vectors.factory import VectorStoreKind, make_vector_store
+from engram_vectors.factory import VectorStoreKind, make_vector_store, vector_store_from
 from engram_vectors.ids import engine_id
 from engram_vectors.instrumented import VECTOR_QUERY_DURATION, InstrumentedVectorStore
 from engram_vectors.models import (
@@ -70,6 +70,7 @@ __all__ = [
     "VectorStoreKind",
     "engine_id",
     "make_vector_store",
+    "vector_store_from",
 ]
 
 

@@ -18,6 +18,13 @@ def make_vector_store(kind: VectorStoreKind, **options: Any) -> VectorStore:
     )
 
 
+def vector_store_from(qdrant_url: str | None, vector_path: str, **options: Any) -> VectorStore:
+    """A Qdrant server when `qdrant_url` is set, else the embedded engine under `vector_path`."""
+    if qdrant_url:
+        return make_vector_store("qdrant", url=qdrant_url, **options)
+    return make_vector_store("edge", root=vector_path, **options)
+
+
 def _adapter(kind: VectorStoreKind, **options: Any) -> VectorStore:
     """The bare engine adapter of `kind`."""
     if kind == "edge":

@@ -24,16 +24,9 @@ from engram_enrichment.summaries import Summaries
 from engram_events.catalog import EMBEDDING_COMPUTED, RECORD_TOMBSTONED, RECORD_UPSERTED
 from engram_platform.app import service_app
 from engram_platform.runtime import Runtime
-from engram_vectors import LexicalMismatch, VectorStore, make_vector_store
+from engram_vectors import LexicalMismatch, vector_store_from
 
 log = logging.getLogger(__name__)
-
-
-def build_vector_store(settings: EnrichmentSettings) -> VectorStore:
-    """A Qdrant server when QDRANT_URL is set, else the embedded engine in `vector_path`."""
-    if settings.qdrant_url:
-        return make_vector_store("qdrant", url=settings.qdrant_url)
-    return make_vector_store("edge", root=settings.vector_path)
 
 
 async def open_recall(
@@ -44,7 +37,9 @@ async def open_recall(
     left out of it)."""
     embedder = make_embedder(settings.embedder, **settings.embedder_options())
     vectors = KnowledgeVectors(
-        build_vector_store(settings), settings.collection, lexical=settings.lexical
+        vector_store_from(settings.qdrant_url, settings.vector_path),
+        settings.collection,
+        lexical=settings.lexical,
     )
     provenance = embedder.provenance
     try:
@@ -132,9 +127,6 @@ def create_app(
         app.state.knowledge = knowledge
         app.state.schema = schema
         app.state.outbox = rt.outbox
-        app.state.internal_token = (
-            settings.internal_token.get_secret_value() if settings.internal_token else None
-        )
 
     return service_app(
         runtime,

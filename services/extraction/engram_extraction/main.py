@@ -69,9 +69,6 @@ def create_app(
         rt.consumer.on(DOCUMENT_TOMBSTONED, tombstones.on_document_tombstoned)
         app.state.store = store
         app.state.tombstones = tombstones.store
-        app.state.internal_token = (
-            settings.internal_token.get_secret_value() if settings.internal_token else None
-        )
 
     app = service_app(
         runtime,

@@ -35,8 +35,5 @@ def create_app(settings: IngestSettings | None = None, *, install_global: bool =
         rt.consumer.on(DOCUMENT_EXTRACTED, handlers.on_extracted)
         rt.consumer.on(DOCUMENT_EXTRACTION_FAILED, handlers.on_extraction_failed)
         app.state.store = store
-        app.state.internal_token = (
-            settings.internal_token.get_secret_value() if settings.internal_token else None
-        )
 
     return service_app(runtime, title="engram-ingest", register=register, routers=[api.router])

@@ -32,18 +32,10 @@ from engram_memory.retention import Retention
 from engram_memory.withdrawal import Withdrawals
 from engram_platform.app import service_app
 from engram_platform.runtime import Runtime
-from engram_vectors import LexicalMismatch, VectorStore, make_vector_store
+from engram_vectors import LexicalMismatch, vector_store_from
 
 SERVICE = "memory"
 log = logging.getLogger(__name__)
-
-
-def build_vector_store(settings: MemorySettings) -> VectorStore:
-    """A Qdrant server when QDRANT_URL is set, else the embedded engine in `vector_path`;
-    both index the payload fields recall filters on."""
-    if settings.qdrant_url:
-        return make_vector_store("qdrant", url=settings.qdrant_url, keyword_indexes=KEYWORD_INDEXES)
-    return make_vector_store("edge", root=settings.vector_path, keyword_indexes=KEYWORD_INDEXES)
 
 
 def model_options(settings: MemorySettings) -> ModelOptions | None:
@@ -67,7 +59,9 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
     async def register(rt: Runtime, app: FastAPI) -> None:
         assert rt.consumer is not None and rt.outbox is not None
         embedder = make_embedder(settings.embedder, **settings.embedder_options())
-        store = build_vector_store(settings)
+        store = vector_store_from(
+            settings.qdrant_url, settings.vector_path, keyword_indexes=KEYWORD_INDEXES
+        )
         rows = MemoryRows(rt.db, source_index=await keeps_source_index(rt.db))
         vectors = MemoryVectors(store, settings.collection, lexical=settings.lexical)
         provenance = embedder.provenance
@@ -131,9 +125,6 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
         app.state.outbox = rt.outbox
         app.state.dedup = handlers.dedup
         app.state.recall = recall
-        app.state.internal_token = (
-            settings.internal_token.get_secret_value() if settings.internal_token else None
-        )
 
     app = service_app(
         runtime,
