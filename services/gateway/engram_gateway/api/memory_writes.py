@@ -15,21 +15,21 @@ import logging
 import secrets
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from engram_events import new_event
+from engram_events import Envelope, new_event
 from engram_events.catalog import MEMORY_WRITE_REQUESTED
 from engram_events.content import PROBLEMS, ContentLimits, content_problem, normalized_sha256
 from engram_events.ids import Attributes, Id
 from engram_events.payloads.memories import MemoryType, MemoryWriteRequested
 from engram_gateway.api.auth import CallerDep, RegistryDep
+from engram_gateway.api.dependencies import Deps, GatewayDeps
 from engram_gateway.api.memory_proxy import AgentId, owned_agent
 from engram_gateway.api.publishing import publish_or_503
 from engram_gateway.domain.model import Caller
 from engram_platform.problems import Problem
-from engram_platform.publish import publish_many_now, publish_now
 
 router = APIRouter(tags=["memories"])
 log = logging.getLogger(__name__)
@@ -79,7 +79,7 @@ def memory_id_for(tenant_id: str, agent_id: str, idempotency_key: str | None) ->
 
 def _check_content(memories: list[WriteMemory], limits: ContentLimits, where: list[str]) -> None:
     """422 naming every memory whose content the memory service would refuse."""
-    errors = []
+    errors: list[dict[str, Any]] = []
     for n, memory in enumerate(memories):
         problem = content_problem(memory.content, limits)
         if problem is not None:
@@ -94,7 +94,7 @@ def _check_content(memories: list[WriteMemory], limits: ContentLimits, where: li
 
 
 async def _duplicates(
-    request: Request, caller: Caller, agent_id: str, memories: list[WriteMemory]
+    deps: GatewayDeps, caller: Caller, agent_id: str, memories: list[WriteMemory]
 ) -> list[dict[str, Any] | None]:
     """For each write, the live memory it would duplicate (None when it opted out, when none
     does, or when the memory service could not be asked: it deduplicates again on store)."""
@@ -111,7 +111,7 @@ async def _duplicates(
         for m in asked
     ]
     try:
-        response = await request.app.state.internal.request(
+        response = await deps.owners.request(
             "memory",
             "POST",
             f"/internal/v1/agents/{agent_id}/memories/duplicates",
@@ -146,7 +146,7 @@ def _deduplicated(agent_id: str, found: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _request(tenant_id: str, agent_id: str, memory: WriteMemory) -> Any:
+def _request(tenant_id: str, agent_id: str, memory: WriteMemory) -> Envelope[MemoryWriteRequested]:
     """The `memory.write_requested` event of one write."""
     payload = MemoryWriteRequested(
         memory_id=memory_id_for(tenant_id, agent_id, memory.idempotency_key),
@@ -158,25 +158,19 @@ def _request(tenant_id: str, agent_id: str, memory: WriteMemory) -> Any:
 
 @router.post("/v1/agents/{agent_id}/memories", status_code=202)
 async def write_memory(
-    agent_id: AgentId, body: WriteMemory, request: Request, caller: CallerDep, registry: RegistryDep
+    agent_id: AgentId, body: WriteMemory, deps: Deps, caller: CallerDep, registry: RegistryDep
 ) -> JSONResponse:
     """Queue the write (acks=all) and answer 202 with its id and status URL; 200 with the
     existing memory's id when a live one in this scope already says the same."""
     await owned_agent(registry, caller, agent_id)
-    settings = request.app.state.settings
-    _check_content([body], settings.memory_limits, ["body"])
+    _check_content([body], deps.settings.memory_limits, ["body"])
     event = _request(caller.tenant_id, agent_id, body)
     memory_id = event.payload.memory_id
-    [found] = await _duplicates(request, caller, agent_id, [body])
+    [found] = await _duplicates(deps, caller, agent_id, [body])
     if found is not None and found["memory_id"] != memory_id:
         return JSONResponse(_deduplicated(agent_id, found), status_code=200)
-    await publish_or_503(
-        publish_now(request.app.state.runtime.broker, event, topic_prefix=settings.topic_prefix),
-        "the memory could not be queued; retry",
-    )
-    await request.app.state.submissions.record(
-        caller.tenant_id, "memory", memory_id, agent_id=agent_id
-    )
+    await publish_or_503(deps.events.publish(event), "the memory could not be queued; retry")
+    await deps.submissions.record(caller.tenant_id, "memory", memory_id, agent_id=agent_id)
     return JSONResponse(_accepted(agent_id, memory_id), status_code=202)
 
 
@@ -184,7 +178,7 @@ async def write_memory(
 async def write_memories(
     agent_id: AgentId,
     body: WriteMemories,
-    request: Request,
+    deps: Deps,
     caller: CallerDep,
     registry: RegistryDep,
 ) -> JSONResponse:
@@ -198,10 +192,9 @@ async def write_memories(
     keys = [m.idempotency_key for m in body.memories if m.idempotency_key is not None]
     if len(set(keys)) != len(keys):
         raise Problem(422, detail="idempotency keys must differ within one batch")
-    settings = request.app.state.settings
-    _check_content(body.memories, settings.memory_limits, ["body", "memories"])
+    _check_content(body.memories, deps.settings.memory_limits, ["body", "memories"])
     tenant_id = caller.tenant_id
-    found = await _duplicates(request, caller, agent_id, body.memories)
+    found = await _duplicates(deps, caller, agent_id, body.memories)
     answers: list[dict[str, Any]] = []
     batch = []
     queued: dict[tuple[str | None, str | None, str], dict[str, Any]] = {}
@@ -218,12 +211,9 @@ async def write_memories(
         queued.setdefault(scope, {"memory_id": event.payload.memory_id, "status": "pending"})
     if batch:
         await publish_or_503(
-            publish_many_now(
-                request.app.state.runtime.broker, batch, topic_prefix=settings.topic_prefix
-            ),
-            "the memories could not be queued; retry the batch",
+            deps.events.publish_many(batch), "the memories could not be queued; retry the batch"
         )
-        await request.app.state.submissions.record_many(
+        await deps.submissions.record_many(
             tenant_id, "memory", [(e.payload.memory_id, {"agent_id": agent_id}) for e in batch]
         )
     return JSONResponse({"memories": answers}, status_code=202)

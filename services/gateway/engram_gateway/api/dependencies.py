@@ -1,0 +1,38 @@
+"""What the composition root built, handed to every route as one typed dependency."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends
+
+from engram_gateway.adapters.dead_letters import DeadLetterBox
+from engram_gateway.adapters.internal import InternalServices
+from engram_gateway.adapters.publisher import EventPublisher
+from engram_gateway.adapters.registry import Registry
+from engram_gateway.adapters.submissions import Submissions
+from engram_gateway.adapters.telemetry import TelemetryReader
+from engram_gateway.config import GatewaySettings
+from engram_gateway.service.pruning import Pruning
+from engram_platform.dependencies import provider
+from engram_platform.outbox import Outbox
+
+
+@dataclass(frozen=True)
+class GatewayDeps:
+    """The gateway's clients and use cases, built once in the lifespan."""
+
+    settings: GatewaySettings
+    registry: Registry
+    submissions: Submissions
+    owners: InternalServices
+    """The owning services' internal APIs."""
+    events: EventPublisher
+    outbox: Outbox
+    prune: Pruning
+    telemetry: TelemetryReader
+    dead_letters: DeadLetterBox
+
+
+Deps = Annotated[GatewayDeps, Depends(provider(GatewayDeps))]
