@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 import httpx
 
@@ -33,14 +34,18 @@ def _applied(
 def _tenant_of(gateway: ServiceProcess, key: str) -> str:
     from pymongo import MongoClient
 
-    db = MongoClient(gateway.env["MONGODB_URI"])[f"{gateway.env['ENGRAM_DATABASE_PREFIX']}gateway"]
+    db: Any = MongoClient(gateway.env["MONGODB_URI"])[
+        f"{gateway.env['ENGRAM_DATABASE_PREFIX']}gateway"
+    ]
     return str(db.api_keys.find_one({"_id": key.split("_")[1]})["tenant_id"])
 
 
 def _running_jobs(gateway: ServiceProcess) -> list[str]:
     from pymongo import MongoClient
 
-    db = MongoClient(gateway.env["MONGODB_URI"])[f"{gateway.env['ENGRAM_DATABASE_PREFIX']}gateway"]
+    db: Any = MongoClient(gateway.env["MONGODB_URI"])[
+        f"{gateway.env['ENGRAM_DATABASE_PREFIX']}gateway"
+    ]
     return [str(doc["_id"]) for doc in db.prune_jobs.find({"status": "running"})]
 
 
@@ -130,7 +135,9 @@ def test_a_job_status_previews_a_long_selection_and_lists_it_in_full_on_request(
     gateway = _gateway_alone(service)
     key = create_tenant(gateway.env)
     tenant = _tenant_of(gateway, key)
-    db = MongoClient(gateway.env["MONGODB_URI"])[f"{gateway.env['ENGRAM_DATABASE_PREFIX']}gateway"]
+    db: Any = MongoClient(gateway.env["MONGODB_URI"])[
+        f"{gateway.env['ENGRAM_DATABASE_PREFIX']}gateway"
+    ]
     ids = [f"rec_{n:03d}" for n in range(25)]
     with httpx.Client(base_url=gateway.url, headers={"Authorization": f"Bearer {key}"}) as client:
         job = client.post("/v1/prune", json={"record_ids": ids}).json()["prune_job_id"]

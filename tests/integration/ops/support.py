@@ -34,7 +34,7 @@ def tenant_of(infra: Infra, names: dict[str, str], key: str) -> str:
     """The tenant a key belongs to (read from the gateway's key store, as the gateway does)."""
     parts = parse_key(key)
     assert parts is not None
-    db = MongoClient(infra.mongodb_uri)[f"{names['ENGRAM_DATABASE_PREFIX']}gateway"]
+    db: Any = MongoClient(infra.mongodb_uri)[f"{names['ENGRAM_DATABASE_PREFIX']}gateway"]
     row = db.api_keys.find_one({"_id": parts[0]})
     assert row is not None
     return str(row["tenant_id"])

@@ -49,8 +49,9 @@ async def test_every_tool_is_listed_with_a_description_and_a_schema() -> None:
     assert listed["memory_recall"].input_schema["required"] == ["agent_id", "query"]
     mode = listed["memory_recall"].input_schema["properties"]["mode"]
     assert mode["enum"] == ["hybrid", "dense", "lexical"]
-    assert listed["memory_forget"].annotations.destructive_hint is True
-    assert listed["knowledge_search"].annotations.read_only_hint is True
+    forget, search = listed["memory_forget"].annotations, listed["knowledge_search"].annotations
+    assert forget is not None and forget.destructive_hint is True
+    assert search is not None and search.read_only_hint is True
     assert all(t.input_schema["additionalProperties"] is False for t in listed.values())
 
 
