@@ -28,6 +28,7 @@ from engram_gateway.api import (
 from engram_gateway.api.body_limit import BodyLimit
 from engram_gateway.api.dependencies import GatewayDeps
 from engram_gateway.config import GatewaySettings
+from engram_gateway.service.intake import Intake
 from engram_gateway.service.prune_completion import PruneCompletion
 from engram_gateway.service.pruning import Pruning
 from engram_platform.app import service_app
@@ -73,14 +74,15 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
         )
         rt.consumer.on(TOMBSTONE_APPLIED, completion.on_applied, batch=completion.on_applied_batch)
         completion_of_this_start[:] = [completion]
+        submissions = Submissions(rt.db)
         install(
             app,
             GatewayDeps(
                 settings=settings,
                 registry=Registry(rt.db, cache_seconds=settings.registry_cache_seconds),
-                submissions=Submissions(rt.db),
+                submissions=submissions,
                 owners=owners,
-                events=EventPublisher(rt.broker, settings.topic_prefix),
+                intake=Intake(EventPublisher(rt.broker, settings.topic_prefix), submissions),
                 outbox=rt.outbox,
                 prune=Pruning(jobs),
                 telemetry=TelemetryReader(rt.mongo[settings.telemetry_database]),

@@ -11,6 +11,24 @@ from engram_events import Envelope
 from engram_gateway.domain.prune import Ack, JobKind, Progress
 
 
+class EventSink(Protocol):
+    """Kafka, for events published while the client waits (acks=all)."""
+
+    async def publish(self, event: Envelope[Any]) -> None: ...
+
+    async def publish_many(self, events: Sequence[Envelope[Any]]) -> None: ...
+
+
+class SubmissionLog(Protocol):
+    """The writes the gateway accepted, per tenant, kind and id."""
+
+    async def record(self, tenant_id: str, kind: str, item_id: str, **fields: Any) -> None: ...
+
+    async def record_many(
+        self, tenant_id: str, kind: str, items: list[tuple[str, dict[str, Any]]]
+    ) -> None: ...
+
+
 class OwningServices(Protocol):
     """The internal HTTP APIs of the services that own records, facts, memories and documents."""
 

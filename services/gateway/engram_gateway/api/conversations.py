@@ -30,7 +30,6 @@ from engram_gateway.api.auth import CallerDep, RegistryDep
 from engram_gateway.api.dependencies import Deps, GatewayDeps
 from engram_gateway.api.memory_proxy import AgentId, MemoryId, owned_agent
 from engram_gateway.api.memory_writes import derived_id
-from engram_gateway.api.publishing import publish_or_503
 from engram_gateway.domain.model import Caller
 from engram_platform.problems import Problem
 
@@ -104,9 +103,12 @@ async def submit_conversation(
         conversation_id=conversation_id, agent_id=agent_id, **body.model_dump()
     )
     event = new_event(CONVERSATION_SUBMITTED, payload, tenant_id=caller.tenant_id)
-    await publish_or_503(deps.events.publish(event), "the conversation could not be queued; retry")
-    await deps.submissions.record(
-        caller.tenant_id, "conversation", conversation_id, agent_id=agent_id
+    await deps.intake.accept(
+        event,
+        "conversation",
+        conversation_id,
+        refused="the conversation could not be queued; retry",
+        agent_id=agent_id,
     )
     return JSONResponse(
         {

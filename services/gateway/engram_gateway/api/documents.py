@@ -18,7 +18,6 @@ from engram_events.payloads.prune import PruneSelector
 from engram_gateway.api.auth import CallerDep
 from engram_gateway.api.dependencies import Deps
 from engram_gateway.api.owned import owner_view_or_pending
-from engram_gateway.api.publishing import publish_or_503
 from engram_gateway.domain.documents import (
     DocumentRejected,
     check_content,
@@ -142,11 +141,11 @@ async def submit_document(request: Request, deps: Deps, caller: CallerDep) -> JS
         submitted_by=caller.key_id,
     )
     event = new_event(DOCUMENT_SUBMITTED, payload, tenant_id=caller.tenant_id)
-    await publish_or_503(deps.events.publish(event), "the document could not be queued; retry")
-    await deps.submissions.record(
-        caller.tenant_id,
+    await deps.intake.accept(
+        event,
         "document",
         doc_id,
+        refused="the document could not be queued; retry",
         version=payload.version,
         name_sha256=hashlib.sha256(name.encode()).hexdigest(),
     )

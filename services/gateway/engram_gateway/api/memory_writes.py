@@ -27,7 +27,6 @@ from engram_events.payloads.memories import MemoryType, MemoryWriteRequested
 from engram_gateway.api.auth import CallerDep, RegistryDep
 from engram_gateway.api.dependencies import Deps, GatewayDeps
 from engram_gateway.api.memory_proxy import AgentId, owned_agent
-from engram_gateway.api.publishing import publish_or_503
 from engram_gateway.domain.model import Caller
 from engram_platform.problems import Problem
 
@@ -169,8 +168,13 @@ async def write_memory(
     [found] = await _duplicates(deps, caller, agent_id, [body])
     if found is not None and found["memory_id"] != memory_id:
         return JSONResponse(_deduplicated(agent_id, found), status_code=200)
-    await publish_or_503(deps.events.publish(event), "the memory could not be queued; retry")
-    await deps.submissions.record(caller.tenant_id, "memory", memory_id, agent_id=agent_id)
+    await deps.intake.accept(
+        event,
+        "memory",
+        memory_id,
+        refused="the memory could not be queued; retry",
+        agent_id=agent_id,
+    )
     return JSONResponse(_accepted(agent_id, memory_id), status_code=202)
 
 
@@ -210,10 +214,11 @@ async def write_memories(
         batch.append(event)
         queued.setdefault(scope, {"memory_id": event.payload.memory_id, "status": "pending"})
     if batch:
-        await publish_or_503(
-            deps.events.publish_many(batch), "the memories could not be queued; retry the batch"
-        )
-        await deps.submissions.record_many(
-            tenant_id, "memory", [(e.payload.memory_id, {"agent_id": agent_id}) for e in batch]
+        await deps.intake.accept_many(
+            batch,
+            "memory",
+            [(e.payload.memory_id, {"agent_id": agent_id}) for e in batch],
+            tenant_id=tenant_id,
+            refused="the memories could not be queued; retry the batch",
         )
     return JSONResponse({"memories": answers}, status_code=202)

@@ -26,7 +26,6 @@ from engram_events.payloads.records import RecordsImportRequested
 from engram_gateway.api.auth import CallerDep
 from engram_gateway.api.dependencies import Deps, GatewayDeps
 from engram_gateway.api.owned import owner_view_or_pending
-from engram_gateway.api.publishing import publish_or_503
 from engram_platform.problems import Problem
 
 router = APIRouter(tags=["records"])
@@ -151,8 +150,13 @@ async def import_records(request: Request, deps: Deps, caller: CallerDep) -> JSO
         key_field=parsed.key_field,
     )
     event = new_event(RECORDS_IMPORT_REQUESTED, payload, tenant_id=caller.tenant_id)
-    await publish_or_503(deps.events.publish(event), "the import could not be queued; retry")
-    await deps.submissions.record(caller.tenant_id, "import", import_id, row_count=len(parsed.rows))
+    await deps.intake.accept(
+        event,
+        "import",
+        import_id,
+        refused="the import could not be queued; retry",
+        row_count=len(parsed.rows),
+    )
     accepted = ImportAccepted(import_id=import_id, status_url=f"/v1/records:import/{import_id}")
     return JSONResponse(accepted.model_dump(), status_code=202)
 
