@@ -29,7 +29,7 @@ from engram_events.payloads.prune import PruneSelector
 from engram_gateway.api.auth import CallerDep, RegistryDep
 from engram_gateway.api.dependencies import Deps, GatewayDeps
 from engram_gateway.api.memory_proxy import AgentId, MemoryId, owned_agent
-from engram_gateway.api.memory_writes import derived_id
+from engram_gateway.domain.ids import derived_id
 from engram_gateway.domain.model import Caller
 from engram_platform.problems import Problem
 

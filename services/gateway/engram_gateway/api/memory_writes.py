@@ -10,9 +10,7 @@ reports the write as a duplicate of the memory it found.
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import secrets
 from typing import Any
 
 from fastapi import APIRouter
@@ -27,6 +25,7 @@ from engram_events.payloads.memories import MemoryType, MemoryWriteRequested
 from engram_gateway.api.auth import CallerDep, RegistryDep
 from engram_gateway.api.dependencies import Deps, GatewayDeps
 from engram_gateway.api.memory_proxy import AgentId, owned_agent
+from engram_gateway.domain.ids import memory_id_for
 from engram_gateway.domain.model import Caller
 from engram_platform.problems import Problem
 
@@ -59,21 +58,6 @@ class WriteMemories(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     memories: list[WriteMemory] = Field(min_length=1, max_length=MAX_BATCH)
-
-
-def derived_id(prefix: str, tenant_id: str, agent_id: str, idempotency_key: str | None) -> str:
-    """A retried POST with the same idempotency key names the same memory (or conversation)."""
-    if idempotency_key is None:
-        return f"{prefix}_{secrets.token_hex(16)}"
-    seed = f"{tenant_id}\x1f{agent_id}\x1f{idempotency_key}".encode()
-    if prefix != "mem":
-        seed = f"{prefix}\x1f".encode() + seed
-    return f"{prefix}_{hashlib.sha256(seed).hexdigest()[:32]}"
-
-
-def memory_id_for(tenant_id: str, agent_id: str, idempotency_key: str | None) -> str:
-    """A retried POST with the same idempotency key names the same memory."""
-    return derived_id("mem", tenant_id, agent_id, idempotency_key)
 
 
 def _check_content(memories: list[WriteMemory], limits: ContentLimits, where: list[str]) -> None:
