@@ -29,6 +29,7 @@ from engram_gateway.api.body_limit import BodyLimit
 from engram_gateway.api.dependencies import GatewayDeps
 from engram_gateway.config import GatewaySettings
 from engram_gateway.service.intake import Intake
+from engram_gateway.service.memory_writes import MemoryWrites
 from engram_gateway.service.prune_completion import PruneCompletion
 from engram_gateway.service.pruning import Pruning
 from engram_platform.app import service_app
@@ -75,6 +76,7 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
         rt.consumer.on(TOMBSTONE_APPLIED, completion.on_applied, batch=completion.on_applied_batch)
         completion_of_this_start[:] = [completion]
         submissions = Submissions(rt.db)
+        intake = Intake(EventPublisher(rt.broker, settings.topic_prefix), submissions)
         install(
             app,
             GatewayDeps(
@@ -82,7 +84,8 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
                 registry=Registry(rt.db, cache_seconds=settings.registry_cache_seconds),
                 submissions=submissions,
                 owners=owners,
-                intake=Intake(EventPublisher(rt.broker, settings.topic_prefix), submissions),
+                intake=intake,
+                memory_writes=MemoryWrites(owners, intake),
                 outbox=rt.outbox,
                 prune=Pruning(jobs),
                 telemetry=TelemetryReader(rt.mongo[settings.telemetry_database]),

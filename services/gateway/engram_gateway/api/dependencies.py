@@ -14,6 +14,7 @@ from engram_gateway.adapters.submissions import Submissions
 from engram_gateway.adapters.telemetry import TelemetryReader
 from engram_gateway.config import GatewaySettings
 from engram_gateway.service.intake import Intake
+from engram_gateway.service.memory_writes import MemoryWrites
 from engram_gateway.service.pruning import Pruning
 from engram_platform.dependencies import provider
 from engram_platform.outbox import Outbox
@@ -30,6 +31,7 @@ class GatewayDeps:
     """The owning services' internal APIs."""
     intake: Intake
     """Accepts writes: publishes their events, then notes them as submitted."""
+    memory_writes: MemoryWrites
     outbox: Outbox
     prune: Pruning
     telemetry: TelemetryReader
