@@ -1,4 +1,4 @@
-"""Delivery guarantees over the real broker and database (DESIGN.md §4)."""
+"""Delivery guarantees over the real broker and database (docs/architecture.md)."""
 
 from __future__ import annotations
 
