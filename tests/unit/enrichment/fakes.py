@@ -1,13 +1,14 @@
-"""Hand-written stores behind the enrichment storage port: one honest, two that fail."""
+"""Hand-written fakes behind enrichment's ports: stores (one honest, two that fail), an outbox."""
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from engram_enrichment.documents import unconfirmed
+from engram_enrichment.adapters.documents import unconfirmed
 from engram_enrichment.ports import ConcurrentUpdate
+from engram_events import Envelope
 
 
 class MemoryStore:
@@ -117,3 +118,15 @@ class OneFactLostStore(MemoryStore):
         if damaged["facts"]:
             damaged["facts"][-1]["support"] = []
         await super().save(tenant_id, damaged, expected_version)
+
+
+class StagedEvents:
+    """The outbox port in memory: every event staged, in order."""
+
+    def __init__(self) -> None:
+        self.staged: list[Envelope[Any]] = []
+
+    async def stage(self, envelopes: Iterable[Envelope[Any]]) -> int:
+        batch = list(envelopes)
+        self.staged += batch
+        return len(batch)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from engram_enrichment.prune import names_a_record
+from engram_enrichment.service.verify import names_a_record
 
 pytestmark = pytest.mark.unit
 

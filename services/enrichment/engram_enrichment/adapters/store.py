@@ -22,7 +22,7 @@ from bson.codec_options import CodecOptions
 from pymongo import ASCENDING, IndexModel, ReplaceOne
 from pymongo.errors import DuplicateKeyError
 
-from engram_enrichment.documents import unconfirmed
+from engram_enrichment.adapters.documents import unconfirmed
 from engram_enrichment.ports import ConcurrentUpdate
 from engram_platform.indexes import Indexes
 from engram_platform.mongo import insert_new
@@ -64,7 +64,7 @@ OPEN_FIELDS = frozenset(
 )
 """Stored as plain fields: what queries filter on and listings show."""
 PACKED = "packed"
-_UNPACK = CodecOptions(tz_aware=True, tzinfo=UTC)
+_UNPACK: CodecOptions[dict[str, Any]] = CodecOptions(tz_aware=True, tzinfo=UTC)
 
 
 def pack_entity(body: dict[str, Any]) -> dict[str, Any]:
