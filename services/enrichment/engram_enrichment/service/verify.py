@@ -37,12 +37,12 @@ def names_a_record(doc: dict[str, Any], wanted: set[str]) -> bool:
     active stored section. Sections rendered now cite only non-withdrawn facts' records, so an
     entity that names none cites none, and needs no model built to say so."""
     return any(
-        fact.get("status") != "withdrawn"
-        and any(support.get("record_id") in wanted for support in fact.get("support", ()))
-        for fact in doc.get("facts", ())
+        fact["status"] != "withdrawn"
+        and any(support["record_id"] in wanted for support in fact["support"])
+        for fact in doc["facts"]
     ) or any(
-        section.get("status") == "active" and not wanted.isdisjoint(section.get("record_ids", ()))
-        for section in doc.get("sections", ())
+        section["status"] == "active" and not wanted.isdisjoint(section["record_ids"])
+        for section in doc["sections"]
     )
 
 
@@ -86,9 +86,7 @@ async def references(
     named = [from_document(doc) for doc in stored.values() if names_a_record(doc, wanted)]
     section_vectors = 0
     if sections is not None:
-        section_ids = sorted(
-            {s["section_id"] for doc in stored.values() for s in doc.get("sections", ())}
-        )
+        section_ids = sorted({s["section_id"] for doc in stored.values() for s in doc["sections"]})
         section_vectors = len(await sections.citing_many(tenant_id, section_ids, records))
     return {
         "records": sum(facts_citing(e, wanted) for e in named),
