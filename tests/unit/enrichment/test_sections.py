@@ -6,8 +6,8 @@ from typing import Any
 import pytest
 
 from engram_enrichment.adapters.vectors import KnowledgeVectors
-from engram_enrichment.domain.announce import section_item_id
 from engram_enrichment.domain.sections import current_sections, render_section, section_id
+from engram_enrichment.service.announce import section_item_id
 from engram_enrichment.service.verify import sections_citing
 from engram_events.payloads.embeddings import EmbeddedItem
 from engram_vectors import ExactNumpyStore

@@ -7,8 +7,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from engram_enrichment.domain.announce import REQUESTER, fact_text
 from engram_enrichment.ports import KnowledgeIndex
+from engram_enrichment.service.announce import REQUESTER, fact_text
 from engram_enrichment.service.knowledge import KnowledgeBase
 from engram_enrichment.service.section_vectors import SectionVectors
 from engram_events import Envelope

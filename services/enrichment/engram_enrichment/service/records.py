@@ -6,12 +6,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from engram_enrichment.domain.announce import (
-    announcements,
-    embedding_request,
-    section_embedding_request,
-    withdrawn_by,
-)
 from engram_enrichment.domain.clock import as_utc
 from engram_enrichment.domain.contradictions import reconcile
 from engram_enrichment.domain.model import Entity, RecordAssertion
@@ -19,6 +13,12 @@ from engram_enrichment.domain.schema import Schema
 from engram_enrichment.domain.sections import changed_by
 from engram_enrichment.domain.support import assert_record, is_stale
 from engram_enrichment.ports import KnowledgeIndex
+from engram_enrichment.service.announce import (
+    announcements,
+    embedding_request,
+    section_embedding_request,
+    withdrawn_by,
+)
 from engram_enrichment.service.bulk import Owed, Step, change_many
 from engram_enrichment.service.knowledge import KnowledgeBase
 from engram_enrichment.service.section_vectors import SectionVectors

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from engram_enrichment.domain.announce import announcements
 from engram_enrichment.domain.contradictions import claim_for_value, resolve
 from engram_enrichment.domain.ids import value_sha256
 from engram_enrichment.domain.model import Entity
 from engram_enrichment.ports import ConcurrentUpdate, EventStager
+from engram_enrichment.service.announce import announcements
 from engram_enrichment.service.knowledge import KnowledgeBase, Outcome
 from engram_enrichment.service.section_vectors import SectionVectors
 from engram_events.ids import Scalar

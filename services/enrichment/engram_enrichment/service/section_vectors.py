@@ -6,14 +6,14 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from engram_enrichment.domain.announce import (
+from engram_enrichment.domain.model import ArticleSection, Entity
+from engram_enrichment.domain.sections import changed_by, embedding_texts, entity_of
+from engram_enrichment.ports import KnowledgeIndex
+from engram_enrichment.service.announce import (
     parse_section_item,
     section_embedding_request,
     section_text,
 )
-from engram_enrichment.domain.model import ArticleSection, Entity
-from engram_enrichment.domain.sections import changed_by, embedding_texts, entity_of
-from engram_enrichment.ports import KnowledgeIndex
 from engram_enrichment.service.knowledge import KnowledgeBase
 from engram_events import Envelope
 from engram_events.payloads.embeddings import EmbeddedItem

@@ -11,12 +11,6 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from engram_enrichment.domain.announce import (
-    announcements,
-    embedding_request,
-    section_embedding_request,
-    withdrawn_by,
-)
 from engram_enrichment.domain.clock import as_utc
 from engram_enrichment.domain.contradictions import reconcile
 from engram_enrichment.domain.model import Entity
@@ -24,6 +18,12 @@ from engram_enrichment.domain.schema import Schema
 from engram_enrichment.domain.sections import changed_by
 from engram_enrichment.domain.support import retract_record
 from engram_enrichment.ports import KnowledgeIndex
+from engram_enrichment.service.announce import (
+    announcements,
+    embedding_request,
+    section_embedding_request,
+    withdrawn_by,
+)
 from engram_enrichment.service.bulk import Key, Owed, Step, change_many
 from engram_enrichment.service.knowledge import KnowledgeBase
 from engram_enrichment.service.section_vectors import SectionVectors
