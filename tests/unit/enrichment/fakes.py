@@ -68,12 +68,14 @@ class MemoryStore:
         return copy.deepcopy(self.contradictions.get(f"{tenant_id}:{contradiction_id}"))
 
     async def list_contradictions(
-        self, tenant_id: str, status: str | None, limit: int
+        self, tenant_id: str, status: str | None, limit: int, entity_id: str | None = None
     ) -> list[dict[str, Any]]:
         rows = [
             d
             for k, d in self.contradictions.items()
-            if k.startswith(f"{tenant_id}:") and (status is None or d["status"] == status)
+            if k.startswith(f"{tenant_id}:")
+            and (status is None or d["status"] == status)
+            and (entity_id is None or d["entity_id"] == entity_id)
         ]
         return rows[:limit]
 
