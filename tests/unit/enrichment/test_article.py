@@ -11,7 +11,7 @@ from engram_enrichment.domain.ids import fact_id
 from engram_enrichment.domain.schema import Schema
 from engram_enrichment.domain.support import assert_record
 from engram_enrichment.handlers import EnrichmentHandlers
-from engram_enrichment.knowledge import KnowledgeBase
+from engram_enrichment.service.knowledge import KnowledgeBase
 from tests.unit.enrichment import golden
 from tests.unit.enrichment.fakes import MemoryStore
 from tests.unit.enrichment.scenario import assertion, entity

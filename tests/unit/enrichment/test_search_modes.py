@@ -9,12 +9,16 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from engram_enrichment import api
 from engram_enrichment.adapters.vectors import KnowledgeVectors, point_id
-from engram_enrichment.search import LexicalOff, candidate_pool
+from engram_enrichment.api import search as search_api
+from engram_enrichment.api.deps import EnrichmentDeps
+from engram_enrichment.service.resolution import Resolutions
+from engram_enrichment.service.search import LexicalOff, candidate_pool
+from engram_platform.dependencies import install
 from engram_platform.internal import TENANT_HEADER
 from engram_platform.problems import install_problem_handlers
 from engram_vectors import ExactNumpyStore
+from tests.unit.enrichment.fakes import StagedEvents
 from tests.unit.enrichment.recall import Harness, facts, harness
 from tests.unit.enrichment.scenario import upserted
 
@@ -160,9 +164,9 @@ async def test_queries_and_fact_values_never_reach_the_logs(
 def _app(h: Harness) -> FastAPI:
     app = FastAPI()
     install_problem_handlers(app)
-    app.include_router(api.router)
-    app.state.search = h.search
-    app.state.max_top_k = 100
+    app.include_router(search_api.router)
+    resolutions = Resolutions(h.knowledge, h.handlers.sections, StagedEvents())
+    install(app, EnrichmentDeps(h.knowledge, resolutions, h.handlers.sections, h.search, 100))
     return app
 
 

@@ -6,9 +6,9 @@ from typing import Any
 import pytest
 
 from engram_enrichment.adapters.vectors import KnowledgeVectors
-from engram_enrichment.announce import section_item_id
 from engram_enrichment.domain.sections import current_sections, render_section, section_id
-from engram_enrichment.prune import sections_citing
+from engram_enrichment.service.announce import section_item_id
+from engram_enrichment.service.verify import sections_citing
 from engram_events.payloads.embeddings import EmbeddedItem
 from engram_vectors import ExactNumpyStore
 from tests.unit.enrichment.recall import Harness, harness, sections

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from engram_enrichment.adapters.vectors import KnowledgeVectors
-from engram_enrichment.announce import parse_section_item
+from engram_enrichment.service.announce import parse_section_item
 from engram_events import Envelope
 from engram_vectors import ExactNumpyStore
 from tests.unit.enrichment.recall import Harness, harness

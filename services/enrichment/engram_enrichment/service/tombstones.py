@@ -11,22 +11,22 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from engram_enrichment.adapters.vectors import KnowledgeVectors
-from engram_enrichment.announce import (
-    announcements,
-    embedding_request,
-    section_embedding_request,
-    withdrawn_by,
-)
-from engram_enrichment.bulk import Key, Owed, Step, change_many
 from engram_enrichment.domain.clock import as_utc
 from engram_enrichment.domain.contradictions import reconcile
 from engram_enrichment.domain.model import Entity
 from engram_enrichment.domain.schema import Schema
 from engram_enrichment.domain.sections import changed_by
 from engram_enrichment.domain.support import retract_record
-from engram_enrichment.knowledge import KnowledgeBase
-from engram_enrichment.section_vectors import SectionVectors
+from engram_enrichment.ports import KnowledgeIndex
+from engram_enrichment.service.announce import (
+    announcements,
+    embedding_request,
+    section_embedding_request,
+    withdrawn_by,
+)
+from engram_enrichment.service.bulk import Key, Owed, Step, change_many
+from engram_enrichment.service.knowledge import KnowledgeBase
+from engram_enrichment.service.section_vectors import SectionVectors
 from engram_events import Envelope
 from engram_events.acks import tombstone_applied
 from engram_events.payloads.records import RecordTombstoned
@@ -43,7 +43,7 @@ class Tombstones:
         self,
         knowledge: KnowledgeBase,
         schema: Schema,
-        vectors: KnowledgeVectors | None,
+        vectors: KnowledgeIndex | None,
         sections: SectionVectors | None,
     ) -> None:
         self.knowledge = knowledge

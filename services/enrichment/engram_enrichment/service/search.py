@@ -9,10 +9,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from engram_embedders import Embedder
-from engram_enrichment.adapters.vectors import ARTICLE_SECTION, FACT, TEXT, KnowledgeVectors
 from engram_enrichment.domain.model import Entity, Fact
 from engram_enrichment.domain.sections import render_section, text_sha256
-from engram_enrichment.knowledge import KnowledgeBase
+from engram_enrichment.ports import ARTICLE_SECTION, FACT, TEXT, KnowledgeIndex
+from engram_enrichment.service.knowledge import KnowledgeBase
 from engram_vectors import HybridHit
 from engram_vectors.floor import default_floor
 from engram_vectors.lexical import query_vector
@@ -117,7 +117,7 @@ class KnowledgeSearch:
     def __init__(
         self,
         embedder: Embedder,
-        vectors: KnowledgeVectors,
+        vectors: KnowledgeIndex,
         knowledge: KnowledgeBase,
         *,
         min_score: float | None = None,

@@ -6,15 +6,15 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from engram_enrichment.adapters.vectors import KnowledgeVectors
-from engram_enrichment.announce import (
+from engram_enrichment.domain.model import ArticleSection, Entity
+from engram_enrichment.domain.sections import changed_by, embedding_texts, entity_of
+from engram_enrichment.ports import KnowledgeIndex
+from engram_enrichment.service.announce import (
     parse_section_item,
     section_embedding_request,
     section_text,
 )
-from engram_enrichment.domain.model import ArticleSection, Entity
-from engram_enrichment.domain.sections import changed_by, embedding_texts, entity_of
-from engram_enrichment.knowledge import KnowledgeBase
+from engram_enrichment.service.knowledge import KnowledgeBase
 from engram_events import Envelope
 from engram_events.payloads.embeddings import EmbeddedItem
 from engram_vectors import FingerprintMismatch
@@ -25,7 +25,7 @@ log = logging.getLogger(__name__)
 class SectionVectors:
     """Stale vectors stay searchable until replaced, except those citing a retracted record."""
 
-    def __init__(self, vectors: KnowledgeVectors, knowledge: KnowledgeBase) -> None:
+    def __init__(self, vectors: KnowledgeIndex, knowledge: KnowledgeBase) -> None:
         self.vectors = vectors
         self.knowledge = knowledge
 

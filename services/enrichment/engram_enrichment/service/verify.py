@@ -3,31 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Request
-from pydantic import BaseModel, ConfigDict, Field
-
-from engram_enrichment.documents import from_document
+from engram_enrichment.adapters.documents import from_document
 from engram_enrichment.domain.model import Entity
 from engram_enrichment.domain.sections import current_sections
-from engram_enrichment.knowledge import KnowledgeBase
-from engram_enrichment.section_vectors import SectionVectors
-from engram_platform.internal import TenantDep
-
-router = APIRouter(prefix="/internal/v1/prune", tags=["internal"])
-Ids = Annotated[
-    list[Annotated[str, Field(min_length=1, max_length=512)]], Field(max_length=100_000)
-]
-
-
-class VerifyBody(BaseModel):
-    """The ids a prune job tombstoned, by kind."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    records: Ids = Field(default_factory=list)
-    facts: Ids = Field(default_factory=list)
+from engram_enrichment.service.knowledge import KnowledgeBase
+from engram_enrichment.service.section_vectors import SectionVectors
 
 
 def facts_citing(entity: Entity, wanted: set[str]) -> int:
@@ -55,21 +37,19 @@ def names_a_record(doc: dict[str, Any], wanted: set[str]) -> bool:
     active stored section. Sections rendered now cite only non-withdrawn facts' records, so an
     entity that names none cites none, and needs no model built to say so."""
     return any(
-        fact.get("status") != "withdrawn"
-        and any(support.get("record_id") in wanted for support in fact.get("support", ()))
-        for fact in doc.get("facts", ())
+        fact["status"] != "withdrawn"
+        and any(support["record_id"] in wanted for support in fact["support"])
+        for fact in doc["facts"]
     ) or any(
-        section.get("status") == "active" and not wanted.isdisjoint(section.get("record_ids", ()))
-        for section in doc.get("sections", ())
+        section["status"] == "active" and not wanted.isdisjoint(section["record_ids"])
+        for section in doc["sections"]
     )
 
 
 def _standing(doc: dict[str, Any], fact_ids: set[str]) -> int:
     """Of the given facts, those a stored entity holds and has not withdrawn."""
     return sum(
-        1
-        for fact in doc.get("facts", ())
-        if fact.get("fact_id") in fact_ids and fact.get("status") != "withdrawn"
+        1 for fact in doc["facts"] if fact["fact_id"] in fact_ids and fact["status"] != "withdrawn"
     )
 
 
@@ -106,9 +86,7 @@ async def references(
     named = [from_document(doc) for doc in stored.values() if names_a_record(doc, wanted)]
     section_vectors = 0
     if sections is not None:
-        section_ids = sorted(
-            {s["section_id"] for doc in stored.values() for s in doc.get("sections", ())}
-        )
+        section_ids = sorted({s["section_id"] for doc in stored.values() for s in doc["sections"]})
         section_vectors = len(await sections.citing_many(tenant_id, section_ids, records))
     return {
         "records": sum(facts_citing(e, wanted) for e in named),
@@ -116,13 +94,3 @@ async def references(
         "article_sections": sum(sections_citing(e, wanted) for e in named),
         "section_vectors": section_vectors,
     }
-
-
-@router.post("/verify")
-async def verify_prune(body: VerifyBody, request: Request, tenant_id: TenantDep) -> dict[str, Any]:
-    """How many live facts, article sections and section vectors still cite tombstoned ids."""
-    sections: SectionVectors | None = getattr(request.app.state, "section_vectors", None)
-    found = await references(
-        request.app.state.knowledge, sections, tenant_id, body.records, body.facts
-    )
-    return {"references": found}

@@ -33,7 +33,7 @@ def from_document(doc: dict[str, Any]) -> Entity:
     """Back to the aggregate; storage-only fields are ignored."""
     data = dict(doc)
     for name, key in _KEYED.items():
-        data[name] = {item[key]: item for item in doc.get(name, [])}
+        data[name] = {item[key]: item for item in doc[name]}
     return Entity.model_validate(data)
 
 

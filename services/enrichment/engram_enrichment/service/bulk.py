@@ -15,13 +15,18 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from engram_enrichment.documents import from_document, to_document
+from engram_enrichment.adapters.documents import from_document, to_document
 from engram_enrichment.domain.article import render
 from engram_enrichment.domain.changes import snapshot, stamp
 from engram_enrichment.domain.model import Entity
 from engram_enrichment.domain.sections import refresh_sections
-from engram_enrichment.knowledge import KnowledgeBase, Mutation, NotApplied, contradiction_docs
 from engram_enrichment.ports import ConcurrentUpdate
+from engram_enrichment.service.knowledge import (
+    KnowledgeBase,
+    Mutation,
+    NotApplied,
+    contradiction_docs,
+)
 from engram_events import Envelope
 
 log = logging.getLogger(__name__)
