@@ -1,12 +1,13 @@
-"""Ingest's internal HTTP API, called by the gateway with the caller's tenant."""
+"""Ingest's internal routes: a document's status, and what a prune left behind."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Path
 from pydantic import BaseModel, ConfigDict, Field
 
+from engram_ingest.api.dependencies import Deps
 from engram_platform.internal import TenantDep
 from engram_platform.problems import Problem
 
@@ -23,10 +24,10 @@ def _status(doc: dict[str, Any]) -> str:
 
 @router.get("/documents/{document_id}")
 async def get_document(
-    document_id: Annotated[str, Path(max_length=64)], request: Request, tenant_id: TenantDep
+    document_id: Annotated[str, Path(max_length=64)], deps: Deps, tenant_id: TenantDep
 ) -> dict[str, Any]:
     """Status, versions and extract log of one of the tenant's documents."""
-    doc = await request.app.state.store.document(tenant_id, document_id)
+    doc = await deps.documents.document(tenant_id, document_id)
     if doc is None:
         raise Problem(404, detail="no such document")
     latest = doc["extract_log"].get(doc.get("latest_version"), {})
@@ -69,8 +70,7 @@ class VerifyBody(BaseModel):
 
 
 @router.post("/prune/verify")
-async def verify_prune(body: VerifyBody, request: Request, tenant_id: TenantDep) -> dict[str, Any]:
+async def verify_prune(body: VerifyBody, deps: Deps, tenant_id: TenantDep) -> dict[str, Any]:
     """Documents not marked deleted, and raw content still kept for deleted ones (0 is clean)."""
-    store = request.app.state.store
-    live, blobs = await store.remaining(tenant_id, body.documents)
+    live, blobs = await deps.documents.remaining(tenant_id, body.documents)
     return {"references": {"documents": live, "blobs": blobs}}
