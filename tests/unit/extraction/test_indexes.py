@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 import pytest
 
 from engram_events.payloads.prune import PruneSelector
-from engram_extraction.adapters.store import INDEXES, RECORDS, RecordStore, TombstoneStore
+from engram_extraction.adapters.store import INDEXES, RECORDS, RecordStore
+from engram_extraction.adapters.tombstones import TombstoneStore
 from engram_extraction.domain.records import Draft, Rejection, Source
 from engram_extraction.domain.revisions import Change, Entry
 from engram_extraction.domain.selection import mongo_filter
@@ -62,6 +63,7 @@ async def test_extraction_queries_are_indexed_and_scoped() -> None:
             T, filters={}, after=(AT, "r0"), limit=10
         ),
         "RecordStore.heads_by_id": lambda: store.heads_by_id(T, ["r1"]),
+        "RecordStore.live_among": lambda: store.live_among(T, ["r1"]),
         "RecordStore.replace_with_markers": lambda: store.replace_with_markers(T, [HEAD], marker),
         "TombstoneStore.heads_by_id": lambda: tombstones.heads_by_id(T, ["r1"]),
         "TombstoneStore.heads_matching": lambda: tombstones.heads_matching(
@@ -69,7 +71,6 @@ async def test_extraction_queries_are_indexed_and_scoped() -> None:
         ),
         "TombstoneStore.document_record_ids": lambda: tombstones.document_record_ids(T, "doc_1"),
         "TombstoneStore.tombstone": lambda: tombstones.tombstone(T, [HEAD], marker),
-        "TombstoneStore.live_among": lambda: tombstones.live_among(T, ["r1"]),
     }
     listings = {
         f"RecordStore.list_records {filters}": (
