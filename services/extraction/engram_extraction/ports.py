@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from engram_events import Envelope
+from engram_events.payloads.prune import PruneSelector
 from engram_extraction.domain.records import Rejection, Source
 from engram_extraction.domain.revisions import Change, Entry
 
@@ -75,7 +76,11 @@ class TombstoneWrites(Protocol):
         self, tenant_id: str, record_ids: Sequence[str]
     ) -> list[dict[str, Any]]: ...
 
-    async def heads_matching(self, query: dict[str, Any]) -> list[dict[str, Any]]: ...
+    async def selected_heads(
+        self, tenant_id: str, selector: PruneSelector, now: datetime
+    ) -> list[dict[str, Any]]: ...
+
+    async def job_markers(self, tenant_id: str, prune_job_id: str) -> list[dict[str, Any]]: ...
 
     async def document_record_ids(self, tenant_id: str, document_id: str) -> list[str]: ...
 

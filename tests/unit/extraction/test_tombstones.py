@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from engram_events import Envelope, new_event
@@ -23,8 +24,13 @@ class Tombstones:
     async def heads_by_id(self, tenant_id: str, record_ids: Sequence[str]) -> list[dict[str, Any]]:
         return await self.records.heads_by_id(tenant_id, record_ids)
 
-    async def heads_matching(self, query: dict[str, Any]) -> list[dict[str, Any]]:
+    async def selected_heads(
+        self, tenant_id: str, selector: PruneSelector, now: datetime
+    ) -> list[dict[str, Any]]:
         raise AssertionError("a prune by record ids reads heads by id, never by a query")
+
+    async def job_markers(self, tenant_id: str, prune_job_id: str) -> list[dict[str, Any]]:
+        raise AssertionError("a prune by record ids finds its own markers by id")
 
     async def document_record_ids(self, tenant_id: str, document_id: str) -> list[str]:
         raise AssertionError("a prune by record ids never reads a document's manifest")

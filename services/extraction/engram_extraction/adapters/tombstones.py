@@ -6,8 +6,10 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from engram_events.payloads.prune import PruneSelector
 from engram_extraction.adapters.store import RECORDS, RecordStore
 from engram_extraction.domain.revisions import TOMBSTONED_CAUSE, Entry
+from engram_extraction.domain.selection import mongo_filter
 
 
 class TombstoneStore:
@@ -21,8 +23,16 @@ class TombstoneStore:
         """Heads looked up by `_id`, in the given order; missing ones skipped."""
         return await self.records.heads_by_id(tenant_id, record_ids)
 
-    async def heads_matching(self, query: dict[str, Any]) -> list[dict[str, Any]]:
-        """Heads matching a selection query (a scan on the local server)."""
+    async def selected_heads(
+        self, tenant_id: str, selector: PruneSelector, now: datetime
+    ) -> list[dict[str, Any]]:
+        """Live heads the selector's query matches (a scan on the local server)."""
+        query = mongo_filter(tenant_id, selector, now)
+        return [doc async for doc in self.db[RECORDS].find(query)]
+
+    async def job_markers(self, tenant_id: str, prune_job_id: str) -> list[dict[str, Any]]:
+        """Heads this prune job already tombstoned (found again when its request is replayed)."""
+        query = {"tenant_id": tenant_id, "prune_job_id": prune_job_id}
         return [doc async for doc in self.db[RECORDS].find(query)]
 
     async def document_record_ids(self, tenant_id: str, document_id: str) -> list[str]:

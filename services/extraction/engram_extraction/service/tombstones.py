@@ -21,7 +21,7 @@ from engram_events.catalog import RECORD_TOMBSTONED
 from engram_events.payloads.documents import DocumentTombstoned
 from engram_events.payloads.prune import PruneRequested, PruneSelector
 from engram_events.payloads.records import RecordTombstoned
-from engram_extraction.domain.selection import mongo_filter, selection
+from engram_extraction.domain.selection import selection
 from engram_extraction.domain.tombstones import Reason, deletion_reason, marker, same_job
 from engram_extraction.ports import Outbox, TombstoneWrites
 
@@ -77,11 +77,9 @@ class Tombstoning:
                 heads = await self.store.heads_by_id(tenant_id, ids[start : start + ANNOUNCE_CHUNK])
                 yield [h for h in heads if selects(h) or same_job(h, prune_job_id)]
             return
-        candidates = await self.store.heads_matching(mongo_filter(tenant_id, selector, now))
+        candidates = await self.store.selected_heads(tenant_id, selector, now)
         if prune_job_id is not None:
-            candidates += await self.store.heads_matching(
-                {"tenant_id": tenant_id, "prune_job_id": prune_job_id}
-            )
+            candidates += await self.store.job_markers(tenant_id, prune_job_id)
         unique = {head["_id"]: head for head in candidates}.values()
         chosen = [h for h in unique if selects(h) or same_job(h, prune_job_id)]
         for start in range(0, len(chosen), ANNOUNCE_CHUNK):
