@@ -7,6 +7,7 @@ from fastapi import FastAPI
 from engram_embedders import make_embedder
 from engram_embedding.config import EmbeddingSettings
 from engram_embedding.handlers import EmbeddingHandlers
+from engram_embedding.service.requests import EmbeddingRequests
 from engram_events.catalog import EMBEDDING_REQUESTED
 from engram_platform.app import service_app
 from engram_platform.metrics import PipelineMetrics
@@ -31,7 +32,7 @@ def create_app(
         assert rt.consumer is not None and rt.outbox is not None
         embedder = make_embedder(settings.embedder, **settings.embedder_options())
         metrics = PipelineMetrics(SERVICE, rt.meter_provider)
-        handlers = EmbeddingHandlers(embedder, settings.batch_size, metrics)
+        handlers = EmbeddingHandlers(EmbeddingRequests(embedder, settings.batch_size, metrics))
         rt.consumer.batch_timeout_ms = settings.linger_ms
         rt.consumer.batch_size = max(
             READ_AHEAD_BATCHES * settings.batch_size, settings.consumer_batch_size
@@ -46,7 +47,5 @@ def create_app(
             batch=handlers.on_requested_many,
             ahead=handlers.prepare,
         )
-        app.state.embedder = embedder
-        app.state.handlers = handlers
 
     return service_app(runtime, title="engram-embedding", register=register)

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from engram_embedding.handlers import EmbeddingHandlers
+from engram_embedding.service.requests import EmbeddingRequests
 from engram_events import Envelope, new_event
 from engram_events.catalog import MEMORY_WRITE_REQUESTED, RECORD_TOMBSTONED
 from engram_events.content import ContentLimits
@@ -38,7 +39,7 @@ class Pipeline:
         self.store = ExactNumpyStore()
         self.vectors = MemoryVectors(self.store, "memories")
         self.embedder = CountingEmbedder()
-        self.embedding = EmbeddingHandlers(self.embedder, batch_size=16)
+        self.embedding = EmbeddingHandlers(EmbeddingRequests(self.embedder, batch_size=16))
         withdrawals = Withdrawals(self.rows, self.vectors)  # type: ignore[arg-type]
         retention = Retention(policies or [], self.rows, self.vectors, withdrawals)  # type: ignore[arg-type]
         self.handlers = MemoryHandlers(

@@ -1,13 +1,14 @@
-"""Extraction's internal HTTP API, called by the gateway with the caller's tenant."""
+"""Extraction's internal routes: records, imports, and what a prune left live."""
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Path, Query
 from pydantic import BaseModel, ConfigDict, Field
 
-from engram_extraction.adapters.store import unpairs
+from engram_extraction.api.dependencies import Deps
+from engram_extraction.api.views import record_view
 from engram_extraction.domain.cursor import BadCursor, decode_cursor, encode_cursor
 from engram_platform.internal import TenantDep
 from engram_platform.problems import Problem
@@ -21,50 +22,10 @@ IdFilter = Annotated[
 ]
 
 
-def _lineage(stored: dict[str, Any] | None) -> dict[str, Any]:
-    """Where a record came from; `model` (the id the endpoint reported) only for LLM rows."""
-    stored = stored or {}
-    lineage = {
-        "document_id": stored.get("document_id"),
-        "document_version": stored.get("document_version"),
-        "locator": stored.get("locator", ""),
-        "source_item_id": stored.get("source_item_id"),
-    }
-    if stored.get("model"):
-        lineage["model"] = stored["model"]
-    return lineage
-
-
-def record_view(head: dict[str, Any]) -> dict[str, Any]:
-    """A record as the API shows it: current content, lineage and (when read) its history."""
-    view = {
-        "record_id": head["record_id"],
-        "record_type": head["record_type"],
-        "entity_id": head["entity_id"],
-        "status": head.get("status", "active"),
-        "revision": head["revision"],
-        "attributes": unpairs(head.get("attributes", [])),
-        "content_sha256": head["content_sha256"],
-        "lineage": _lineage(head.get("lineage")),
-        "updated_at": head.get("updated_at"),
-    }
-    if "revisions" in head:
-        view["revisions"] = [
-            {
-                "revision": r["revision"],
-                "content_sha256": r["content_sha256"],
-                "observed_at": r.get("observed_at"),
-                "lineage": _lineage(r.get("lineage")),
-            }
-            for r in head["revisions"]
-        ]
-    return view
-
-
 @router.get("/records/{record_id}")
-async def get_record(record_id: IdPath, request: Request, tenant_id: TenantDep) -> dict[str, Any]:
+async def get_record(record_id: IdPath, deps: Deps, tenant_id: TenantDep) -> dict[str, Any]:
     """One of the tenant's records with its revisions (hashes and timestamps) and lineage."""
-    head = await request.app.state.store.record(tenant_id, record_id)
+    head = await deps.records.record(tenant_id, record_id)
     if head is None:
         raise Problem(404, detail="no such record")
     return record_view(head)
@@ -72,7 +33,7 @@ async def get_record(record_id: IdPath, request: Request, tenant_id: TenantDep) 
 
 @router.get("/records")
 async def list_records(
-    request: Request,
+    deps: Deps,
     tenant_id: TenantDep,
     type: Annotated[str | None, Query(max_length=100, pattern=r"^[a-z][a-z0-9_]*$")] = None,
     document_id: IdFilter = None,
@@ -94,7 +55,7 @@ async def list_records(
         after = decode_cursor(cursor) if cursor else None
     except BadCursor as exc:
         raise Problem(422, "invalid-cursor", str(exc)) from None
-    heads = await request.app.state.store.list_records(
+    heads = await deps.records.list_records(
         tenant_id, filters=filters, after=after, limit=limit + 1
     )
     page = heads[:limit]
@@ -105,9 +66,9 @@ async def list_records(
 
 
 @router.get("/imports/{import_id}")
-async def get_import(import_id: IdPath, request: Request, tenant_id: TenantDep) -> dict[str, Any]:
+async def get_import(import_id: IdPath, deps: Deps, tenant_id: TenantDep) -> dict[str, Any]:
     """The outcome of one structured import."""
-    status = await request.app.state.store.import_status(tenant_id, import_id)
+    status = await deps.records.import_status(tenant_id, import_id)
     if status is None:
         raise Problem(404, detail="no such import")
     return status
@@ -124,7 +85,7 @@ class VerifyBody(BaseModel):
 
 
 @router.post("/prune/verify")
-async def verify_prune(body: VerifyBody, request: Request, tenant_id: TenantDep) -> dict[str, Any]:
+async def verify_prune(body: VerifyBody, deps: Deps, tenant_id: TenantDep) -> dict[str, Any]:
     """How many of the tombstoned records are live again (0 means clean)."""
-    live = await request.app.state.tombstones.live_among(tenant_id, body.records)
+    live = await deps.records.live_among(tenant_id, body.records)
     return {"references": {"records": live}}

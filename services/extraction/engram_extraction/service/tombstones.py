@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
 from engram_events import Envelope, Topics, derive_event_id, new_event
 from engram_events.acks import tombstone_applied
@@ -21,38 +21,34 @@ from engram_events.catalog import RECORD_TOMBSTONED
 from engram_events.payloads.documents import DocumentTombstoned
 from engram_events.payloads.prune import PruneRequested, PruneSelector
 from engram_events.payloads.records import RecordTombstoned
-from engram_extraction.adapters.store import TombstoneStore
-from engram_extraction.domain.selection import mongo_filter, selection
-from engram_platform.outbox import Outbox
+from engram_extraction.domain.selection import selection
+from engram_extraction.domain.tombstones import Reason, deletion_reason, marker, same_job
+from engram_extraction.ports import Outbox, TombstoneWrites
 
 log = logging.getLogger(__name__)
 SERVICE = "extraction"
-Reason = Literal["prune", "document_deleted", "drive_removed", "absent_from_version"]
-DRIVE_REASONS = frozenset({"drive_trashed", "drive_removed", "permission_lost"})
 ANNOUNCE_CHUNK = 1000
 """Records read, tombstoned and announced at a time; the job's acknowledgement comes last."""
 
 
-class TombstoneHandlers:
-    """Handles `prune.requested` and `document.tombstoned`."""
+class Tombstoning:
+    """Tombstones what a prune job selects, or what a deleted document asserted."""
 
-    def __init__(self, store: TombstoneStore, outbox: Outbox) -> None:
+    def __init__(self, store: TombstoneWrites, outbox: Outbox) -> None:
         self.store = store
         self.outbox = outbox
 
-    async def on_prune_requested(self, event: Envelope[PruneRequested]) -> list[Envelope[Any]]:
+    async def prune(self, event: Envelope[PruneRequested]) -> list[Envelope[Any]]:
         """Tombstone the job's selection."""
         request = event.payload
         return await self._tombstone(
             event, request.selector, "prune", request.prune_job_id, source_ids=[]
         )
 
-    async def on_document_tombstoned(
-        self, event: Envelope[DocumentTombstoned]
-    ) -> list[Envelope[Any]]:
+    async def document_gone(self, event: Envelope[DocumentTombstoned]) -> list[Envelope[Any]]:
         """A deleted document takes every record it asserted with it."""
         doc = event.payload
-        reason: Reason = "drive_removed" if doc.reason in DRIVE_REASONS else "document_deleted"
+        reason = deletion_reason(doc.reason)
         selector = PruneSelector(document_id=doc.document_id)
         return await self._tombstone(
             event, selector, reason, doc.prune_job_id, source_ids=[doc.document_id]
@@ -79,15 +75,13 @@ class TombstoneHandlers:
         if ids is not None:
             for start in range(0, len(ids), ANNOUNCE_CHUNK):
                 heads = await self.store.heads_by_id(tenant_id, ids[start : start + ANNOUNCE_CHUNK])
-                yield [h for h in heads if selects(h) or _same_job(h, prune_job_id)]
+                yield [h for h in heads if selects(h) or same_job(h, prune_job_id)]
             return
-        candidates = await self.store.heads_matching(mongo_filter(tenant_id, selector, now))
+        candidates = await self.store.selected_heads(tenant_id, selector, now)
         if prune_job_id is not None:
-            candidates += await self.store.heads_matching(
-                {"tenant_id": tenant_id, "prune_job_id": prune_job_id}
-            )
+            candidates += await self.store.job_markers(tenant_id, prune_job_id)
         unique = {head["_id"]: head for head in candidates}.values()
-        chosen = [h for h in unique if selects(h) or _same_job(h, prune_job_id)]
+        chosen = [h for h in unique if selects(h) or same_job(h, prune_job_id)]
         for start in range(0, len(chosen), ANNOUNCE_CHUNK):
             yield chosen[start : start + ANNOUNCE_CHUNK]
 
@@ -138,20 +132,6 @@ class TombstoneHandlers:
                 source_ids=source_ids,
             )
         ]
-
-
-def _same_job(head: dict[str, Any], prune_job_id: str | None) -> bool:
-    """A marker this prune job left (found again when its request is replayed)."""
-    return (
-        prune_job_id is not None
-        and head.get("status") == "tombstoned"
-        and head.get("prune_job_id") == prune_job_id
-    )
-
-
-def marker(reason: Reason, prune_job_id: str | None) -> dict[str, Any]:
-    """What a tombstoned head keeps besides its ids and hashes: when, why, and which job."""
-    return {"tombstoned_at": datetime.now(UTC), "reason": reason, "prune_job_id": prune_job_id}
 
 
 def kafka_tombstones(outbox: Outbox, heads: list[dict[str, Any]]) -> list[dict[str, Any]]:
