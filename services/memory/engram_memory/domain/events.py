@@ -1,4 +1,5 @@
-"""The events the memory service announces, with ids derived from their cause (replay-safe)."""
+"""The events the memory service publishes (announcements and its embedding requests), with ids
+derived from their cause (replay-safe)."""
 
 from __future__ import annotations
 
