@@ -16,11 +16,14 @@ from engram_events.content import ContentLimits
 from engram_events.payloads.memories import MemoryWriteRequested
 from engram_events.payloads.records import RecordTombstoned
 from engram_memory.adapters.vectors import MemoryVectors
-from engram_memory.dedup import Dedup
 from engram_memory.domain.retention import RetentionPolicy
 from engram_memory.handlers import MemoryHandlers
-from engram_memory.retention import Retention
-from engram_memory.withdrawal import Withdrawals
+from engram_memory.service.cascades import Cascades
+from engram_memory.service.dedup import Dedup
+from engram_memory.service.retention import Retention
+from engram_memory.service.storing import Storing
+from engram_memory.service.withdrawal import Withdrawals
+from engram_memory.service.writes import Writes
 from engram_vectors import ExactNumpyStore, LexicalMismatch
 from engram_vectors.lexical import LEXICAL_ENCODER
 from tests.unit.memory.fakes import CountingEmbedder, FakeRows, FakeSlots
@@ -40,16 +43,14 @@ class Pipeline:
         self.vectors = MemoryVectors(self.store, "memories")
         self.embedder = CountingEmbedder()
         self.embedding = EmbeddingHandlers(EmbeddingRequests(self.embedder, batch_size=16))
-        withdrawals = Withdrawals(self.rows, self.vectors)  # type: ignore[arg-type]
-        retention = Retention(policies or [], self.rows, self.vectors, withdrawals)  # type: ignore[arg-type]
+        withdrawals = Withdrawals(self.rows, self.vectors)
+        retention = Retention(policies or [], self.rows, withdrawals)
+        limits = ContentLimits(min_chars=2, max_chars=200)
+        dedup = Dedup(self.slots, self.rows)
         self.handlers = MemoryHandlers(
-            self.rows,  # type: ignore[arg-type]
-            self.vectors,
-            retention,
-            withdrawals,
-            ContentLimits(min_chars=2, max_chars=200),
-            Dedup(self.slots, self.rows),  # type: ignore[arg-type]
-            require_all_sources=require_all,
+            Writes(self.rows, dedup, limits, require_all_sources=require_all),
+            Storing(self.rows, self.vectors, retention),
+            Cascades(self.rows, withdrawals, require_all_sources=require_all),
         )
         self.clock = datetime(2026, 1, 1, tzinfo=UTC)
 

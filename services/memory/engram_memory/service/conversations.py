@@ -11,19 +11,14 @@ hashes, never text.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from typing import Any
 
-from engram_events import Envelope, derive_event_id, new_event
-from engram_events.catalog import MEMORY_WRITE_REQUESTED
+from engram_events import Envelope
 from engram_events.content import ContentLimits
 from engram_events.memory_filter import MemoryFilter
 from engram_events.payloads.conversations import ConversationDeleted, ConversationSubmitted
-from engram_events.payloads.memories import ExtractedBy, MemoryWriteRequested
-from engram_memory.adapters.conversations import ConversationStore
+from engram_memory.domain.conversation_writes import fact_writes, message_writes, without_texts
 from engram_memory.domain.conversations import (
-    FACT_TYPE,
-    MESSAGE_TYPE,
     ModelOptions,
     decision_request,
     extraction_request,
@@ -32,101 +27,23 @@ from engram_memory.domain.conversations import (
     read_decision,
     read_facts,
 )
-from engram_memory.handlers import Gone, MemoryHandlers
-from engram_memory.recall import Recall
+from engram_memory.domain.sources import Gone
+from engram_memory.ports import ConversationRecords
+from engram_memory.service.cascades import Cascades
+from engram_memory.service.recall import Recall
 from engram_platform.chat import ChatModel, ModelFailed
 from engram_platform.retry import PermanentError
 
 log = logging.getLogger(__name__)
-TEXT_FIELDS = ("content",)
 
 
-def _seed(tenant_id: str, conversation_id: str) -> str:
-    """What a conversation's outgoing event ids derive from: the conversation, not the event
-    that carried it, so a repeated submission stages the very same events."""
-    return f"{tenant_id}:conversation:{conversation_id}"
-
-
-def _write(
-    record: dict[str, Any],
-    memory_id: str,
-    content: str,
-    type_: str,
-    metadata: dict[str, Any],
-    *,
-    supersedes: str | None = None,
-    extracted_by: ExtractedBy | None = None,
-) -> Envelope[Any]:
-    """One memory write request derived from a conversation."""
-    tenant_id, conversation_id = record["tenant_id"], record["conversation_id"]
-    payload = MemoryWriteRequested(
-        memory_id=memory_id,
-        agent_id=record["agent_id"],
-        content=content,
-        type=type_,
-        metadata={**record.get("metadata", {}), **metadata, "conversation_id": conversation_id},
-        derived_from=[conversation_id],
-        supersedes=supersedes,
-        user_id=record.get("user_id"),
-        session_id=record.get("session_id"),
-        extracted_by=extracted_by,
-    )
-    return new_event(
-        MEMORY_WRITE_REQUESTED,
-        payload,
-        tenant_id=tenant_id,
-        event_id=derive_event_id(_seed(tenant_id, conversation_id), f"write:{memory_id}"),
-    )
-
-
-def message_writes(record: dict[str, Any]) -> list[Envelope[Any]]:
-    """Without a model: one write per user or assistant message with content."""
-    return [
-        _write(
-            record,
-            m["memory_id"],
-            m["content"],
-            MESSAGE_TYPE,
-            {"role": m["role"], "message_index": m["index"]},
-        )
-        for m in record["messages"]
-        if m.get("memory_id")
-    ]
-
-
-def fact_writes(record: dict[str, Any]) -> list[Envelope[Any]]:
-    """With a model: one write per fact decided `add` or `supersede`; `skip` writes nothing."""
-    writes = []
-    for fact in record.get("facts") or []:
-        decision = fact.get("decision")
-        if decision not in ("add", "supersede"):
-            continue
-        writes.append(
-            _write(
-                record,
-                fact["memory_id"],
-                fact["content"],
-                FACT_TYPE,
-                {"fact_index": fact["index"], "decision": decision},
-                supersedes=fact.get("supersedes"),
-                extracted_by=ExtractedBy(
-                    model=fact["model"],
-                    conversation_id=record["conversation_id"],
-                    decision=decision,
-                    output_sha256=fact["output_sha256"],
-                ),
-            )
-        )
-    return writes
-
-
-class ConversationHandlers:
-    """`conversation.submitted` and `conversation.deleted`, for the memory service."""
+class ConversationIntake:
+    """Conversations submitted (stored, then turned into memory writes) and deleted."""
 
     def __init__(
         self,
-        store: ConversationStore,
-        memories: MemoryHandlers,
+        store: ConversationRecords,
+        cascades: Cascades,
         limits: ContentLimits,
         *,
         recall: Recall | None = None,
@@ -137,7 +54,7 @@ class ConversationHandlers:
         if (model is None) != (options is None) or (model is not None and recall is None):
             raise ValueError("the conversation model needs its endpoint, options and recall")
         self.store = store
-        self.memories = memories
+        self.cascades = cascades
         self.limits = limits
         self.recall = recall
         self.model = model
@@ -149,7 +66,7 @@ class ConversationHandlers:
         """`model` when a chat model extracts and reconciles facts, else `messages`."""
         return "messages" if self.model is None else "model"
 
-    async def on_submitted(self, event: Envelope[ConversationSubmitted]) -> list[Envelope[Any]]:
+    async def submitted(self, event: Envelope[ConversationSubmitted]) -> list[Envelope[Any]]:
         """Store the conversation, then stage its memory writes (after the model's work, when
         a model is configured)."""
         conversation = event.payload
@@ -306,16 +223,16 @@ class ConversationHandlers:
             },
         )
 
-    async def on_deleted(self, event: Envelope[ConversationDeleted]) -> list[Envelope[Any]]:
+    async def deleted(self, event: Envelope[ConversationDeleted]) -> list[Envelope[Any]]:
         """The conversation's texts go and every memory derived from it is withdrawn through
         the tombstone path; the prune job hears of it."""
         gone = event.payload
         tenant_id = event.tenant_id
         record = await self.store.get(tenant_id, gone.conversation_id) or {}
         await self.store.mark_deleted(
-            tenant_id, gone.agent_id, gone.conversation_id, _without_texts(record)
+            tenant_id, gone.agent_id, gone.conversation_id, without_texts(record)
         )
-        [published] = await self.memories.sources_gone(
+        [published] = await self.cascades.sources_gone(
             [Gone(event, gone.conversation_id, gone.prune_job_id, "conversations")]
         )
         log.info(
@@ -327,13 +244,3 @@ class ConversationHandlers:
             },
         )
         return published
-
-
-def _without_texts(record: dict[str, Any]) -> dict[str, Any]:
-    """The parts of a record a deletion keeps: ids, roles, hashes, decisions."""
-    kept: dict[str, Any] = {}
-    for name in ("messages", "facts"):
-        items: Sequence[dict[str, Any]] = record.get(name) or []
-        kept[name] = [{k: v for k, v in i.items() if k not in TEXT_FIELDS} for i in items]
-    kept["metadata"] = {}
-    return kept

@@ -8,9 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from engram_events.payloads.memories import MemoryWriteRequested
-from engram_memory.adapters.dedup import DedupSlots
-from engram_memory.adapters.rows import MemoryRows
 from engram_memory.domain.dedup import dedup_key, is_duplicate_of
+from engram_memory.ports import DedupSlotStore, MemoryRowStore
 
 
 @dataclass(frozen=True)
@@ -26,7 +25,7 @@ class Candidate:
 class Dedup:
     """Slots name the memory holding each (agent, scope, content); rows say if it is live."""
 
-    def __init__(self, slots: DedupSlots, rows: MemoryRows) -> None:
+    def __init__(self, slots: DedupSlotStore, rows: MemoryRowStore) -> None:
         self.slots = slots
         self.rows = rows
 

@@ -7,10 +7,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from engram_events import Envelope
-from engram_memory.adapters.rows import MemoryRows
-from engram_memory.adapters.vectors import MemoryVectors
 from engram_memory.domain.retention import Member, RetentionPolicy, evictions, policy_for
-from engram_memory.withdrawal import Withdrawals
+from engram_memory.ports import MemoryRowStore
+from engram_memory.service.withdrawal import Withdrawals
 
 log = logging.getLogger(__name__)
 
@@ -21,13 +20,11 @@ class Retention:
     def __init__(
         self,
         policies: list[RetentionPolicy],
-        rows: MemoryRows,
-        vectors: MemoryVectors,
+        rows: MemoryRowStore,
         withdrawals: Withdrawals,
     ) -> None:
         self.policies = policies
         self.rows = rows
-        self.vectors = vectors
         self.withdrawals = withdrawals
 
     async def enforce(

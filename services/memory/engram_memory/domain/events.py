@@ -1,4 +1,5 @@
-"""The events the memory service announces, with ids derived from their cause (replay-safe)."""
+"""The events the memory service publishes (announcements and its embedding requests), with ids
+derived from their cause (replay-safe)."""
 
 from __future__ import annotations
 
@@ -6,14 +7,41 @@ from collections.abc import Mapping
 from typing import Any
 
 from engram_events import Envelope, derive_event_id, new_event
-from engram_events.catalog import MEMORY_REJECTED, MEMORY_STORED, MEMORY_WITHDRAWN
-from engram_events.payloads.embeddings import VectorProvenance
+from engram_events.catalog import (
+    EMBEDDING_REQUESTED,
+    MEMORY_REJECTED,
+    MEMORY_STORED,
+    MEMORY_WITHDRAWN,
+)
+from engram_events.payloads.embeddings import EmbeddingRequested, TextItem, VectorProvenance
 from engram_events.payloads.memories import (
     MemoryRejected,
     MemoryStored,
     MemoryWithdrawn,
+    MemoryWriteRequested,
     WithdrawReason,
 )
+
+REQUESTER = "memory"
+"""How the memory service names itself in embedding requests (and recognises its results)."""
+
+
+def embedding_request(event: Envelope[MemoryWriteRequested]) -> Envelope[Any]:
+    """The request for a pending memory's vector, with an id derived from its write request."""
+    request = event.payload
+    embed = EmbeddingRequested(
+        request_id=request.memory_id,
+        requester=REQUESTER,
+        purpose="memory",
+        items=[TextItem(item_id=request.memory_id, text=request.content)],
+    )
+    return new_event(
+        EMBEDDING_REQUESTED,
+        embed,
+        tenant_id=event.tenant_id,
+        caused_by=event,
+        event_id=derive_event_id(event.event_id, "embed"),
+    )
 
 
 def rejected(

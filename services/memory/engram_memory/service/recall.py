@@ -4,14 +4,15 @@ candidates inside the vector store, rank them by the mode, apply the floor."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from engram_embedders import Embedder
 from engram_events.memory_filter import MemoryFilter
-from engram_memory.adapters.vectors import MemoryVectors
 from engram_memory.domain.selection import Selection
+from engram_memory.ports import MemoryPoints
 from engram_vectors.floor import default_floor
 from engram_vectors.lexical import query_vector
 from engram_vectors.ranking import FusionSettings, Mode, Ranked, floor_ranked, rank
@@ -78,7 +79,7 @@ class Recall:
     def __init__(
         self,
         embedder: Embedder,
-        vectors: MemoryVectors,
+        vectors: MemoryPoints,
         *,
         min_score: float | None = None,
         fusion: FusionSettings | None = None,
@@ -104,8 +105,8 @@ class Recall:
         top_k: int,
         *,
         min_score: float | None = None,
-        types: list[str] | None = None,
-        statuses: list[str] | None = None,
+        types: Sequence[str] | None = None,
+        statuses: Sequence[str] | None = None,
         mode: Mode = "hybrid",
         filter: MemoryFilter | None = None,
         recency_half_life_days: float | None = None,

@@ -1,4 +1,4 @@
-"""Withdrawing memories: the vector goes, the row stays with status and hashes only."""
+"""Withdrawing memories in a handler: the vector goes, the row stays with status and hashes."""
 
 from __future__ import annotations
 
@@ -9,22 +9,9 @@ from typing import Any
 
 from engram_events import Envelope
 from engram_events.payloads.memories import WithdrawReason
-from engram_memory import events
-from engram_memory.adapters.rows import MemoryRows
-from engram_memory.adapters.vectors import MemoryVectors
-from engram_platform.outbox import Outbox
-
-LIVE_STATUSES = ("pending", "active", "superseded")
-
-
-def withdrawn_fields(reason: str, because_of: str | None = None) -> dict[str, Any]:
-    """What a withdrawn row records about why it left."""
-    return {
-        "status": "withdrawn",
-        "withdrawn_reason": reason,
-        "withdrawn_because_of": because_of,
-        "withdrawn_at": datetime.now(UTC),
-    }
+from engram_memory.domain import events
+from engram_memory.domain.withdrawal import LIVE_STATUSES, withdrawn_fields
+from engram_memory.ports import MemoryPoints, MemoryRowStore
 
 
 @dataclass(frozen=True)
@@ -39,9 +26,9 @@ class Withdrawal:
 
 
 class Withdrawals:
-    """One way to withdraw, used by retention, tombstones and the delete API."""
+    """One way to withdraw inside a handler, used by retention, tombstones and deletions."""
 
-    def __init__(self, rows: MemoryRows, vectors: MemoryVectors) -> None:
+    def __init__(self, rows: MemoryRowStore, vectors: MemoryPoints) -> None:
         self.rows = rows
         self.vectors = vectors
 
@@ -70,10 +57,11 @@ class Withdrawals:
             [row for row in w.targets if row.get("status") in LIVE_STATUSES] for w in withdrawals
         ]
         await self.vectors.remove(tenant_id, [row["memory_id"] for rows in live for row in rows])
+        now = datetime.now(UTC)
         await self.rows.set_fields_many(
             tenant_id,
             [
-                (row["memory_id"], withdrawn_fields(w.reason, w.because_of))
+                (row["memory_id"], withdrawn_fields(w.reason, now, w.because_of))
                 for w, rows in zip(withdrawals, live, strict=True)
                 for row in rows
             ],
@@ -88,30 +76,3 @@ class Withdrawals:
             ]
             for w, rows in zip(withdrawals, live, strict=True)
         ]
-
-    async def on_request(
-        self,
-        outbox: Outbox,
-        tenant_id: str,
-        targets: Sequence[dict[str, Any]],
-        reason: WithdrawReason,
-    ) -> list[str]:
-        """Delete the vectors, then strip each row and stage its event in one write.
-
-        Points go first: a crash in between leaves a live row without a point (a retried
-        DELETE finishes it), never a withdrawn row whose content recall could still return.
-        """
-        live = [row for row in targets if row.get("status") in LIVE_STATUSES]
-        await self.vectors.remove(tenant_id, [row["memory_id"] for row in live])
-        now = datetime.now(UTC)
-        update = {
-            "$set": {**withdrawn_fields(reason), "updated_at": now},
-            "$unset": {"content": "", "metadata": ""},
-        }
-        await outbox.write_many_with_events(
-            self.rows.collection,
-            [(row["_id"], update, [events.withdrawn(row, reason, None)]) for row in live],
-            upsert=False,
-            scope={"tenant_id": tenant_id},
-        )
-        return [row["memory_id"] for row in live]
