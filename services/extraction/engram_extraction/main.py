@@ -22,7 +22,7 @@ from engram_extraction.handlers import ExtractionHandlers
 from engram_extraction.tombstones import TombstoneHandlers
 from engram_platform.app import service_app
 from engram_platform.chat import ChatModel
-from engram_platform.runtime import Runtime
+from engram_platform.runtime import ConnectedRuntime, Runtime
 
 SERVICE = "extraction"
 log = logging.getLogger(__name__)
@@ -46,11 +46,9 @@ def create_app(
 ) -> FastAPI:
     """Consumes ingested documents and import requests; serves records internally."""
     settings = settings or ExtractionSettings()
-    runtime = Runtime.build(SERVICE, settings, install_global=install_global)
-    runtime.indexes = INDEXES
+    runtime = Runtime.build(SERVICE, settings, install_global=install_global, indexes=INDEXES)
 
-    async def register(rt: Runtime, app: FastAPI) -> None:
-        assert rt.consumer is not None and rt.outbox is not None
+    async def register(rt: ConnectedRuntime, app: FastAPI) -> None:
         store = RecordStore(rt.db, batch=settings.write_batch)
         model, model_options = llm_parts(settings)
         handlers = ExtractionHandlers(

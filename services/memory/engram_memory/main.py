@@ -31,7 +31,7 @@ from engram_memory.recall import Recall
 from engram_memory.retention import Retention
 from engram_memory.withdrawal import Withdrawals
 from engram_platform.app import service_app
-from engram_platform.runtime import Runtime
+from engram_platform.runtime import ConnectedRuntime, Runtime
 from engram_vectors import LexicalMismatch, vector_store_from
 
 SERVICE = "memory"
@@ -52,12 +52,15 @@ def model_options(settings: MemorySettings) -> ModelOptions | None:
 def create_app(settings: MemorySettings | None = None, *, install_global: bool = True) -> FastAPI:
     """Consumes memory writes, embeddings and tombstones; serves recall and reads internally."""
     settings = settings or MemorySettings()
-    runtime = Runtime.build(SERVICE, settings, install_global=install_global)
-    runtime.recover_collections = [MEMORIES]
-    runtime.indexes = INDEXES
+    runtime = Runtime.build(
+        SERVICE,
+        settings,
+        install_global=install_global,
+        recover_collections=[MEMORIES],
+        indexes=INDEXES,
+    )
 
-    async def register(rt: Runtime, app: FastAPI) -> None:
-        assert rt.consumer is not None and rt.outbox is not None
+    async def register(rt: ConnectedRuntime, app: FastAPI) -> None:
         embedder = make_embedder(settings.embedder, **settings.embedder_options())
         store = vector_store_from(
             settings.qdrant_url, settings.vector_path, keyword_indexes=KEYWORD_INDEXES

@@ -12,7 +12,7 @@ from pymongo.errors import ServerSelectionTimeoutError
 from engram_events import encode, new_event
 from engram_events.catalog import MEMORY_WRITE_REQUESTED
 from engram_events.payloads.memories import MemoryWriteRequested
-from engram_platform.consumer import Consumer, Outcome
+from engram_platform.consuming import Consumer, Outcome
 from engram_platform.outbox import Outbox
 from engram_platform.retry import RetryPolicy
 
