@@ -51,12 +51,16 @@ class Database(dict[str, Collection]):
 
 @dataclass
 class Broker:
-    """Keeps what would go to Kafka (here: only dead letters)."""
+    """Keeps what its sender would send to Kafka (here: only dead letters)."""
 
     letters: list[dict[str, Any]] = field(default_factory=list)
 
-    async def publish(self, message: bytes, topic: str, **kwargs: Any) -> None:
-        self.letters.append(json.loads(message))
+    @property
+    def sender(self) -> Broker:
+        return self
+
+    async def send(self, entries: list[dict[str, Any]]) -> None:
+        self.letters.extend(json.loads(entry["value"]) for entry in entries)
 
 
 @dataclass

@@ -45,12 +45,16 @@ class Database(dict[str, Collection]):
 
 @dataclass
 class Broker:
-    """Records what would go to Kafka (here: only the DLQ)."""
+    """Records what its sender would send to Kafka (here: only the DLQ)."""
 
     published: list[str] = field(default_factory=list)
 
-    async def publish(self, message: Any, topic: str, **kwargs: Any) -> None:
-        self.published.append(topic)
+    @property
+    def sender(self) -> Broker:
+        return self
+
+    async def send(self, entries: list[dict[str, Any]]) -> None:
+        self.published.extend(entry["topic"] for entry in entries)
 
 
 @dataclass

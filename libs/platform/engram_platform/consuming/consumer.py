@@ -81,7 +81,7 @@ class Consumer:
         self.batch_timeout_ms = batch_timeout_ms
         self.routes = Routes(topic_prefix)
         self.metrics = metrics or ConsumerMetrics(service)
-        self.dead_letters = DeadLetters(broker, topic_prefix=topic_prefix)
+        self.dead_letters = DeadLetters(broker.sender, topic_prefix=topic_prefix)
         self.attempts = Attempts(
             service=service,
             policy=retry or RetryPolicy(),
@@ -158,7 +158,8 @@ class Consumer:
         decoded, skipped = await decode_records(
             self.routes, records, self.dead_letters, self.service
         )
-        ids = [str(e.event_id) for e in decoded if e is not None and e.event_type in self.routes]
+        routed = self.routes.single
+        ids = [str(e.event_id) for e in decoded if e is not None and e.event_type in routed]
         seen = await self.applied.seen_many(ids)
         batch = PreparedBatch(outcomes=[None] * len(records))
         for index, (record, envelope) in enumerate(zip(records, decoded, strict=True)):
@@ -167,7 +168,7 @@ class Consumer:
                 outcome = Outcome.IGNORED
             elif envelope is None:
                 outcome = Outcome.DEAD_LETTERED
-            elif envelope.event_type not in self.routes:
+            elif envelope.event_type not in routed:
                 outcome = Outcome.IGNORED
             elif str(envelope.event_id) in seen:
                 outcome = Outcome.DUPLICATE

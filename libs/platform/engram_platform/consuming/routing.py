@@ -50,12 +50,6 @@ class Routes:
             self.ahead[event_type.name] = ahead
         self.topics.add(topic_name(event_type.topic, self.prefix))
 
-    def __contains__(self, event_type: object) -> bool:
-        return event_type in self.single
-
-    def __bool__(self) -> bool:
-        return bool(self.single)
-
     def runs(self, work: list[Work], cap: int | None) -> list[list[Work]]:
         """Consecutive inputs of one batch-routed type together (at most `cap` when set);
         every other input alone."""
@@ -91,11 +85,12 @@ async def decode_records(
 ) -> tuple[list[Envelope[Any] | None], dict[int, str]]:
     """Each record's event (validated), or None: dead-lettered when it does not decode, or
     passed over unparsed when its header names a type nobody here handles (returned by index)."""
+    routed = routes.single
     decoded: list[Envelope[Any] | None] = []
     skipped: dict[int, str] = {}
     for index, record in enumerate(records):
         declared = declared_type(record)
-        if declared is not None and declared not in routes:
+        if declared is not None and declared not in routed:
             skipped[index] = declared
             decoded.append(None)
             continue
