@@ -26,7 +26,7 @@ from engram_enrichment.service.summaries import Summaries
 from engram_events.catalog import EMBEDDING_COMPUTED, RECORD_TOMBSTONED, RECORD_UPSERTED
 from engram_platform.app import service_app
 from engram_platform.dependencies import install
-from engram_platform.runtime import Runtime
+from engram_platform.runtime import ConnectedRuntime, Runtime
 from engram_vectors import LexicalMismatch, vector_store_from
 
 log = logging.getLogger(__name__)
@@ -97,12 +97,10 @@ def create_app(
 ) -> FastAPI:
     """Consumes record upserts and tombstones; serves knowledge to the gateway internally."""
     settings = settings or EnrichmentSettings()
-    runtime = Runtime.build(SERVICE, settings, install_global=install_global)
-    runtime.indexes = INDEXES
+    runtime = Runtime.build(SERVICE, settings, install_global=install_global, indexes=INDEXES)
     summaries, summary_client = build_summaries(settings)
 
-    async def register(rt: Runtime, app: FastAPI) -> None:
-        assert rt.consumer is not None and rt.outbox is not None
+    async def register(rt: ConnectedRuntime, app: FastAPI) -> None:
         knowledge = KnowledgeBase(MongoEntityStore(rt.db), summaries)
         schema = load_schema(settings.schema_path)
         vectors: KnowledgeVectors | None = None

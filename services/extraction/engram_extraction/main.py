@@ -27,7 +27,7 @@ from engram_extraction.service.tombstones import Tombstoning
 from engram_platform.app import service_app
 from engram_platform.chat import ChatModel
 from engram_platform.dependencies import install
-from engram_platform.runtime import Runtime
+from engram_platform.runtime import ConnectedRuntime, Runtime
 
 SERVICE = "extraction"
 log = logging.getLogger(__name__)
@@ -51,11 +51,9 @@ def create_app(
 ) -> FastAPI:
     """Consumes ingested documents and import requests; serves records internally."""
     settings = settings or ExtractionSettings()
-    runtime = Runtime.build(SERVICE, settings, install_global=install_global)
-    runtime.indexes = INDEXES
+    runtime = Runtime.build(SERVICE, settings, install_global=install_global, indexes=INDEXES)
 
-    async def register(rt: Runtime, app: FastAPI) -> None:
-        assert rt.consumer is not None and rt.outbox is not None
+    async def register(rt: ConnectedRuntime, app: FastAPI) -> None:
         store = RecordStore(rt.db, batch=settings.write_batch)
         registry = SchemaRegistry.load(settings.schema_path)
         limits = Limits(settings.max_columns, settings.max_records, settings.max_value_chars)

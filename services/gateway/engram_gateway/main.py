@@ -28,7 +28,7 @@ from engram_gateway.prune_flow import PruneFlow
 from engram_platform.app import service_app
 from engram_platform.indexes import merge
 from engram_platform.metrics import PipelineMetrics
-from engram_platform.runtime import Runtime
+from engram_platform.runtime import ConnectedRuntime, Runtime
 
 SERVICE = "gateway"
 MAX_JSON_BYTES = 1024 * 1024
@@ -40,11 +40,15 @@ MAX_PRUNE_BYTES = 32 * 1024 * 1024
 def create_app(settings: GatewaySettings | None = None, *, install_global: bool = True) -> FastAPI:
     """The public HTTP API; tests pass settings with a unique database and topic prefix."""
     settings = settings or GatewaySettings()
-    runtime = Runtime.build(SERVICE, settings, install_global=install_global)
-    runtime.recover_collections = [JOBS, AGENTS]
-    runtime.indexes = merge(registry.INDEXES, prune_jobs.INDEXES)
+    runtime = Runtime.build(
+        SERVICE,
+        settings,
+        install_global=install_global,
+        recover_collections=[JOBS, AGENTS],
+        indexes=merge(registry.INDEXES, prune_jobs.INDEXES),
+    )
 
-    async def register(rt: Runtime, app: FastAPI) -> None:
+    async def register(rt: ConnectedRuntime, app: FastAPI) -> None:
         app.state.settings = settings
         app.state.registry = Registry(rt.db, cache_seconds=settings.registry_cache_seconds)
         app.state.submissions = Submissions(rt.db)
@@ -59,7 +63,6 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
             token=token,
             timeout=settings.internal_timeout_seconds,
         )
-        assert rt.consumer is not None and rt.outbox is not None
         app.state.prune = PruneFlow(
             PruneJobs(rt.db),
             rt.outbox,

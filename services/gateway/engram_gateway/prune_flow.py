@@ -17,7 +17,7 @@ from engram_events.payloads.tombstones import TombstoneApplied
 from engram_gateway.adapters.internal import InternalServices
 from engram_gateway.adapters.prune_jobs import JOBS, PruneJobs, preview, selector_of
 from engram_gateway.domain.prune import Ack, JobKind, Progress
-from engram_platform.consumer import BatchResult
+from engram_platform.consuming import BatchResult
 from engram_platform.metrics import PipelineMetrics
 from engram_platform.outbox import Outbox
 from engram_platform.problems import Problem

@@ -20,7 +20,7 @@ from engram_ingest.service.extract_log import ExtractLog
 from engram_ingest.service.intake import Intake
 from engram_platform.app import service_app
 from engram_platform.dependencies import install
-from engram_platform.runtime import Runtime
+from engram_platform.runtime import ConnectedRuntime, Runtime
 
 SERVICE = "ingest"
 
@@ -28,11 +28,9 @@ SERVICE = "ingest"
 def create_app(settings: IngestSettings | None = None, *, install_global: bool = True) -> FastAPI:
     """Consumes document submissions and deletions; serves document status internally."""
     settings = settings or IngestSettings()
-    runtime = Runtime.build(SERVICE, settings, install_global=install_global)
-    runtime.indexes = INDEXES
+    runtime = Runtime.build(SERVICE, settings, install_global=install_global, indexes=INDEXES)
 
-    async def register(rt: Runtime, app: FastAPI) -> None:
-        assert rt.consumer is not None
+    async def register(rt: ConnectedRuntime, app: FastAPI) -> None:
         store = IngestStore(rt.db)
         handlers = IngestHandlers(Intake(store), Deletions(store), ExtractLog(store))
         rt.consumer.on(DOCUMENT_SUBMITTED, handlers.on_submitted)

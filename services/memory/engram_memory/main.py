@@ -38,7 +38,7 @@ from engram_memory.service.withdrawal import Withdrawals
 from engram_memory.service.writes import Writes
 from engram_platform.app import service_app
 from engram_platform.dependencies import install
-from engram_platform.runtime import Runtime
+from engram_platform.runtime import ConnectedRuntime, Runtime
 from engram_vectors import LexicalMismatch, vector_store_from
 
 SERVICE = "memory"
@@ -84,12 +84,15 @@ async def open_vectors(settings: MemorySettings, provenance: Provenance) -> Memo
 def create_app(settings: MemorySettings | None = None, *, install_global: bool = True) -> FastAPI:
     """Consumes memory writes, embeddings and tombstones; serves recall and reads internally."""
     settings = settings or MemorySettings()
-    runtime = Runtime.build(SERVICE, settings, install_global=install_global)
-    runtime.recover_collections = [MEMORIES]
-    runtime.indexes = INDEXES
+    runtime = Runtime.build(
+        SERVICE,
+        settings,
+        install_global=install_global,
+        recover_collections=[MEMORIES],
+        indexes=INDEXES,
+    )
 
-    async def register(rt: Runtime, app: FastAPI) -> None:
-        assert rt.consumer is not None and rt.outbox is not None
+    async def register(rt: ConnectedRuntime, app: FastAPI) -> None:
         embedder = make_embedder(settings.embedder, **settings.embedder_options())
         rows = MemoryRows(rt.db, source_index=await keeps_source_index(rt.db))
         vectors = await open_vectors(settings, embedder.provenance)

@@ -24,7 +24,7 @@ from engram_events import Envelope, encode, new_event
 from engram_events.catalog import DOCUMENT_SUBMITTED
 from engram_events.payloads.documents import DocumentSubmitted
 from engram_platform.logs import configure_logging
-from engram_platform.runtime import Runtime
+from engram_platform.runtime import ConnectedRuntime, Runtime
 from engram_platform.settings import ServiceSettings
 from engram_platform.topics import ensure_topics
 from tests.conftest import Infra
@@ -53,7 +53,7 @@ class Dependency:
 @asynccontextmanager
 async def running_consumer(
     infra: Infra, names: dict[str, str], dependency: Dependency
-) -> AsyncIterator[Runtime]:
+) -> AsyncIterator[ConnectedRuntime]:
     """The consumer runtime with two attempts, subscribed to the documents topic."""
     settings = ServiceSettings(
         kafka_bootstrap_servers=infra.bootstrap,
@@ -67,16 +67,15 @@ async def running_consumer(
     )
     runtime = Runtime.build(CONSUMER, settings, install_global=False)
     await ensure_topics(infra.bootstrap, prefix=settings.topic_prefix)
-    async with runtime.connected():
-        assert runtime.consumer is not None
-        runtime.consumer.on(DOCUMENT_SUBMITTED, dependency.handle)
-        runtime.consumer.subscribe()
-        await runtime.broker.start()
-        runtime.start_relay()
+    async with runtime.connected() as connected:
+        connected.consumer.on(DOCUMENT_SUBMITTED, dependency.handle)
+        connected.consumer.subscribe()
+        await connected.broker.start()
+        connected.start_relay()
         try:
-            yield runtime
+            yield connected
         finally:
-            await runtime.broker.stop()
+            await connected.broker.stop()
 
 
 def _submitted(tenant_id: str) -> Envelope[DocumentSubmitted]:

@@ -15,7 +15,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from engram_events import Envelope, derive_event_id, encode, new_event
 from engram_events.catalog import MEMORY_WITHDRAWN, MEMORY_WRITE_REQUESTED
 from engram_events.payloads.memories import MemoryWithdrawn, MemoryWriteRequested
-from engram_platform.consumer import BatchResult, Consumer, Outcome
+from engram_platform.consuming import BatchResult, Consumer, Outcome
 from engram_platform.outbox import Outbox
 from engram_platform.retry import PermanentError, RetryPolicy
 
@@ -51,12 +51,16 @@ class Database(dict[str, Collection]):
 
 @dataclass
 class Broker:
-    """Keeps what would go to Kafka (here: only dead letters)."""
+    """Keeps what its sender would send to Kafka (here: only dead letters)."""
 
     letters: list[dict[str, Any]] = field(default_factory=list)
 
-    async def publish(self, message: bytes, topic: str, **kwargs: Any) -> None:
-        self.letters.append(json.loads(message))
+    @property
+    def sender(self) -> Broker:
+        return self
+
+    async def send(self, entries: list[dict[str, Any]]) -> None:
+        self.letters.extend(json.loads(entry["value"]) for entry in entries)
 
 
 @dataclass
@@ -207,7 +211,7 @@ async def test_a_batch_call_that_raises_falls_back_to_each_input_alone() -> None
         raise RuntimeError("whole batch failed")
 
     consumer, _, db = consumer_for(handlers)
-    consumer.batch_routes[MEMORY_WRITE_REQUESTED.name] = broken
+    consumer.routes.batch[MEMORY_WRITE_REQUESTED.name] = broken
     events = [request(n) for n in range(2)]
     outcomes = await consumer.process_batch([record(e, i) for i, e in enumerate(events)])
     assert outcomes == [Outcome.APPLIED] * 2
@@ -322,10 +326,10 @@ def test_a_cached_trace_context_is_reused_only_for_the_same_propagation_headers(
             headers.append(("baggage", baggage_header.encode()))
         return Record(b"", headers=tuple(headers))
 
-    first = consumer._parent_context(carried("team=a"))
-    assert consumer._parent_context(carried("team=a")) is first
-    assert baggage.get_all(consumer._parent_context(carried("team=b"))) == {"team": "b"}
-    assert baggage.get_all(consumer._parent_context(carried(None))) == {}
+    first = consumer.spans.parent_context(carried("team=a"))
+    assert consumer.spans.parent_context(carried("team=a")) is first
+    assert baggage.get_all(consumer.spans.parent_context(carried("team=b"))) == {"team": "b"}
+    assert baggage.get_all(consumer.spans.parent_context(carried(None))) == {}
 
 
 async def test_a_shared_span_over_several_partitions_names_no_single_offset() -> None:

@@ -12,8 +12,8 @@ import pytest
 from aiokafka import TopicPartition
 from aiokafka.errors import CommitFailedError
 
-from engram_platform.consumer import Outcome, PreparedBatch
-from engram_platform.overlap import OverlappedFetches
+from engram_platform.consuming import Outcome, PreparedBatch
+from engram_platform.consuming.overlap import OverlappedFetches
 
 pytestmark = pytest.mark.unit
 

@@ -31,7 +31,9 @@ QUERY_METHODS = frozenset(
 )
 COVERED = {
     "libs/platform/engram_platform/idempotency.py": "tests/unit/platform/test_indexes.py",
-    "libs/platform/engram_platform/outbox.py": "tests/unit/platform/test_indexes.py",
+    "libs/platform/engram_platform/outbox/embedded.py": "tests/unit/platform/test_indexes.py",
+    "libs/platform/engram_platform/outbox/relay.py": "tests/unit/platform/test_indexes.py",
+    "libs/platform/engram_platform/outbox/staging.py": "tests/unit/platform/test_indexes.py",
     "libs/platform/engram_platform/indexes.py": "tests/unit/platform/test_indexes.py",
     "services/connectors/engram_connectors/adapters/ledger.py": "tests/unit/connectors/test_indexes.py",
     "services/enrichment/engram_enrichment/adapters/store.py": "tests/unit/enrichment/test_indexes.py",

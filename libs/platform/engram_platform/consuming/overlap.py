@@ -19,13 +19,12 @@ import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from aiokafka import TopicPartition
 from aiokafka.errors import KafkaError
 
-if TYPE_CHECKING:
-    from engram_platform.consumer import Outcome, PreparedBatch
+from engram_platform.consuming.messages import Outcome, PreparedBatch
 
 log = logging.getLogger(__name__)
 DRAIN_SECONDS = 10.0
