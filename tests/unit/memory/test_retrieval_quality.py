@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engram_embedders import make_embedder
+from engram_embedders import EmbedderKind, make_embedder
 from engram_vectors.floor import default_floor
 from tests.fixtures.retrieval.quality import describe, load_fixture, measure
 
@@ -19,14 +19,14 @@ def test_fixture_is_big_enough() -> None:
 
 
 @pytest.mark.parametrize("kind, minimum", [("minilm", 0.9), ("hashing", 0.4)])
-async def test_recall_at_5(kind: str, minimum: float) -> None:
+async def test_recall_at_5(kind: EmbedderKind, minimum: float) -> None:
     quality = await measure(make_embedder(kind), k=5)
     print(describe(quality))
     assert quality.recall_at_k >= minimum
 
 
 @pytest.mark.parametrize("kind", ["minilm", "hashing"])
-async def test_default_floor_keeps_the_fixture_answers(kind: str) -> None:
+async def test_default_floor_keeps_the_fixture_answers(kind: EmbedderKind) -> None:
     quality = await measure(make_embedder(kind), k=5)
     floor = default_floor(quality.model_id)
     kept = sum(score >= floor for score in quality.answer_scores) / len(quality.answer_scores)
