@@ -141,7 +141,9 @@ def _ack(n: int) -> Any:
 async def test_events_embedded_by_a_crashed_write_are_recovered_from_its_marker(
     infra: Infra, names: dict[str, str]
 ) -> None:
-    client = AsyncIOMotorClient(infra.mongodb_uri, tz_aware=True)
+    client: AsyncIOMotorClient[dict[str, Any]] = AsyncIOMotorClient(
+        infra.mongodb_uri, tz_aware=True
+    )
     db = client[f"{names['ENGRAM_DATABASE_PREFIX']}outboxmarkers"]
     jobs = db["jobs"]
     try:

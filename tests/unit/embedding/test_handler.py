@@ -7,7 +7,11 @@ from typing import Any
 
 import pytest
 from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.metrics.export import (
+    HistogramDataPoint,
+    InMemoryMetricReader,
+    NumberDataPoint,
+)
 
 from engram_embedders import Embeddings
 from engram_embedding.handlers import EmbeddingHandlers
@@ -72,11 +76,16 @@ async def test_each_embedder_call_records_texts_batch_size_and_duration() -> Non
         for sm in rm.scope_metrics
         for metric in sm.metrics
     }
-    assert points["engram.embedder.texts"][0].value == 4
-    [batches] = points["engram.embedder.batch.size"]
+    texts, [batches], durations = (
+        points["engram.embedder.texts"],
+        points["engram.embedder.batch.size"],
+        points["engram.embedder.duration"],
+    )
+    assert isinstance(texts[0], NumberDataPoint) and texts[0].value == 4
+    assert isinstance(batches, HistogramDataPoint)
     assert (batches.count, batches.sum, batches.max) == (2, 4, 3)
-    assert points["engram.embedder.duration"][0].count == 2
-    assert dict(batches.attributes) == {"service": "embedding", "model": "m1"}
+    assert isinstance(durations[0], HistogramDataPoint) and durations[0].count == 2
+    assert dict(batches.attributes or {}) == {"service": "embedding", "model": "m1"}
 
 
 async def test_the_batch_route_embeds_a_run_together_and_answers_each_request() -> None:

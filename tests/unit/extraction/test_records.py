@@ -136,7 +136,7 @@ def test_import_forced_type_and_key_field() -> None:
 
 def _drafts(rows: list[dict[str, Scalar]]) -> list[Draft]:
     return build(
-        [Candidate(f"row {i}", r) for i, r in enumerate(rows)], SOURCE, SchemaRegistry()
+        [Candidate(f"row {i}", {**r}) for i, r in enumerate(rows)], SOURCE, SchemaRegistry()
     ).drafts
 
 

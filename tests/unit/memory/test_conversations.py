@@ -175,7 +175,7 @@ async def test_facts_are_added_superseding_or_skipped_and_each_decision_kept() -
 async def test_a_fact_like_nothing_held_is_added_without_asking() -> None:
     model = FakeModel(reply({"facts": [{"content": "likes tea"}]}))
     writes = await handlers(model, FakeRecall()).on_submitted(submitted(*CHAT))
-    assert [w.payload.extracted_by.decision for w in writes] == ["add"]  # type: ignore[union-attr]
+    assert [w.payload.extracted_by.decision for w in writes] == ["add"]
     assert len(model.bodies) == 1
 
 

@@ -127,7 +127,8 @@ async def test_a_replay_of_a_still_pending_write_stages_the_same_embedding_reque
     [requested] = await pipe.handlers.on_write_requested(event)
     [again] = await pipe.handlers.on_write_requested(event)
     assert again.event_id == requested.event_id
-    assert (await pipe.rows.get("t1", "m1"))["status"] == "pending"
+    row = await pipe.rows.get("t1", "m1")
+    assert row is not None and row["status"] == "pending"
 
 
 async def test_supersession_keeps_the_old_memory_out_of_default_recall() -> None:
@@ -283,7 +284,7 @@ async def test_a_batch_of_results_stores_each_memory_once_and_supersedes_in_orde
         pipe.request("tea", "the user likes tea"),
     ]
     requested = [(await pipe.handlers.on_write_requested(w))[0] for w in writes]
-    computed = await pipe.embedding.on_requested_many(requested)  # type: ignore[arg-type]
+    computed = await pipe.embedding.on_requested_many(requested)
     results = [answer[0] for answer in computed]  # type: ignore[index]
     answers = await pipe.handlers.on_computed_many([results[1], results[0], results[2]])
     assert [_types(a) for a in answers] == [["memory.stored"]] * 3

@@ -132,7 +132,7 @@ def consumer_for(
     broker, db = Broker(), Database()
     consumer = Consumer(
         service="memory",
-        broker=broker,
+        broker=broker,  # type: ignore[arg-type]  # a fake of the calls the consumer makes
         db=db,
         outbox=Outbox(db),
         retry=RetryPolicy(max_attempts=3),
@@ -271,14 +271,13 @@ async def test_each_batched_input_has_its_own_span_under_its_message_trace() -> 
     assert [format(s.parent.span_id, "016x") for s in inputs if s.parent] == parents
     assert {format(s.context.trace_id, "032x") for s in inputs} == {TRACE_ID}
     assert all(s.links[0].context.span_id == batch.context.span_id for s in inputs)
-    assert [s.attributes["engram.outcome"] for s in inputs] == ["applied", "applied"]
+    attributes = [dict(s.attributes or {}) for s in inputs]
+    assert [a["engram.outcome"] for a in attributes] == ["applied", "applied"]
     assert [
-        {k: v for k, v in s.attributes.items() if k in {"engram.memory_id", "engram.agent_id"}}
-        for s in inputs
+        {k: v for k, v in a.items() if k in {"engram.memory_id", "engram.agent_id"}}
+        for a in attributes
     ] == [{"engram.memory_id": f"mem_{n}", "engram.agent_id": "agt_1"} for n in range(2)]
-    assert not any(
-        "engram.record_id" in s.attributes or "hi" in s.attributes.values() for s in inputs
-    )
+    assert not any("engram.record_id" in a or "hi" in a.values() for a in attributes)
     assert len(batch.links) == 2
 
 
@@ -299,6 +298,7 @@ async def test_inputs_of_one_parent_share_one_span_under_it_with_their_count() -
     by_parent = {format(s.parent.span_id, "016x"): s for s in inputs if s.parent}
     assert len(inputs) == 2 and set(by_parent) == {shared, own}
     group, alone = by_parent[shared], by_parent[own]
+    assert group.attributes is not None and alone.attributes is not None
     assert group.attributes["messaging.batch.message_count"] == 3
     assert (group.attributes["messaging.kafka.offset"], group.attributes["engram.last_offset"]) == (
         0,
@@ -342,6 +342,7 @@ async def test_a_shared_span_over_several_partitions_names_no_single_offset() ->
     records[1].partition = 1
     await consumer.process_batch(records)
     [shared] = [s for s in exporter.get_finished_spans() if not s.name.endswith("batch")]
+    assert shared.attributes is not None
     assert shared.attributes["messaging.batch.message_count"] == 2
     assert not {
         "messaging.kafka.offset",

@@ -75,7 +75,7 @@ def consumer_with(error: Exception) -> tuple[Consumer, Broker, Database]:
     broker, db = Broker(), Database()
     consumer = Consumer(
         service="memory",
-        broker=broker,
+        broker=broker,  # type: ignore[arg-type]  # a fake of the calls the consumer makes
         db=db,
         outbox=Outbox(db),
         retry=RetryPolicy(max_attempts=3),

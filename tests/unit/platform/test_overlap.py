@@ -42,7 +42,7 @@ class Steps:
             raise ConnectionError("the DLQ went away")
         self.log.append(f"prepare {name}")
         self.release[name] = asyncio.Event()
-        return PreparedBatch(outcomes=[None] * len(records), work=[(0, records[0], name)])  # type: ignore[list-item]
+        return PreparedBatch(outcomes=[None] * len(records), work=[(0, records[0], name)])
 
     async def complete_batch(self, batch: PreparedBatch) -> list[Outcome]:
         name = batch.work[0][2]

@@ -1,10 +1,12 @@
-"""MiniLM in a child process: the same vectors and provenance, and a dead child is replaced."""
+"""MiniLM in a child process: the same vectors and provenance, and a dead child is replaced.
+
+Integration tier: each test starts real model processes (about a second each to load).
+"""
 
 from __future__ import annotations
 
 import os
 import signal
-import time
 from collections.abc import AsyncIterator
 
 import numpy as np
@@ -12,8 +14,7 @@ import pytest
 
 from engram_embedders import EmbedderError, InvalidEmbeddingInput, MiniLMEmbedder, make_embedder
 from engram_embedders.model_process import ProcessMiniLMEmbedder
-
-pytestmark = pytest.mark.unit
+from tests.support.polling import until
 
 TEXTS = ["The cat sits on the mat", "A kitten is resting on a rug", "Quarterly tax filing"]
 
@@ -53,10 +54,7 @@ async def test_a_dead_child_is_replaced_by_one_that_loaded_the_same_weights(
     first = in_child.pid
     assert first is not None
     os.kill(first, signal.SIGKILL)
-    for _ in range(500):
-        if in_child.pid is None:
-            break
-        time.sleep(0.01)
+    until(lambda: in_child.pid is None, "the dead child noticed", 5, 0.01)
     after = await in_child.embed(TEXTS[:1])
     assert in_child.pid not in (None, first)
     assert np.array_equal(after.vectors, before.vectors)
