@@ -68,10 +68,13 @@ soak: venv ## 10 minutes of mixed load on the whole platform: RSS, lag, p95 per 
 chaos: venv ## the chaos test alone, figures printed (one and two instances per group): make chaos ENGRAM_CHAOS_SEED=N
 	@$(BIN)/python -m pytest tests/e2e/test_chaos.py -s $(PYTEST_ARGS)
 
-lint: venv ## ruff (lint + format check) everywhere, mypy --strict on libs/
+# Every library's and service's package (not the egg-info beside it).
+PACKAGES := $(filter-out %.egg-info,$(wildcard libs/*/engram_* services/*/engram_*)) deploy/local/engram_devstack
+
+lint: venv ## ruff (lint + format check) everywhere, mypy --strict on libs/ and services/
 	@$(BIN)/ruff check .
 	@$(BIN)/ruff format --check .
-	@$(BIN)/mypy libs/events/engram_events libs/platform/engram_platform libs/vectors/engram_vectors libs/embedders/engram_embedders libs/client/engram_client services/mcp/engram_mcp libs/langgraph/engram_langgraph
+	@$(BIN)/mypy $(PACKAGES)
 
 format: venv ## apply ruff's fixes and formatting
 	@$(BIN)/ruff check --fix .

@@ -84,7 +84,7 @@ from engram_gateway.adapters.submissions import SUBMISSIONS  # noqa: E402
 from engram_memory.adapters.dedup import DedupSlots  # noqa: E402
 from engram_memory.adapters.rows import MemoryRows  # noqa: E402
 from engram_memory.domain.dedup import dedup_key  # noqa: E402
-from engram_memory.handlers import _row_fields  # noqa: E402
+from engram_memory.domain.writes import row_fields  # noqa: E402
 from engram_platform.idempotency import AppliedEvents  # noqa: E402
 from engram_platform.mongo import connect_mongo, insert_new  # noqa: E402
 from tests.conftest import Infra  # noqa: E402
@@ -243,7 +243,7 @@ def memory_chunk(
         agent = agents[n % len(agents)]
         content = f"{pool.texts[int(picks[n])]} #{n}"
         event = write_event(tenant_id, agent, n, content)
-        fields = _row_fields(event)
+        fields = row_fields(event)
         fields.update(content=content, metadata={}, metadata_at={})
         fields.update(provenance=pool.provenance, stored_at=datetime.now(UTC))
         opening.append((fields, "active"))

@@ -28,23 +28,13 @@ sys.path.insert(0, str(ROOT))
 
 from tests.conftest import Infra  # noqa: E402
 from tests.support.platform import start_platform, stop_platform  # noqa: E402
+from tests.support.polling import until  # noqa: E402
 
 HASHING = {
     "ENGRAM_EMBEDDING_EMBEDDER": "hashing",
     "ENGRAM_MEMORY_EMBEDDER": "hashing",
     "ENGRAM_ENRICHMENT_EMBEDDER": "hashing",
 }
-
-
-def wait(check: Any, what: str, timeout: float) -> Any:
-    """Poll until truthy; fail naming what never happened."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = check()
-        if found:
-            return found
-        time.sleep(0.5)
-    raise TimeoutError(what)
 
 
 def record_ids(client: httpx.Client) -> list[str]:
@@ -84,13 +74,13 @@ def run(
             },
         )
         response.raise_for_status()
-    ids: list[str] = wait(
+    ids: list[str] = until(
         lambda: found if len(found := record_ids(client)) >= size else None,
         "all records",
         timeout,
     )
     last = f"shipment:s{size - 1}"
-    wait(lambda: client.get(f"/v1/knowledge/entities/{last}").status_code == 200, "facts", timeout)
+    until(lambda: client.get(f"/v1/knowledge/entities/{last}").status_code == 200, "facts", timeout)
     derived_at = time.monotonic()
     agent = client.post("/v1/agents", json={"name": "bench"}).json()["agent_id"]
     derived_memories = ids[::10]
@@ -99,7 +89,7 @@ def run(
             f"/v1/agents/{agent}/memories",
             json={"content": f"note about {record_id}", "derived_from": [record_id]},
         ).raise_for_status()
-    wait(lambda: len(active_memories(client, agent)) >= len(derived_memories), "memories", timeout)
+    until(lambda: len(active_memories(client, agent)) >= len(derived_memories), "memories", timeout)
     asyncio.run(quiet(bootstrap, prefix, timeout))
     quiet_at = time.monotonic()
     prune_start = time.monotonic()

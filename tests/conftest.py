@@ -14,6 +14,7 @@ import pytest
 
 from tests.support.backend import Backend, BackendChoiceError, select_backend
 from tests.support.docker_probe import docker_answers
+from tests.support.retries import fast_retries
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -110,8 +111,7 @@ def stack_env(infra: Infra, names: dict[str, str]) -> dict[str, str]:
         "MONGODB_URI": infra.mongodb_uri,
         **infra.qdrant_env(),
         "ENGRAM_LOG_LEVEL": "INFO",
-        "ENGRAM_RETRY_BASE_SECONDS": "0.05",
-        "ENGRAM_RETRY_MAX_SECONDS": "0.2",
+        **fast_retries(0.05, 0.2),
         "ENGRAM_TOPIC_PARTITIONS": "1",
         **names,
     }

@@ -5,11 +5,9 @@ environment holds."""
 
 from __future__ import annotations
 
-import asyncio
 import sys
-import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +20,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 
 from engram_devstack import free_port
 from tests.support.platform import Platform
+from tests.support.polling import until_async
 from tests.support.services import ServiceProcess
 from tests.support.tenants import create_tenant
 
@@ -113,18 +112,6 @@ async def problem(client: Client, name: str, /, **arguments: Any) -> dict[str, A
     return result.structured_content
 
 
-async def until(check: Callable[[], Awaitable[Any]], what: str, timeout: float = 120.0) -> Any:
-    """Poll until `check` answers something truthy."""
-    deadline = time.monotonic() + timeout
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = await check()
-        if last:
-            return last
-        await asyncio.sleep(0.5)
-    raise AssertionError(f"timed out waiting for {what}; last: {last!r}")
-
-
 @pytest.mark.parametrize("transport", sorted(TRANSPORTS))
 async def test_an_agent_remembers_recalls_and_reads_knowledge(setup: Setup, transport: str) -> None:
     opened = TRANSPORTS[transport]
@@ -145,7 +132,7 @@ async def test_an_agent_remembers_recalls_and_reads_knowledge(setup: Setup, tran
             page = await tool(client, "memory_list", agent_id=agent, status="active", limit=100)
             return any(m["memory_id"] == memory_id for m in page["memories"])
 
-        await until(stored, "the memory active")
+        await until_async(stored, "the memory active")
         recalled = await tool(
             client, "memory_recall", agent_id=agent, query=f"when does {marker} want deliveries?"
         )
@@ -159,7 +146,7 @@ async def test_an_agent_remembers_recalls_and_reads_knowledge(setup: Setup, tran
             hits = await tool(client, "knowledge_search", query="Acme Freight", top_k=3)
             return list(hits["results"])
 
-        hits = await until(found, "the carriers searchable")
+        hits = await until_async(found, "the carriers searchable")
         assert hits[0]["entity_id"] == "carrier:c1"
         entity = await tool(client, "knowledge_entity", entity_id="carrier:c1")
         assert {f["attribute"] for f in entity["facts"]} >= {"name", "city"}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -19,14 +18,13 @@ FLEET_B = "type,id,city\ncarrier,c1,Riga\ncarrier,c3,Tallinn\n"
 
 def wait_for_job(client: httpx.Client, job_id: str, timeout: float = 120.0) -> dict[str, Any]:
     """Poll a prune job until it completes; fail showing what it still waits for."""
-    deadline = time.monotonic() + timeout
-    job: dict[str, Any] = {}
-    while time.monotonic() < deadline:
-        job = client.get(f"/v1/prune-jobs/{job_id}").json()
-        if job["status"] == "completed":
-            return job
-        time.sleep(0.5)
-    raise AssertionError(f"prune job {job_id} did not complete: {job}")
+    job: dict[str, Any] = until(
+        lambda: client.get(f"/v1/prune-jobs/{job_id}").json(),
+        f"prune job {job_id} to complete",
+        timeout,
+        ready=lambda job: job["status"] == "completed",
+    )
+    return job
 
 
 def upload(client: httpx.Client, name: str, text: str) -> str:
@@ -139,7 +137,7 @@ def scenario(platform: Platform, during_cascade: Callable[[], None]) -> None:
 
 def prune_durations(platform: Platform) -> list[dict[str, Any]]:
     """The gateway's prune-job duration points in the local metrics store."""
-    db = MongoClient(platform.env["MONGODB_URI"])[
+    db = MongoClient[dict[str, Any]](platform.env["MONGODB_URI"])[
         f"{platform.env['ENGRAM_DATABASE_PREFIX']}telemetry"
     ]
     return list(db.metrics.find({"name": "engram.prune.job.duration", "service": "engram-gateway"}))

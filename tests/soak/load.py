@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -84,7 +84,7 @@ class Load:
             await asyncio.gather(*loops)
 
     async def _every(
-        self, period: float, stop_at: float, action: Callable[[], Awaitable[None]]
+        self, period: float, stop_at: float, action: Callable[[], Coroutine[Any, Any, None]]
     ) -> None:
         """Start `action` every `period` seconds (not waiting for the last one: an open loop)."""
         pending: set[asyncio.Task[None]] = set()

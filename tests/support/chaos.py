@@ -173,7 +173,7 @@ class RunResult:
 def tenant_of(platform: Platform, key: str) -> str:
     """The tenant a key belongs to, from the gateway's own database (keys are `egk_<id>_...`)."""
     key_id = key.split("_")[1]
-    with MongoClient(platform.env["MONGODB_URI"]) as mongo:
+    with MongoClient[dict[str, Any]](platform.env["MONGODB_URI"]) as mongo:
         row = mongo[f"{platform.env['ENGRAM_DATABASE_PREFIX']}gateway"]["api_keys"].find_one(
             {"_id": key_id}
         )
@@ -244,24 +244,27 @@ def run_workload(
         for doc_id in documents.values():
             assert client.wait_for_document(doc_id, timeout=300).status == "extracted"
         expected += round_.records
+
+        def enough(found: dict[tuple[str, str], str], n: int = expected) -> bool:
+            return len(found) >= max(n, 1)
+
         refs = until(
-            lambda n=expected: (found := record_ids_by_ref(client)) and len(found) >= n and found,
-            f"{expected} records extracted",
-            300,
+            lambda: record_ids_by_ref(client), f"{expected} records extracted", 300, ready=enough
         )
         for memory in round_.derived:
             remember(memory, refs)
     for name, text in workload.revisions.items():
         doc_id = client.upload_document(name, text, mime="text/csv").document_id
-        until(
-            lambda doc_id=doc_id: (
-                (doc := client.get_document(doc_id)).status == "extracted"
+
+        def revised(doc_id: str = doc_id) -> bool:
+            doc = client.get_document(doc_id)
+            return (
+                doc.status == "extracted"
                 and len(doc.versions) >= 2
                 and all(v.status == "extracted" for v in doc.versions)
-            ),
-            f"{name} revised",
-            300,
-        )
+            )
+
+        until(revised, f"{name} revised", 300)
     for memory in workload.last:
         remember(memory)
     for (agent, _), memory_id in memory_ids.items():
@@ -297,8 +300,8 @@ def snapshot(client: EngramClient, agents: Iterable[str]) -> dict[str, Any]:
             (*ref, record.record_type, record.status, record.revision, record.content_sha256)
         ] += 1
 
-    def refs(ids: Iterable[str] | None) -> tuple[Any, ...]:
-        return tuple(sorted(ref_of.get(i, ("?", i, "")) for i in ids or ()))
+    def refs(ids: Iterable[str | None] | None) -> tuple[Any, ...]:
+        return tuple(sorted(ref_of.get(i or "", ("?", i or "", "")) for i in ids or ()))
 
     facts: Counter[tuple[Any, ...]] = Counter()
     entity_ids = sorted(e["entity_id"] for e in client.iter_entities(page_size=200))
@@ -332,15 +335,15 @@ def snapshot(client: EngramClient, agents: Iterable[str]) -> dict[str, Any]:
         for hit in recalled.results:
             memory_vectors[(name, hit.content or "")] += 1
     knowledge_vectors: Counter[tuple[Any, ...]] = Counter()
-    for hit in client.search_knowledge(
+    for known in client.search_knowledge(
         "carrier depot route city", top_k=1000, min_score=-1.0
     ).results:
-        extra = hit.model_extra or {}
+        extra = known.model_extra or {}
         if extra.get("kind") == "article_section":
             fresh = extra.get("text_sha256") == extra.get("embedded_text_sha256")
-            knowledge_vectors[("section", hit.entity_id, hit.attribute, fresh)] += 1
+            knowledge_vectors[("section", known.entity_id, known.attribute, fresh)] += 1
         else:
-            knowledge_vectors[("fact", hit.entity_id, hit.attribute, _value(hit.value))] += 1
+            knowledge_vectors[("fact", known.entity_id, known.attribute, _value(known.value))] += 1
     documents = Counter(
         (name, client.get_document(doc_id).status) for doc_id, name in names.items()
     )
@@ -398,7 +401,7 @@ def difference(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
 def quiet(platform: Platform) -> bool:
     """Every consumer group caught up with every partition it committed, every outbox empty."""
     prefix = platform.prefix
-    with MongoClient(platform.env["MONGODB_URI"]) as mongo:
+    with MongoClient[dict[str, Any]](platform.env["MONGODB_URI"]) as mongo:
         for service in CONSUMING:
             db = mongo[f"{platform.env['ENGRAM_DATABASE_PREFIX']}{service}"]
             if db["outbox"].count_documents({}):
@@ -459,7 +462,7 @@ async def _partition_offsets(bootstrap: str, prefix: str) -> dict[str, dict[int,
 
 def applied_counts(platform: Platform) -> dict[str, int]:
     """Events each service's consumers applied so far (the dedup ledger, one row per event)."""
-    with MongoClient(platform.env["MONGODB_URI"]) as mongo:
+    with MongoClient[dict[str, Any]](platform.env["MONGODB_URI"]) as mongo:
         return {
             service: mongo[f"{platform.env['ENGRAM_DATABASE_PREFIX']}{service}"][
                 "applied_events"

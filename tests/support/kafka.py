@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+
+from tests.support.polling import until_async
 
 
 async def produce(bootstrap: str, topic: str, values: list[bytes], key: bytes = b"k") -> None:
@@ -20,13 +21,15 @@ async def produce(bootstrap: str, topic: str, values: list[bytes], key: bytes = 
         await producer.stop()
 
 
-async def read_all(bootstrap: str, topic: str, *, settle: float = 1.5) -> list[dict[str, Any]]:
+async def read_all(
+    bootstrap: str, topic: str, *, settle: float = 1.5
+) -> list[dict[str, Any] | None]:
     """Every message on a topic from the start, decoded as JSON (None for tombstones)."""
     consumer = AIOKafkaConsumer(
         topic, bootstrap_servers=bootstrap, auto_offset_reset="earliest", enable_auto_commit=False
     )
     await consumer.start()
-    out: list[dict[str, Any]] = []
+    out: list[dict[str, Any] | None] = []
     try:
         idle = 0.0
         while idle < settle:
@@ -57,11 +60,15 @@ async def wait_for(
     bootstrap: str, topic: str, predicate: Any, *, count: int = 1, timeout: float = 30.0
 ) -> list[dict[str, Any]]:
     """Poll a topic until `count` messages match, or fail with what was seen."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    seen: list[dict[str, Any]] = []
-    while asyncio.get_running_loop().time() < deadline:
-        seen = [m for m in await read_all(bootstrap, topic, settle=0.6) if m and predicate(m)]
-        if len(seen) >= count:
-            return seen
-        await asyncio.sleep(0.3)
-    raise AssertionError(f"expected {count} matching messages on {topic}, saw {len(seen)}")
+
+    async def matching() -> list[dict[str, Any]]:
+        return [m for m in await read_all(bootstrap, topic, settle=0.6) if m and predicate(m)]
+
+    seen: list[dict[str, Any]] = await until_async(
+        matching,
+        f"{count} matching messages on {topic}",
+        timeout,
+        0.3,
+        ready=lambda seen: len(seen) >= count,
+    )
+    return seen

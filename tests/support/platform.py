@@ -10,6 +10,7 @@ import httpx
 
 from engram_devstack import free_port
 from tests.conftest import Infra
+from tests.support.retries import fast_retries
 from tests.support.services import ServiceProcess
 from tests.support.tenants import create_tenant
 
@@ -64,8 +65,7 @@ def start_platform(infra: Infra, root: Path, **extra: str) -> Platform:
         "ENGRAM_ENRICHMENT_VECTOR_PATH": str(data / "vectors" / "enrichment"),
         "ENGRAM_CONNECTORS_DROP_ROOT": str(drop_root),
         "ENGRAM_CONNECTORS_DROP_SCAN_INTERVAL_SECONDS": "0.3",
-        "ENGRAM_RETRY_BASE_SECONDS": "0.05",
-        "ENGRAM_RETRY_MAX_SECONDS": "0.3",
+        **fast_retries(0.05, 0.3),
         "ENGRAM_TOPIC_PARTITIONS": "1",
         "ENGRAM_METRICS_INTERVAL_SECONDS": "2",
         **extra,

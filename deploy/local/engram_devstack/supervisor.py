@@ -131,7 +131,9 @@ class Supervisor:
         self._infra = self.stack.servers_in_use()
         if self.options.model_cpus:
             running = [server.running_pid() for server in self._infra]
-            cpus.keep_on(os.sched_getaffinity(0), [pid for pid in running if pid is not None])
+            cpus.keep_on(
+                frozenset(os.sched_getaffinity(0)), [pid for pid in running if pid is not None]
+            )
         return endpoints
 
     def _service_env(self, endpoints: Endpoints) -> dict[str, str]:

@@ -1,4 +1,4 @@
-"""Engram's Python client: typed sync and async access to the public HTTP API (DESIGN.md §5)."""
+"""Engram's Python client: typed sync and async access to the public HTTP API."""
 
 from engram_client.async_client import AsyncEngramClient
 from engram_client.calls import Call, new_idempotency_key

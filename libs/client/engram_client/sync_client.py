@@ -1,4 +1,4 @@
-"""`EngramClient`: the blocking client, one method per public endpoint (DESIGN.md §5)."""
+"""`EngramClient`: the blocking client, one method per public endpoint."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every event type in the contract (DESIGN.md §2-3), keyed by its aggregate id."""
+"""Every event type in the contract, keyed by its aggregate id (docs/architecture.md lists them)."""
 
 from engram_events.payloads.conversations import ConversationDeleted, ConversationSubmitted
 from engram_events.payloads.documents import (

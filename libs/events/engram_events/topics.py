@@ -4,7 +4,7 @@ from enum import StrEnum
 
 
 class Topics(StrEnum):
-    """Every Kafka topic in the contract (DESIGN.md §3)."""
+    """Every Kafka topic in the contract (docs/architecture.md, Topics)."""
 
     DOCUMENTS = "engram.documents.v1"
     RECORDS = "engram.records.v1"

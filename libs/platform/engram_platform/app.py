@@ -15,12 +15,12 @@ from engram_platform.http import health_router
 from engram_platform.indexes import Expiry, sweep
 from engram_platform.problems import install_problem_handlers
 from engram_platform.query_params import refuse_undeclared_query
-from engram_platform.runtime import Runtime
+from engram_platform.runtime import ConnectedRuntime, Runtime
 from engram_platform.topics import ensure_topics
 
 log = logging.getLogger(__name__)
 
-Register = Callable[[Runtime, FastAPI], Awaitable[None]]
+Register = Callable[[ConnectedRuntime, FastAPI], Awaitable[None]]
 Background = Callable[[], Coroutine[Any, Any, None]]
 
 
@@ -42,22 +42,6 @@ async def _with_backoff(
             )
             await asyncio.sleep(delay)
             delay = min(delay * 2, 5.0)
-
-
-async def until_done(what: str, action: Callable[[], Awaitable[int]], retry: float = 5.0) -> None:
-    """A one-off background job (a backfill) retried while it fails, so a database that is away
-    at start delays the job instead of stopping the service."""
-    while True:
-        try:
-            count = await action()
-        except Exception as exc:
-            log.warning(
-                "background job failed", extra={"job": what, "error_type": type(exc).__name__}
-            )
-            await asyncio.sleep(retry)
-            continue
-        log.info("background job done", extra={"job": what, "count": count})
-        return
 
 
 async def _cancel(tasks: Sequence[asyncio.Task[None]]) -> None:
@@ -82,14 +66,16 @@ def service_app(
     its own dependencies run (see `query_params`).
     """
 
+    connected: list[ConnectedRuntime] = []
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with runtime.connected():
-            settings = runtime.settings
+        async with runtime.connected() as rt:
+            settings = rt.settings
             expiries: list[Expiry] = []
 
             async def create_indexes() -> None:
-                expiries[:] = await runtime.ensure_indexes()
+                expiries[:] = await rt.ensure_indexes()
 
             await _with_backoff("mongodb-indexes", create_indexes)
             await _with_backoff(
@@ -100,28 +86,35 @@ def service_app(
                     partitions=settings.topic_partitions,
                 ),
             )
-            await register(runtime, app)
-            assert runtime.consumer is not None
-            if runtime.consumer.routes:
-                runtime.consumer.subscribe()
-            await _with_backoff("kafka", runtime.broker.start)
-            if runtime.settings.outbox_relay:
-                runtime.start_relay()
-            app.state.runtime = runtime
-            thresholds = tune_after_start(runtime.settings.gc_young_threshold)
+            await register(rt, app)
+            if rt.consumer.topics:
+                rt.consumer.subscribe()
+            await _with_backoff("kafka", rt.broker.start)
+            if settings.outbox_relay:
+                rt.start_relay()
+            app.state.runtime = rt
+            connected.append(rt)
+            thresholds = tune_after_start(settings.gc_young_threshold)
             log.info("started", extra={"gc_thresholds": list(thresholds)})
             tasks = [asyncio.create_task(loop()) for loop in background]
             if expiries:
-                tasks.append(asyncio.create_task(sweep(runtime.db, expiries)))
-            if runtime.consumer.routes and runtime.settings.metrics_enabled:
-                tasks.append(asyncio.create_task(runtime.lag_sampler().run()))
+                tasks.append(asyncio.create_task(sweep(rt.db, expiries)))
+            if rt.consumer.topics and settings.metrics_enabled:
+                tasks.append(asyncio.create_task(rt.lag_sampler().run()))
             try:
                 yield
             finally:
+                connected.clear()
                 await _cancel(tasks)
-                if runtime.consumer.overlapped is not None:
-                    await runtime.consumer.overlapped.drain()
-                await runtime.broker.stop()
+                if rt.consumer.overlapped is not None:
+                    await rt.consumer.overlapped.drain()
+                await rt.broker.stop()
+
+    async def ready() -> dict[str, bool]:
+        """Not ready until connected; then each dependency answering now."""
+        if not connected:
+            return {"mongodb": False, "kafka": False}
+        return await connected[0].ready()
 
     app = FastAPI(
         title=title,
@@ -138,7 +131,7 @@ def service_app(
     token = runtime.settings.internal_token
     app.state.internal_token = token.get_secret_value() if token else None
     install_problem_handlers(app)
-    app.include_router(health_router(runtime.ready))
+    app.include_router(health_router(ready))
     for router in routers:
         app.include_router(router)
     return app

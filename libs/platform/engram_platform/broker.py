@@ -1,47 +1,72 @@
-"""The FastStream Kafka broker every service uses, with telemetry on."""
+"""The FastStream Kafka broker every service consumes with, and the producer it publishes by."""
 
 import logging
+from types import TracebackType
 from typing import Any
 
+from faststream import BaseMiddleware, ContextRepo
 from faststream.kafka import KafkaBroker
 from faststream.kafka.opentelemetry import KafkaTelemetryMiddleware
+from faststream.kafka.response import KafkaPublishCommand
 from opentelemetry.sdk.trace import TracerProvider
 
+from engram_platform.sending import KafkaSender, producer_options
 from engram_platform.settings import ServiceSettings
 
-MAX_MESSAGE_BYTES = 16 * 1024 * 1024
-"""Documents travel inline; topics are created with a matching max.message.bytes."""
-BATCH_BYTES = 512 * 1024
-"""Record batch size per partition. aiokafka's 16 KiB default fit two 8 KiB embedding results,
-so publishing 256 of them took ~128 sequential round trips (120-190 ms, measured)."""
+
+class Broker(KafkaBroker):
+    """FastStream's broker, owning the `sender` every event leaves by: started before the
+    broker's subscribers, stopped after them."""
+
+    def __init__(self, *args: Any, sender: KafkaSender, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.sender = sender
+
+    async def start(self) -> None:
+        await self.sender.start()
+        await super().start()
+
+    async def stop(
+        self,
+        exc_type: type[BaseException] | None = None,
+        exc_val: BaseException | None = None,
+        exc_tb: TracebackType | None = None,
+    ) -> None:
+        try:
+            await super().stop(exc_type, exc_val, exc_tb)
+        finally:
+            await self.sender.stop()
+
+
+class PublishTelemetry:
+    """FastStream's telemetry for what `broker.publish` sends (a DLQ letter, a replay), and
+    nothing for consuming: the consumer's own spans trace each fetch, once."""
+
+    def __init__(self, tracer_provider: TracerProvider | None) -> None:
+        self.telemetry = KafkaTelemetryMiddleware(tracer_provider=tracer_provider)
+
+    def __call__(
+        self, msg: Any | None, /, *, context: ContextRepo
+    ) -> BaseMiddleware[KafkaPublishCommand]:
+        if msg is None:
+            return self.telemetry(msg, context=context)
+        return BaseMiddleware(msg, context=context)
 
 
 def make_broker(
     settings: ServiceSettings, *, service: str, tracer_provider: TracerProvider | None = None
-) -> KafkaBroker:
-    """An acks=all producer and W3C trace context in headers.
-
-    Not Kafka's idempotent producer: aiokafka's cannot recover from OutOfOrderSequenceNumber
-    (after a broker restart every later send failed until the process restarted; aio-libs/aiokafka
-    issue 1017). Duplicates a retry may write are harmless: every event has a deterministic id
-    and every consumer applies an event id once. aiokafka keeps one request in flight per broker,
-    so retries do not reorder a partition.
-    """
-    return KafkaBroker(
+) -> Broker:
+    """The broker with W3C trace context on what it publishes, and the service's sender."""
+    options = producer_options(settings, service=service)
+    return Broker(
         settings.kafka_bootstrap_servers,
-        client_id=f"engram-{service}",
+        sender=KafkaSender(options),
+        client_id=options["client_id"],
         acks="all",
         enable_idempotence=False,
-        max_request_size=MAX_MESSAGE_BYTES,
-        max_batch_size=BATCH_BYTES,
-        request_timeout_ms=30_000,
-        middlewares=[KafkaTelemetryMiddleware(tracer_provider=tracer_provider)],
+        max_request_size=options["max_request_size"],
+        request_timeout_ms=options["request_timeout_ms"],
+        middlewares=[PublishTelemetry(tracer_provider)],
         logger=logging.getLogger("engram.faststream"),
         log_level=logging.DEBUG,
     )
-
-
-def raw_producer(broker: KafkaBroker) -> Any:
-    """The underlying aiokafka producer: a Kafka tombstone needs a null value, which
-    FastStream's `publish` cannot send (it encodes None as empty bytes)."""
-    return broker.config.producer._producer.producer  # type: ignore[attr-defined]

@@ -9,15 +9,20 @@ from typing import Any
 
 from engram_events import Topics, topic_name
 from engram_events.payloads.dlq import DeadLetter
+from engram_platform.outbox.entries import trace_headers
+from engram_platform.sending import KafkaSender
 
 log = logging.getLogger(__name__)
+DEAD_LETTER = "dead_letter"
+"""The `event_type` header of a DLQ record (it is no event: its value is a `DeadLetter`)."""
 
 
 class DeadLetters:
-    """Publishes DeadLetter records synchronously (acks=all) before the offset moves on."""
+    """Publishes DeadLetter records synchronously (acks=all) before the offset moves on, over
+    the service's one send path."""
 
-    def __init__(self, broker: Any, *, topic_prefix: str = "") -> None:
-        self.broker = broker
+    def __init__(self, sender: KafkaSender, *, topic_prefix: str = "") -> None:
+        self.sender = sender
         self.topic = topic_name(Topics.DLQ, topic_prefix)
 
     async def send(
@@ -54,12 +59,15 @@ class DeadLetters:
             },
             failed_at=datetime.now(UTC),
         )
-        await self.broker.publish(
-            letter.model_dump_json().encode(),
-            self.topic,
-            key=(key or consumer).encode(),
-            headers={"content-type": "application/json"},
-        )
+        entry = {
+            "_id": f"{consumer}:{record.topic}:{record.partition}:{record.offset}",
+            "topic": self.topic,
+            "key": key or consumer,
+            "value": letter.model_dump_json().encode(),
+            "headers": trace_headers(),
+            "event_type": DEAD_LETTER,
+        }
+        await self.sender.send([entry])
         log.warning(
             "dead-lettered",
             extra={

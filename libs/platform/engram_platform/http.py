@@ -6,7 +6,6 @@ from collections.abc import Awaitable, Callable
 
 from fastapi import APIRouter, FastAPI
 from fastapi.responses import JSONResponse
-from opentelemetry import context as otel_context
 
 
 def health_router(ready: Callable[[], Awaitable[dict[str, bool]]]) -> APIRouter:
@@ -27,11 +26,6 @@ def health_router(ready: Callable[[], Awaitable[dict[str, bool]]]) -> APIRouter:
         )
 
     return router
-
-
-def current_context() -> otel_context.Context:
-    """The active trace context (for handing work to background tasks)."""
-    return otel_context.get_current()
 
 
 def serve(app: FastAPI, host: str, port: int) -> None:

@@ -7,7 +7,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pymongo import ASCENDING, IndexModel
-from pymongo.errors import DuplicateKeyError
 
 from engram_platform.indexes import Indexes
 from engram_platform.mongo import insert_new
@@ -31,10 +30,6 @@ class AppliedEvents:
     def _key(self, event_id: object) -> str:
         return f"{self.consumer}:{event_id}"
 
-    async def seen(self, event_id: object) -> bool:
-        """True when this consumer already applied the event."""
-        return bool(await self.seen_many([str(event_id)]))
-
     async def seen_many(self, event_ids: Iterable[str]) -> set[str]:
         """Which of these events this consumer already applied, in one `_id $in` lookup."""
         keys = {self._key(e): e for e in dict.fromkeys(event_ids)}
@@ -42,16 +37,6 @@ class AppliedEvents:
             return set()
         cursor = self.collection.find({"_id": {"$in": list(keys)}}, {"_id": 1})
         return {keys[doc["_id"]] async for doc in cursor}
-
-    async def mark(self, event_id: object, event_type: str) -> bool:
-        """Record the event as applied; False when it already was."""
-        try:
-            await self.collection.insert_one(
-                {"_id": self._key(event_id), "event_type": event_type, "at": datetime.now(UTC)}
-            )
-        except DuplicateKeyError:
-            return False
-        return True
 
     async def mark_many(self, applied: Sequence[tuple[str, str]]) -> None:
         """Record many applied events in one write; ids already recorded are skipped."""

@@ -1,20 +1,23 @@
-"""What every service's composition root builds: broker, Mongo, outbox relay, consumer."""
+"""What every service's composition root builds: broker, Mongo, outbox relay, consumer.
+
+`Runtime.build` configures without IO (the service's options included); `Runtime.connected`
+opens the clients and yields a `ConnectedRuntime`, whose clients are all there.
+"""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from faststream.kafka import KafkaBroker
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.trace import TracerProvider
 
 from engram_platform import idempotency, outbox
-from engram_platform.broker import make_broker
-from engram_platform.consumer import Consumer
+from engram_platform.broker import Broker, make_broker
+from engram_platform.consuming import OUTBOXED, Consumer, Delivery
 from engram_platform.indexes import Expiry, Indexes, ensure_indexes, merge
 from engram_platform.logs import configure_logging
 from engram_platform.metrics import ConsumerLagSampler, ConsumerMetrics, setup_metrics
@@ -28,27 +31,36 @@ from engram_platform.tracing_mongo import MongoSpans
 log = logging.getLogger(__name__)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Runtime:
-    """A service's clients; built without IO, connected inside the lifespan."""
+    """A service's configuration and broker; built without IO, connected inside the lifespan."""
 
     service: str
     settings: ServiceSettings
     tracer_provider: TracerProvider
-    broker: KafkaBroker
-    mongo: Any = None
-    db: Any = None
-    outbox: Outbox | None = None
-    relay: OutboxRelay | None = None
-    consumer: Consumer | None = None
-    recover_collections: list[str] = field(default_factory=list)
-    indexes: Indexes = field(default_factory=dict)
-    """The service's stores' declared indexes (the platform's own are added to them)."""
+    broker: Broker
     meter_provider: MeterProvider | None = None
+    recover_collections: tuple[str, ...] = ()
+    """Collections whose documents may hold embedded events after a crash (see `outbox`)."""
+    indexes: Indexes | None = None
+    """The service's stores' declared indexes (the platform's own are added to them)."""
+    delivery: Delivery = OUTBOXED
+    batch_size: int | None = None
+    """Records per fetch; the settings' `consumer_batch_size` when not given."""
+    batch_timeout_ms: int = 50
 
     @classmethod
     def build(
-        cls, service: str, settings: ServiceSettings, *, install_global: bool = True
+        cls,
+        service: str,
+        settings: ServiceSettings,
+        *,
+        install_global: bool = True,
+        recover_collections: Sequence[str] = (),
+        indexes: Indexes | None = None,
+        delivery: Delivery = OUTBOXED,
+        batch_size: int | None = None,
+        batch_timeout_ms: int = 50,
     ) -> Runtime:
         """Configure logging, tracing, metrics and the broker; nothing connects yet."""
         if install_global:
@@ -62,54 +74,66 @@ class Runtime:
             tracer_provider=provider,
             broker=broker,
             meter_provider=meters,
+            recover_collections=tuple(recover_collections),
+            indexes=indexes,
+            delivery=delivery,
+            batch_size=batch_size,
+            batch_timeout_ms=batch_timeout_ms,
         )
 
     @asynccontextmanager
-    async def connected(self) -> AsyncIterator[Runtime]:
-        """Open Mongo, start the outbox relay, and build the consumer; close all on exit."""
-        self.mongo = connect_mongo(
-            self.settings.mongodb_uri.get_secret_value(),
+    async def connected(self) -> AsyncIterator[ConnectedRuntime]:
+        """Open Mongo and build the outbox, its relay and the consumer; close all on exit."""
+        settings = self.settings
+        mongo = connect_mongo(
+            settings.mongodb_uri.get_secret_value(),
             app_name=f"engram-{self.service}",
             event_listeners=self._mongo_listeners(),
         )
-        self.db = self.mongo[self.settings.database_name(self.service)]
-        self.outbox = Outbox(self.db, topic_prefix=self.settings.topic_prefix)
-        self.consumer = Consumer(
+        db = mongo[settings.database_name(self.service)]
+        box = Outbox(db, topic_prefix=settings.topic_prefix)
+        consumer = Consumer(
             service=self.service,
             broker=self.broker,
-            db=self.db,
-            outbox=self.outbox,
-            topic_prefix=self.settings.topic_prefix,
+            db=db,
+            outbox=box,
+            topic_prefix=settings.topic_prefix,
+            delivery=self.delivery,
             retry=RetryPolicy(
-                self.settings.max_attempts,
-                self.settings.retry_base_seconds,
-                self.settings.retry_max_seconds,
+                settings.max_attempts, settings.retry_base_seconds, settings.retry_max_seconds
             ),
-            batch_size=self.settings.consumer_batch_size,
+            batch_size=self.batch_size or settings.consumer_batch_size,
+            batch_timeout_ms=self.batch_timeout_ms,
             tracer_provider=self.tracer_provider,
             metrics=ConsumerMetrics(self.service, self.meter_provider),
         )
-        self.relay = OutboxRelay(
-            self.outbox,
-            self.broker,
+        relay = OutboxRelay(
+            box,
+            self.broker.sender,
             service=self.service,
-            interval=self.settings.relay_interval_seconds,
-            recover_collections=[self.db[name] for name in self.recover_collections],
+            interval=settings.relay_interval_seconds,
+            recover_collections=[db[name] for name in self.recover_collections],
         )
         try:
-            yield self
+            yield ConnectedRuntime(
+                service=self.service,
+                settings=settings,
+                tracer_provider=self.tracer_provider,
+                meter_provider=self.meter_provider,
+                broker=self.broker,
+                mongo=mongo,
+                db=db,
+                outbox=box,
+                relay=relay,
+                consumer=consumer,
+                indexes=self.indexes or {},
+            )
         finally:
-            if self.relay:
-                await self.relay.stop()
+            await relay.stop()
             self.tracer_provider.force_flush(5000)
             if self.meter_provider is not None:
                 self.meter_provider.force_flush(5000)
-            self.mongo.close()
-
-    async def ensure_indexes(self) -> list[Expiry]:
-        """Create the platform's and the service's declared indexes; the expiries to sweep."""
-        declared = merge(idempotency.INDEXES, outbox.INDEXES, self.indexes)
-        return await ensure_indexes(self.db, declared)
+            mongo.close()
 
     def _mongo_listeners(self) -> list[MongoSpans]:
         """Command spans when tracing is on; the telemetry database's own reads stay untraced."""
@@ -117,14 +141,34 @@ class Runtime:
             return []
         return [MongoSpans(self.tracer_provider, skip_databases=[self.settings.telemetry_database])]
 
+
+@dataclass(frozen=True)
+class ConnectedRuntime:
+    """A service's clients, all connected: what `register` and the routes are handed."""
+
+    service: str
+    settings: ServiceSettings
+    tracer_provider: TracerProvider
+    meter_provider: MeterProvider | None
+    broker: Broker
+    mongo: Any
+    db: Any
+    outbox: Outbox
+    relay: OutboxRelay
+    consumer: Consumer
+    indexes: Indexes
+
+    async def ensure_indexes(self) -> list[Expiry]:
+        """Create the platform's and the service's declared indexes; the expiries to sweep."""
+        declared = merge(idempotency.INDEXES, outbox.INDEXES, self.indexes)
+        return await ensure_indexes(self.db, declared)
+
     def start_relay(self) -> None:
         """Begin publishing staged events (call after the broker has started)."""
-        assert self.relay is not None
         self.relay.start()
 
     def lag_sampler(self) -> ConsumerLagSampler:
         """Samples this service's consumer lag (start it once the consumer has subscribed)."""
-        assert self.consumer is not None
         return ConsumerLagSampler(
             bootstrap=self.settings.kafka_bootstrap_servers,
             service=self.service,
@@ -136,7 +180,7 @@ class Runtime:
 
     async def ready(self) -> dict[str, bool]:
         """What /readyz reports: each dependency answering now."""
-        mongo_ok = self.db is not None and await ping(self.db)
+        mongo_ok = await ping(self.db)
         kafka_ok = False
         try:
             kafka_ok = bool(await self.broker.ping(timeout=2.0))

@@ -8,7 +8,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import TopicAlreadyExistsError
 
 from engram_events import ALL_TOPICS, COMPACTED_TOPICS, topic_name
-from engram_platform.broker import MAX_MESSAGE_BYTES
+from engram_platform.sending import MAX_MESSAGE_BYTES
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from engram_connectors.config import ConnectorsSettings
 from engram_connectors.service.filedrop import FileDropWatcher
 from engram_connectors.service.gdrive import DrivePoller
 from engram_platform.app import Background, service_app
-from engram_platform.runtime import Runtime
+from engram_platform.runtime import ConnectedRuntime, Runtime
 
 SERVICE = "connectors"
 log = logging.getLogger(__name__)
@@ -28,7 +28,7 @@ def create_app(
     runtime = Runtime.build(SERVICE, settings, install_global=install_global)
     loops: dict[str, FileDropWatcher | DrivePoller] = {}
 
-    async def register(rt: Runtime, app: FastAPI) -> None:
+    async def register(rt: ConnectedRuntime, app: FastAPI) -> None:
         publisher = KafkaPublisher(rt.broker, settings.topic_prefix)
         if settings.drop_root is not None:
             settings.drop_root.mkdir(parents=True, exist_ok=True)

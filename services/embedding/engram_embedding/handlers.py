@@ -1,178 +1,30 @@
-"""The embedding handler: one request in, one `embedding.computed` out (vectors + provenance)."""
+"""The embedding handlers: one request in, its `embedding.computed` out; runs batched."""
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
-import logging
-import time
-from collections import deque
-from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
-from engram_embedders import Embedder, Embeddings
-from engram_embedding.validation import screen
-from engram_events import Envelope, derive_event_id, new_event
-from engram_events.catalog import EMBEDDING_COMPUTED
-from engram_events.payloads.embeddings import (
-    EmbeddedItem,
-    EmbeddingComputed,
-    EmbeddingRequested,
-    VectorProvenance,
-)
-from engram_platform.metrics import PipelineMetrics
-
-log = logging.getLogger(__name__)
-KEPT_FETCHES = 2
-"""Fetches whose queued batches are kept: the one being answered and the one read ahead."""
-
-
-def vector_provenance(embeddings: Embeddings | None, embedder: Embedder) -> VectorProvenance:
-    """The provenance the embedder returned with the vectors (its own, never configuration)."""
-    source = embeddings.provenance if embeddings is not None else embedder.provenance
-    return VectorProvenance(**source.model_dump())
+from engram_embedding.service.requests import EmbeddingRequests
+from engram_events import Envelope
+from engram_events.payloads.embeddings import EmbeddingRequested
 
 
 class EmbeddingHandlers:
-    """Embeds requested texts in batches; results of a prefetched batch are reused per event."""
+    """The single route, the batch route and the consumer's look-ahead, over one use case."""
 
-    def __init__(
-        self, embedder: Embedder, batch_size: int, metrics: PipelineMetrics | None = None
-    ) -> None:
-        self.embedder = embedder
-        self.batch_size = batch_size
-        self.metrics = metrics or PipelineMetrics("embedding")
-        self._prefetched: dict[str, tuple[np.ndarray[Any, Any], VectorProvenance]] = {}
-        self._ahead: dict[str, asyncio.Future[None]] = {}
-        self._fetches: deque[set[str]] = deque()
-        self.embed_calls = 0
+    def __init__(self, requests: EmbeddingRequests) -> None:
+        self.requests = requests
 
-    async def _embed(self, texts: list[str]) -> Embeddings:
-        """One embedder call, counted: texts, batch size and duration per model."""
-        self.embed_calls += 1
-        started = time.perf_counter()
-        result = await self.embedder.embed(texts)
-        self.metrics.embedded(
-            model=result.provenance.model_id,
-            batch_size=len(texts),
-            seconds=time.perf_counter() - started,
-        )
-        return result
-
-    async def prefetch(self, events: Sequence[Envelope[EmbeddingRequested]]) -> None:
-        """Embed the valid texts of many requests together, in chunks of `batch_size`."""
-        wanted = [(e, item) for e in events for item in screen(list(e.payload.items)).accepted]
-        for start in range(0, len(wanted), self.batch_size):
-            chunk = wanted[start : start + self.batch_size]
-            result = await self._embed([item.text for _, item in chunk])
-            provenance = vector_provenance(result, self.embedder)
-            for (event, item), vector in zip(chunk, result.vectors, strict=True):
-                self._prefetched[f"{event.event_id}:{item.item_id}"] = (vector, provenance)
-        if wanted:
-            log.info("embedded batch", extra={"requests": len(events), "texts": len(wanted)})
-
-    def forget(self, events: Sequence[Envelope[EmbeddingRequested]]) -> None:
-        """Drop vectors no answer claimed (a request whose answer failed after its batch ran)."""
-        self._drop_vectors({str(event.event_id) for event in events})
-
-    def _drop_vectors(self, event_ids: set[str]) -> None:
-        """Forget the prefetched vectors of these requests."""
-        for key in [k for k in self._prefetched if k[: k.index(":")] in event_ids]:
-            del self._prefetched[key]
-
-    def _groups(self, events: Sequence[Envelope[EmbeddingRequested]]) -> list[list[int]]:
-        """Consecutive requests whose valid texts fill about one embedder batch each."""
-        groups: list[list[int]] = [[]]
-        size = 0
-        for index, event in enumerate(events):
-            texts = len(screen(list(event.payload.items)).accepted)
-            if groups[-1] and size + texts > self.batch_size:
-                groups.append([])
-                size = 0
-            groups[-1].append(index)
-            size += texts
-        return groups
-
-    def prepare(self, events: list[Envelope[EmbeddingRequested]]) -> None:
-        """The consumer's look-ahead: every embedder batch of the fetch is queued for the
-        embedder now, behind the fetch still being answered, so the model does not wait
-        between runs or between fetches. What the fetch before the previous one left
-        unclaimed (it failed, or was dropped) is cancelled and its vectors dropped."""
-        if len(self._fetches) == KEPT_FETCHES:
-            newer = set().union(*list(self._fetches)[1:])
-            stale = self._fetches.popleft() - newer - {str(e.event_id) for e in events}
-            for event_id in stale:
-                task = self._ahead.pop(event_id, None)
-                if task is not None:
-                    task.cancel()
-            self._drop_vectors(stale)
-        self._fetches.append({str(e.event_id) for e in events})
-        self._queue(events)
-
-    def _queue(self, events: Sequence[Envelope[EmbeddingRequested]]) -> None:
-        """One embedding task per embedder batch, remembered for each request it covers."""
-        for group in self._groups(events):
-            task = asyncio.ensure_future(self.prefetch([events[i] for i in group]))
-            for i in group:
-                self._ahead[str(events[i].event_id)] = task
+    async def on_requested(self, event: Envelope[EmbeddingRequested]) -> list[Envelope[Any]]:
+        """Vectors for the valid items, `rejected` for the rest."""
+        return await self.requests.answer(event)
 
     async def on_requested_many(
         self, events: list[Envelope[EmbeddingRequested]]
     ) -> list[list[Envelope[Any]] | BaseException]:
-        """The batch route: requests not queued by `prepare` are queued now, every batch at
-        once, and each request is answered as soon as its batch is embedded, while the next
-        ones embed. A request whose batch or answer fails goes back to the single route."""
-        self._queue([e for e in events if str(e.event_id) not in self._ahead])
-        results: list[list[Envelope[Any]] | BaseException] = []
-        try:
-            for event in events:
-                try:
-                    await self._ahead.pop(str(event.event_id))
-                    results.append(await self.on_requested(event))
-                except Exception as exc:
-                    results.append(exc)
-            return results
-        finally:
-            for event in events:
-                self._ahead.pop(str(event.event_id), None)
-            self.forget(events)
+        """The batch route: each request's answer, or the exception that failed it."""
+        return await self.requests.answer_run(events)
 
-    async def on_requested(self, event: Envelope[EmbeddingRequested]) -> list[Envelope[Any]]:
-        """Vectors for the valid items, `rejected` for the rest, with the embedder's provenance."""
-        request = event.payload
-        screened = screen(list(request.items))
-        keys = [f"{event.event_id}:{item.item_id}" for item in screened.accepted]
-        missing = [
-            item
-            for item, key in zip(screened.accepted, keys, strict=True)
-            if key not in self._prefetched
-        ]
-        if missing:
-            await self.prefetch([event])
-        found = [self._prefetched.pop(key) for key in keys]
-        provenance = found[0][1] if found else vector_provenance(None, self.embedder)
-        computed = EmbeddingComputed(
-            request_id=request.request_id,
-            requester=request.requester,
-            purpose=request.purpose,
-            items=[
-                EmbeddedItem(item_id=item.item_id, vector=[float(x) for x in vector])
-                for item, (vector, _) in zip(screened.accepted, found, strict=True)
-            ],
-            rejected=screened.rejected,
-            provenance=provenance,
-            text_sha256=[
-                hashlib.sha256(item.text.encode("utf-8")).hexdigest() for item in screened.accepted
-            ],
-        )
-        return [
-            new_event(
-                EMBEDDING_COMPUTED,
-                computed,
-                tenant_id=event.tenant_id,
-                caused_by=event,
-                event_id=derive_event_id(event.event_id, "computed"),
-            )
-        ]
+    def prepare(self, events: list[Envelope[EmbeddingRequested]]) -> None:
+        """The consumer's look-ahead: queue the fetch's batches for the embedder now."""
+        self.requests.prepare(events)

@@ -7,10 +7,12 @@ from fastapi import FastAPI
 from engram_embedders import make_embedder
 from engram_embedding.config import EmbeddingSettings
 from engram_embedding.handlers import EmbeddingHandlers
+from engram_embedding.service.requests import EmbeddingRequests
 from engram_events.catalog import EMBEDDING_REQUESTED
 from engram_platform.app import service_app
+from engram_platform.consuming import Pipelined
 from engram_platform.metrics import PipelineMetrics
-from engram_platform.runtime import Runtime
+from engram_platform.runtime import ConnectedRuntime, Runtime
 
 SERVICE = "embedding"
 READ_AHEAD_BATCHES = 16
@@ -25,28 +27,24 @@ def create_app(
 ) -> FastAPI:
     """Consumes `embedding.requested` and publishes `embedding.computed`; no durable data."""
     settings = settings or EmbeddingSettings()
-    runtime = Runtime.build(SERVICE, settings, install_global=install_global)
+    runtime = Runtime.build(
+        SERVICE,
+        settings,
+        install_global=install_global,
+        delivery=Pipelined(every=PUBLISH_EVERY_BATCHES * settings.batch_size),
+        batch_size=max(READ_AHEAD_BATCHES * settings.batch_size, settings.consumer_batch_size),
+        batch_timeout_ms=settings.linger_ms,
+    )
 
-    async def register(rt: Runtime, app: FastAPI) -> None:
-        assert rt.consumer is not None and rt.outbox is not None
+    async def register(rt: ConnectedRuntime, app: FastAPI) -> None:
         embedder = make_embedder(settings.embedder, **settings.embedder_options())
         metrics = PipelineMetrics(SERVICE, rt.meter_provider)
-        handlers = EmbeddingHandlers(embedder, settings.batch_size, metrics)
-        rt.consumer.batch_timeout_ms = settings.linger_ms
-        rt.consumer.batch_size = max(
-            READ_AHEAD_BATCHES * settings.batch_size, settings.consumer_batch_size
-        )
-        rt.consumer.publish_directly(
-            every=PUBLISH_EVERY_BATCHES * settings.batch_size, record_applied=False
-        )
-        rt.consumer.overlap_fetches()
+        handlers = EmbeddingHandlers(EmbeddingRequests(embedder, settings.batch_size, metrics))
         rt.consumer.on(
             EMBEDDING_REQUESTED,
             handlers.on_requested,
             batch=handlers.on_requested_many,
             ahead=handlers.prepare,
         )
-        app.state.embedder = embedder
-        app.state.handlers = handlers
 
     return service_app(runtime, title="engram-embedding", register=register)

@@ -11,30 +11,33 @@ import httpx
 from fastapi import FastAPI
 
 from engram_embedders import make_embedder
-from engram_enrichment import api, lineage, prune
 from engram_enrichment.adapters.chat import ChatCompletionsSummariser
 from engram_enrichment.adapters.schema_file import load_schema
 from engram_enrichment.adapters.store import INDEXES, MongoEntityStore
 from engram_enrichment.adapters.vectors import KnowledgeVectors
+from engram_enrichment.api import ROUTERS
+from engram_enrichment.api.deps import EnrichmentDeps
 from engram_enrichment.config import EnrichmentSettings
 from engram_enrichment.handlers import SERVICE, EnrichmentHandlers
-from engram_enrichment.knowledge import KnowledgeBase
-from engram_enrichment.search import KnowledgeSearch
-from engram_enrichment.summaries import Summaries
+from engram_enrichment.service.knowledge import KnowledgeBase
+from engram_enrichment.service.resolution import Resolutions
+from engram_enrichment.service.search import KnowledgeSearch
+from engram_enrichment.service.summaries import Summaries
 from engram_events.catalog import EMBEDDING_COMPUTED, RECORD_TOMBSTONED, RECORD_UPSERTED
 from engram_platform.app import service_app
-from engram_platform.runtime import Runtime
+from engram_platform.dependencies import install
+from engram_platform.runtime import ConnectedRuntime, Runtime
 from engram_vectors import LexicalMismatch, vector_store_from
 
 log = logging.getLogger(__name__)
 
 
 async def open_recall(
-    settings: EnrichmentSettings, knowledge: KnowledgeBase, app: FastAPI
-) -> KnowledgeVectors:
-    """The query embedder and the knowledge collection; search refuses a foreign vector space,
-    start-up a collection of another lexical encoder (said in the log: exception messages are
-    left out of it)."""
+    settings: EnrichmentSettings, knowledge: KnowledgeBase
+) -> tuple[KnowledgeVectors, KnowledgeSearch]:
+    """The knowledge collection and the search over it with the query embedder; search refuses
+    a foreign vector space, start-up a collection of another lexical encoder (said in the log:
+    exception messages are left out of it)."""
     embedder = make_embedder(settings.embedder, **settings.embedder_options())
     vectors = KnowledgeVectors(
         vector_store_from(settings.qdrant_url, settings.vector_path),
@@ -57,9 +60,7 @@ async def open_recall(
             "collection embedder differs from the configured embedder; search will refuse",
             extra={"collection": settings.collection},
         )
-    app.state.search = KnowledgeSearch(embedder, vectors, knowledge, min_score=settings.min_score)
-    app.state.max_top_k = settings.max_top_k
-    return vectors
+    return vectors, KnowledgeSearch(embedder, vectors, knowledge, min_score=settings.min_score)
 
 
 def build_summaries(settings: EnrichmentSettings) -> tuple[Summaries, httpx.AsyncClient | None]:
@@ -96,20 +97,17 @@ def create_app(
 ) -> FastAPI:
     """Consumes record upserts and tombstones; serves knowledge to the gateway internally."""
     settings = settings or EnrichmentSettings()
-    runtime = Runtime.build(SERVICE, settings, install_global=install_global)
-    runtime.indexes = INDEXES
+    runtime = Runtime.build(SERVICE, settings, install_global=install_global, indexes=INDEXES)
     summaries, summary_client = build_summaries(settings)
 
-    async def register(rt: Runtime, app: FastAPI) -> None:
-        assert rt.consumer is not None and rt.outbox is not None
-        knowledge = KnowledgeBase(
-            MongoEntityStore(rt.db),
-            summaries,
-        )
+    async def register(rt: ConnectedRuntime, app: FastAPI) -> None:
+        knowledge = KnowledgeBase(MongoEntityStore(rt.db), summaries)
         schema = load_schema(settings.schema_path)
-        vectors = await open_recall(settings, knowledge, app) if settings.recall else None
+        vectors: KnowledgeVectors | None = None
+        search: KnowledgeSearch | None = None
+        if settings.recall:
+            vectors, search = await open_recall(settings, knowledge)
         handlers = EnrichmentHandlers(knowledge, schema, vectors)
-        app.state.section_vectors = handlers.sections
         rt.consumer.on(
             RECORD_UPSERTED, handlers.on_record_upserted, batch=handlers.on_record_upserted_batch
         )
@@ -124,14 +122,19 @@ def create_app(
                 handlers.on_embedding_computed,
                 batch=handlers.on_embedding_computed_batch,
             )
-        app.state.knowledge = knowledge
-        app.state.schema = schema
-        app.state.outbox = rt.outbox
+        deps = EnrichmentDeps(
+            knowledge=knowledge,
+            resolutions=Resolutions(knowledge, handlers.sections, rt.outbox),
+            sections=handlers.sections,
+            search=search,
+            max_top_k=settings.max_top_k,
+        )
+        install(app, deps)
 
     return service_app(
         runtime,
         title="engram-enrichment",
         register=register,
-        routers=[api.router, prune.router, lineage.router],
+        routers=ROUTERS,
         background=[closing(summary_client)] if summary_client else [],
     )

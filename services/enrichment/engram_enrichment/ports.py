@@ -1,10 +1,22 @@
-"""The storage port the knowledge logic writes through; Mongo in production, fakes in tests."""
+"""The ports the use cases depend on: entity storage, the knowledge vectors, the outbox and the
+summariser; adapters implement them in production, fakes in tests."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from engram_enrichment.domain.model import ArticleSection
+from engram_events import Envelope
+from engram_vectors import HybridHit, SparseVector
+
+FACT = "fact"
+ARTICLE_SECTION = "article_section"
+"""The two kinds of point in the knowledge collection (the payload's `kind`)."""
+TEXT = "text"
+"""The payload field holding the text a point's vectors are of, where search looks for the
+query's identifiers (kept only with lexical vectors)."""
 
 
 class ConcurrentUpdate(Exception):
@@ -93,4 +105,65 @@ class Summariser(Protocol):
 
     async def summarise(self, messages: list[dict[str, str]]) -> Generated:
         """One completion, or SummaryFailed."""
+        ...
+
+
+class KnowledgeIndex(Protocol):
+    """The knowledge collection: a point per live fact and per article section."""
+
+    @property
+    def lexical(self) -> str | None:
+        """The lexical encoder the collection keeps vectors of, or None (dense only)."""
+        ...
+
+    async def fingerprint(self) -> str:
+        """The embedder fingerprint stored with the collection."""
+        ...
+
+    async def put_facts(
+        self,
+        tenant_id: str,
+        facts: Sequence[tuple[str, str, str, Sequence[float]]],
+        fingerprint: str,
+        provenance: dict[str, Any] | None = None,
+    ) -> None:
+        """Write facts' points `(entity_id, fact_id, text embedded, vector)`."""
+        ...
+
+    async def put_sections(
+        self,
+        tenant_id: str,
+        sections: Sequence[tuple[str, ArticleSection, str, Sequence[float]]],
+        fingerprint: str,
+        provenance: dict[str, Any] | None = None,
+    ) -> None:
+        """Write sections' points `(entity_id, section, text embedded, vector)`."""
+        ...
+
+    async def payloads(self, tenant_id: str, item_ids: Sequence[str]) -> list[dict[str, Any]]:
+        """The stored payloads of these facts' or sections' points (missing ones left out)."""
+        ...
+
+    async def remove(self, tenant_id: str, item_ids: Sequence[str]) -> None:
+        """Delete the points of facts or sections that are gone."""
+        ...
+
+    async def candidates(
+        self,
+        tenant_id: str,
+        vector: Sequence[float],
+        sparse: SparseVector | None,
+        limit: int,
+        *,
+        fingerprint: str,
+    ) -> list[HybridHit]:
+        """Dense and lexical candidates within one tenant, each with both scores."""
+        ...
+
+
+class EventStager(Protocol):
+    """The outbox: events staged here are published once, after the write that owes them."""
+
+    async def stage(self, envelopes: Iterable[Envelope[Any]]) -> int:
+        """Stage the events; returns how many."""
         ...

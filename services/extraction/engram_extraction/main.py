@@ -13,16 +13,21 @@ from engram_events.catalog import (
     RECORDS_IMPORT_REQUESTED,
 )
 from engram_extraction import api
-from engram_extraction.adapters.store import INDEXES, RecordStore, TombstoneStore
+from engram_extraction.adapters.store import INDEXES, RecordStore
+from engram_extraction.adapters.tombstones import TombstoneStore
+from engram_extraction.api import ExtractionDeps
 from engram_extraction.config import ExtractionSettings
 from engram_extraction.domain.candidates import Limits
 from engram_extraction.domain.llm import LlmOptions
 from engram_extraction.domain.schema import SchemaRegistry
 from engram_extraction.handlers import ExtractionHandlers
-from engram_extraction.tombstones import TombstoneHandlers
+from engram_extraction.service.documents import DocumentExtraction
+from engram_extraction.service.imports import RecordImports
+from engram_extraction.service.tombstones import Tombstoning
 from engram_platform.app import service_app
 from engram_platform.chat import ChatModel
-from engram_platform.runtime import Runtime
+from engram_platform.dependencies import install
+from engram_platform.runtime import ConnectedRuntime, Runtime
 
 SERVICE = "extraction"
 log = logging.getLogger(__name__)
@@ -46,29 +51,33 @@ def create_app(
 ) -> FastAPI:
     """Consumes ingested documents and import requests; serves records internally."""
     settings = settings or ExtractionSettings()
-    runtime = Runtime.build(SERVICE, settings, install_global=install_global)
-    runtime.indexes = INDEXES
+    runtime = Runtime.build(SERVICE, settings, install_global=install_global, indexes=INDEXES)
 
-    async def register(rt: Runtime, app: FastAPI) -> None:
-        assert rt.consumer is not None and rt.outbox is not None
+    async def register(rt: ConnectedRuntime, app: FastAPI) -> None:
         store = RecordStore(rt.db, batch=settings.write_batch)
+        registry = SchemaRegistry.load(settings.schema_path)
+        limits = Limits(settings.max_columns, settings.max_records, settings.max_value_chars)
         model, model_options = llm_parts(settings)
         handlers = ExtractionHandlers(
-            store,
-            SchemaRegistry.load(settings.schema_path),
-            rt.outbox,
-            limits=Limits(settings.max_columns, settings.max_records, settings.max_value_chars),
-            max_attempts=settings.max_attempts,
-            model=model,
-            model_options=model_options,
+            DocumentExtraction(
+                store,
+                registry,
+                rt.outbox,
+                limits=limits,
+                max_attempts=settings.max_attempts,
+                model=model,
+                model_options=model_options,
+            ),
+            RecordImports(
+                store, registry, rt.outbox, limits=limits, max_attempts=settings.max_attempts
+            ),
+            Tombstoning(TombstoneStore(store), rt.outbox),
         )
         rt.consumer.on(DOCUMENT_INGESTED, handlers.on_ingested)
         rt.consumer.on(RECORDS_IMPORT_REQUESTED, handlers.on_import_requested)
-        tombstones = TombstoneHandlers(TombstoneStore(store), rt.outbox)
-        rt.consumer.on(PRUNE_REQUESTED, tombstones.on_prune_requested)
-        rt.consumer.on(DOCUMENT_TOMBSTONED, tombstones.on_document_tombstoned)
-        app.state.store = store
-        app.state.tombstones = tombstones.store
+        rt.consumer.on(PRUNE_REQUESTED, handlers.on_prune_requested)
+        rt.consumer.on(DOCUMENT_TOMBSTONED, handlers.on_document_tombstoned)
+        install(app, ExtractionDeps(records=store))
 
     app = service_app(
         runtime,

@@ -36,7 +36,7 @@ from engram_platform.app import service_app
 from engram_platform.dependencies import install
 from engram_platform.indexes import merge
 from engram_platform.metrics import PipelineMetrics
-from engram_platform.runtime import Runtime
+from engram_platform.runtime import ConnectedRuntime, Runtime
 
 SERVICE = "gateway"
 MAX_JSON_BYTES = 1024 * 1024
@@ -48,14 +48,17 @@ MAX_PRUNE_BYTES = 32 * 1024 * 1024
 def create_app(settings: GatewaySettings | None = None, *, install_global: bool = True) -> FastAPI:
     """The public HTTP API; tests pass settings with a unique database and topic prefix."""
     settings = settings or GatewaySettings()
-    runtime = Runtime.build(SERVICE, settings, install_global=install_global)
-    runtime.recover_collections = [JOBS, AGENTS]
-    runtime.indexes = merge(registry.INDEXES, prune_jobs.INDEXES)
+    runtime = Runtime.build(
+        SERVICE,
+        settings,
+        install_global=install_global,
+        recover_collections=[JOBS, AGENTS],
+        indexes=merge(registry.INDEXES, prune_jobs.INDEXES),
+    )
 
     completion_of_this_start: list[PruneCompletion] = []
 
-    async def register(rt: Runtime, app: FastAPI) -> None:
-        assert rt.consumer is not None and rt.outbox is not None
+    async def register(rt: ConnectedRuntime, app: FastAPI) -> None:
         owners = InternalServices(
             {
                 "ingest": settings.ingest_url,

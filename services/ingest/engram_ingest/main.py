@@ -12,10 +12,15 @@ from engram_events.catalog import (
 )
 from engram_ingest import api
 from engram_ingest.adapters.store import INDEXES, IngestStore
+from engram_ingest.api import IngestDeps
 from engram_ingest.config import IngestSettings
 from engram_ingest.handlers import IngestHandlers
+from engram_ingest.service.deletions import Deletions
+from engram_ingest.service.extract_log import ExtractLog
+from engram_ingest.service.intake import Intake
 from engram_platform.app import service_app
-from engram_platform.runtime import Runtime
+from engram_platform.dependencies import install
+from engram_platform.runtime import ConnectedRuntime, Runtime
 
 SERVICE = "ingest"
 
@@ -23,17 +28,15 @@ SERVICE = "ingest"
 def create_app(settings: IngestSettings | None = None, *, install_global: bool = True) -> FastAPI:
     """Consumes document submissions and deletions; serves document status internally."""
     settings = settings or IngestSettings()
-    runtime = Runtime.build(SERVICE, settings, install_global=install_global)
-    runtime.indexes = INDEXES
+    runtime = Runtime.build(SERVICE, settings, install_global=install_global, indexes=INDEXES)
 
-    async def register(rt: Runtime, app: FastAPI) -> None:
-        assert rt.consumer is not None
+    async def register(rt: ConnectedRuntime, app: FastAPI) -> None:
         store = IngestStore(rt.db)
-        handlers = IngestHandlers(store)
+        handlers = IngestHandlers(Intake(store), Deletions(store), ExtractLog(store))
         rt.consumer.on(DOCUMENT_SUBMITTED, handlers.on_submitted)
         rt.consumer.on(DOCUMENT_DELETED, handlers.on_deleted)
         rt.consumer.on(DOCUMENT_EXTRACTED, handlers.on_extracted)
         rt.consumer.on(DOCUMENT_EXTRACTION_FAILED, handlers.on_extraction_failed)
-        app.state.store = store
+        install(app, IngestDeps(documents=store))
 
     return service_app(runtime, title="engram-ingest", register=register, routers=[api.router])

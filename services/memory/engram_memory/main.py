@@ -6,7 +6,7 @@ import logging
 
 from fastapi import FastAPI
 
-from engram_embedders import make_embedder
+from engram_embedders import Provenance, make_embedder
 from engram_events.catalog import (
     AGENT_DELETED,
     CONVERSATION_DELETED,
@@ -21,17 +21,24 @@ from engram_memory import api
 from engram_memory.adapters.conversations import ConversationStore
 from engram_memory.adapters.dedup import DedupSlots
 from engram_memory.adapters.rows import INDEXES, MEMORIES, MemoryRows, keeps_source_index
+from engram_memory.adapters.staging import OutboxWithdrawals
 from engram_memory.adapters.vectors import KEYWORD_INDEXES, MemoryVectors
+from engram_memory.api import MemoryDeps
 from engram_memory.config import MemorySettings
-from engram_memory.conversations import ConversationHandlers
-from engram_memory.dedup import Dedup
 from engram_memory.domain.conversations import ModelOptions
-from engram_memory.handlers import MemoryHandlers
-from engram_memory.recall import Recall
-from engram_memory.retention import Retention
-from engram_memory.withdrawal import Withdrawals
+from engram_memory.handlers import ConversationHandlers, MemoryHandlers
+from engram_memory.service.cascades import Cascades
+from engram_memory.service.conversations import ConversationIntake
+from engram_memory.service.dedup import Dedup
+from engram_memory.service.deletion import Deletions
+from engram_memory.service.recall import Recall
+from engram_memory.service.retention import Retention
+from engram_memory.service.storing import Storing
+from engram_memory.service.withdrawal import Withdrawals
+from engram_memory.service.writes import Writes
 from engram_platform.app import service_app
-from engram_platform.runtime import Runtime
+from engram_platform.dependencies import install
+from engram_platform.runtime import ConnectedRuntime, Runtime
 from engram_vectors import LexicalMismatch, vector_store_from
 
 SERVICE = "memory"
@@ -49,47 +56,55 @@ def model_options(settings: MemorySettings) -> ModelOptions | None:
     )
 
 
+async def open_vectors(settings: MemorySettings, provenance: Provenance) -> MemoryVectors:
+    """The memory collection for the configured embedder, created if new; a collection built
+    with another lexical encoder stops start-up, one of another embedder is only warned of."""
+    store = vector_store_from(
+        settings.qdrant_url, settings.vector_path, keyword_indexes=KEYWORD_INDEXES
+    )
+    vectors = MemoryVectors(store, settings.collection, lexical=settings.lexical)
+    try:
+        held = await vectors.open(provenance.dimension, provenance.fingerprint)
+    except LexicalMismatch as refused:
+        log.error(
+            f"{refused}: remove the collection (or name another with "
+            "ENGRAM_MEMORY_COLLECTION) and store the memories again, or set "
+            "ENGRAM_MEMORY_LEXICAL to match it",
+            extra={"collection": settings.collection},
+        )
+        raise
+    if held != provenance.fingerprint:
+        log.warning(
+            "collection embedder differs from the configured embedder; recall will refuse",
+            extra={"collection": settings.collection},
+        )
+    return vectors
+
+
 def create_app(settings: MemorySettings | None = None, *, install_global: bool = True) -> FastAPI:
     """Consumes memory writes, embeddings and tombstones; serves recall and reads internally."""
     settings = settings or MemorySettings()
-    runtime = Runtime.build(SERVICE, settings, install_global=install_global)
-    runtime.recover_collections = [MEMORIES]
-    runtime.indexes = INDEXES
+    runtime = Runtime.build(
+        SERVICE,
+        settings,
+        install_global=install_global,
+        recover_collections=[MEMORIES],
+        indexes=INDEXES,
+    )
 
-    async def register(rt: Runtime, app: FastAPI) -> None:
-        assert rt.consumer is not None and rt.outbox is not None
+    async def register(rt: ConnectedRuntime, app: FastAPI) -> None:
         embedder = make_embedder(settings.embedder, **settings.embedder_options())
-        store = vector_store_from(
-            settings.qdrant_url, settings.vector_path, keyword_indexes=KEYWORD_INDEXES
-        )
         rows = MemoryRows(rt.db, source_index=await keeps_source_index(rt.db))
-        vectors = MemoryVectors(store, settings.collection, lexical=settings.lexical)
-        provenance = embedder.provenance
-        try:
-            held = await vectors.open(provenance.dimension, provenance.fingerprint)
-        except LexicalMismatch as refused:
-            log.error(
-                f"{refused}: remove the collection (or name another with "
-                "ENGRAM_MEMORY_COLLECTION) and store the memories again, or set "
-                "ENGRAM_MEMORY_LEXICAL to match it",
-                extra={"collection": settings.collection},
-            )
-            raise
-        if held != provenance.fingerprint:
-            log.warning(
-                "collection embedder differs from the configured embedder; recall will refuse",
-                extra={"collection": settings.collection},
-            )
+        vectors = await open_vectors(settings, embedder.provenance)
         withdrawals = Withdrawals(rows, vectors)
-        retention = Retention(settings.retention, rows, vectors, withdrawals)
+        retention = Retention(settings.retention, rows, withdrawals)
+        require_all = settings.withdraw_requires_all_sources
+        cascades = Cascades(rows, withdrawals, require_all_sources=require_all)
+        dedup = Dedup(DedupSlots(rt.db), rows)
         handlers = MemoryHandlers(
-            rows,
-            vectors,
-            retention,
-            withdrawals,
-            settings.memory_limits,
-            Dedup(DedupSlots(rt.db), rows),
-            require_all_sources=settings.withdraw_requires_all_sources,
+            Writes(rows, dedup, settings.memory_limits, require_all_sources=require_all),
+            Storing(rows, vectors, retention),
+            cascades,
         )
         rt.consumer.on(
             MEMORY_WRITE_REQUESTED, handlers.on_write_requested, batch=handlers.on_writes_requested
@@ -106,25 +121,22 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
         recall = Recall(
             embedder, vectors, min_score=settings.min_score, fusion=settings.fusion_settings
         )
+        conversation_store = ConversationStore(rt.db)
         conversations = ConversationHandlers(
-            ConversationStore(rt.db),
-            handlers,
-            settings.memory_limits,
-            recall=recall,
-            model=settings.chat_model(),
-            options=model_options(settings),
-            max_attempts=settings.max_attempts,
+            ConversationIntake(
+                conversation_store,
+                cascades,
+                settings.memory_limits,
+                recall=recall,
+                model=settings.chat_model(),
+                options=model_options(settings),
+                max_attempts=settings.max_attempts,
+            )
         )
         rt.consumer.on(CONVERSATION_SUBMITTED, conversations.on_submitted)
         rt.consumer.on(CONVERSATION_DELETED, conversations.on_deleted)
-        app.state.conversations = conversations.store
-        app.state.rows = rows
-        app.state.vectors = vectors
-        app.state.store = store
-        app.state.withdrawals = withdrawals
-        app.state.outbox = rt.outbox
-        app.state.dedup = handlers.dedup
-        app.state.recall = recall
+        deletions = Deletions(rows, vectors, OutboxWithdrawals(rt.db, rt.outbox))
+        install(app, MemoryDeps(rows, conversation_store, recall, dedup, deletions))
 
     app = service_app(
         runtime,

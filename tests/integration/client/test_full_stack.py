@@ -2,37 +2,35 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from engram_client import EngramClient, NotFound
 from engram_client.models import KnowledgeSearch
 from tests.integration.client.conftest import Stack, engram
+from tests.support.polling import until
 
 CSV = "id,name,city\nc1,Acme Freight,Paris\nc2,Beta Lines,Oslo\n"
 
 
 def _entity_when_ready(client: EngramClient, entity_id: str, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
+    def found() -> bool:
         try:
             client.get_entity(entity_id)
-            return
         except NotFound:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.5)
+            return False
+        return True
+
+    until(found, f"entity {entity_id}", timeout)
 
 
 def _search_when_indexed(client: EngramClient, query: str, timeout: float = 60) -> KnowledgeSearch:
     """Facts are embedded after they are written; search once they are."""
-    deadline = time.monotonic() + timeout
-    while True:
-        found = client.search_knowledge(query, top_k=3)
-        if found.results or time.monotonic() > deadline:
-            return found
-        time.sleep(0.5)
+    return until(
+        lambda: client.search_knowledge(query, top_k=3),
+        f"a hit for {query!r}",
+        timeout,
+        ready=lambda found: found.results,
+    )
 
 
 def _seed(client: EngramClient) -> tuple[str, str, str]:

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from tests.conftest import Infra
 from tests.support.kafka import read_all, wait_for
+from tests.support.polling import until_async
 from tests.support.services import ServiceProcess
 
 TENANT = "tnt_drop"
@@ -27,14 +26,6 @@ def _submitted(message: dict[str, Any]) -> bool:
     return message.get("event_type") == "document.submitted"
 
 
-async def _until(check: Callable[[], bool], timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        await asyncio.sleep(0.2)
-
-
 async def test_a_dropped_csv_is_submitted_once_ingested_and_moved(
     service: Callable[..., ServiceProcess], infra: Infra, drop_root: Path, documents_topic: str
 ) -> None:
@@ -48,7 +39,9 @@ async def test_a_dropped_csv_is_submitted_once_ingested_and_moved(
     ingested = await wait_for(
         infra.bootstrap, documents_topic, lambda m: m.get("event_type") == "document.ingested"
     )
-    await _until(lambda: (inbox / "processed" / "carriers.csv").exists())
+    await until_async(
+        lambda: (inbox / "processed" / "carriers.csv").exists(), "carriers.csv moved", 30, 0.2
+    )
 
     assert submitted["tenant_id"] == TENANT
     payload = submitted["payload"]
@@ -73,10 +66,14 @@ async def test_the_same_file_dropped_twice_is_submitted_once(
     inbox.mkdir()
     (inbox / "carriers.csv").write_bytes(CSV)
     await wait_for(infra.bootstrap, documents_topic, _submitted)
-    await _until(lambda: (inbox / "processed" / "carriers.csv").exists())
+    await until_async(
+        lambda: (inbox / "processed" / "carriers.csv").exists(), "carriers.csv moved", 30, 0.2
+    )
 
     (inbox / "carriers.csv").write_bytes(CSV)
-    await _until(lambda: not (inbox / "carriers.csv").exists())
+    await until_async(
+        lambda: not (inbox / "carriers.csv").exists(), "the copy out of the inbox", 30, 0.2
+    )
 
     messages = await read_all(infra.bootstrap, documents_topic, settle=2.0)
     assert len([m for m in messages if m and _submitted(m)]) == 1
@@ -100,7 +97,12 @@ async def test_bad_files_land_in_failed_and_the_watcher_keeps_going(
     for name, (content, _) in bad.items():
         (inbox / name).write_bytes(content)
 
-    await _until(lambda: all((inbox / "failed" / f"{n}.error.json").exists() for n in bad))
+    await until_async(
+        lambda: all((inbox / "failed" / f"{n}.error.json").exists() for n in bad),
+        "an error report for each bad file",
+        30,
+        0.2,
+    )
     for name, (content, reason) in bad.items():
         report = json.loads((inbox / "failed" / f"{name}.error.json").read_text())
         assert report["reason"] == reason, name
@@ -131,11 +133,19 @@ async def test_symlinks_and_paths_outside_the_folder_are_ignored(
     (inbox / "real.csv").write_bytes(CSV)
 
     (submitted,) = await wait_for(infra.bootstrap, documents_topic, _submitted)
-    await asyncio.sleep(1.5)
+    (inbox / "later.csv").write_bytes(b"id,name\nc3,Later Haulage\n")
+    await wait_for(infra.bootstrap, documents_topic, _submitted, count=2)
+    await until_async(
+        lambda: (inbox / "processed" / "later.csv").exists(),
+        "a scan after the first one to finish (it moved a file dropped later)",
+        30,
+        0.2,
+    )
     messages = await read_all(infra.bootstrap, documents_topic, settle=1.0)
 
     assert submitted["payload"]["source_item_id"] == "real.csv"
-    assert len([m for m in messages if m and _submitted(m)]) == 1
+    names = sorted(m["payload"]["source_item_id"] for m in messages if m and _submitted(m))
+    assert names == ["later.csv", "real.csv"], "no symlink or escaping path was submitted"
     assert (outside / "secret.csv").exists() and (inbox / "link.csv").is_symlink()
     assert not (inbox / "failed").exists()
 
@@ -154,18 +164,23 @@ async def test_kill9_after_submission_neither_loses_nor_resubmits(
     (inbox / "carriers.csv").write_bytes(CSV)
 
     (submitted,) = await wait_for(infra.bootstrap, documents_topic, _submitted)
-    await _until(
+    await until_async(
         lambda: (
             connectors_db.drop_submissions.find_one({"tenant_id": TENANT, "status": "submitted"})
             is not None
-        )
+        ),
+        "the submission recorded",
+        30,
+        0.2,
     )
     assert (inbox / "carriers.csv").exists(), "accepted but not yet moved"
 
     connectors.kill9()
     (inbox / "processed").unlink()
     connectors.start()
-    await _until(lambda: (inbox / "processed" / "carriers.csv").exists())
+    await until_async(
+        lambda: (inbox / "processed" / "carriers.csv").exists(), "carriers.csv moved", 30, 0.2
+    )
 
     messages = await read_all(infra.bootstrap, documents_topic, settle=2.0)
     assert [m["event_id"] for m in messages if m and _submitted(m)] == [submitted["event_id"]]
@@ -189,7 +204,12 @@ async def test_kill9_mid_batch_loses_nothing_and_submits_each_file_once(
     await wait_for(infra.bootstrap, documents_topic, _submitted, count=3)
     connectors.kill9()
     connectors.start()
-    await _until(lambda: len(list((inbox / "processed").glob("*.csv"))) == count, timeout=60)
+    await until_async(
+        lambda: len(list((inbox / "processed").glob("*.csv"))) == count,
+        "every file moved",
+        60,
+        0.2,
+    )
 
     messages = [m for m in await read_all(infra.bootstrap, documents_topic, settle=2.0) if m]
     submitted = [m for m in messages if _submitted(m)]

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import Callable
 from typing import Any
 
 from tests.conftest import Infra
 from tests.support.drive_stub import DriveStub
 from tests.support.kafka import read_all, wait_for
+from tests.support.polling import until_async
 from tests.support.services import ServiceProcess
 
 TENANT = "tnt_drive"
@@ -35,14 +34,6 @@ def _cursor(db: Any) -> str | None:
     return None if row is None else str(row["page_token"])
 
 
-async def _until(check: Callable[[], bool], timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not met in time")
-        await asyncio.sleep(0.2)
-
-
 def _of(event_type: str) -> Callable[[dict[str, Any]], bool]:
     return lambda m: m.get("event_type") == event_type
 
@@ -52,7 +43,7 @@ async def _started(
 ) -> ServiceProcess:
     """Start the connector and wait until it stored the feed's start token."""
     proc = _connectors(service, drive, **extra)
-    await _until(lambda: _cursor(db) is not None)
+    await until_async(lambda: _cursor(db) is not None, "the stored start token", 30, 0.2)
     return proc
 
 
@@ -71,7 +62,12 @@ async def test_two_files_sharing_one_modified_time_are_both_submitted(
 
     assert sorted(m["payload"]["source_item_id"] for m in submitted) == sorted([first, second])
     assert all(m["tenant_id"] == TENANT and m["payload"]["source"] == "gdrive" for m in submitted)
-    await _until(lambda: _cursor(connectors_db) == drive.start_token())
+    await until_async(
+        lambda: _cursor(connectors_db) == drive.start_token(),
+        "the cursor at the end of the feed",
+        30,
+        0.2,
+    )
     assert any("alt=media" in r or "/files/" in r for r in drive.requests)
 
 
@@ -172,14 +168,24 @@ async def test_the_cursor_advances_only_after_the_page_is_submitted(
     file_id = drive.add_file("carriers.csv", b"id\nc1\n")
     drive.fail(f"/files/{file_id}", status=503, times=10_000)
 
-    await _until(lambda: sum(f"/files/{file_id}" in r for r in drive.requests) >= 4)
+    await until_async(
+        lambda: sum(f"/files/{file_id}" in r for r in drive.requests) >= 4,
+        "four failed fetches of the file",
+        30,
+        0.2,
+    )
     messages = await read_all(infra.bootstrap, documents_topic, settle=0.6)
     assert not [m for m in messages if m and m.get("event_type") == "document.submitted"]
     assert _cursor(connectors_db) == start, "a failing page never moves the cursor"
 
     drive.clear_faults()
     (submitted,) = await wait_for(infra.bootstrap, documents_topic, _of("document.submitted"))
-    await _until(lambda: _cursor(connectors_db) == drive.start_token())
+    await until_async(
+        lambda: _cursor(connectors_db) == drive.start_token(),
+        "the cursor at the end of the feed",
+        30,
+        0.2,
+    )
     assert submitted["payload"]["source_item_id"] == file_id
 
 
@@ -191,16 +197,32 @@ async def test_a_restart_resumes_from_the_stored_cursor_without_resubmitting(
     documents_topic: str,
 ) -> None:
     proc = await _started(service, drive, connectors_db)
-    drive.add_file("a.csv", b"id\nA\n")
+    earlier = drive.add_file("a.csv", b"id\nA\n")
     await wait_for(infra.bootstrap, documents_topic, _of("document.submitted"))
-    await _until(lambda: _cursor(connectors_db) == drive.start_token())
+    await until_async(
+        lambda: _cursor(connectors_db) == drive.start_token(),
+        "the cursor at the end of the feed",
+        30,
+        0.2,
+    )
 
     proc.kill9()
-    drive.add_file("b.csv", b"id\nB\n")
+    later = drive.add_file("b.csv", b"id\nB\n")
     proc.start()
 
-    submitted = await wait_for(infra.bootstrap, documents_topic, _of("document.submitted"), count=2)
-    await asyncio.sleep(1.0)
+    await wait_for(
+        infra.bootstrap,
+        documents_topic,
+        lambda m: _of("document.submitted")(m) and m["payload"]["source_item_id"] == later,
+    )
+    await until_async(
+        lambda: _cursor(connectors_db) == drive.start_token(),
+        "the restarted connector's cursor to reach the end of the feed",
+        30,
+        0.2,
+    )
     again = await read_all(infra.bootstrap, documents_topic, settle=1.0)
-    assert len(submitted) == 2
-    assert len([m for m in again if m and m.get("event_type") == "document.submitted"]) == 2
+    submitted = [m for m in again if m and m.get("event_type") == "document.submitted"]
+    assert sorted(m["payload"]["source_item_id"] for m in submitted) == sorted([earlier, later]), (
+        "the first file is not submitted again"
+    )

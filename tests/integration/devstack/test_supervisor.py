@@ -15,6 +15,7 @@ import pytest
 from engram_devstack import free_ports
 from engram_devstack.envfiles import read_env_file
 from engram_devstack.processes import PidFile, pid_alive
+from tests.support.polling import until
 
 pytestmark = pytest.mark.integration
 
@@ -65,11 +66,17 @@ def _start_run(
 
 
 def _wait_for(path: Path, run: subprocess.Popen[bytes], log: Path, timeout: float) -> float:
+    """Seconds until `path` appears while the run stays alive; a failure shows the run's log."""
     started = time.monotonic()
-    while not path.exists():
+
+    def written() -> bool:
         assert run.poll() is None, log.read_text()
-        assert time.monotonic() - started < timeout, log.read_text()
-        time.sleep(0.2)
+        return path.exists()
+
+    try:
+        until(written, f"{path.name} to be written", timeout, 0.2)
+    except AssertionError as failed:
+        raise AssertionError(f"{failed}\n{log.read_text()}") from None
     return time.monotonic() - started
 
 
@@ -135,8 +142,12 @@ def test_run_is_ready_writes_a_key_restarts_the_dead_and_leaves_nothing(
         assert tenant.stdout.strip().startswith("ek_")
         assert tenant.stdout.count("\n") == 1
 
-        time.sleep(2)
-        assert "crashy: exited with code 3" in log.read_text()
+        until(
+            lambda: "crashy: exited with code 3" in log.read_text(),
+            "the supervisor to log the crashing service's exit",
+            30,
+            0.2,
+        )
         pids = _pids(root)
         assert len(pids) >= 4
     finally:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -30,20 +29,6 @@ async def send(infra: Infra, names: dict[str, str], events: list[Envelope[Any]])
             [encode(event)],
             key=event.payload.record_id.encode(),
         )
-
-
-async def poll(
-    fetch: Callable[[], Any], ready: Callable[[Any], bool], *, timeout: float = 30.0
-) -> Any:
-    """Call `fetch` until `ready(result)`; fail with the last result."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    last: Any = None
-    while asyncio.get_running_loop().time() < deadline:
-        last = await fetch()
-        if ready(last):
-            return last
-        await asyncio.sleep(0.25)
-    raise AssertionError(f"condition not reached; last: {last!r}")
 
 
 async def entity(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from engram_enrichment.adapters.documents import to_document
 from engram_enrichment.adapters.store import ENTITIES, MongoEntityStore
-from engram_enrichment.documents import to_document
 from engram_enrichment.domain.model import Entity
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -19,12 +18,12 @@ from tests.conftest import Infra
 from tests.integration.enrichment.helpers import (
     TENANT_HEADER,
     entity,
-    poll,
     send,
     start_enrichment,
     topic,
 )
 from tests.support.kafka import read_all, wait_for
+from tests.support.polling import until, until_async
 from tests.support.services import ServiceProcess
 from tests.support.tenants import create_tenant
 from tests.unit.enrichment import golden
@@ -66,8 +65,12 @@ async def test_scenario_through_the_gateway_matches_the_expected_articles(
                 response = await api.get(path)
                 return response.json() if response.status_code == 200 else None
 
-            view = await poll(
-                fetch, lambda v: v is not None and v["article"] == golden.expected(step)
+            view = await until_async(
+                fetch,
+                f"the article after {step}",
+                30,
+                0.25,
+                ready=lambda v: v is not None and v["article"] == golden.expected(step),
             )
             return dict(view)
 
@@ -148,9 +151,12 @@ async def test_replays_change_nothing_and_tombstones_withdraw(
     second = upserted("rec_b", 1, {"hq": "Munich"}, minute=1)
     await send(infra, names, [first, second])
     async with httpx.AsyncClient(base_url=enrichment.url) as internal:
-        before = await poll(
+        before = await until_async(
             lambda: entity(internal, "tnt_a", "carrier:c1"),
-            lambda v: v is not None and v["contradictions"],
+            "carrier:c1's contradictions",
+            30,
+            0.25,
+            ready=lambda v: v is not None and v["contradictions"],
         )
         announced = await _knowledge_events(infra, names)
         db = _db(infra, names, "enrichment")
@@ -161,9 +167,12 @@ async def test_replays_change_nothing_and_tombstones_withdraw(
             upserted("rec_b", 1, {"hq": "Munich"}, minute=1),
         ]
         await send(infra, names, [first, second, *same_content_new_ids])
-        deadline = time.monotonic() + 30
-        while db.applied_events.count_documents({}) < applied + 2 and time.monotonic() < deadline:
-            time.sleep(0.2)
+        until(
+            lambda: db.applied_events.count_documents({}) >= applied + 2,
+            "the two new event ids to be applied",
+            30,
+            0.2,
+        )
         assert db.applied_events.count_documents({}) == applied + 2, "the new ids were handled"
         after = await entity(internal, "tnt_a", "carrier:c1")
         assert after == before, "replaying the same records changes nothing"

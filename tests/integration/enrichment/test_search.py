@@ -11,7 +11,8 @@ import httpx
 from pymongo import MongoClient
 
 from tests.conftest import Infra
-from tests.integration.enrichment.helpers import poll, send, start_enrichment
+from tests.integration.enrichment.helpers import send, start_enrichment
+from tests.support.polling import until_async
 from tests.support.services import ServiceProcess
 from tests.support.tenants import create_tenant
 from tests.unit.enrichment.scenario import upserted
@@ -25,8 +26,10 @@ async def test_search_returns_facts_with_status_and_never_below_the_floor(
     gateway = service("gateway", ENGRAM_GATEWAY_ENRICHMENT_URL=enrichment.url)
     name = f"acme-{uuid.uuid4().hex[:8]}"
     key = create_tenant(gateway.env, name)
-    db = MongoClient(infra.mongodb_uri)[f"{names['ENGRAM_DATABASE_PREFIX']}gateway"]
-    tenant = str(db.tenants.find_one({"name": name})["_id"])
+    db = MongoClient[dict[str, Any]](infra.mongodb_uri)[f"{names['ENGRAM_DATABASE_PREFIX']}gateway"]
+    row = db.tenants.find_one({"name": name})
+    assert row is not None
+    tenant = str(row["_id"])
     await send(
         infra,
         names,
@@ -47,7 +50,13 @@ async def test_search_returns_facts_with_status_and_never_below_the_floor(
             )
             return response.json()
 
-        raw = await poll(everything, lambda body: len(body.get("results", [])) == 7, timeout=60)
+        raw = await until_async(
+            everything,
+            "seven results",
+            60,
+            0.25,
+            ready=lambda body: len(body.get("results", [])) == 7,
+        )
         kinds = sorted(r["kind"] for r in raw["results"])
         assert kinds == ["article_section"] * 3 + ["fact"] * 4, "one section per attribute"
         by_value = {r["value"]: r for r in raw["results"] if r["kind"] == "fact"}

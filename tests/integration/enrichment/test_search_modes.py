@@ -14,7 +14,8 @@ import pytest
 from pymongo import MongoClient
 
 from tests.conftest import Infra
-from tests.integration.enrichment.helpers import TENANT_HEADER, poll, send
+from tests.integration.enrichment.helpers import TENANT_HEADER, send
+from tests.support.polling import until_async
 from tests.support.services import ServiceProcess
 from tests.support.tenants import create_tenant
 from tests.unit.enrichment.scenario import upserted
@@ -46,8 +47,10 @@ async def test_an_sku_and_an_entity_id_come_first_in_hybrid_and_lexical_mode(
     gateway = service("gateway", ENGRAM_GATEWAY_ENRICHMENT_URL=enrichment.url)
     name = f"acme-{uuid.uuid4().hex[:8]}"
     key = create_tenant(gateway.env, name)
-    db = MongoClient(infra.mongodb_uri)[f"{names['ENGRAM_DATABASE_PREFIX']}gateway"]
-    tenant = str(db.tenants.find_one({"name": name})["_id"])
+    db = MongoClient[dict[str, Any]](infra.mongodb_uri)[f"{names['ENGRAM_DATABASE_PREFIX']}gateway"]
+    row = db.tenants.find_one({"name": name})
+    assert row is not None
+    tenant = str(row["_id"])
     await send(
         infra,
         names,
@@ -71,10 +74,12 @@ async def test_an_sku_and_an_entity_id_come_first_in_hybrid_and_lexical_mode(
             assert response.status_code == 200, response.text
             return dict(response.json())
 
-        await poll(
+        await until_async(
             lambda: search("Berlin", min_score=-1, top_k=100),
-            lambda body: len(body["results"]) == 4 * len(CARRIERS),
-            timeout=90,
+            "every carrier's four hits searchable",
+            90,
+            0.25,
+            ready=lambda body: len(body["results"]) == 4 * len(CARRIERS),
         )
         dense = await search(sku(185), mode="dense", min_score=-1, top_k=10)
         assert dense["mode"] == "dense"

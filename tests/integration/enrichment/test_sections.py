@@ -14,12 +14,12 @@ from tests.conftest import Infra
 from tests.integration.enrichment.helpers import (
     TENANT_HEADER,
     entity,
-    poll,
     send,
     start_enrichment,
     topic,
 )
 from tests.support.kafka import wait_for
+from tests.support.polling import until_async
 from tests.support.services import ServiceProcess
 from tests.support.tenants import create_tenant
 from tests.unit.enrichment.scenario import tombstoned as tombstone_event
@@ -46,8 +46,10 @@ async def test_a_section_hit_is_returned_and_replaced_after_its_record_is_tombst
     gateway = service("gateway", ENGRAM_GATEWAY_ENRICHMENT_URL=enrichment.url)
     name = f"acme-{uuid.uuid4().hex[:8]}"
     key = create_tenant(gateway.env, name)
-    db = MongoClient(infra.mongodb_uri)[f"{names['ENGRAM_DATABASE_PREFIX']}gateway"]
-    tenant = str(db.tenants.find_one({"name": name})["_id"])
+    db = MongoClient[dict[str, Any]](infra.mongodb_uri)[f"{names['ENGRAM_DATABASE_PREFIX']}gateway"]
+    row = db.tenants.find_one({"name": name})
+    assert row is not None
+    tenant = str(row["_id"])
     await send(
         infra,
         names,
@@ -66,12 +68,14 @@ async def test_a_section_hit_is_returned_and_replaced_after_its_record_is_tombst
             return dict(response.json())
 
         async def hq_with(record: str, present: bool) -> dict[str, Any]:
-            found = await poll(
+            found = await until_async(
                 lambda: search(min_score=-1, top_k=20),
-                lambda b: (
+                f"the section to {'cite' if present else 'drop'} {record}",
+                60,
+                0.25,
+                ready=lambda b: (
                     (hit := _hq(b)) is not None and (f"`{record}`" in hit["markdown"]) == present
                 ),
-                timeout=60,
             )
             hit = _hq(found)
             assert hit is not None

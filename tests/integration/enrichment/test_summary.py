@@ -12,8 +12,9 @@ import pytest
 from engram_enrichment.adapters.chat import ChatCompletionsSummariser
 from engram_enrichment.ports import SummaryFailed
 from tests.conftest import Infra
-from tests.integration.enrichment.helpers import entity, poll, send, start_enrichment
+from tests.integration.enrichment.helpers import entity, send, start_enrichment
 from tests.support.chat_stub import ChatStub
+from tests.support.polling import until_async
 from tests.support.services import ServiceProcess
 from tests.unit.enrichment import golden
 
@@ -62,9 +63,12 @@ async def test_the_service_writes_a_labelled_summary_and_never_waits_on_a_failed
     tenant = golden.TENANT
     async with httpx.AsyncClient(base_url=enrichment.url) as internal:
         await send(infra, names, golden.events("create", tenant))
-        view: dict[str, Any] = await poll(
+        view: dict[str, Any] = await until_async(
             lambda: entity(internal, tenant, golden.ENTITY),
-            lambda v: v is not None and v["summary"] is not None,
+            "the entity's summary",
+            30,
+            0.25,
+            ready=lambda v: v is not None and v["summary"] is not None,
         )
         summary = view["summary"]
         assert summary["model"] == "stub-chat-2026-01" and summary["text"] == CANARY
@@ -77,9 +81,12 @@ async def test_the_service_writes_a_labelled_summary_and_never_waits_on_a_failed
 
         stub.status = 500
         await send(infra, names, golden.events("contradict", tenant))
-        failed = await poll(
+        failed = await until_async(
             lambda: entity(internal, tenant, golden.ENTITY),
-            lambda v: v is not None and v["contradictions"],
+            "the entity's contradiction",
+            30,
+            0.25,
+            ready=lambda v: v is not None and v["contradictions"],
         )
         assert failed["summary"] is None, "a stale summary is dropped, not kept"
         assert failed["article"] == golden.expected("contradict"), "written without a summary"

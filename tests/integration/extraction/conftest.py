@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -10,6 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.support.polling import until_async
 from tests.support.services import ServiceProcess
 from tests.support.tenants import create_tenant
 
@@ -35,16 +35,19 @@ class Pipeline:
         self, doc_id: str, predicate: Callable[[dict[str, Any]], bool], timeout: float = 60.0
     ) -> dict[str, Any]:
         """Poll the document's status until the predicate holds."""
-        deadline = asyncio.get_running_loop().time() + timeout
-        last: dict[str, Any] = {}
-        while asyncio.get_running_loop().time() < deadline:
+
+        async def status() -> dict[str, Any] | None:
             response = await self.client.get(f"/v1/documents/{doc_id}")
-            if response.status_code == 200:
-                last = response.json()
-                if predicate(last):
-                    return last
-            await asyncio.sleep(0.3)
-        raise AssertionError(f"document {doc_id} never matched; last status: {last}")
+            return response.json() if response.status_code == 200 else None
+
+        found: dict[str, Any] = await until_async(
+            status,
+            f"document {doc_id} to match",
+            timeout,
+            0.3,
+            ready=lambda last: last is not None and predicate(last),
+        )
+        return found
 
     async def records(self, **params: str) -> list[dict[str, Any]]:
         """Every record matching the filters, following the cursor."""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import time
 from typing import Any
 
 from pymongo import MongoClient
@@ -15,6 +14,7 @@ from engram_events.payloads.documents import DocumentSubmitted
 from tests.conftest import Infra
 from tests.integration.extraction.conftest import Pipeline
 from tests.support.kafka import produce, read_all, wait_for
+from tests.support.polling import until, until_async
 
 
 def _topic(names: dict[str, str], base: str) -> str:
@@ -102,10 +102,15 @@ async def test_kill9_mid_document_loses_and_duplicates_nothing(
     rows = 6000
     csv = "id,name,score\n" + "".join(f"k{i},name {i},{i % 97}\n" for i in range(rows))
     accepted = await pipeline.submit("scores.csv", csv)
-    db = MongoClient(infra.mongodb_uri)[f"{names['ENGRAM_DATABASE_PREFIX']}extraction"]
-    deadline = time.monotonic() + 60
-    while db.record_revisions.estimated_document_count() == 0 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    db = MongoClient[dict[str, Any]](infra.mongodb_uri)[
+        f"{names['ENGRAM_DATABASE_PREFIX']}extraction"
+    ]
+    until(
+        lambda: db.record_revisions.estimated_document_count(),
+        "the first revisions written (extraction is mid-document)",
+        60,
+        0.05,
+    )
     pipeline.extraction.kill9()
     written_before = db.records.count_documents({})
     pipeline.extraction.start()
@@ -118,24 +123,29 @@ async def test_kill9_mid_document_loses_and_duplicates_nothing(
     assert db.record_revisions.count_documents({}) == rows
     assert sorted({r["revision"] for r in db.records.find({}, {"revision": 1})}) == [1]
 
-    deadline = time.monotonic() + 120
-    upserts: dict[str, set[str]] = {}
-    while time.monotonic() < deadline:
+    async def upserts_by_record() -> dict[str, set[str]]:
         messages = await read_all(
             infra.bootstrap, _topic(names, "engram.record-events.v1"), settle=2.0
         )
-        upserts = {}
+        found: dict[str, set[str]] = {}
         for m in messages:
             if m and m.get("event_type") == "record.upserted":
-                upserts.setdefault(m["payload"]["record_id"], set()).add(m["event_id"])
-        if len(upserts) >= rows:
-            break
+                found.setdefault(m["payload"]["record_id"], set()).add(m["event_id"])
+        return found
+
+    upserts = await until_async(
+        upserts_by_record,
+        f"{rows} records announced ({written_before} heads were written before the crash)",
+        120,
+        0,
+        ready=lambda found: len(found) >= rows,
+    )
     assert len(upserts) == rows, f"{written_before} heads were written before the crash"
     assert all(len(ids) == 1 for ids in upserts.values()), "one event id per record revision"
 
 
 def _tenant_of(infra: Infra, names: dict[str, str]) -> str:
     """The tenant the pipeline fixture created (the only one in this test's gateway database)."""
-    db = MongoClient(infra.mongodb_uri)[f"{names['ENGRAM_DATABASE_PREFIX']}gateway"]
+    db = MongoClient[dict[str, Any]](infra.mongodb_uri)[f"{names['ENGRAM_DATABASE_PREFIX']}gateway"]
     (tenant,) = [t["_id"] for t in db.tenants.find({}, {"_id": 1})]
     return str(tenant)

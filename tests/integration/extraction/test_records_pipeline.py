@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tests.conftest import Infra
 from tests.integration.extraction.conftest import Pipeline
 from tests.support.kafka import read_all
+from tests.support.polling import until_async
 
 CSV = "id,name,city\nc1,Acme Freight,Paris\nc2,Beta Lines,Oslo\n"
 
@@ -156,13 +159,14 @@ async def test_structured_import_becomes_records(pipeline: Pipeline) -> None:
     accepted = await pipeline.client.post("/v1/records:import", json=body)
     assert accepted.status_code == 202, accepted.text
     status_url = accepted.json()["status_url"]
-    import asyncio
 
-    for _ in range(100):
-        status = (await pipeline.client.get(status_url)).json()
-        if status["status"] != "pending":
-            break
-        await asyncio.sleep(0.3)
+    async def import_status() -> dict[str, Any]:
+        body: dict[str, Any] = (await pipeline.client.get(status_url)).json()
+        return body
+
+    status = await until_async(
+        import_status, "the import to finish", 30, 0.3, ready=lambda s: s["status"] != "pending"
+    )
     assert status["status"] == "completed"
     assert status["record_count"] == 1 and status["rejected_count"] == 1
     (record,) = await pipeline.records(type="contact")

@@ -1,4 +1,4 @@
-"""Extraction's record store on the real database: markers and the keyset listing."""
+"""Extraction's stores on the real database: markers, the keyset listing and prune selections."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
+from engram_events.payloads.prune import PruneSelector
 from engram_extraction.adapters.store import RECORDS, RecordStore
+from engram_extraction.adapters.tombstones import TombstoneStore
 
 pytestmark = pytest.mark.integration
 TENANT = "t_store"
@@ -68,3 +70,19 @@ async def test_the_listing_pages_in_update_order_without_skipping_equal_times(
     assert pages == [["r1", "r3"], ["r2", "r4"]]
     typed = await store.list_records(TENANT, filters={"record_type": "item"}, after=None, limit=10)
     assert [h["record_id"] for h in typed] == ["r1", "r3", "r2", "r4"]
+
+
+async def test_a_selection_by_age_finds_live_heads_and_a_job_finds_its_own_markers(
+    mongo_db: Any,
+) -> None:
+    tombstones = TombstoneStore(RecordStore(mongo_db, batch=10))
+    old, new = T0 - timedelta(days=40), T0
+    marked = {**head("r3", old), "status": "tombstoned", "prune_job_id": "job_1"}
+    other = {**head("r0", old), "_id": "t_other:r0", "tenant_id": "t_other"}
+    await mongo_db[RECORDS].insert_many([head("r1", old), head("r2", new), marked, other])
+
+    selected = await tombstones.selected_heads(TENANT, PruneSelector(older_than_days=30), T0)
+    assert [h["record_id"] for h in selected] == ["r1"]
+    markers = await tombstones.job_markers(TENANT, "job_1")
+    assert [h["record_id"] for h in markers] == ["r3"]
+    assert await tombstones.job_markers(TENANT, "job_2") == []

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from tests.conftest import Infra
@@ -10,6 +9,16 @@ from tests.integration.extraction.conftest import Pipeline
 from tests.support.kafka import produce, read_all, wait_for
 
 CSV = "id,name,city\nc1,Acme,Gdansk\nc2,Borealis,Oslo\nc3,Cirrus,Riga\n"
+MARKER_CSV = "type,id,city\ndepot,d1,Tallinn\n"
+"""A later document on the same (single-partition) topic: once its records are announced,
+extraction has handled everything before it."""
+
+
+def _upserted_from(message: dict[str, Any] | None) -> str | None:
+    """The document a record.upserted event came from (None for any other message)."""
+    if not message or message.get("event_type") != "record.upserted":
+        return None
+    return str(message["payload"]["lineage"]["document_id"])
 
 
 async def test_a_prune_tombstones_exactly_its_selection(
@@ -86,9 +95,14 @@ async def test_a_late_replay_of_the_document_does_not_resurrect_records(
     late = dict(ingested[0])
     late["event_id"] = str(uuid.uuid4())
     await produce(infra.bootstrap, f"{prefix}engram.documents.v1", [json.dumps(late).encode()])
-    await asyncio.sleep(4)
+    marker = await pipeline.submit("depots.csv", MARKER_CSV)
+    await wait_for(
+        infra.bootstrap,
+        f"{prefix}engram.record-events.v1",
+        lambda m: _upserted_from(m) == marker["document_id"],
+    )
     events = await read_all(infra.bootstrap, f"{prefix}engram.record-events.v1")
-    upserts = [m for m in events if m and m.get("event_type") == "record.upserted"]
+    upserts = [m for m in events if m and _upserted_from(m) not in (None, marker["document_id"])]
     assert len(upserts) == 3, "the late replay announced nothing"
     live = [r for r in await pipeline.records(type="carrier") if r.get("status") != "tombstoned"]
     assert live == []
@@ -127,7 +141,7 @@ async def test_a_prune_request_replayed_after_its_markers_were_written_announces
     )
     # As if extraction died after writing the markers and before marking the request applied.
     database = f"{names['ENGRAM_DATABASE_PREFIX']}extraction"
-    with MongoClient(infra.mongodb_uri) as mongo:
+    with MongoClient[dict[str, Any]](infra.mongodb_uri) as mongo:
         forgotten = mongo[database]["applied_events"].delete_one(
             {"_id": f"extraction:{requested[0]['event_id']}"}
         )

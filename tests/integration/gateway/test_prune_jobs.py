@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -14,6 +13,7 @@ from engram_events.catalog import TOMBSTONE_APPLIED
 from engram_events.payloads.tombstones import TombstoneApplied
 from tests.conftest import Infra
 from tests.support.kafka import produce, wait_for
+from tests.support.polling import until
 from tests.support.services import ServiceProcess
 from tests.support.tenants import create_tenant
 
@@ -34,16 +34,18 @@ def _applied(
 def _tenant_of(gateway: ServiceProcess, key: str) -> str:
     from pymongo import MongoClient
 
-    db: Any = MongoClient(gateway.env["MONGODB_URI"])[
+    db = MongoClient[dict[str, Any]](gateway.env["MONGODB_URI"])[
         f"{gateway.env['ENGRAM_DATABASE_PREFIX']}gateway"
     ]
-    return str(db.api_keys.find_one({"_id": key.split("_")[1]})["tenant_id"])
+    row = db.api_keys.find_one({"_id": key.split("_")[1]})
+    assert row is not None
+    return str(row["tenant_id"])
 
 
 def _running_jobs(gateway: ServiceProcess) -> list[str]:
     from pymongo import MongoClient
 
-    db: Any = MongoClient(gateway.env["MONGODB_URI"])[
+    db = MongoClient[dict[str, Any]](gateway.env["MONGODB_URI"])[
         f"{gateway.env['ENGRAM_DATABASE_PREFIX']}gateway"
     ]
     return [str(doc["_id"]) for doc in db.prune_jobs.find({"status": "running"})]
@@ -96,8 +98,14 @@ async def test_a_prune_job_completes_when_every_stage_acknowledges(
             ],
             key=job.encode(),
         )
-        time.sleep(3)
-        waiting = client.get(f"/v1/prune-jobs/{job}").json()
+        waiting = until(
+            lambda: client.get(f"/v1/prune-jobs/{job}").json(),
+            "memory's acknowledgement, the last of the four, handled (one of three pending)",
+            30,
+            ready=lambda state: (
+                state["acknowledgements"]["memory"] == {"expected": 3, "pending": 1}
+            ),
+        )
         assert waiting["status"] == "running"
         assert _running_jobs(gateway) == [f"{tenant}:{job}"]
         assert waiting["acknowledgements"]["memory"] == {"expected": 3, "pending": 1}
@@ -108,11 +116,12 @@ async def test_a_prune_job_completes_when_every_stage_acknowledges(
             [_applied(tenant, job, "memory", ["fact_1"], [], memories=0), extraction],
             key=job.encode(),
         )
-        deadline = time.monotonic() + 30
-        state = waiting
-        while time.monotonic() < deadline and state["status"] != "completed":
-            time.sleep(0.5)
-            state = client.get(f"/v1/prune-jobs/{job}").json()
+        state = until(
+            lambda: client.get(f"/v1/prune-jobs/{job}").json(),
+            "the job completed",
+            30,
+            ready=lambda state: state["status"] == "completed",
+        )
         other = create_tenant(gateway.env, "other")
         foreign = httpx.get(
             f"{gateway.url}/v1/prune-jobs/{job}", headers={"Authorization": f"Bearer {other}"}
@@ -135,7 +144,7 @@ def test_a_job_status_previews_a_long_selection_and_lists_it_in_full_on_request(
     gateway = _gateway_alone(service)
     key = create_tenant(gateway.env)
     tenant = _tenant_of(gateway, key)
-    db: Any = MongoClient(gateway.env["MONGODB_URI"])[
+    db = MongoClient[dict[str, Any]](gateway.env["MONGODB_URI"])[
         f"{gateway.env['ENGRAM_DATABASE_PREFIX']}gateway"
     ]
     ids = [f"rec_{n:03d}" for n in range(25)]

@@ -14,6 +14,7 @@ from engram_client import AsyncEngramClient, EngramClient
 from engram_devstack import free_port
 from engram_langgraph import EngramStore
 from tests.conftest import Infra
+from tests.support.retries import fast_retries
 from tests.support.services import ServiceProcess
 from tests.support.tenants import create_tenant
 
@@ -37,8 +38,7 @@ def memory_stack(infra: Infra, tmp_path_factory: pytest.TempPathFactory) -> Iter
         **infra.qdrant_env(),
         "ENGRAM_TOPIC_PREFIX": f"t{tag}.",
         "ENGRAM_DATABASE_PREFIX": f"t{tag}_",
-        "ENGRAM_RETRY_BASE_SECONDS": "0.05",
-        "ENGRAM_RETRY_MAX_SECONDS": "0.2",
+        **fast_retries(0.05, 0.2),
         "ENGRAM_TOPIC_PARTITIONS": "1",
         "ENGRAM_EMBEDDING_EMBEDDER": "hashing",
         "ENGRAM_MEMORY_EMBEDDER": "hashing",

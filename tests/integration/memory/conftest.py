@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.support.polling import until
 from tests.support.services import ServiceProcess
 from tests.support.tenants import create_tenant
 
@@ -39,15 +39,14 @@ def wait_status(
     client: httpx.Client, agent_id: str, memory_id: str, wanted: set[str], timeout: float = 60
 ) -> dict[str, Any]:
     """Poll the status URL until the memory reaches one of `wanted`."""
-    deadline = time.monotonic() + timeout
-    body: dict[str, Any] = {}
-    while time.monotonic() < deadline:
+
+    def look() -> dict[str, Any] | None:
         response = client.get(f"/v1/agents/{agent_id}/memories/{memory_id}")
-        body = response.json()
-        if response.status_code == 200 and body.get("status") in wanted:
-            return body
-        time.sleep(0.2)
-    raise AssertionError(f"memory {memory_id} never reached {wanted}: {body}")
+        body: dict[str, Any] = response.json()
+        return body if response.status_code == 200 and body.get("status") in wanted else None
+
+    found: dict[str, Any] = until(look, f"memory {memory_id} to reach {wanted}", timeout, 0.2)
+    return found
 
 
 def write(client: httpx.Client, agent_id: str, content: str, **fields: Any) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -11,6 +10,7 @@ from pymongo import MongoClient
 
 from engram_embedders import MiniLMEmbedder
 from tests.integration.memory.conftest import MemoryStack, new_agent, wait_status, write
+from tests.support.polling import until
 from tests.support.spans import stored_spans
 
 CANARIES = [
@@ -24,7 +24,9 @@ TOO_LONG = "CANARY-c3b9-rejected " + "x" * 400
 
 def _spans(stack: MemoryStack) -> list[dict[str, Any]]:
     """Every span the processes exported to the local telemetry database."""
-    db = MongoClient(stack.env["MONGODB_URI"])[f"{stack.env['ENGRAM_DATABASE_PREFIX']}telemetry"]
+    db = MongoClient[dict[str, Any]](stack.env["MONGODB_URI"])[
+        f"{stack.env['ENGRAM_DATABASE_PREFIX']}telemetry"
+    ]
     return stored_spans(db.spans)
 
 
@@ -52,13 +54,14 @@ def test_no_canary_reaches_logs_or_spans(start_stack: Callable[..., MemoryStack]
     assert rows[0]["provenance"] == {**expected.model_dump(), "fingerprint": expected.fingerprint}
     for process in stack.processes():
         process.stop()
-    deadline = time.monotonic() + 10
-    spans = _spans(stack)
-    while time.monotonic() < deadline and not any(
-        s.get("service") == "engram-memory" for s in spans
-    ):
-        time.sleep(0.5)
-        spans = _spans(stack)
+    spans = until(
+        lambda: _spans(stack),
+        "the spans of gateway, memory and embedding flushed",
+        10,
+        ready=lambda spans: (
+            {"engram-gateway", "engram-memory", "engram-embedding"} <= {s["service"] for s in spans}
+        ),
+    )
     assert {"engram-gateway", "engram-memory", "engram-embedding"} <= {s["service"] for s in spans}
     captured = {p.name: p.logs() for p in stack.processes()}
     captured["spans"] = json.dumps(spans, default=str)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -157,14 +156,15 @@ def no_canary_in_telemetry(stack: MemoryStack) -> None:
     """Stop the processes (flushing spans), then look for the canary in every log and span."""
     for process in stack.processes():
         process.stop()
-    db = MongoClient(stack.env["MONGODB_URI"])[f"{stack.env['ENGRAM_DATABASE_PREFIX']}telemetry"]
-    deadline = time.monotonic() + 10
-    spans = stored_spans(db.spans)
-    while time.monotonic() < deadline and not any(
-        s.get("service") == "engram-memory" for s in spans
-    ):
-        time.sleep(0.5)
-        spans = stored_spans(db.spans)
+    db = MongoClient[dict[str, Any]](stack.env["MONGODB_URI"])[
+        f"{stack.env['ENGRAM_DATABASE_PREFIX']}telemetry"
+    ]
+    spans = until(
+        lambda: stored_spans(db.spans),
+        "memory's spans flushed",
+        10,
+        ready=lambda spans: any(s.get("service") == "engram-memory" for s in spans),
+    )
     assert any(s.get("service") == "engram-memory" for s in spans)
     captured = {p.name: p.logs() for p in stack.processes()}
     captured["spans"] = json.dumps(spans, default=str)

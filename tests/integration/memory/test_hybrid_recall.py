@@ -4,7 +4,6 @@ lose are found, and the floor never drops an exact identifier match."""
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -12,6 +11,7 @@ import httpx
 import pytest
 
 from tests.integration.memory.conftest import MemoryStack, new_agent
+from tests.support.polling import until
 
 CITIES = ["Gdansk", "Rotterdam", "Hamburg", "Antwerp", "Le Havre", "Valencia", "Genoa", "Piraeus"]
 CUSTOMERS = ["Acme", "Globex", "Initech", "Umbrella", "Hooli", "Stark", "Wayne", "Tyrell"]
@@ -43,14 +43,12 @@ def write_all(client: httpx.Client, agent: str, contents: list[str]) -> list[str
 
 def wait_active(client: httpx.Client, agent: str, expected: int, timeout: float = 180) -> None:
     """Poll the count until `expected` memories of the agent are active."""
-    deadline = time.monotonic() + timeout
-    counted: dict[str, Any] = {}
-    while time.monotonic() < deadline:
-        counted = client.get(f"/v1/agents/{agent}/memories:count").json()
-        if counted.get("by_status", {}).get("active", 0) >= expected:
-            return
-        time.sleep(0.5)
-    raise AssertionError(f"never {expected} active memories: {counted}")
+    until(
+        lambda: client.get(f"/v1/agents/{agent}/memories:count").json(),
+        f"{expected} active memories",
+        timeout,
+        ready=lambda counted: counted.get("by_status", {}).get("active", 0) >= expected,
+    )
 
 
 def recall(client: httpx.Client, agent: str, query: str, **options: Any) -> dict[str, Any]:

@@ -89,7 +89,7 @@ async def test_gone_sources_withdraw_derived_memories(stack: MemoryStack) -> Non
             assert "content" not in row and row["content_sha256"]
             assert row["withdrawn_reason"] == "source_tombstoned"
         assert client.get(f"/v1/agents/{agent}/memories/{keep}").json()["status"] == "active"
-        rows = MongoClient(stack.env["MONGODB_URI"])[
+        rows = MongoClient[dict[str, Any]](stack.env["MONGODB_URI"])[
             f"{stack.env['ENGRAM_DATABASE_PREFIX']}memory"
         ]["memories"]
         because = {
@@ -113,7 +113,7 @@ async def test_gone_sources_withdraw_derived_memories(stack: MemoryStack) -> Non
     )
     for job, source in (("prj_test1", "rec-2"), ("prj_test2", "doc-3")):
         await wait_for(bootstrap, acks_topic, lambda m, j=job, s=source: _acks(m, j, s))
-    acks = [m for m in await read_all(bootstrap, acks_topic) if _acks(m)]
+    acks = [m for m in await read_all(bootstrap, acks_topic) if m and _acks(m)]
     by_job = merged_by_job([m["payload"] for m in acks])
     assert by_job["prj_test1"]["service"] == "memory"
     assert by_job["prj_test1"]["source_ids"] == ["rec-1", "rec-2"]

@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from typing import Any
 
 from pymongo import MongoClient
@@ -34,7 +32,7 @@ def tenant_of(infra: Infra, names: dict[str, str], key: str) -> str:
     """The tenant a key belongs to (read from the gateway's key store, as the gateway does)."""
     parts = parse_key(key)
     assert parts is not None
-    db: Any = MongoClient(infra.mongodb_uri)[f"{names['ENGRAM_DATABASE_PREFIX']}gateway"]
+    db = MongoClient[dict[str, Any]](infra.mongodb_uri)[f"{names['ENGRAM_DATABASE_PREFIX']}gateway"]
     row = db.api_keys.find_one({"_id": parts[0]})
     assert row is not None
     return str(row["tenant_id"])
@@ -43,14 +41,3 @@ def tenant_of(infra: Infra, names: dict[str, str], key: str) -> str:
 def telemetry(infra: Infra, names: dict[str, str]) -> Any:
     """The local telemetry database of this test's prefix."""
     return MongoClient(infra.mongodb_uri)[f"{names['ENGRAM_DATABASE_PREFIX']}telemetry"]
-
-
-def eventually(probe: Callable[[], Any], timeout: float = 30.0, what: str = "condition") -> Any:
-    """Poll until `probe` returns something truthy."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = probe()
-        if found:
-            return found
-        time.sleep(0.5)
-    raise AssertionError(f"timed out waiting for {what}")

@@ -7,7 +7,8 @@ from collections.abc import Callable
 import httpx
 
 from tests.conftest import Infra
-from tests.integration.ops.support import create_ops_tenant, eventually, telemetry
+from tests.integration.ops.support import create_ops_tenant, telemetry
+from tests.support.polling import until
 from tests.support.services import ServiceProcess
 from tests.support.spans import stored_spans
 from tests.support.tenants import create_tenant
@@ -50,9 +51,10 @@ async def test_ops_needs_a_key_with_the_ops_role_and_shows_no_data_without_it(
         client.cookies.clear()
         assert (await client.get("/ops")).status_code == 401
     spans = telemetry(infra, names).spans
-    eventually(
+    until(
         lambda: any(s["name"].startswith("POST /ops/login") for s in stored_spans(spans)),
-        what="login span",
+        "login span",
+        30,
     )
     assert ops_key not in str(stored_spans(spans))
     assert ops_key not in gateway.logs()
@@ -72,7 +74,7 @@ async def test_consumer_metrics_reach_the_store_and_the_pipeline_picture(
         assert accepted.status_code == 202, accepted.text
         document_id = accepted.json()["document_id"]
         metrics = telemetry(infra, names).metrics
-        applied = eventually(
+        applied = until(
             lambda: list(
                 metrics.find(
                     {
@@ -83,35 +85,39 @@ async def test_consumer_metrics_reach_the_store_and_the_pipeline_picture(
                     }
                 )
             ),
-            what="ingest's processed counter",
+            "ingest's processed counter",
+            30,
         )
         assert sum(p["value"] for p in applied) >= 1
         assert metrics.find_one({"name": "engram.consumer.handler.duration", "kind": "histogram"})
-        lag = eventually(
+        lag = until(
             lambda: metrics.find_one(
                 {"name": "engram.consumer.lag", "service": "engram-ingest", "kind": "gauge"}
             ),
-            what="ingest's lag gauge",
+            "ingest's lag gauge",
+            30,
         )
         assert lag["labels"]["group"].endswith("engram-ingest") and lag["value"] >= 0
-        route = eventually(
+        route = until(
             lambda: metrics.find_one(
                 {"name": "http.server.request.duration", "labels.http_route": "/v1/documents"}
             ),
-            what="the gateway's route histogram",
+            "the gateway's route histogram",
+            30,
         )
         assert route["service"] == "engram-gateway" and route["count"] >= 1
         page = await client.get("/ops")
         assert page.status_code == 200
         assert 'data-service="ingest"' in page.text
-        found = eventually(
+        found = until(
             lambda: (
                 httpx.get(
                     f"{gateway.url}/ops/lookup", params={"id": document_id}, headers=headers
                 ).status_code
                 == 303
             ),
-            what="the document's trace",
+            "the document's trace",
+            30,
         )
         assert found
         opened = await client.get("/ops/lookup", params={"id": document_id}, follow_redirects=True)

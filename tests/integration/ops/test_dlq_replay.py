@@ -7,7 +7,6 @@ down and brings back, the way a downstream HTTP service or model server goes awa
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import hashlib
 import io
@@ -24,11 +23,12 @@ from engram_events import Envelope, encode, new_event
 from engram_events.catalog import DOCUMENT_SUBMITTED
 from engram_events.payloads.documents import DocumentSubmitted
 from engram_platform.logs import configure_logging
-from engram_platform.runtime import Runtime
+from engram_platform.runtime import ConnectedRuntime, Runtime
 from engram_platform.settings import ServiceSettings
 from engram_platform.topics import ensure_topics
 from tests.conftest import Infra
 from tests.integration.ops.support import create_ops_tenant, tenant_of
+from tests.support.polling import until_async
 from tests.support.services import ServiceProcess
 
 CONSUMER = "replaycheck"
@@ -53,7 +53,7 @@ class Dependency:
 @asynccontextmanager
 async def running_consumer(
     infra: Infra, names: dict[str, str], dependency: Dependency
-) -> AsyncIterator[Runtime]:
+) -> AsyncIterator[ConnectedRuntime]:
     """The consumer runtime with two attempts, subscribed to the documents topic."""
     settings = ServiceSettings(
         kafka_bootstrap_servers=infra.bootstrap,
@@ -67,16 +67,15 @@ async def running_consumer(
     )
     runtime = Runtime.build(CONSUMER, settings, install_global=False)
     await ensure_topics(infra.bootstrap, prefix=settings.topic_prefix)
-    async with runtime.connected():
-        assert runtime.consumer is not None
-        runtime.consumer.on(DOCUMENT_SUBMITTED, dependency.handle)
-        runtime.consumer.subscribe()
-        await runtime.broker.start()
-        runtime.start_relay()
+    async with runtime.connected() as connected:
+        connected.consumer.on(DOCUMENT_SUBMITTED, dependency.handle)
+        connected.consumer.subscribe()
+        await connected.broker.start()
+        connected.start_relay()
         try:
-            yield runtime
+            yield connected
         finally:
-            await runtime.broker.stop()
+            await connected.broker.stop()
 
 
 def _submitted(tenant_id: str) -> Envelope[DocumentSubmitted]:
@@ -111,16 +110,6 @@ async def _produce_traced(infra: Infra, names: dict[str, str], event: Envelope[A
         await producer.stop()
 
 
-async def _until(probe: Callable[[], Any], what: str, timeout: float = 40.0) -> Any:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while asyncio.get_running_loop().time() < deadline:
-        found = await probe()
-        if found:
-            return found
-        await asyncio.sleep(0.5)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 async def test_a_dead_letter_replayed_after_the_fix_is_applied_once(
     service: Callable[..., ServiceProcess], infra: Infra, names: dict[str, str]
 ) -> None:
@@ -145,7 +134,7 @@ async def test_a_dead_letter_replayed_after_the_fix_is_applied_once(
                 return [x for x in response.json() if x["consumer"] == CONSUMER]
 
             await _produce_traced(infra, names, event)
-            [letter] = await _until(letters, "the dead letter in the DLQ view")
+            [letter] = await until_async(letters, "the dead letter in the DLQ view")
             assert letter["error_type"] == "retries_exhausted:ConnectionError"
             assert letter["event_id"] == str(event.event_id) and letter["attempts"] == 2
             page = await client.get("/ops")
@@ -174,9 +163,17 @@ async def test_a_dead_letter_replayed_after_the_fix_is_applied_once(
             async def applied() -> list[str]:
                 return dependency.applied
 
-            assert await _until(applied, "the replayed event to be applied")
-            await asyncio.sleep(3)
-            assert dependency.applied == [str(event.event_id)], "applied exactly once"
+            assert await until_async(applied, "the replayed event to be applied")
+            marker = _submitted(tenant_id)
+            await _produce_traced(infra, names, marker)
+            await until_async(
+                applied,
+                "a later event on the same key to be applied (the consumer is past any duplicate)",
+                ready=lambda done: str(marker.event_id) in done,
+            )
+            assert dependency.applied == [str(event.event_id), str(marker.event_id)], (
+                "applied exactly once"
+            )
             [after] = await letters()
             assert after["replayed_at"] is not None, "no new dead letter, the old one is marked"
     finally:

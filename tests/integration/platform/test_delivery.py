@@ -1,4 +1,4 @@
-"""Delivery guarantees over the real broker and database (DESIGN.md §4)."""
+"""Delivery guarantees over the real broker and database (docs/architecture.md)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from engram_events.catalog import DOCUMENT_SUBMITTED
 from engram_events.payloads.documents import DocumentSubmitted
 from tests.conftest import Infra
 from tests.support.kafka import produce, read_all, wait_for
+from tests.support.polling import until
 from tests.support.services import ServiceProcess
 from tests.support.spans import first_span, stored_spans
 from tests.support.tenants import create_tenant
@@ -92,7 +93,7 @@ async def test_duplicate_delivery_has_one_effect(
         lambda m: m.get("event_type") == "document.ingested",
     )
     messages = await read_all(infra.bootstrap, _topic(names, "engram.documents.v1"), settle=3.0)
-    ingested = [m for m in messages if m.get("event_type") == "document.ingested"]
+    ingested = [m for m in messages if m and m.get("event_type") == "document.ingested"]
     db = _db(infra, names, "ingest")
     assert len(ingested) == 1
     assert db.extract_log.count_documents({}) == 1
@@ -140,15 +141,11 @@ async def test_crash_between_state_write_and_publish_still_publishes(
     ingest = service("ingest", ENGRAM_OUTBOX_RELAY="false")
     await produce(infra.bootstrap, _topic(names, "engram.documents.v1"), [encode(_submitted())])
     db = _db(infra, names, "ingest")
-    import time
-
-    deadline = time.monotonic() + 30
-    while db.applied_events.count_documents({}) == 0 and time.monotonic() < deadline:
-        time.sleep(0.2)
+    until(lambda: db.applied_events.count_documents({}), "the event applied", 30, 0.2)
     assert db.extract_log.count_documents({}) == 1, "the state write happened"
     assert db.outbox.count_documents({}) == 1, "its event is staged, not yet published"
     before = await read_all(infra.bootstrap, _topic(names, "engram.documents.v1"))
-    assert not [m for m in before if m.get("event_type") == "document.ingested"]
+    assert not [m for m in before if m and m.get("event_type") == "document.ingested"]
 
     ingest.kill9()
     ingest.start(extra_env={"ENGRAM_OUTBOX_RELAY": "true"})
@@ -160,7 +157,7 @@ async def test_crash_between_state_write_and_publish_still_publishes(
     )
     after = await read_all(infra.bootstrap, _topic(names, "engram.documents.v1"), settle=2.0)
     assert len(ingested) == 1
-    assert len([m for m in after if m.get("event_type") == "document.ingested"]) == 1
+    assert len([m for m in after if m and m.get("event_type") == "document.ingested"]) == 1
     assert db.outbox.count_documents({}) == 0
 
 
@@ -184,19 +181,20 @@ async def test_one_request_is_one_trace_across_services(
         lambda m: m.get("event_type") == "document.ingested",
     )
     spans = _db(infra, names, "telemetry").spans
-    import time
 
-    deadline = time.monotonic() + 20
-    trace: list[dict[str, Any]] = []
-    while time.monotonic() < deadline:
+    def request_trace() -> list[dict[str, Any]]:
         post = first_span(spans, name="POST /v1/documents", service="engram-gateway")
-        if post:
-            trace = stored_spans(spans, trace_id=post["trace_id"])
-            if {"engram-gateway", "engram-ingest"} <= {s["service"] for s in trace} and any(
-                s["service"] == "engram-ingest" and "publish" in s["name"] for s in trace
-            ):
-                break
-        time.sleep(0.5)
+        return [] if post is None else stored_spans(spans, trace_id=post["trace_id"])
+
+    trace: list[dict[str, Any]] = until(
+        request_trace,
+        "the request's trace through ingest's publish",
+        20,
+        ready=lambda trace: (
+            {"engram-gateway", "engram-ingest"} <= {s["service"] for s in trace}
+            and any(s["service"] == "engram-ingest" and "publish" in s["name"] for s in trace)
+        ),
+    )
     services = {s["service"] for s in trace}
     assert {"engram-gateway", "engram-ingest"} <= services
     by_id = {s["span_id"]: s for s in trace}

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +17,7 @@ from engram_platform.mongo import connect_mongo
 from engram_platform.tracing_mongo import MongoSpans
 from tests.conftest import Infra
 from tests.support.kafka import wait_for
+from tests.support.polling import until
 from tests.support.services import ServiceProcess
 from tests.support.spans import first_span, stored_spans
 from tests.support.tenants import create_tenant
@@ -85,18 +85,24 @@ async def test_a_documents_trace_holds_mongodb_spans_under_its_own_spans(
         f"{names['ENGRAM_TOPIC_PREFIX']}engram.documents.v1",
         lambda m: m.get("event_type") == "document.ingested",
     )
-    db = MongoClient(infra.mongodb_uri)[f"{names['ENGRAM_DATABASE_PREFIX']}telemetry"]
-    trace: list[dict[str, Any]] = []
-    mongo: list[dict[str, Any]] = []
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+    db = MongoClient[dict[str, Any]](infra.mongodb_uri)[
+        f"{names['ENGRAM_DATABASE_PREFIX']}telemetry"
+    ]
+
+    def request_trace() -> list[dict[str, Any]]:
         post = first_span(db.spans, name="POST /v1/documents", service="engram-gateway")
-        if post:
-            trace = stored_spans(db.spans, trace_id=post["trace_id"])
-            mongo = [s for s in trace if _attrs(s).get("db.system") == "mongodb"]
-            if any(s["service"] == "engram-ingest" for s in mongo):
-                break
-        time.sleep(0.5)
+        return [] if post is None else stored_spans(db.spans, trace_id=post["trace_id"])
+
+    trace: list[dict[str, Any]] = until(
+        request_trace,
+        "ingest's MongoDB commands in the request's trace",
+        30,
+        ready=lambda trace: any(
+            s["service"] == "engram-ingest" and _attrs(s).get("db.system") == "mongodb"
+            for s in trace
+        ),
+    )
+    mongo = [s for s in trace if _attrs(s).get("db.system") == "mongodb"]
     by_id = {s["span_id"]: s for s in trace}
     ingest_mongo = [s for s in mongo if s["service"] == "engram-ingest"]
     assert ingest_mongo, "ingest's MongoDB commands joined the document's trace"

@@ -57,9 +57,8 @@ async def test_relay_publishes_in_order_and_sends_null_tombstones(
     settings = _settings(infra, names)
     await ensure_topics(infra.bootstrap, prefix=settings.topic_prefix)
     runtime = Runtime.build("outboxtest", settings, install_global=False)
-    async with runtime.connected():
-        assert runtime.outbox is not None and runtime.relay is not None
-        await runtime.broker.start()
+    async with runtime.connected() as connected:
+        await connected.broker.start()
         try:
             acks = [
                 new_event(
@@ -69,16 +68,16 @@ async def test_relay_publishes_in_order_and_sends_null_tombstones(
                 )
                 for i in range(20)
             ]
-            await runtime.outbox.stage(acks)
-            tomb = runtime.outbox.tombstone_entry(Topics.RECORDS, "rec_1", "tomb-rec_1")
-            await runtime.outbox.stage_entries([tomb, tomb])
-            await runtime.outbox.stage_entries([tomb])
-            await runtime.outbox.stage(acks)
-            sent = await runtime.relay.publish_pending()
+            await connected.outbox.stage(acks)
+            tomb = connected.outbox.tombstone_entry(Topics.RECORDS, "rec_1", "tomb-rec_1")
+            await connected.outbox.stage_entries([tomb, tomb])
+            await connected.outbox.stage_entries([tomb])
+            await connected.outbox.stage(acks)
+            sent = await connected.relay.publish_pending()
             assert sent == 21
-            assert await runtime.relay.publish_pending() == 0
+            assert await connected.relay.publish_pending() == 0
         finally:
-            await runtime.broker.stop()
+            await connected.broker.stop()
     prefix = settings.topic_prefix
     published = await _records(infra.bootstrap, f"{prefix}{Topics.TOMBSTONES}", 20)
     services = [value.split(b'"service":"')[1].split(b'"')[0] for _, value in published if value]
@@ -101,14 +100,13 @@ async def test_relay_puts_each_key_on_the_partition_send_would_choose_in_order(
         for i in range(600)
     ]
     runtime = Runtime.build("outboxtest", settings, install_global=False)
-    async with runtime.connected():
-        assert runtime.outbox is not None and runtime.relay is not None
-        await runtime.broker.start()
+    async with runtime.connected() as connected:
+        await connected.broker.start()
         try:
-            await runtime.outbox.stage(acks)
-            assert await runtime.relay.publish_pending() == 600
+            await connected.outbox.stage(acks)
+            assert await connected.relay.publish_pending() == 600
         finally:
-            await runtime.broker.stop()
+            await connected.broker.stop()
     published = await _consumed(infra.bootstrap, f"{settings.topic_prefix}{Topics.TOMBSTONES}", 600)
     assert len(published) == 600
     keys = {TOMBSTONE_APPLIED.key(a.payload).encode() for a in acks}
@@ -143,7 +141,9 @@ def _ack(n: int) -> Any:
 async def test_events_embedded_by_a_crashed_write_are_recovered_from_its_marker(
     infra: Infra, names: dict[str, str]
 ) -> None:
-    client = AsyncIOMotorClient(infra.mongodb_uri, tz_aware=True)
+    client: AsyncIOMotorClient[dict[str, Any]] = AsyncIOMotorClient(
+        infra.mongodb_uri, tz_aware=True
+    )
     db = client[f"{names['ENGRAM_DATABASE_PREFIX']}outboxmarkers"]
     jobs = db["jobs"]
     try:

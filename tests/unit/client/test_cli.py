@@ -69,7 +69,7 @@ def test_following_a_job_that_never_completes_exits_4(stub: StubServer, env_file
     stub.on(
         "GET", "/v1/prune-jobs/job_1", Reply(200, {"prune_job_id": "job_1", "status": "running"})
     )
-    assert run(env_file, "prune-job", "job_1", "--follow", "--timeout", "0.3") == 4
+    assert run(env_file, "prune-job", "job_1", "--follow", "--timeout", "0.1") == 4
 
 
 def test_docs_upload_sends_multipart_and_prints_ids(

@@ -103,4 +103,4 @@ def test_a_wait_that_never_finishes_times_out(stub: StubServer) -> None:
     )
     with EngramClient(stub.url, "egk_test") as client:
         with pytest.raises(WaitTimeout, match="job_1"):
-            client.wait_for_prune_job("job_1", 0.3, interval=0.05)
+            client.wait_for_prune_job("job_1", 0.1, interval=0.02)

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 
 from engram_embedders import (
@@ -38,6 +42,20 @@ def accepts_port(embedder: Embedder) -> Embedder:
 
 
 def test_implementations_type_check_against_the_port() -> None:
-    accepts_port(HashingEmbedder())
-    accepts_port(MiniLMEmbedder())
-    accepts_port(OpenAICompatibleEmbedder(base_url="http://127.0.0.1:9/v1", model="m"))
+    implementations: list[Embedder] = [
+        accepts_port(HashingEmbedder()),
+        accepts_port(MiniLMEmbedder()),
+        accepts_port(OpenAICompatibleEmbedder(base_url="http://127.0.0.1:9/v1", model="m")),
+    ]
+    for embedder in implementations:
+        kind = type(embedder)
+        assert isinstance(inspect.getattr_static(kind, "provenance"), property), kind
+        for name in ("embed", "aclose"):
+            member, port_member = getattr(kind, name), getattr(Embedder, name)
+            assert inspect.iscoroutinefunction(member), (kind, name)
+            assert _parameters(member) == _parameters(port_member), (kind, name)
+
+
+def _parameters(function: Callable[..., Any]) -> list[tuple[str, Any]]:
+    """Each parameter's name and kind: what a caller of the port relies on."""
+    return [(p.name, p.kind) for p in inspect.signature(function).parameters.values()]

@@ -31,16 +31,17 @@ def test_vectors_do_not_depend_on_the_process_hash_seed() -> None:
         "from engram_embedders import HashingEmbedder;"
         "print(HashingEmbedder().embed_sync(['Hello engram world']).vectors[0][:16].tolist())"
     )
-    outputs = {
-        subprocess.run(
+    runs = [
+        subprocess.Popen(
             [sys.executable, "-c", script],
             env={**os.environ, "PYTHONHASHSEED": seed},
-            capture_output=True,
+            stdout=subprocess.PIPE,
             text=True,
-            check=True,
-        ).stdout
+        )
         for seed in ("1", "2")
-    }
+    ]
+    outputs = {run.communicate(timeout=60)[0] for run in runs}
+    assert [run.returncode for run in runs] == [0, 0]
     assert len(outputs) == 1
 
 

@@ -1,13 +1,14 @@
-"""Hand-written stores behind the enrichment storage port: one honest, two that fail."""
+"""Hand-written fakes behind enrichment's ports: stores (one honest, two that fail), an outbox."""
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from engram_enrichment.documents import unconfirmed
+from engram_enrichment.adapters.documents import unconfirmed
 from engram_enrichment.ports import ConcurrentUpdate
+from engram_events import Envelope
 
 
 class MemoryStore:
@@ -67,12 +68,14 @@ class MemoryStore:
         return copy.deepcopy(self.contradictions.get(f"{tenant_id}:{contradiction_id}"))
 
     async def list_contradictions(
-        self, tenant_id: str, status: str | None, limit: int
+        self, tenant_id: str, status: str | None, limit: int, entity_id: str | None = None
     ) -> list[dict[str, Any]]:
         rows = [
             d
             for k, d in self.contradictions.items()
-            if k.startswith(f"{tenant_id}:") and (status is None or d["status"] == status)
+            if k.startswith(f"{tenant_id}:")
+            and (status is None or d["status"] == status)
+            and (entity_id is None or d["entity_id"] == entity_id)
         ]
         return rows[:limit]
 
@@ -117,3 +120,15 @@ class OneFactLostStore(MemoryStore):
         if damaged["facts"]:
             damaged["facts"][-1]["support"] = []
         await super().save(tenant_id, damaged, expected_version)
+
+
+class StagedEvents:
+    """The outbox port in memory: every event staged, in order."""
+
+    def __init__(self) -> None:
+        self.staged: list[Envelope[Any]] = []
+
+    async def stage(self, envelopes: Iterable[Envelope[Any]]) -> int:
+        batch = list(envelopes)
+        self.staged += batch
+        return len(batch)

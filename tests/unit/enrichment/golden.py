@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from engram_events import Envelope
+from engram_events.ids import Scalar
 from tests.unit.enrichment.scenario import upserted
 
 TENANT = "tnt_golden"
@@ -27,7 +28,7 @@ def _id(n: int) -> uuid.UUID:
 def events(step: str, tenant: str = TENANT) -> list[Envelope[Any]]:
     """The record events a step produces (the resolve step is an API call, not an event)."""
     if step == "create":
-        attrs = {"id": "c1", "name": "Acme Freight", "hq": "Berlin", "fleet": 12}
+        attrs: dict[str, Scalar] = {"id": "c1", "name": "Acme Freight", "hq": "Berlin", "fleet": 12}
         return [upserted("rec_a", 1, attrs, minute=0, tenant=tenant, event_id=_id(1))]
     if step == "contradict":
         attrs = {"id": "c1", "name": "Acme Freight", "hq": "Munich"}

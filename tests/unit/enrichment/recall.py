@@ -8,8 +8,8 @@ from engram_embedders.hashing import HashingEmbedder
 from engram_enrichment.adapters.vectors import KnowledgeVectors
 from engram_enrichment.domain.schema import Schema
 from engram_enrichment.handlers import EnrichmentHandlers
-from engram_enrichment.knowledge import KnowledgeBase
-from engram_enrichment.search import KnowledgeSearch
+from engram_enrichment.service.knowledge import KnowledgeBase
+from engram_enrichment.service.search import KnowledgeSearch
 from engram_events import Envelope, new_event
 from engram_events.catalog import EMBEDDING_COMPUTED
 from engram_events.payloads.embeddings import EmbeddedItem, EmbeddingComputed, VectorProvenance

@@ -2,6 +2,7 @@
 
 import os
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
@@ -11,7 +12,7 @@ from engram_enrichment.domain.ids import fact_id
 from engram_enrichment.domain.schema import Schema
 from engram_enrichment.domain.support import assert_record
 from engram_enrichment.handlers import EnrichmentHandlers
-from engram_enrichment.knowledge import KnowledgeBase
+from engram_enrichment.service.knowledge import KnowledgeBase
 from tests.unit.enrichment import golden
 from tests.unit.enrichment.fakes import MemoryStore
 from tests.unit.enrichment.scenario import assertion, entity
@@ -30,13 +31,15 @@ async def test_the_scripted_scenario_matches_the_expected_articles() -> None:
             assert current is not None
             (cid,) = current.contradictions
             keep = fact_id(golden.ENTITY, "hq", golden.KEEP_VALUE)
+
+            def resolved(entity: Any, cid: str = cid, keep: str = keep) -> None:
+                resolve(entity, cid, keep, cause="r", at=datetime.now(UTC))
+
             await kb.change(
                 golden.TENANT,
                 golden.ENTITY,
                 "carrier",
-                lambda e, cid=cid, keep=keep: resolve(
-                    e, cid, keep, cause="r", at=datetime.now(UTC)
-                ),
+                resolved,
                 cause="r",
                 at=datetime.now(UTC),
             )

@@ -9,8 +9,8 @@ import pytest
 
 from engram_enrichment.domain.schema import Schema
 from engram_enrichment.handlers import EnrichmentHandlers
-from engram_enrichment.knowledge import KnowledgeBase, NotApplied
 from engram_enrichment.ports import ConcurrentUpdate
+from engram_enrichment.service.knowledge import KnowledgeBase, NotApplied
 from engram_events import Envelope
 from tests.unit.enrichment import golden
 from tests.unit.enrichment.fakes import MemoryStore, SilentlyIgnoringStore

@@ -7,8 +7,8 @@ import pytest
 from engram_enrichment.domain.ids import fact_id
 from engram_enrichment.domain.schema import Schema
 from engram_enrichment.handlers import EnrichmentHandlers
-from engram_enrichment.knowledge import KnowledgeBase, NotApplied
-from engram_enrichment.prune import facts_still_standing, references
+from engram_enrichment.service.knowledge import KnowledgeBase, NotApplied
+from engram_enrichment.service.verify import facts_still_standing, references
 from tests.unit.enrichment.fakes import MemoryStore, OneFactLostStore, SilentlyIgnoringStore
 from tests.unit.enrichment.scenario import tombstoned, upserted
 

@@ -6,7 +6,13 @@ from typing import Any
 
 import pytest
 
-from engram_enrichment.adapters.store import CONTRADICTIONS, ENTITIES, INDEXES, MongoEntityStore
+from engram_enrichment.adapters.store import (
+    CONTRADICTIONS,
+    ENTITIES,
+    INDEXES,
+    MongoEntityStore,
+    pack_entity,
+)
 from engram_enrichment.ports import ConcurrentUpdate
 from tests.support.recording_db import RecordingDatabase, judge, public_methods
 
@@ -22,7 +28,7 @@ async def save_versioned(store: MongoEntityStore, doc: dict[str, Any]) -> None:
 
 
 async def test_enrichment_queries_are_indexed_and_scoped() -> None:
-    entity = {"_id": f"{T}:e1", "tenant_id": T, "entity_id": "e1", "version": 1}
+    entity = pack_entity({"_id": f"{T}:e1", "tenant_id": T, "entity_id": "e1", "version": 1})
     db = RecordingDatabase(
         {
             ENTITIES: [entity],

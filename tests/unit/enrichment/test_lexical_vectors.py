@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engram_enrichment.adapters.vectors import KnowledgeVectors, point_id
-from engram_enrichment.announce import parse_section_item
+from engram_enrichment.service.announce import parse_section_item
 from engram_vectors import ExactNumpyStore, LexicalMismatch
 from engram_vectors.lexical import LEXICAL_ENCODER, document_vector
 from tests.unit.enrichment.recall import harness

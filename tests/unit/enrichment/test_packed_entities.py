@@ -31,7 +31,3 @@ def test_only_the_fields_queries_read_stay_open() -> None:
 
 def test_a_packed_entity_reads_back_equal_times_in_utc() -> None:
     assert unpack_entity(pack_entity(ENTITY)) == ENTITY
-
-
-def test_an_entity_stored_before_packing_reads_as_it_was() -> None:
-    assert unpack_entity(dict(ENTITY)) == ENTITY

@@ -3,7 +3,7 @@
 import pytest
 
 from engram_embedders.hashing import HashingEmbedder
-from engram_enrichment.search import EmbedderMismatch, KnowledgeSearch
+from engram_enrichment.service.search import EmbedderMismatch, KnowledgeSearch
 from engram_vectors.floor import apply_floor, default_floor
 from tests.unit.enrichment.recall import facts, harness
 from tests.unit.enrichment.scenario import upserted

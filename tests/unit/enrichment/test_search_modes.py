@@ -9,12 +9,16 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from engram_enrichment import api
 from engram_enrichment.adapters.vectors import KnowledgeVectors, point_id
-from engram_enrichment.search import LexicalOff, candidate_pool
+from engram_enrichment.api import search as search_api
+from engram_enrichment.api.deps import EnrichmentDeps
+from engram_enrichment.service.resolution import Resolutions
+from engram_enrichment.service.search import LexicalOff, candidate_pool
+from engram_platform.dependencies import install
 from engram_platform.internal import TENANT_HEADER
 from engram_platform.problems import install_problem_handlers
 from engram_vectors import ExactNumpyStore
+from tests.unit.enrichment.fakes import StagedEvents
 from tests.unit.enrichment.recall import Harness, facts, harness
 from tests.unit.enrichment.scenario import upserted
 
@@ -36,11 +40,18 @@ async def carriers(h: Harness) -> None:
         await h.record(record)
 
 
-async def test_an_exact_value_comes_first_in_hybrid_and_lexical_where_dense_ranks_a_near_miss_first() -> (
-    None
-):
+@pytest.fixture(scope="module")
+async def carried() -> Harness:
+    """One harness holding the 200 carriers, shared by the tests that only search it."""
     h = await harness()
     await carriers(h)
+    return h
+
+
+async def test_an_exact_value_comes_first_in_hybrid_and_lexical_where_dense_ranks_a_near_miss_first(
+    carried: Harness,
+) -> None:
+    h = carried
     dense = await h.search.search("tnt_a", sku(EXACT), 5, min_score=-1.0, mode="dense")
     assert dense.mode == "dense"
     assert facts(dense.results)[0]["value"] == sku(187), "dense vectors miss the exact SKU"
@@ -61,26 +72,25 @@ async def test_an_exact_value_comes_first_in_hybrid_and_lexical_where_dense_rank
         )
 
 
-async def test_an_entity_id_finds_that_entitys_facts_and_sections_first() -> None:
-    h = await harness()
-    await carriers(h)
+async def test_an_entity_id_finds_that_entitys_facts_and_sections_first(carried: Harness) -> None:
+    h = carried
     for mode in ("hybrid", "lexical"):
         found = await h.search.search("tnt_a", "carrier:c18", 4, min_score=-1.0, mode=mode)
         assert {r["entity_id"] for r in found.results} == {"carrier:c18"}, mode
         assert len(found.results) == 4, "two facts and two sections"
 
 
-async def test_lexical_mode_returns_only_hits_sharing_a_term() -> None:
-    h = await harness()
-    await carriers(h)
+async def test_lexical_mode_returns_only_hits_sharing_a_term(carried: Harness) -> None:
+    h = carried
     found = await h.search.search("tnt_a", "SKU-9999999", 20, min_score=-1.0, mode="lexical")
     assert found.results and all(r["scores"]["lexical"] > 0 for r in found.results)
     assert all(r["attribute"] == "sku" for r in found.results), "hq hits share no term"
 
 
-async def test_the_floor_keeps_the_exact_identifier_match_and_drops_the_rest() -> None:
-    h = await harness()
-    await carriers(h)
+async def test_the_floor_keeps_the_exact_identifier_match_and_drops_the_rest(
+    carried: Harness,
+) -> None:
+    h = carried
     raw = await h.search.search("tnt_a", sku(EXACT), 10, min_score=-1.0)
     exact = raw.results[0]
     floor = max(r["scores"]["dense"] for r in raw.results) + 0.01
@@ -160,9 +170,9 @@ async def test_queries_and_fact_values_never_reach_the_logs(
 def _app(h: Harness) -> FastAPI:
     app = FastAPI()
     install_problem_handlers(app)
-    app.include_router(api.router)
-    app.state.search = h.search
-    app.state.max_top_k = 100
+    app.include_router(search_api.router)
+    resolutions = Resolutions(h.knowledge, h.handlers.sections, StagedEvents())
+    install(app, EnrichmentDeps(h.knowledge, resolutions, h.handlers.sections, h.search, 100))
     return app
 
 

@@ -6,9 +6,9 @@ from typing import Any
 import pytest
 
 from engram_enrichment.adapters.vectors import KnowledgeVectors
-from engram_enrichment.announce import section_item_id
 from engram_enrichment.domain.sections import current_sections, render_section, section_id
-from engram_enrichment.prune import sections_citing
+from engram_enrichment.service.announce import section_item_id
+from engram_enrichment.service.verify import sections_citing
 from engram_events.payloads.embeddings import EmbeddedItem
 from engram_vectors import ExactNumpyStore
 from tests.unit.enrichment.recall import Harness, harness, sections
@@ -97,6 +97,7 @@ async def test_a_tombstone_drops_the_citing_vector_at_once_and_re_embeds_the_sec
     await h.record(upserted("rec_b", 1, {"hq": "Munich"}, minute=1))
     cited = await h.knowledge.load("tnt_a", "carrier:c1")
     assert cited is not None and sections_citing(cited, {"rec_b"}) == 1
+    assert h.handlers.sections is not None
     assert await h.handlers.sections.citing(cited, ["rec_b"]) == [HQ]
     published = await h.tombstone(tombstoned("rec_b", prune_job_id="job_1"), embed=False)
     assert await section_payload(h) is None, "the vector citing rec_b is gone before the ack"
@@ -132,6 +133,7 @@ async def test_a_section_result_for_another_text_hash_is_not_stored() -> None:
     assert entity is not None
     section = entity.sections[HQ].model_copy(update={"text_sha256": "0" * 64})
     item = EmbeddedItem(item_id=section_item_id(section), vector=[1.0] * 64)
+    assert h.handlers.sections is not None
     assert await h.handlers.sections.store("tnt_a", [item], h.embedder.provenance.fingerprint) == 0
 
 
@@ -165,6 +167,7 @@ async def test_a_vector_overtaken_by_a_tombstone_while_written_is_deleted() -> N
     )
     (request,) = requests(published, "article_section")
     vectors.before_put = lambda: h.tombstone(tombstoned("rec_b"), embed=False)
+    assert h.handlers.sections is not None
     stored = await h.handlers.sections.store(
         "tnt_a", (await h.computed(request)).payload.items, h.embedder.provenance.fingerprint
     )

@@ -9,9 +9,9 @@ from pydantic import ValidationError
 from engram_enrichment.config import EnrichmentSettings
 from engram_enrichment.domain.schema import Schema
 from engram_enrichment.handlers import EnrichmentHandlers
-from engram_enrichment.knowledge import KnowledgeBase
 from engram_enrichment.ports import Generated, SummaryFailed
-from engram_enrichment.summaries import Summaries
+from engram_enrichment.service.knowledge import KnowledgeBase
+from engram_enrichment.service.summaries import Summaries
 from tests.unit.enrichment import golden
 from tests.unit.enrichment.fakes import MemoryStore
 from tests.unit.enrichment.scenario import tombstoned, upserted

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
 from engram_enrichment.adapters.vectors import KnowledgeVectors
-from engram_enrichment.announce import parse_section_item
+from engram_enrichment.service.announce import parse_section_item
 from engram_events import Envelope
-from engram_vectors import ExactNumpyStore
+from engram_vectors import ExactNumpyStore, Point
 from tests.unit.enrichment.recall import Harness, harness
 from tests.unit.enrichment.scenario import upserted
 
@@ -58,10 +59,12 @@ async def test_live_facts_of_every_tenant_are_stored_and_withdrawn_ones_are_not(
 class _Failing(ExactNumpyStore):
     """A vector store whose upserts fail for one tenant's points."""
 
-    async def upsert(self, collection: str, points: Any, **kwargs: Any) -> None:
+    async def upsert(
+        self, name: str, points: Sequence[Point], *, fingerprint: str | None = None
+    ) -> None:
         if any(p.payload.get("tenant_id") == "tnt_b" for p in points):
             raise ConnectionError("vector store unavailable")
-        await super().upsert(collection, points, **kwargs)
+        await super().upsert(name, points, fingerprint=fingerprint)
 
 
 async def test_a_tenant_whose_write_fails_fails_only_its_own_inputs() -> None:

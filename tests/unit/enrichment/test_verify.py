@@ -2,7 +2,7 @@
 
 import pytest
 
-from engram_enrichment.prune import names_a_record
+from engram_enrichment.service.verify import names_a_record
 
 pytestmark = pytest.mark.unit
 
@@ -29,8 +29,7 @@ def stored(facts: list[tuple[str, list[str]]], sections: list[tuple[str, list[st
         (stored([("withdrawn", ["rec_a"])], [("removed", ["rec_a"])]), False),
         (stored([("active", ["rec_x"])], [("active", ["rec_x", "rec_a"])]), True),
         (stored([("active", ["rec_x"])], [("active", ["rec_x"])]), False),
-        ({"facts": [{"fact_id": "e:a:0", "support": [{"record_id": "rec_a"}]}]}, True),
-        ({}, False),
+        (stored([], []), False),
     ],
 )
 def test_an_entity_is_looked_at_closely_when_a_live_fact_or_active_section_names_a_record(

@@ -128,4 +128,4 @@ def test_ids_reject_dicts_and_whitespace() -> None:
 
 def test_payload_must_match_its_event_type() -> None:
     with pytest.raises(TypeError):
-        new_event(DOCUMENT_SUBMITTED, _record(), tenant_id="tnt_1")  # type: ignore[arg-type]
+        new_event(DOCUMENT_SUBMITTED, _record(), tenant_id="tnt_1")  # type: ignore[misc]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -66,7 +67,7 @@ class FakeStore:
     ) -> None:
         self.rejected.extend(rejected)
 
-    async def heads_by_id(self, tenant_id: str, record_ids: list[str]) -> list[dict[str, Any]]:
+    async def heads_by_id(self, tenant_id: str, record_ids: Sequence[str]) -> list[dict[str, Any]]:
         return [dict(self.heads[rid]) for rid in record_ids if rid in self.heads]
 
     async def replace_with_markers(

@@ -9,7 +9,7 @@ import pytest
 from engram_extraction.domain.records import Draft
 from engram_extraction.domain.revisions import Entry, plan
 from engram_extraction.domain.schema import SchemaRegistry
-from engram_extraction.handlers import ExtractionHandlers
+from engram_extraction.service.documents import DocumentExtraction
 from tests.unit.extraction.fakes import FakeOutbox, FakeStore, ingested
 
 pytestmark = pytest.mark.unit
@@ -39,8 +39,8 @@ def test_plan_retires_live_records_missing_from_a_complete_version() -> None:
     assert not plan([draft("a", "a")], manifest, "v2").absent, "imports retire nothing"
 
 
-def handlers(store: FakeStore, outbox: FakeOutbox) -> ExtractionHandlers:
-    return ExtractionHandlers(store, SchemaRegistry(), outbox)  # type: ignore[arg-type]
+def extraction(store: FakeStore, outbox: FakeOutbox) -> DocumentExtraction:
+    return DocumentExtraction(store, SchemaRegistry(), outbox)
 
 
 def of_type(events: list[Any], event_type: str) -> list[Any]:
@@ -49,11 +49,11 @@ def of_type(events: list[Any], event_type: str) -> list[Any]:
 
 async def test_a_row_missing_from_v2_is_tombstoned_and_a_changed_row_revised() -> None:
     store, outbox = FakeStore(), FakeOutbox()
-    await handlers(store, outbox).on_ingested(ingested(V1))
+    await extraction(store, outbox).extract(ingested(V1))
     ids = {head["entity_id"]: rid for rid, head in store.heads.items()}
 
     second = ingested(V2)
-    events = await handlers(store, outbox).on_ingested(second)
+    events = await extraction(store, outbox).extract(second)
     upserts = [
         (e.payload.entity_id, e.payload.revision) for e in of_type(events, "record.upserted")
     ]
@@ -66,18 +66,18 @@ async def test_a_row_missing_from_v2_is_tombstoned_and_a_changed_row_revised() -
     assert [e["key"] for e in outbox.raw.values()] == [ids["carrier:B"]]
     assert store.revisions() == {ids["carrier:A"]: 1, ids["carrier:B"]: 1, ids["carrier:C"]: 2}
 
-    replay = await handlers(store, outbox).on_ingested(second)
+    replay = await extraction(store, outbox).extract(second)
     assert [e.event_id for e in replay] == [e.event_id for e in events], "same ids on replay"
     assert len(outbox.raw) == 1
 
-    late = await handlers(store, outbox).on_ingested(ingested(V1))
+    late = await extraction(store, outbox).extract(ingested(V1))
     assert of_type(late, "record.tombstoned") == []
     assert store.heads[ids["carrier:B"]]["status"] == "tombstoned", "a late v1 cannot revive B"
 
 
 async def test_a_failed_version_retires_nothing() -> None:
     store, outbox = FakeStore(), FakeOutbox()
-    await handlers(store, outbox).on_ingested(ingested(V1))
-    (failed,) = await handlers(store, outbox).on_ingested(ingested(b"id,name\n"))
+    await extraction(store, outbox).extract(ingested(V1))
+    (failed,) = await extraction(store, outbox).extract(ingested(b"id,name\n"))
     assert failed.event_type == "document.extraction_failed"
     assert {h["status"] for h in store.heads.values()} == {"active"}

@@ -5,21 +5,21 @@ from __future__ import annotations
 import pytest
 
 from engram_extraction.domain.schema import SchemaRegistry
-from engram_extraction.handlers import ExtractionHandlers
+from engram_extraction.service.documents import DocumentExtraction
 from engram_platform.retry import PermanentError
 from tests.unit.extraction.fakes import CANARY, FakeOutbox, FakeStore, ingested
 
 pytestmark = pytest.mark.unit
 
 
-def handlers(store: FakeStore, outbox: FakeOutbox, attempts: int = 3) -> ExtractionHandlers:
-    return ExtractionHandlers(store, SchemaRegistry(), outbox, max_attempts=attempts)  # type: ignore[arg-type]
+def extraction(store: FakeStore, outbox: FakeOutbox, attempts: int = 3) -> DocumentExtraction:
+    return DocumentExtraction(store, SchemaRegistry(), outbox, max_attempts=attempts)
 
 
 async def test_records_are_announced_after_the_write_and_replays_stage_the_same_ids() -> None:
     store, outbox = FakeStore(), FakeOutbox()
     event = ingested(b"id,name\nc1,Acme\nc2,Beta\nc2,Dup\n")
-    first = await handlers(store, outbox).on_ingested(event)
+    first = await extraction(store, outbox).extract(event)
     types = [e.event_type for e in first]
     assert types.count("record.upserted") == 2 and types.count("record.state") == 2
     assert types[-1] == "document.extracted"
@@ -27,14 +27,14 @@ async def test_records_are_announced_after_the_write_and_replays_stage_the_same_
     assert (summary.record_count, summary.rejected_count) == (2, 1)
     assert len(store.heads) == 2
 
-    replay = await handlers(store, outbox).on_ingested(event)
+    replay = await extraction(store, outbox).extract(event)
     assert [e.event_id for e in replay] == [e.event_id for e in first]
 
 
 async def test_a_new_version_announces_only_what_changed() -> None:
     store, outbox = FakeStore(), FakeOutbox()
-    await handlers(store, outbox).on_ingested(ingested(b"id,name\nc1,Acme\nc2,Beta\n"))
-    second = await handlers(store, outbox).on_ingested(ingested(b"id,name\nc1,Acme\nc2,Beta Co\n"))
+    await extraction(store, outbox).extract(ingested(b"id,name\nc1,Acme\nc2,Beta\n"))
+    second = await extraction(store, outbox).extract(ingested(b"id,name\nc1,Acme\nc2,Beta Co\n"))
     upserts = [e.payload for e in second if e.event_type == "record.upserted"]
     assert [(u.entity_id, u.revision) for u in upserts] == [("carrier:c2", 2)]
     assert second[-1].payload.unchanged_count == 1
@@ -42,7 +42,7 @@ async def test_a_new_version_announces_only_what_changed() -> None:
 
 async def test_unreadable_content_fails_at_once_with_its_reason() -> None:
     store, outbox = FakeStore(), FakeOutbox()
-    (failed,) = await handlers(store, outbox).on_ingested(ingested(b"id,name\nc1,\xff\n"))
+    (failed,) = await extraction(store, outbox).extract(ingested(b"id,name\nc1,\xff\n"))
     assert failed.event_type == "document.extraction_failed"
     assert failed.payload.error == "the document is not valid UTF-8 (invalid byte at 11)"
     assert failed.payload.permanent and store.heads == {}
@@ -54,10 +54,10 @@ async def test_transient_failures_are_retried_then_recorded_as_failed_and_dead_l
     event = ingested(b"id,name\nc1,Acme\n")
     for _ in range(2):
         with pytest.raises(ConnectionError):
-            await handlers(store, outbox, attempts=3).on_ingested(event)
+            await extraction(store, outbox, attempts=3).extract(event)
         assert outbox.staged == []
     with pytest.raises(PermanentError) as raised:
-        await handlers(store, outbox, attempts=3).on_ingested(event)
+        await extraction(store, outbox, attempts=3).extract(event)
     (failed,) = outbox.staged
     assert failed.event_type == "document.extraction_failed"
     assert failed.payload.error == "extraction failed after 3 attempts (ConnectionError)"
@@ -70,8 +70,8 @@ async def test_a_later_success_still_succeeds_after_failed_attempts() -> None:
     store.fail_writes = True
     event = ingested(b"id,name\nc1,Acme\n")
     with pytest.raises(ConnectionError):
-        await handlers(store, outbox).on_ingested(event)
+        await extraction(store, outbox).extract(event)
     store.fail_writes = False
-    done = await handlers(store, outbox).on_ingested(event)
+    done = await extraction(store, outbox).extract(event)
     assert done[-1].event_type == "document.extracted"
     assert done[-1].payload.attempts == 2

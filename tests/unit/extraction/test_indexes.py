@@ -7,10 +7,10 @@ from datetime import UTC, datetime
 import pytest
 
 from engram_events.payloads.prune import PruneSelector
-from engram_extraction.adapters.store import INDEXES, RECORDS, RecordStore, TombstoneStore
+from engram_extraction.adapters.store import INDEXES, RECORDS, RecordStore
+from engram_extraction.adapters.tombstones import TombstoneStore
 from engram_extraction.domain.records import Draft, Rejection, Source
 from engram_extraction.domain.revisions import Change, Entry
-from engram_extraction.domain.selection import mongo_filter
 from tests.support.recording_db import RecordingDatabase, judge, public_methods
 
 pytestmark = pytest.mark.unit
@@ -62,14 +62,13 @@ async def test_extraction_queries_are_indexed_and_scoped() -> None:
             T, filters={}, after=(AT, "r0"), limit=10
         ),
         "RecordStore.heads_by_id": lambda: store.heads_by_id(T, ["r1"]),
+        "RecordStore.live_among": lambda: store.live_among(T, ["r1"]),
         "RecordStore.replace_with_markers": lambda: store.replace_with_markers(T, [HEAD], marker),
         "TombstoneStore.heads_by_id": lambda: tombstones.heads_by_id(T, ["r1"]),
-        "TombstoneStore.heads_matching": lambda: tombstones.heads_matching(
-            {"tenant_id": T, "prune_job_id": "job_1"}
-        ),
+        "TombstoneStore.selected_heads": lambda: tombstones.selected_heads(T, SELECTORS[0], AT),
+        "TombstoneStore.job_markers": lambda: tombstones.job_markers(T, "job_1"),
         "TombstoneStore.document_record_ids": lambda: tombstones.document_record_ids(T, "doc_1"),
         "TombstoneStore.tombstone": lambda: tombstones.tombstone(T, [HEAD], marker),
-        "TombstoneStore.live_among": lambda: tombstones.live_among(T, ["r1"]),
     }
     listings = {
         f"RecordStore.list_records {filters}": (
@@ -84,8 +83,8 @@ async def test_extraction_queries_are_indexed_and_scoped() -> None:
         )
     }
     prunes = {
-        f"TombstoneStore.heads_matching {n}": (
-            lambda s=selector: tombstones.heads_matching(mongo_filter(T, s, AT))
+        f"TombstoneStore.selected_heads {n}": (
+            lambda s=selector: tombstones.selected_heads(T, s, AT)
         )
         for n, selector in enumerate(SELECTORS)
     }

@@ -10,7 +10,7 @@ import pytest
 from engram_extraction.domain.candidates import ExtractionFailed
 from engram_extraction.domain.llm import LlmOptions
 from engram_extraction.domain.schema import RecordSchema, SchemaRegistry
-from engram_extraction.handlers import ExtractionHandlers
+from engram_extraction.service.documents import DocumentExtraction
 from engram_platform.chat import ModelUnavailable, Reply
 from engram_platform.retry import PermanentError
 from tests.support.chat_fakes import FakeModel
@@ -27,11 +27,11 @@ ROWS = [
 ]
 
 
-def handlers(store: FakeStore, outbox: FakeOutbox, model: FakeModel) -> ExtractionHandlers:
-    return ExtractionHandlers(
-        store,  # type: ignore[arg-type]
+def extraction(store: FakeStore, outbox: FakeOutbox, model: FakeModel) -> DocumentExtraction:
+    return DocumentExtraction(
+        store,
         REGISTRY,
-        outbox,  # type: ignore[arg-type]
+        outbox,
         max_attempts=3,
         model=model,
         model_options=LlmOptions(model="configured-model"),
@@ -44,7 +44,7 @@ async def test_model_rows_are_validated_and_carry_the_served_model_in_lineage(
     caplog.set_level(logging.DEBUG)
     store, outbox = FakeStore(), FakeOutbox()
     model = FakeModel(Reply(json.dumps({"records": ROWS}), model="served-model-v7"))
-    events = await handlers(store, outbox, model).on_ingested(
+    events = await extraction(store, outbox, model).extract(
         ingested(PROSE, name="notes.txt", mime="text/plain")
     )
     (upserted,) = [e.payload for e in events if e.event_type == "record.upserted"]
@@ -63,14 +63,14 @@ async def test_model_rows_are_validated_and_carry_the_served_model_in_lineage(
 async def test_structured_documents_never_reach_the_model() -> None:
     store, outbox = FakeStore(), FakeOutbox()
     model = FakeModel(ModelUnavailable("must not be called"))
-    events = await handlers(store, outbox, model).on_ingested(ingested(b"code,name\nACM,Acme\n"))
+    events = await extraction(store, outbox, model).extract(ingested(b"code,name\nACM,Acme\n"))
     assert events[-1].payload.extractor == "csv" and model.bodies == []
 
 
 async def test_malformed_output_fails_the_document_at_once_with_a_clear_reason() -> None:
     store, outbox = FakeStore(), FakeOutbox()
     model = FakeModel(Reply('{"records": [{"type": "carrier", "attri', model="m"))
-    (failed,) = await handlers(store, outbox, model).on_ingested(
+    (failed,) = await extraction(store, outbox, model).extract(
         ingested(PROSE, name="notes.txt", mime="text/plain")
     )
     assert failed.event_type == "document.extraction_failed" and failed.payload.permanent
@@ -87,9 +87,9 @@ async def test_an_unavailable_endpoint_is_retried_then_dead_lettered(
     event = ingested(PROSE, name="notes.txt", mime="text/plain")
     for _ in range(2):
         with pytest.raises(ModelUnavailable):
-            await handlers(store, outbox, model).on_ingested(event)
+            await extraction(store, outbox, model).extract(event)
     with pytest.raises(PermanentError):
-        await handlers(store, outbox, model).on_ingested(event)
+        await extraction(store, outbox, model).extract(event)
     (failed,) = outbox.staged
     assert failed.payload.error == "extraction failed after 3 attempts (ModelUnavailable)"
     assert not failed.payload.permanent and len(model.bodies) == 3
@@ -99,7 +99,7 @@ async def test_an_unavailable_endpoint_is_retried_then_dead_lettered(
 async def test_a_refused_request_is_a_permanent_failure() -> None:
     store, outbox = FakeStore(), FakeOutbox()
     model = FakeModel(ExtractionFailed("the model endpoint refused the request (HTTP 400)"))
-    (failed,) = await handlers(store, outbox, model).on_ingested(
+    (failed,) = await extraction(store, outbox, model).extract(
         ingested(PROSE, name="notes.txt", mime="text/plain")
     )
     assert failed.payload.error == "the model endpoint refused the request (HTTP 400)"

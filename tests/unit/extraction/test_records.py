@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from engram_events.ids import Scalar
 from engram_extraction.domain.candidates import Candidate
 from engram_extraction.domain.naming import (
     content_hash,
@@ -15,7 +16,7 @@ from engram_extraction.domain.naming import (
     singular,
     type_from_file_name,
 )
-from engram_extraction.domain.records import Source, build
+from engram_extraction.domain.records import Draft, Source, build
 from engram_extraction.domain.revisions import Entry, plan
 from engram_extraction.domain.schema import RecordSchema, SchemaRegistry
 
@@ -133,9 +134,9 @@ def test_import_forced_type_and_key_field() -> None:
     assert built.drafts[0].entity_id == "contact:a@b.c"
 
 
-def _drafts(rows: list[dict[str, str]]) -> list:
+def _drafts(rows: list[dict[str, Scalar]]) -> list[Draft]:
     return build(
-        [Candidate(f"row {i}", r) for i, r in enumerate(rows)], SOURCE, SchemaRegistry()
+        [Candidate(f"row {i}", {**r}) for i, r in enumerate(rows)], SOURCE, SchemaRegistry()
     ).drafts
 
 

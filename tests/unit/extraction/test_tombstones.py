@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from engram_events import Envelope, new_event
 from engram_events.catalog import PRUNE_REQUESTED
 from engram_events.payloads.prune import PruneRequested, PruneSelector
-from engram_extraction.tombstones import ANNOUNCE_CHUNK, TombstoneHandlers
+from engram_extraction.service.tombstones import ANNOUNCE_CHUNK, Tombstoning
 from tests.unit.extraction.fakes import FakeOutbox, FakeStore
 
 SIZE = 2 * ANNOUNCE_CHUNK + 500
@@ -19,8 +21,19 @@ class Tombstones:
     def __init__(self, records: FakeStore) -> None:
         self.records = records
 
-    async def heads_by_id(self, tenant_id: str, record_ids: list[str]) -> list[dict[str, Any]]:
+    async def heads_by_id(self, tenant_id: str, record_ids: Sequence[str]) -> list[dict[str, Any]]:
         return await self.records.heads_by_id(tenant_id, record_ids)
+
+    async def selected_heads(
+        self, tenant_id: str, selector: PruneSelector, now: datetime
+    ) -> list[dict[str, Any]]:
+        raise AssertionError("a prune by record ids reads heads by id, never by a query")
+
+    async def job_markers(self, tenant_id: str, prune_job_id: str) -> list[dict[str, Any]]:
+        raise AssertionError("a prune by record ids finds its own markers by id")
+
+    async def document_record_ids(self, tenant_id: str, document_id: str) -> list[str]:
+        raise AssertionError("a prune by record ids never reads a document's manifest")
 
     async def tombstone(
         self, tenant_id: str, heads: list[dict[str, Any]], marker: dict[str, Any]
@@ -66,11 +79,11 @@ def _prune(job: str, record_ids: list[str]) -> Envelope[PruneRequested]:
 async def test_every_selected_record_is_announced_once_and_the_job_acknowledged_last() -> None:
     store = _store()
     outbox = CheckingOutbox(store)
-    handlers = TombstoneHandlers(Tombstones(store), outbox)  # type: ignore[arg-type]
+    handlers = Tombstoning(Tombstones(store), outbox)
     wanted = [f"rec_{i}" for i in range(SIZE)]
     asked = [*wanted, "rec_0", "rec_unknown", "rec_other_tenant"]
 
-    [ack] = await handlers.on_prune_requested(_prune("prj_1", asked))
+    [ack] = await handlers.prune(_prune("prj_1", asked))
 
     announced = [e.payload.record_id for e in outbox.staged]
     assert announced == wanted, "each selected record once, in the order asked"
@@ -82,9 +95,9 @@ async def test_every_selected_record_is_announced_once_and_the_job_acknowledged_
     assert "attributes" not in store.heads["rec_1"], "the marker keeps no content"
 
     staged = len(outbox.staged)
-    [again] = await handlers.on_prune_requested(_prune("prj_1", asked))
+    [again] = await handlers.prune(_prune("prj_1", asked))
     assert len(outbox.staged) == staged, "a replay stages the same events, already there"
     assert again.payload.tombstoned_ids == wanted
 
-    [other] = await handlers.on_prune_requested(_prune("prj_2", wanted[:10]))
+    [other] = await handlers.prune(_prune("prj_2", wanted[:10]))
     assert other.payload.tombstoned_ids == [] and len(outbox.staged) == staged

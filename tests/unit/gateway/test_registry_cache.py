@@ -86,8 +86,9 @@ def test_a_found_key_is_remembered_until_its_time_is_up() -> None:
     key = add_key(db, "t1")
 
     async def scenario() -> None:
-        assert (await reg.authenticate(key)).tenant_id == "t1"
-        assert (await reg.authenticate(key)).tenant_id == "t1"
+        for _ in range(2):
+            caller = await reg.authenticate(key)
+            assert caller is not None and caller.tenant_id == "t1"
         assert db[API_KEYS].trips == 1
         db[API_KEYS].rows[key.split("_")[1]]["revoked"] = True
         clock.now = 5.0

@@ -30,7 +30,7 @@ class FakeCollection:
             return True
         return False
 
-    def _upsert(self, key: Mapping[str, Any], update: Any) -> None:
+    def _upsert(self, key: Mapping[str, Any], update: Mapping[str, Any]) -> None:
         self.rows.setdefault(key["_id"], {"_id": key["_id"]}).update(update["$set"])
 
     async def update_one(self, key: dict[str, Any], update: dict[str, Any], upsert: bool) -> None:
@@ -42,6 +42,7 @@ class FakeCollection:
         if self._raced():
             raise KeyError("nModified")
         for op in ops:
+            assert isinstance(op._doc, Mapping), "the store sends $set documents, not pipelines"
             self._upsert(op._filter, op._doc)
 
 

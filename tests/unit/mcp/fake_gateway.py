@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from engram_client import EngramError, models
+from engram_mcp.tools import Connect
 
 
 @dataclass
@@ -22,6 +23,12 @@ class FakeGateway:
     async def connect(self, key: str) -> AsyncIterator[FakeGateway]:
         self.keys.append(key)
         yield self
+
+    @property
+    def connector(self) -> Connect:
+        """`connect` typed as the server wants it: the fake answers the client's methods by
+        shape, and `AsyncEngramClient` is a class rather than a protocol it could implement."""
+        return cast(Connect, self.connect)
 
     def _called(self, name: str, *args: Any, **kwargs: Any) -> None:
         self.calls.append((name, args, kwargs))

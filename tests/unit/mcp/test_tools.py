@@ -32,13 +32,13 @@ TOOLS = {
 async def call(
     gateway: FakeGateway, name: str, arguments: dict[str, Any], key: str | None = "egk_unit"
 ) -> Any:
-    server = build_server(gateway.connect, EnvironmentKey(SecretStr(key) if key else None))
+    server = build_server(gateway.connector, EnvironmentKey(SecretStr(key) if key else None))
     async with Client(server) as client:
         return await client.call_tool(name, arguments)
 
 
 async def test_every_tool_is_listed_with_a_description_and_a_schema() -> None:
-    server = build_server(FakeGateway().connect, EnvironmentKey(None))
+    server = build_server(FakeGateway().connector, EnvironmentKey(None))
     async with Client(server) as client:
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
     assert set(listed) == TOOLS

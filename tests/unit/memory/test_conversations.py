@@ -13,7 +13,6 @@ from engram_events import Envelope, new_event
 from engram_events.catalog import CONVERSATION_SUBMITTED
 from engram_events.content import ContentLimits
 from engram_events.payloads.conversations import ConversationSubmitted
-from engram_memory.conversations import ConversationHandlers
 from engram_memory.domain.conversations import (
     ModelOptions,
     decision_request,
@@ -21,6 +20,8 @@ from engram_memory.domain.conversations import (
     read_decision,
     read_facts,
 )
+from engram_memory.handlers import ConversationHandlers
+from engram_memory.service.conversations import ConversationIntake
 from engram_platform.chat import ModelFailed, ModelUnavailable, Reply
 from engram_platform.retry import PermanentError
 from tests.support.chat_fakes import FakeModel
@@ -100,13 +101,15 @@ def handlers(
     model: FakeModel | None = None, recall: FakeRecall | None = None, attempts: int = 3
 ) -> ConversationHandlers:
     return ConversationHandlers(
-        FakeConversations(),  # type: ignore[arg-type]
-        None,  # type: ignore[arg-type]
-        ContentLimits(1, 200),
-        recall=recall,  # type: ignore[arg-type]
-        model=model,
-        options=OPTIONS if model else None,
-        max_attempts=attempts,
+        ConversationIntake(
+            FakeConversations(),  # type: ignore[arg-type]
+            None,  # type: ignore[arg-type]
+            ContentLimits(1, 200),
+            recall=recall,  # type: ignore[arg-type]
+            model=model,
+            options=OPTIONS if model else None,
+            max_attempts=attempts,
+        )
     )
 
 
@@ -157,7 +160,7 @@ async def test_facts_are_added_superseding_or_skipped_and_each_decision_kept() -
     [moved] = [w.payload for w in writes]
     assert moved.supersedes == "mem_old" and moved.type == "fact"
     assert moved.extracted_by is not None and moved.extracted_by.model == "served-model"
-    record = next(iter(h.store.docs.values()))  # type: ignore[attr-defined]
+    record = next(iter(h.intake.store.docs.values()))  # type: ignore[attr-defined]
     assert record["status"] == "processed" and record["model_calls"] == 3
     supersede, skip = record["facts"]
     assert supersede["candidates"] == ["mem_old"], "a hit without content is not shown"
@@ -172,7 +175,7 @@ async def test_facts_are_added_superseding_or_skipped_and_each_decision_kept() -
 async def test_a_fact_like_nothing_held_is_added_without_asking() -> None:
     model = FakeModel(reply({"facts": [{"content": "likes tea"}]}))
     writes = await handlers(model, FakeRecall()).on_submitted(submitted(*CHAT))
-    assert [w.payload.extracted_by.decision for w in writes] == ["add"]  # type: ignore[union-attr]
+    assert [w.payload.extracted_by.decision for w in writes] == ["add"]
     assert len(model.bodies) == 1
 
 
@@ -194,7 +197,7 @@ async def test_a_retry_asks_only_what_was_not_answered() -> None:
 async def test_output_that_is_not_json_fails_the_conversation_with_its_reason() -> None:
     h = handlers(FakeModel(Reply("{nope", "m")), FakeRecall())
     assert await h.on_submitted(submitted(*CHAT)) == []
-    record = next(iter(h.store.docs.values()))  # type: ignore[attr-defined]
+    record = next(iter(h.intake.store.docs.values()))  # type: ignore[attr-defined]
     assert record["status"] == "failed"
     assert record["error"] == "the model's output is not valid JSON (line 1 column 2)"
     assert await h.on_submitted(submitted(*CHAT)) == [], "a failed conversation stays failed"
@@ -206,7 +209,7 @@ async def test_an_endpoint_down_on_every_attempt_is_recorded_then_dead_lettered(
         await h.on_submitted(submitted(*CHAT))
     with pytest.raises(PermanentError):
         await h.on_submitted(submitted(*CHAT))
-    record = next(iter(h.store.docs.values()))  # type: ignore[attr-defined]
+    record = next(iter(h.intake.store.docs.values()))  # type: ignore[attr-defined]
     assert record["error"] == "processing failed after 2 attempts (ModelUnavailable)"
 
 

@@ -9,17 +9,21 @@ from typing import Any
 import pytest
 
 from engram_embedding.handlers import EmbeddingHandlers
+from engram_embedding.service.requests import EmbeddingRequests
 from engram_events import Envelope, new_event
 from engram_events.catalog import MEMORY_WRITE_REQUESTED, RECORD_TOMBSTONED
 from engram_events.content import ContentLimits
 from engram_events.payloads.memories import MemoryWriteRequested
 from engram_events.payloads.records import RecordTombstoned
 from engram_memory.adapters.vectors import MemoryVectors
-from engram_memory.dedup import Dedup
 from engram_memory.domain.retention import RetentionPolicy
 from engram_memory.handlers import MemoryHandlers
-from engram_memory.retention import Retention
-from engram_memory.withdrawal import Withdrawals
+from engram_memory.service.cascades import Cascades
+from engram_memory.service.dedup import Dedup
+from engram_memory.service.retention import Retention
+from engram_memory.service.storing import Storing
+from engram_memory.service.withdrawal import Withdrawals
+from engram_memory.service.writes import Writes
 from engram_vectors import ExactNumpyStore, LexicalMismatch
 from engram_vectors.lexical import LEXICAL_ENCODER
 from tests.unit.memory.fakes import CountingEmbedder, FakeRows, FakeSlots
@@ -38,17 +42,15 @@ class Pipeline:
         self.store = ExactNumpyStore()
         self.vectors = MemoryVectors(self.store, "memories")
         self.embedder = CountingEmbedder()
-        self.embedding = EmbeddingHandlers(self.embedder, batch_size=16)
-        withdrawals = Withdrawals(self.rows, self.vectors)  # type: ignore[arg-type]
-        retention = Retention(policies or [], self.rows, self.vectors, withdrawals)  # type: ignore[arg-type]
+        self.embedding = EmbeddingHandlers(EmbeddingRequests(self.embedder, batch_size=16))
+        withdrawals = Withdrawals(self.rows, self.vectors)
+        retention = Retention(policies or [], self.rows, withdrawals)
+        limits = ContentLimits(min_chars=2, max_chars=200)
+        dedup = Dedup(self.slots, self.rows)
         self.handlers = MemoryHandlers(
-            self.rows,  # type: ignore[arg-type]
-            self.vectors,
-            retention,
-            withdrawals,
-            ContentLimits(min_chars=2, max_chars=200),
-            Dedup(self.slots, self.rows),  # type: ignore[arg-type]
-            require_all_sources=require_all,
+            Writes(self.rows, dedup, limits, require_all_sources=require_all),
+            Storing(self.rows, self.vectors, retention),
+            Cascades(self.rows, withdrawals, require_all_sources=require_all),
         )
         self.clock = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -125,7 +127,8 @@ async def test_a_replay_of_a_still_pending_write_stages_the_same_embedding_reque
     [requested] = await pipe.handlers.on_write_requested(event)
     [again] = await pipe.handlers.on_write_requested(event)
     assert again.event_id == requested.event_id
-    assert (await pipe.rows.get("t1", "m1"))["status"] == "pending"
+    row = await pipe.rows.get("t1", "m1")
+    assert row is not None and row["status"] == "pending"
 
 
 async def test_supersession_keeps_the_old_memory_out_of_default_recall() -> None:
@@ -281,7 +284,7 @@ async def test_a_batch_of_results_stores_each_memory_once_and_supersedes_in_orde
         pipe.request("tea", "the user likes tea"),
     ]
     requested = [(await pipe.handlers.on_write_requested(w))[0] for w in writes]
-    computed = await pipe.embedding.on_requested_many(requested)  # type: ignore[arg-type]
+    computed = await pipe.embedding.on_requested_many(requested)
     results = [answer[0] for answer in computed]  # type: ignore[index]
     answers = await pipe.handlers.on_computed_many([results[1], results[0], results[2]])
     assert [_types(a) for a in answers] == [["memory.stored"]] * 3

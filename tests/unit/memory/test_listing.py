@@ -81,9 +81,10 @@ def test_search_is_literal() -> None:
 
 
 def test_a_cursor_round_trips_and_is_tied_to_its_order() -> None:
-    row = {"created_at": datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=UTC), "memory_id": "m9"}
+    at = datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=UTC)
+    row = {"created_at": at, "memory_id": "m9"}
     cursor = encode_cursor(row, "recent")
-    assert decode_cursor(cursor, "recent") == Position(row["created_at"], "m9")
+    assert decode_cursor(cursor, "recent") == Position(at, "m9")
     with pytest.raises(BadCursor):
         decode_cursor(cursor, "oldest")
     for bad in ("", "not-a-cursor", "eyJ4IjogMX0"):

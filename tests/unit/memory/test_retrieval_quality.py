@@ -4,11 +4,25 @@ from __future__ import annotations
 
 import pytest
 
-from engram_embedders import make_embedder
+from engram_embedders import EmbedderKind, make_embedder
 from engram_vectors.floor import default_floor
-from tests.fixtures.retrieval.quality import describe, load_fixture, measure
+from tests.fixtures.retrieval.quality import Quality, describe, load_fixture, measure
 
 pytestmark = pytest.mark.unit
+
+
+@pytest.fixture(scope="module")
+def measured() -> dict[str, Quality]:
+    """Each embedder's recall on the fixture, measured once for the tests that read it."""
+    return {}
+
+
+async def quality_of(kind: EmbedderKind, measured: dict[str, Quality]) -> Quality:
+    if kind not in measured:
+        embedder = make_embedder(kind)
+        measured[kind] = await measure(embedder, k=5)
+        await embedder.aclose()
+    return measured[kind]
 
 
 def test_fixture_is_big_enough() -> None:
@@ -19,15 +33,19 @@ def test_fixture_is_big_enough() -> None:
 
 
 @pytest.mark.parametrize("kind, minimum", [("minilm", 0.9), ("hashing", 0.4)])
-async def test_recall_at_5(kind: str, minimum: float) -> None:
-    quality = await measure(make_embedder(kind), k=5)
+async def test_recall_at_5(
+    kind: EmbedderKind, minimum: float, measured: dict[str, Quality]
+) -> None:
+    quality = await quality_of(kind, measured)
     print(describe(quality))
     assert quality.recall_at_k >= minimum
 
 
 @pytest.mark.parametrize("kind", ["minilm", "hashing"])
-async def test_default_floor_keeps_the_fixture_answers(kind: str) -> None:
-    quality = await measure(make_embedder(kind), k=5)
+async def test_default_floor_keeps_the_fixture_answers(
+    kind: EmbedderKind, measured: dict[str, Quality]
+) -> None:
+    quality = await quality_of(kind, measured)
     floor = default_floor(quality.model_id)
     kept = sum(score >= floor for score in quality.answer_scores) / len(quality.answer_scores)
     assert kept >= 0.97

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from aiokafka import TopicPartition
 from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader, MetricsData
 
 from engram_gateway.domain.pipeline import picture, summarize
 from engram_platform.metrics import ConsumerMetrics, PipelineMetrics, end_and_committed
@@ -20,6 +20,13 @@ pytestmark = pytest.mark.unit
 def _provider() -> tuple[MeterProvider, InMemoryMetricReader]:
     reader = InMemoryMetricReader(preferred_temporality=DELTA_TEMPORALITY)
     return MeterProvider(metric_readers=[reader]), reader
+
+
+def _collected(reader: InMemoryMetricReader) -> MetricsData:
+    """What the reader holds now (None only before any instrument recorded)."""
+    data = reader.get_metrics_data()
+    assert data is not None
+    return data
 
 
 def _walk(value: Any) -> list[str]:
@@ -38,7 +45,7 @@ def test_consumer_outcomes_become_flat_points_without_dotted_keys() -> None:
     meters.outcome("document.submitted", "applied", 0.04)
     meters.outcome("document.submitted", "dead_lettered", 0.01)
     meters.failure("document.submitted", "ConnectionError")
-    docs = list(metric_documents(reader.get_metrics_data()))
+    docs = list(metric_documents(_collected(reader)))
     assert all("." not in key and "$" not in key for d in docs for key in _walk(d))
     processed = [d for d in docs if d["name"] == "engram.consumer.processed"]
     assert {d["labels"]["outcome"]: d["value"] for d in processed} == {
@@ -69,7 +76,7 @@ def test_a_batch_of_outcomes_counts_each_message_once() -> None:
             ("record.tombstoned", "applied", 0.05),
         ]
     )
-    docs = list(metric_documents(reader.get_metrics_data()))
+    docs = list(metric_documents(_collected(reader)))
     processed = {
         (d["labels"]["event_type"], d["labels"]["outcome"]): d["value"]
         for d in docs
@@ -91,9 +98,9 @@ def test_deltas_sum_across_exports_and_lag_keeps_the_latest_reading() -> None:
     provider, reader = _provider()
     meters = ConsumerMetrics("extraction", provider)
     meters.outcome("document.ingested", "applied", 0.01)
-    first = list(metric_documents(reader.get_metrics_data()))
+    first = list(metric_documents(_collected(reader)))
     meters.outcome("document.ingested", "applied", 0.01)
-    second = list(metric_documents(reader.get_metrics_data()))
+    second = list(metric_documents(_collected(reader)))
     lag = [
         {
             "name": "engram.consumer.lag",
@@ -117,7 +124,7 @@ def test_helpers_for_other_services_record_low_cardinality_points() -> None:
     meters = PipelineMetrics("embedding", provider)
     meters.embedded(model="all-MiniLM-L6-v2", batch_size=16, seconds=0.2)
     meters.prune_finished(kind="document", verified_empty=True, seconds=4.0)
-    names = {d["name"] for d in metric_documents(reader.get_metrics_data())}
+    names = {d["name"] for d in metric_documents(_collected(reader))}
     assert names == {
         "engram.embedder.texts",
         "engram.embedder.batch.size",

@@ -5,16 +5,16 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass, field
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from engram_events import Envelope, derive_event_id
 from engram_events.catalog import MEMORY_WRITE_REQUESTED
-from engram_platform.consumer import BatchResult, Consumer, Outcome
+from engram_platform.consuming import BatchResult, Consumer, Direct, Outcome
 from engram_platform.outbox import Outbox
 from engram_platform.retry import RetryPolicy
+from engram_platform.sending import KafkaSender
 from tests.unit.platform.test_consumer_batch import (
     Database,
     FakeHandlers,
@@ -40,7 +40,7 @@ class Batch:
 
 @dataclass
 class Producer:
-    """The raw producer calls `send_batched` makes, writing to a shared log of operations."""
+    """The aiokafka producer calls `KafkaSender.send_records` makes, writing to a shared log of operations."""
 
     log: list[str]
     sent: list[str] = field(default_factory=list)
@@ -61,12 +61,10 @@ class Producer:
 
 
 class Broker:
-    """A broker whose producer is the fake above (dead letters are not expected here)."""
+    """A broker whose sender sends over the fake above (dead letters are not expected here)."""
 
     def __init__(self, producer: Producer) -> None:
-        self.config = SimpleNamespace(
-            producer=SimpleNamespace(_producer=SimpleNamespace(producer=producer))
-        )
+        self.sender = KafkaSender(producer=producer)
 
 
 class MarkingDatabase(Database):
@@ -98,6 +96,7 @@ def direct_consumer(
     producer: Producer,
     handlers: FakeHandlers | None = None,
     every: int | None = None,
+    record_applied: bool = True,
 ) -> Consumer:
     handlers = handlers or FakeHandlers({})
     consumer = Consumer(
@@ -105,11 +104,11 @@ def direct_consumer(
         broker=Broker(producer),  # type: ignore[arg-type]
         db=db,
         outbox=Outbox(db),
+        delivery=Direct(every=every, record_applied=record_applied),
         retry=RetryPolicy(max_attempts=3),
         sleep=no_sleep,
     )
     consumer.on(MEMORY_WRITE_REQUESTED, handlers.single, batch=handlers.batch)
-    consumer.publish_directly(every=every)
     return consumer
 
 
@@ -241,8 +240,7 @@ async def test_a_failing_look_ahead_is_only_a_lost_hint() -> None:
 async def test_without_records_a_replay_recomputes_and_resends_the_same_ids() -> None:
     log: list[str] = []
     db, producer = MarkingDatabase(log), Producer(log)
-    consumer = direct_consumer(db, producer)
-    consumer.publish_directly(record_applied=False)
+    consumer = direct_consumer(db, producer, record_applied=False)
     batch = [record(request(n), n) for n in range(2)]
     first = await consumer.process_batch(batch)
     sent = list(producer.sent)

@@ -19,6 +19,7 @@ from engram_platform.idempotency import APPLIED, AppliedEvents
 from engram_platform.indexes import Expiry, ensure_indexes, merge, sweep_once
 from engram_platform.outbox import LEASES, MARKERS, OUTBOX, Outbox, OutboxRelay
 from engram_platform.query_shapes import ids_within, served_by, shape_of, tenant_of
+from engram_platform.sending import KafkaSender
 from tests.support.recording_db import RecordingDatabase, judge, public_methods
 
 pytestmark = pytest.mark.unit
@@ -143,7 +144,6 @@ async def test_an_index_redeclared_with_other_options_is_made_again() -> None:
 TENANT_FREE = {
     ("AppliedEvents.seen_many", APPLIED): "ids are `consumer:event_id`; event ids are unique "
     "across tenants and an input's tenant is unknown until it is decoded",
-    ("AppliedEvents.seen", APPLIED): "as `seen_many`",
     ("Outbox.recover", MARKERS): "crash recovery reads every marker (a handful: a marker lives "
     "for the length of one write)",
     ("Outbox.recover", "memories"): "recovery moves events out of the documents its own marker "
@@ -171,7 +171,7 @@ async def test_the_platform_queries_are_served_and_every_tenant_free_one_is_list
     )
     applied = AppliedEvents(db, "memory")
     box = Outbox(db)
-    relay = OutboxRelay(box, broker=None, service="memory")
+    relay = OutboxRelay(box, sender=KafkaSender(), service="memory")
     event = new_event(
         MEMORY_WRITE_REQUESTED,
         MemoryWriteRequested(memory_id="m1", agent_id="a1", content="hi"),
@@ -180,8 +180,6 @@ async def test_the_platform_queries_are_served_and_every_tenant_free_one_is_list
     box.queue.append("parcel-1")
     exercise = {
         "AppliedEvents.seen_many": lambda: applied.seen_many(["e1"]),
-        "AppliedEvents.seen": lambda: applied.seen("e1"),
-        "AppliedEvents.mark": lambda: applied.mark("e1", "x"),
         "AppliedEvents.mark_many": lambda: applied.mark_many([("e1", "x")]),
         "Outbox.write_many_with_events": lambda: box.write_many_with_events(
             db["memories"], [("t:1", {"$set": {"a": 1}}, [event])], scope={"tenant_id": "t"}

@@ -12,8 +12,8 @@ import pytest
 from aiokafka import TopicPartition
 from aiokafka.errors import CommitFailedError
 
-from engram_platform.consumer import Outcome, PreparedBatch
-from engram_platform.overlap import OverlappedFetches
+from engram_platform.consuming import Outcome, PreparedBatch
+from engram_platform.consuming.overlap import OverlappedFetches
 
 pytestmark = pytest.mark.unit
 
@@ -42,7 +42,7 @@ class Steps:
             raise ConnectionError("the DLQ went away")
         self.log.append(f"prepare {name}")
         self.release[name] = asyncio.Event()
-        return PreparedBatch(outcomes=[None] * len(records), work=[(0, records[0], name)])  # type: ignore[list-item]
+        return PreparedBatch(outcomes=[None] * len(records), work=[(0, records[0], name)])
 
     async def complete_batch(self, batch: PreparedBatch) -> list[Outcome]:
         name = batch.work[0][2]

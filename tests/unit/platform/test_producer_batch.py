@@ -1,8 +1,7 @@
 """The producer's record batch holds dozens of embedding results, not aiokafka's default two.
 
 A batch per partition is one round trip; at 16 KiB, publishing 256 results took ~128 of them.
-The broker is not started: FastStream hands `broker._connection_kwargs` to
-`aiokafka.AIOKafkaProducer` when it connects, so the test builds that producer itself.
+Nothing is started: the test builds the producer the sender would, from `producer_options`.
 """
 
 from __future__ import annotations
@@ -20,8 +19,8 @@ import pytest
 from engram_events import Envelope, new_event
 from engram_events.catalog import EMBEDDING_COMPUTED
 from engram_events.payloads.embeddings import EmbeddedItem, EmbeddingComputed, VectorProvenance
-from engram_platform.broker import BATCH_BYTES, make_broker
 from engram_platform.outbox import outbox_entry
+from engram_platform.sending import BATCH_BYTES, producer_options
 from engram_platform.settings import ServiceSettings
 
 pytestmark = pytest.mark.unit
@@ -82,18 +81,16 @@ def fits(producer: aiokafka.AIOKafkaProducer, envelopes: list[Envelope[Any]]) ->
 
 @pytest.fixture
 async def producers() -> AsyncIterator[tuple[aiokafka.AIOKafkaProducer, ...]]:
-    """The producer `make_broker`'s broker would build, and one with aiokafka's defaults."""
-    broker = make_broker(ServiceSettings(), service="embedding")
-    ours = aiokafka.AIOKafkaProducer(**broker._connection_kwargs)
+    """The producer a service's sender would build, and one with aiokafka's defaults."""
+    ours = aiokafka.AIOKafkaProducer(**producer_options(ServiceSettings(), service="embedding"))
     default = aiokafka.AIOKafkaProducer()
     yield ours, default
     await ours.stop()
     await default.stop()
 
 
-def test_the_broker_configures_its_producer_with_the_batch_size() -> None:
-    broker = make_broker(ServiceSettings(), service="embedding")
-    assert broker._connection_kwargs["max_batch_size"] == BATCH_BYTES
+def test_the_sender_configures_its_producer_with_the_batch_size() -> None:
+    assert producer_options(ServiceSettings(), service="embedding")["max_batch_size"] == BATCH_BYTES
 
 
 async def test_one_batch_holds_32_embedding_results_where_the_default_held_two(

@@ -15,6 +15,7 @@ from engram_events.catalog import EMBEDDING_REQUESTED, MEMORY_REJECTED, MEMORY_W
 from engram_events.payloads.embeddings import EmbeddingRequested, TextItem
 from engram_events.payloads.memories import MemoryRejected, MemoryWriteRequested
 from engram_platform.publish import publish_many_now
+from engram_platform.sending import KafkaSender
 
 pytestmark = pytest.mark.unit
 
@@ -53,12 +54,8 @@ class Producer:
 
 
 def broker(producer: Producer) -> Any:
-    """A broker whose raw producer is the fake above."""
-    return SimpleNamespace(
-        config=SimpleNamespace(
-            producer=SimpleNamespace(_producer=SimpleNamespace(producer=producer))
-        )
-    )
+    """A broker whose sender sends over the fake above."""
+    return SimpleNamespace(sender=KafkaSender(producer=producer))
 
 
 def write(n: int, agent: str) -> Envelope[Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engram_platform.outbox import _publish_runs
+from engram_platform.sending import publish_runs as _publish_runs
 
 
 def _entry(n: int, topic: str, origin: str, *, tombstone: bool = False) -> dict[str, Any]:

@@ -31,11 +31,14 @@ QUERY_METHODS = frozenset(
 )
 COVERED = {
     "libs/platform/engram_platform/idempotency.py": "tests/unit/platform/test_indexes.py",
-    "libs/platform/engram_platform/outbox.py": "tests/unit/platform/test_indexes.py",
+    "libs/platform/engram_platform/outbox/embedded.py": "tests/unit/platform/test_indexes.py",
+    "libs/platform/engram_platform/outbox/relay.py": "tests/unit/platform/test_indexes.py",
+    "libs/platform/engram_platform/outbox/staging.py": "tests/unit/platform/test_indexes.py",
     "libs/platform/engram_platform/indexes.py": "tests/unit/platform/test_indexes.py",
     "services/connectors/engram_connectors/adapters/ledger.py": "tests/unit/connectors/test_indexes.py",
     "services/enrichment/engram_enrichment/adapters/store.py": "tests/unit/enrichment/test_indexes.py",
     "services/extraction/engram_extraction/adapters/store.py": "tests/unit/extraction/test_indexes.py",
+    "services/extraction/engram_extraction/adapters/tombstones.py": "tests/unit/extraction/test_indexes.py",
     "services/gateway/engram_gateway/adapters/prune_jobs.py": "tests/unit/gateway/test_indexes.py",
     "services/gateway/engram_gateway/adapters/registry.py": "tests/unit/gateway/test_indexes.py",
     "services/gateway/engram_gateway/adapters/submissions.py": "tests/unit/gateway/test_indexes.py",
@@ -47,7 +50,7 @@ COVERED = {
     "services/memory/engram_memory/adapters/rows.py": "tests/unit/memory/test_indexes.py",
 }
 NOT_COLLECTIONS = {
-    "services/memory/engram_memory/api.py": "`Dedup.find`, the service's dedup, not a collection",
+    "services/memory/engram_memory/api/routes.py": "`Dedup.find`, the service's dedup, not a collection",
 }
 
 

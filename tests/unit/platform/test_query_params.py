@@ -12,7 +12,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict
 from engram_platform.app import service_app
 from engram_platform.problems import PROBLEM_JSON, Problem
 from engram_platform.query_params import any_query_params
-from engram_platform.runtime import Runtime
+from engram_platform.runtime import ConnectedRuntime, Runtime
 from engram_platform.settings import ServiceSettings
 
 pytestmark = pytest.mark.unit
@@ -129,7 +129,7 @@ outer.include_router(regional, dependencies=[Depends(region)])
 def client() -> TestClient:
     """service_app itself (no lifespan: nothing here needs the broker or the database)."""
 
-    async def register(runtime: Runtime, app: FastAPI) -> None:
+    async def register(runtime: ConnectedRuntime, app: FastAPI) -> None:
         return None
 
     runtime = Runtime.build("probe", ServiceSettings(), install_global=False)

@@ -312,8 +312,8 @@ async def test_hybrid_scores_agree_across_adapters(
             )
         results[kind] = runs
         await built.close()
-    for runs in zip(results["numpy"], results["edge"], results["qdrant-memory"], strict=True):
-        exact, *engines = runs
+    for ranked in zip(results["numpy"], results["edge"], results["qdrant-memory"], strict=True):
+        exact, *engines = ranked
         assert len(exact) > 10
         for hits in engines:
             assert summary(hits) == summary(exact)

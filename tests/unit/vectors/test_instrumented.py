@@ -161,6 +161,7 @@ async def test_a_failing_call_is_an_error_span_named_by_type_and_still_raises() 
         await t.store.count("absent")
     [span] = t.spans.get_finished_spans()
     assert span.status.status_code is StatusCode.ERROR
+    assert span.attributes is not None
     assert span.attributes["error.type"] == "CollectionNotFound"
     assert not span.events, "no exception event: messages may carry names or values"
     [point] = t.durations()

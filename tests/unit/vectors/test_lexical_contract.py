@@ -178,12 +178,12 @@ async def test_reopening_keeps_the_encoder_and_the_sparse_vectors(
 
 
 async def test_an_edge_sidecar_from_before_lexical_reads_as_none(
-    store_factory: Callable[[str], BaseVectorStore], tmp_path: Path
+    store_factory: Callable[[str], BaseVectorStore], store_dir: Path
 ) -> None:
     first = store_factory("edge")
     await first.ensure_collection(COLLECTION, DIM, FP)
     await first.close()
-    sidecar = tmp_path / "edge" / COLLECTION / "collection.json"
+    sidecar = store_dir / "edge" / COLLECTION / "collection.json"
     body = json.loads(sidecar.read_text())
     del body["lexical"]
     sidecar.write_text(json.dumps(body))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -34,7 +35,7 @@ HITS = [
 ]
 
 
-def ids(ranked: list) -> list[str]:  # type: ignore[type-arg]
+def ids(ranked: list[Any]) -> list[str]:
     return [r.hit.id for r in ranked]
 
 

@@ -22,7 +22,7 @@ from bson.codec_options import CodecOptions
 from pymongo import ASCENDING, IndexModel, ReplaceOne
 from pymongo.errors import DuplicateKeyError
 
-from engram_enrichment.documents import unconfirmed
+from engram_enrichment.adapters.documents import unconfirmed
 from engram_enrichment.ports import ConcurrentUpdate
 from engram_platform.indexes import Indexes
 from engram_platform.mongo import insert_new
@@ -64,7 +64,7 @@ OPEN_FIELDS = frozenset(
 )
 """Stored as plain fields: what queries filter on and listings show."""
 PACKED = "packed"
-_UNPACK = CodecOptions(tz_aware=True, tzinfo=UTC)
+_UNPACK: CodecOptions[dict[str, Any]] = CodecOptions(tz_aware=True, tzinfo=UTC)
 
 
 def pack_entity(body: dict[str, Any]) -> dict[str, Any]:
@@ -75,9 +75,7 @@ def pack_entity(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def unpack_entity(doc: dict[str, Any]) -> dict[str, Any]:
-    """A stored entity as one document again (one stored before packing is returned as is)."""
-    if PACKED not in doc:
-        return doc
+    """A stored entity as one document again."""
     rest = bson.decode(zlib.decompress(bytes(doc[PACKED])), codec_options=_UNPACK)
     return {**{k: v for k, v in doc.items() if k != PACKED}, **rest}
 
@@ -183,9 +181,8 @@ class MongoEntityStore:
                 missing[entity_id] = ["entity"]
             elif (
                 sent is not None
-                and PACKED in raw
-                and sent == (raw.get("version"), bytes(raw[PACKED]))
-                and raw.get("entity_type") == doc["entity_type"]
+                and sent == (raw["version"], bytes(raw[PACKED]))
+                and raw["entity_type"] == doc["entity_type"]
             ):
                 missing[entity_id] = []
             else:
@@ -213,9 +210,7 @@ class MongoEntityStore:
             {"_id": {"$in": [body["_id"] for body, _ in versioned]}, "tenant_id": tenant_id},
             {"version": 1, PACKED: 1},
         )
-        stored = {
-            doc["_id"]: (doc.get("version"), bytes(doc.get(PACKED) or b"")) async for doc in cursor
-        }
+        stored = {doc["_id"]: (doc["version"], bytes(doc[PACKED])) async for doc in cursor}
         return {
             str(body["entity_id"])
             for body, _ in versioned

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from engram_enrichment.domain.model import ArticleSection
+from engram_enrichment.ports import ARTICLE_SECTION, FACT, TEXT
 from engram_vectors import (
     HybridHit,
     Point,
@@ -15,12 +16,6 @@ from engram_vectors import (
 )
 from engram_vectors.lexical import LEXICAL_ENCODER, document_vector
 from engram_vectors.opening import open_collection
-
-FACT = "fact"
-ARTICLE_SECTION = "article_section"
-TEXT = "text"
-"""The payload field holding the text a point's vectors are of, where search looks for the
-query's identifiers (kept only with lexical vectors)."""
 
 
 def point_id(tenant_id: str, fact_id: str) -> str:

@@ -31,7 +31,7 @@ class SchemaFile(BaseModel):
 
 
 class SchemaRegistry:
-    """Record types by name; an undeclared type falls back to DESIGN.md §7 defaults."""
+    """Record types by name; an undeclared type is keyed by `id` (or a source's key), else a hash."""
 
     def __init__(self, schemas: list[RecordSchema] | None = None) -> None:
         self.by_name = {s.name: s for s in schemas or []}

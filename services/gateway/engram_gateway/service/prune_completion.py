@@ -11,7 +11,7 @@ from engram_events import Envelope
 from engram_events.payloads.tombstones import TombstoneApplied
 from engram_gateway.domain.prune import Ack, Progress, subject_of
 from engram_gateway.ports import OwningServices, PruneJobStore
-from engram_platform.consumer import BatchResult
+from engram_platform.consuming import BatchResult
 from engram_platform.metrics import PipelineMetrics
 from engram_platform.problems import Problem
 

@@ -13,6 +13,7 @@ from pymongo import ASCENDING, DESCENDING, IndexModel, UpdateOne
 from engram_events.memory_filter import MetadataCondition
 from engram_memory.domain.listing import Order, Position
 from engram_memory.domain.selection import Selection
+from engram_memory.domain.writes import CONTENT_FIELDS
 from engram_platform.indexes import Indexes
 from engram_platform.mongo import insert_new
 
@@ -22,8 +23,6 @@ SOURCES = "memory_sources"
 """Per source (record, fact, document): the memories derived from it, keyed `tenant:source`; kept
 only on the local server, whose indexes serve no equality on an array field (`derived_from`)."""
 LOOKUP_CHUNK = 1000
-CONTENT_FIELDS = ("content", "metadata", "metadata_at")
-"""What a withdrawn row loses: only status, ids and hashes remain."""
 INDEXES: Indexes = {
     MEMORIES: [
         IndexModel(

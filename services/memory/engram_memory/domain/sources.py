@@ -3,6 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from engram_events import Envelope
+from engram_events.payloads.tombstones import Stage
+
+
+@dataclass(frozen=True)
+class Gone:
+    """One input that takes a source away: the event, the source's id, its job and stage."""
+
+    event: Envelope[Any]
+    source_id: str
+    prune_job_id: str | None
+    stage: Stage
 
 
 def withdrawn_by(derived_from: Sequence[str], gone: Collection[str], require_all: bool) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
+from engram_events.ids import Scalar
 from engram_extraction.domain.candidates import (
     Candidate,
     Extraction,
@@ -45,7 +46,9 @@ def rows_to_candidates(
                 Candidate(where, problem=f"row has {len(row)} fields, the header has {width}")
             )
             continue
-        attributes = {header[i]: cell.strip() for i, cell in enumerate(row) if cell.strip()}
+        attributes: dict[str, Scalar] = {
+            header[i]: cell.strip() for i, cell in enumerate(row) if cell.strip()
+        }
         candidates.append(check_values(Candidate(where, attributes), limits))
     return candidates
 

@@ -1,0 +1,64 @@
+"""What a consumer passes between its steps: outcomes, prepared batches, handler shapes."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from engram_events import Envelope
+
+Published = Sequence[Envelope[Any]] | None
+Handler = Callable[[Envelope[Any]], Awaitable[Published]]
+BatchResult = Published | BaseException
+"""One input's answer from a batch handler: the events to publish, or why it failed."""
+BatchHandler = Callable[[list[Envelope[Any]]], Awaitable[Sequence[BatchResult]]]
+Work = tuple[int, Any, Envelope[Any]]
+"""One input to handle: its place in the fetch, its Kafka record, its decoded event."""
+
+
+class Outcome(StrEnum):
+    """What happened to one message."""
+
+    APPLIED = "applied"
+    DUPLICATE = "duplicate"
+    IGNORED = "ignored"
+    DEAD_LETTERED = "dead_lettered"
+
+
+@dataclass
+class PreparedBatch:
+    """A decoded batch whose look-ahead has been told: what is left to handle, and the
+    outcomes already known (ignored, dead-lettered, duplicate)."""
+
+    outcomes: list[Outcome | None]
+    work: list[Work] = field(default_factory=list)
+    finished: list[tuple[str, str, float]] = field(default_factory=list)
+
+
+@dataclass
+class Pending:
+    """Work a batch accumulates before its one durable step."""
+
+    outbox_docs: list[dict[str, Any]] = field(default_factory=list)
+    applied: list[tuple[str, str]] = field(default_factory=list)
+
+
+def declared_type(record: Any) -> str | None:
+    """The `event_type` header the sender puts on every event: enough to pass over an event
+    this service does not handle without parsing it (an embedding's vectors are most of its
+    topic's bytes). A message without the header is decoded as before."""
+    for name, value in getattr(record, "headers", None) or ():
+        if name == "event_type" and isinstance(value, bytes | bytearray):
+            return value.decode("utf-8", "replace")
+    return None
+
+
+def text_headers(record: Any) -> dict[str, str]:
+    """Kafka headers as text, for W3C context extraction."""
+    return {
+        k: v.decode("latin-1")
+        for k, v in (getattr(record, "headers", None) or ())
+        if isinstance(v, bytes | bytearray)
+    }

@@ -1,0 +1,126 @@
+"""The relay: publishes staged parcels in order over the service's sender, under a lease."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import time
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from pymongo import ReturnDocument
+from pymongo.errors import DuplicateKeyError
+
+from engram_platform.outbox.embedded import Outbox
+from engram_platform.sending import KafkaSender
+
+log = logging.getLogger(__name__)
+LEASES = "outbox_leases"
+
+
+class OutboxRelay:
+    """Publishes staged events in order; one active relay per service database (a lease)."""
+
+    def __init__(
+        self,
+        outbox: Outbox,
+        sender: KafkaSender,
+        *,
+        service: str,
+        interval: float = 0.05,
+        lease_seconds: float = 10.0,
+        recover_collections: Sequence[Any] = (),
+    ) -> None:
+        self.outbox = outbox
+        self.sender = sender
+        self.service = service
+        self.interval = interval
+        self.lease = timedelta(seconds=lease_seconds)
+        self.owner = f"{socket.gethostname()}:{uuid.uuid4().hex[:8]}"
+        self.recover_collections = list(recover_collections)
+        self._task: asyncio.Task[None] | None = None
+        self._lease_checked = float("-inf")
+        self._holding = False
+        self.rescan_seconds = 1.0
+        self._last_scan = float("-inf")
+
+    async def _hold_lease(self) -> bool:
+        """Take or renew the lease at most every half lease; another live relay keeps it."""
+        checked = time.monotonic()
+        if checked - self._lease_checked < self.lease.total_seconds() / 2:
+            return self._holding
+        self._holding = await self._claim_lease()
+        self._lease_checked = checked
+        return self._holding
+
+    async def _claim_lease(self) -> bool:
+        """One conditional upsert: ours if we own it or it has expired."""
+        now = datetime.now(UTC)
+        leases = self.outbox.db[LEASES]
+        try:
+            doc = await leases.find_one_and_update(
+                {"_id": self.service, "$or": [{"owner": self.owner}, {"expires_at": {"$lt": now}}]},
+                {"$set": {"owner": self.owner, "expires_at": now + self.lease}},
+                upsert=True,
+                return_document=ReturnDocument.AFTER,
+            )
+        except DuplicateKeyError:
+            return False
+        return bool(doc and doc.get("owner") == self.owner)
+
+    async def publish_pending(self) -> int:
+        """One pass: publish queued parcels (pipelined, in order), marking each sent after."""
+        if not self.outbox.queue:
+            now = time.monotonic()
+            if now - self._last_scan < self.rescan_seconds:
+                return 0
+            self._last_scan = now
+            await self.outbox.rescan()
+        sent = 0
+        done: list[str] = []
+        for parcel in await self.outbox.next_parcels():
+            await self.sender.send(parcel["entries"])
+            done.append(parcel["_id"])
+            sent += len(parcel["entries"])
+        await self.outbox.mark_sent(done)
+        return sent
+
+    async def run(self) -> None:
+        """Loop until cancelled; wakes early when something is staged in this process."""
+        moved = await self.outbox.recover(self.recover_collections)
+        if moved:
+            log.info("outbox recovered embedded events", extra={"count": moved})
+        while True:
+            try:
+                if await self._hold_lease():
+                    while await self.publish_pending():
+                        pass
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("outbox relay pass failed", extra={"error_type": type(exc).__name__})
+                await asyncio.sleep(1.0)
+            self.outbox.wakeup.clear()
+            try:
+                await asyncio.wait_for(self.outbox.wakeup.wait(), timeout=self.interval)
+            except TimeoutError:
+                pass
+
+    def start(self) -> None:
+        """Run the relay in the background of the current event loop."""
+        self._task = asyncio.get_running_loop().create_task(
+            self.run(), name=f"relay-{self.service}"
+        )
+
+    async def stop(self) -> None:
+        """Cancel the loop; whatever is unsent stays staged for the next start."""
+        if self._task:
+            self._task.cancel()
+            try:
+                await self._task
+            except (asyncio.CancelledError, Exception):
+                pass
+            self._task = None

@@ -1,0 +1,29 @@
+"""What the routes are handed: the objects the composition root built, typed and frozen."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends
+
+from engram_enrichment.service.knowledge import KnowledgeBase
+from engram_enrichment.service.resolution import Resolutions
+from engram_enrichment.service.search import KnowledgeSearch
+from engram_enrichment.service.section_vectors import SectionVectors
+from engram_platform.dependencies import provider
+
+
+@dataclass(frozen=True)
+class EnrichmentDeps:
+    """Built once in `register`; search and section vectors are None with recall off."""
+
+    knowledge: KnowledgeBase
+    resolutions: Resolutions
+    sections: SectionVectors | None = None
+    search: KnowledgeSearch | None = None
+    max_top_k: int = 100
+
+
+Deps = Annotated[EnrichmentDeps, Depends(provider(EnrichmentDeps))]
+"""A route's dependencies, as one typed parameter."""

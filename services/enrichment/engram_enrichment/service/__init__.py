@@ -1,0 +1,1 @@
+"""Enrichment's use cases: changing entities, search, prune verification and lineage."""

@@ -1,0 +1,125 @@
+"""Records in their stored form: heads, history rows, rejects, markers and packed manifests.
+
+Attributes are stored as a list of {k, v} (names may hold dots or `$`, which field names
+cannot); a manifest is one compressed blob (a 20k-row document's manifest as a 20k-key object
+cost the database most of a second per write).
+"""
+
+from __future__ import annotations
+
+import zlib
+from datetime import datetime
+from typing import Any
+
+import bson
+
+from engram_events.ids import Scalar
+from engram_extraction.domain.records import Rejection, Source
+from engram_extraction.domain.revisions import Change, Entry
+
+
+def pairs(attributes: dict[str, Scalar]) -> list[dict[str, Scalar]]:
+    """Attributes as a list of {k, v}: names may hold dots or `$`, which field names cannot."""
+    return [{"k": k, "v": v} for k, v in attributes.items()]
+
+
+def unpairs(stored: list[dict[str, Any]]) -> dict[str, Scalar]:
+    """The inverse of `pairs`, keeping the source's attribute order."""
+    return {item["k"]: item["v"] for item in stored}
+
+
+def pack_manifest(entries: dict[str, Entry]) -> bson.Binary:
+    """A manifest's entries as one compressed BSON blob."""
+    encoded = bson.encode({rid: entry.encode() for rid, entry in entries.items()})
+    return bson.Binary(zlib.compress(encoded, 1))
+
+
+def unpack_manifest(doc: dict[str, Any] | None) -> dict[str, Entry]:
+    """A stored manifest's entries by record id (none when the source asserted nothing yet)."""
+    if doc is None:
+        return {}
+    entries: dict[str, str] = bson.decode(zlib.decompress(bytes(doc["packed"])))
+    return {rid: Entry.decode(raw) for rid, raw in entries.items()}
+
+
+def lineage(source: Source, locator: str) -> dict[str, Any]:
+    """Where a row came from; `model` only when the LLM extractor read it."""
+    found = {
+        "document_id": source.document_id,
+        "document_version": source.document_version,
+        "locator": locator,
+        "source_item_id": source.source_item_id,
+    }
+    if source.model is not None:
+        found["model"] = source.model
+    return found
+
+
+def head_doc(tenant_id: str, source: Source, change: Change, at: datetime) -> dict[str, Any]:
+    """A record's current head: content, revision and lineage."""
+    draft = change.draft
+    return {
+        "_id": f"{tenant_id}:{draft.record_id}",
+        "tenant_id": tenant_id,
+        "record_id": draft.record_id,
+        "record_type": draft.record_type,
+        "entity_id": draft.entity_id,
+        "source_item": source.source_item,
+        "document_id": source.document_id,
+        "status": "active",
+        "revision": change.revision,
+        "attributes": pairs(draft.attributes),
+        "content_sha256": draft.content_sha256,
+        "lineage": lineage(source, draft.locator),
+        "updated_at": at,
+    }
+
+
+def revision_doc(tenant_id: str, source: Source, change: Change, at: datetime) -> dict[str, Any]:
+    """History keeps hashes and where they came from, never the content itself."""
+    draft = change.draft
+    return {
+        "_id": f"{tenant_id}:{draft.record_id}:{change.revision}",
+        "tenant_id": tenant_id,
+        "record_id": draft.record_id,
+        "revision": change.revision,
+        "content_sha256": draft.content_sha256,
+        "lineage": lineage(source, draft.locator),
+        "observed_at": at,
+    }
+
+
+def rejected_doc(
+    tenant_id: str, source: Source, cause: str, rejected: Rejection, at: datetime
+) -> dict[str, Any]:
+    """An invalid row with its reason, once per source version."""
+    return {
+        "_id": f"{tenant_id}:{source.source_item}:{cause}:{rejected.locator}",
+        "tenant_id": tenant_id,
+        "source_item": source.source_item,
+        "document_id": source.document_id,
+        "document_version": source.document_version,
+        "locator": rejected.locator,
+        "reason": rejected.reason,
+        "attributes": pairs(rejected.attributes),
+        "rejected_at": at,
+    }
+
+
+def marker_doc(tenant_id: str, head: dict[str, Any], marker: dict[str, Any]) -> dict[str, Any]:
+    """A head as a tombstone marker: ids, last revision and hash kept, content dropped."""
+    return {
+        "_id": head["_id"],
+        "tenant_id": tenant_id,
+        "record_id": head["record_id"],
+        "record_type": head.get("record_type"),
+        "entity_id": head.get("entity_id"),
+        "source_item": head.get("source_item"),
+        "document_id": head.get("document_id"),
+        "status": "tombstoned",
+        "revision": head.get("revision", 1),
+        "content_sha256": head.get("content_sha256"),
+        "lineage": head.get("lineage"),
+        "updated_at": head.get("updated_at"),
+        **marker,
+    }

@@ -1,0 +1,6 @@
+"""Extraction's internal HTTP API, called by the gateway with the caller's tenant."""
+
+from engram_extraction.api.dependencies import ExtractionDeps
+from engram_extraction.api.routes import router
+
+__all__ = ["ExtractionDeps", "router"]

@@ -1,0 +1,21 @@
+"""What extraction's routes are handed: the frozen set the composition root built."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends
+
+from engram_extraction.ports import RecordReads
+from engram_platform.dependencies import provider
+
+
+@dataclass(frozen=True)
+class ExtractionDeps:
+    """The records, imports and prune leftovers the routes read."""
+
+    records: RecordReads
+
+
+Deps = Annotated[ExtractionDeps, Depends(provider(ExtractionDeps))]

@@ -1,0 +1,91 @@
+"""Extraction's internal routes: records, imports, and what a prune left live."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query
+from pydantic import BaseModel, ConfigDict, Field
+
+from engram_extraction.api.dependencies import Deps
+from engram_extraction.api.views import record_view
+from engram_extraction.domain.cursor import BadCursor, decode_cursor, encode_cursor
+from engram_platform.internal import TenantDep
+from engram_platform.problems import Problem
+
+router = APIRouter(prefix="/internal/v1", tags=["internal"])
+IdPath = Annotated[
+    str, Path(min_length=1, max_length=256, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:@/+=-]*$")
+]
+IdFilter = Annotated[
+    str | None, Query(min_length=1, max_length=256, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:@/+=-]*$")
+]
+
+
+@router.get("/records/{record_id}")
+async def get_record(record_id: IdPath, deps: Deps, tenant_id: TenantDep) -> dict[str, Any]:
+    """One of the tenant's records with its revisions (hashes and timestamps) and lineage."""
+    head = await deps.records.record(tenant_id, record_id)
+    if head is None:
+        raise Problem(404, detail="no such record")
+    return record_view(head)
+
+
+@router.get("/records")
+async def list_records(
+    deps: Deps,
+    tenant_id: TenantDep,
+    type: Annotated[str | None, Query(max_length=100, pattern=r"^[a-z][a-z0-9_]*$")] = None,
+    document_id: IdFilter = None,
+    entity_id: IdFilter = None,
+    cursor: Annotated[str | None, Query(max_length=600)] = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+) -> dict[str, Any]:
+    """A page of the tenant's records in (updated_at, id) order, with the next cursor."""
+    filters = {
+        field: value
+        for field, value in (
+            ("record_type", type),
+            ("document_id", document_id),
+            ("entity_id", entity_id),
+        )
+        if value is not None
+    }
+    try:
+        after = decode_cursor(cursor) if cursor else None
+    except BadCursor as exc:
+        raise Problem(422, "invalid-cursor", str(exc)) from None
+    heads = await deps.records.list_records(
+        tenant_id, filters=filters, after=after, limit=limit + 1
+    )
+    page = heads[:limit]
+    next_cursor = (
+        encode_cursor(page[-1]["updated_at"], page[-1]["record_id"]) if len(heads) > limit else None
+    )
+    return {"records": [record_view(h) for h in page], "next_cursor": next_cursor}
+
+
+@router.get("/imports/{import_id}")
+async def get_import(import_id: IdPath, deps: Deps, tenant_id: TenantDep) -> dict[str, Any]:
+    """The outcome of one structured import."""
+    status = await deps.records.import_status(tenant_id, import_id)
+    if status is None:
+        raise Problem(404, detail="no such import")
+    return status
+
+
+class VerifyBody(BaseModel):
+    """The records a prune job tombstoned."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    records: list[Annotated[str, Field(min_length=1, max_length=256)]] = Field(
+        default_factory=list, max_length=100_000
+    )
+
+
+@router.post("/prune/verify")
+async def verify_prune(body: VerifyBody, deps: Deps, tenant_id: TenantDep) -> dict[str, Any]:
+    """How many of the tombstoned records are live again (0 means clean)."""
+    live = await deps.records.live_among(tenant_id, body.records)
+    return {"references": {"records": live}}

@@ -1,0 +1,101 @@
+"""What extraction's use cases and routes need from storage and the outbox, implemented by
+`adapters` (the database) and the platform's outbox."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Protocol
+
+from engram_events import Envelope
+from engram_events.payloads.prune import PruneSelector
+from engram_extraction.domain.records import Rejection, Source
+from engram_extraction.domain.revisions import Change, Entry
+
+
+class RecordWrites(Protocol):
+    """Manifests, record heads and history, rejects, attempts and imports, as use cases write them."""
+
+    async def manifest(self, tenant_id: str, source_item: str) -> dict[str, Entry]: ...
+
+    async def save_manifest(
+        self, tenant_id: str, source_item: str, entries: dict[str, Entry], at: datetime
+    ) -> None: ...
+
+    async def write(
+        self,
+        tenant_id: str,
+        source: Source,
+        created: list[Change],
+        revised: list[Change],
+        at: datetime,
+    ) -> None: ...
+
+    async def keep_rejected(
+        self, tenant_id: str, source: Source, cause: str, rejected: list[Rejection], at: datetime
+    ) -> None: ...
+
+    async def heads_by_id(
+        self, tenant_id: str, record_ids: Sequence[str]
+    ) -> list[dict[str, Any]]: ...
+
+    async def replace_with_markers(
+        self, tenant_id: str, heads: list[dict[str, Any]], marker: dict[str, Any]
+    ) -> None: ...
+
+    async def count_attempt(self, tenant_id: str, key: str) -> int: ...
+
+    async def failed_attempts(self, tenant_id: str, key: str) -> int: ...
+
+    async def save_import(self, tenant_id: str, import_id: str, **fields: Any) -> None: ...
+
+
+class RecordReads(Protocol):
+    """Records, imports and a prune's leftovers, as the internal API reads them."""
+
+    async def record(self, tenant_id: str, record_id: str) -> dict[str, Any] | None: ...
+
+    async def list_records(
+        self,
+        tenant_id: str,
+        *,
+        filters: dict[str, str],
+        after: tuple[datetime, str] | None,
+        limit: int,
+    ) -> list[dict[str, Any]]: ...
+
+    async def import_status(self, tenant_id: str, import_id: str) -> dict[str, Any] | None: ...
+
+    async def live_among(self, tenant_id: str, record_ids: Sequence[str]) -> int: ...
+
+
+class TombstoneWrites(Protocol):
+    """Selecting record heads and replacing them with markers, for prunes and deletions."""
+
+    async def heads_by_id(
+        self, tenant_id: str, record_ids: Sequence[str]
+    ) -> list[dict[str, Any]]: ...
+
+    async def selected_heads(
+        self, tenant_id: str, selector: PruneSelector, now: datetime
+    ) -> list[dict[str, Any]]: ...
+
+    async def job_markers(self, tenant_id: str, prune_job_id: str) -> list[dict[str, Any]]: ...
+
+    async def document_record_ids(self, tenant_id: str, document_id: str) -> list[str]: ...
+
+    async def tombstone(
+        self, tenant_id: str, heads: list[dict[str, Any]], marker: dict[str, Any]
+    ) -> None: ...
+
+
+class Outbox(Protocol):
+    """Where events and Kafka tombstones are staged, to be published once durable."""
+
+    def entries(self, envelopes: list[Envelope[Any]]) -> list[dict[str, Any]]: ...
+
+    def tombstone_entry(self, base_topic: str, key: str, entry_id: str) -> dict[str, Any]: ...
+
+    async def stage(self, envelopes: list[Envelope[Any]]) -> int: ...
+
+    async def stage_entries(self, docs: list[dict[str, Any]]) -> int: ...

@@ -1,0 +1,28 @@
+"""What the memory routes are handed: the frozen set the composition root built."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends
+
+from engram_memory.ports import ConversationRecords, MemoryRowReads
+from engram_memory.service.dedup import Dedup
+from engram_memory.service.deletion import Deletions
+from engram_memory.service.recall import Recall
+from engram_platform.dependencies import provider
+
+
+@dataclass(frozen=True)
+class MemoryDeps:
+    """The rows and conversations the routes read, and the use cases they call."""
+
+    rows: MemoryRowReads
+    conversations: ConversationRecords
+    recall: Recall
+    dedup: Dedup
+    deletions: Deletions
+
+
+Deps = Annotated[MemoryDeps, Depends(provider(MemoryDeps))]

@@ -1,0 +1,212 @@
+"""The internal routes: each decodes its input, calls a use case or reads a row, and answers."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query
+from fastapi.encoders import jsonable_encoder
+
+from engram_events.ids import Id
+from engram_events.memory_filter import MemoryFilter
+from engram_memory.api.bodies import (
+    DuplicatesBody,
+    LineageBody,
+    ListBody,
+    RecallBody,
+    VerifyBody,
+)
+from engram_memory.api.dependencies import Deps
+from engram_memory.api.views import conversation_memory_ids, conversation_view, memory_view
+from engram_memory.domain.listing import BadCursor, decode_cursor, encode_cursor
+from engram_memory.domain.withdrawal import LIVE_STATUSES
+from engram_memory.service.dedup import Candidate
+from engram_memory.service.recall import EmbedderMismatch, LexicalOff
+from engram_platform.internal import TenantDep
+from engram_platform.problems import Problem
+
+router = APIRouter(prefix="/internal/v1", tags=["internal"])
+AgentPath = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
+MemoryPath = Annotated[str, Path(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.:-]+$")]
+
+
+def _encoded(body: dict[str, Any]) -> dict[str, Any]:
+    """A response body with datetimes and models turned into JSON values."""
+    encoded: dict[str, Any] = jsonable_encoder(body)
+    return encoded
+
+
+@router.post("/agents/{agent_id}/recall")
+async def recall(
+    agent_id: AgentPath, body: RecallBody, deps: Deps, tenant_id: TenantDep
+) -> dict[str, Any]:
+    """Top-k within the agent and the filter, ranked by the mode and floored; 409 when the
+    query embedder is not the collection's."""
+    try:
+        found = await deps.recall.recall(
+            tenant_id,
+            agent_id,
+            body.query,
+            body.top_k,
+            min_score=body.min_score,
+            types=body.types,
+            statuses=body.include_statuses,
+            mode=body.mode,
+            filter=body.filter,
+            recency_half_life_days=body.recency_half_life_days,
+        )
+    except EmbedderMismatch as exc:
+        raise Problem(
+            409,
+            "embedder-mismatch",
+            "the query embedder differs from the embedder of the stored vectors",
+            collection_fingerprint=exc.collection,
+            query_fingerprint=exc.query,
+        ) from None
+    except LexicalOff as off:
+        raise Problem(409, "lexical-disabled", str(off)) from None
+    return _encoded(
+        {
+            "results": found.results,
+            "mode": found.mode,
+            "floor": found.floor,
+            "dropped_below_floor": found.dropped_below_floor,
+        }
+    )
+
+
+@router.get("/agents/{agent_id}/memories/{memory_id}")
+async def get_memory(
+    agent_id: AgentPath, memory_id: MemoryPath, deps: Deps, tenant_id: TenantDep
+) -> dict[str, Any]:
+    """One memory of the agent, with status and provenance."""
+    row = await deps.rows.get(tenant_id, memory_id)
+    if row is None or row["agent_id"] != agent_id:
+        raise Problem(404, detail="no such memory")
+    return _encoded(memory_view(row))
+
+
+@router.get("/agents/{agent_id}/conversations/{conversation_id}")
+async def get_conversation(
+    agent_id: AgentPath, conversation_id: MemoryPath, deps: Deps, tenant_id: TenantDep
+) -> dict[str, Any]:
+    """A conversation of the agent: each message and each extracted fact with the decision
+    taken and the status of the memory it wrote."""
+    record = await deps.conversations.get(tenant_id, conversation_id)
+    if record is None or record["agent_id"] != agent_id:
+        raise Problem(404, detail="no such conversation")
+    rows = await deps.rows.get_many(tenant_id, conversation_memory_ids(record))
+    return _encoded(conversation_view(record, rows))
+
+
+@router.post("/memories/query")
+async def list_memories(body: ListBody, deps: Deps, tenant_id: TenantDep) -> dict[str, Any]:
+    """One page of memories across the agents the gateway named (only the caller's own), with
+    the cursor of the next page (null after the last)."""
+    if not body.agent_ids:
+        return {"memories": [], "next_cursor": None}
+    try:
+        after = decode_cursor(body.cursor, body.order) if body.cursor else None
+    except BadCursor as bad:
+        raise Problem(422, detail=str(bad), errors=[{"loc": ["query", "cursor"]}]) from None
+    rows = await deps.rows.page(body.selection(tenant_id), body.order, after, body.limit + 1)
+    more = len(rows) > body.limit
+    rows = rows[: body.limit]
+    return _encoded(
+        {
+            "memories": [memory_view(row) for row in rows],
+            "next_cursor": encode_cursor(rows[-1], body.order) if more else None,
+        }
+    )
+
+
+@router.post("/memories/count")
+async def count_memories(body: ListBody, deps: Deps, tenant_id: TenantDep) -> dict[str, Any]:
+    """How many memories the same listing would walk, by status and by type."""
+    if not body.agent_ids:
+        return {"count": 0, "by_status": {}, "by_type": {}}
+    total, by_status, by_type = await deps.rows.tally(body.selection(tenant_id))
+    return {"count": total, "by_status": by_status, "by_type": by_type}
+
+
+@router.post("/agents/{agent_id}/memories/duplicates")
+async def find_duplicates(
+    agent_id: AgentPath, body: DuplicatesBody, deps: Deps, tenant_id: TenantDep
+) -> dict[str, Any]:
+    """For each candidate write, the live memory of this agent and scope already holding the
+    same content (normalised), or null."""
+    candidates = [Candidate(**item.model_dump()) for item in body.items]
+    found = await deps.dedup.find(tenant_id, agent_id, candidates)
+    return {
+        "found": [
+            None if row is None else {"memory_id": row["memory_id"], "status": row["status"]}
+            for row in found
+        ]
+    }
+
+
+@router.delete("/agents/{agent_id}/memories/{memory_id}")
+async def delete_memory(
+    agent_id: AgentPath, memory_id: MemoryPath, deps: Deps, tenant_id: TenantDep
+) -> dict[str, Any]:
+    """Withdraw one memory: its vector goes, its row keeps status and hashes."""
+    if not await deps.deletions.delete(tenant_id, agent_id, memory_id):
+        raise Problem(404, detail="no such memory")
+    return {"memory_id": memory_id, "status": "withdrawn"}
+
+
+@router.delete("/agents/{agent_id}/memories")
+async def clear_agent(
+    agent_id: AgentPath,
+    deps: Deps,
+    tenant_id: TenantDep,
+    user_id: Annotated[Id | None, Query()] = None,
+    session_id: Annotated[Id | None, Query()] = None,
+) -> dict[str, Any]:
+    """Withdraw every live memory of the agent, or of one user or session scope of it."""
+    scope = MemoryFilter(user_id=user_id, session_id=session_id)
+    withdrawn = await deps.deletions.clear(tenant_id, agent_id, scope)
+    return {"agent_id": agent_id, "withdrawn": withdrawn}
+
+
+@router.post("/prune/verify")
+async def verify_prune(body: VerifyBody, deps: Deps, tenant_id: TenantDep) -> dict[str, Any]:
+    """How many live memories still derive from each kind of tombstoned id (0 means clean)."""
+    wanted = {"records": body.records, "facts": body.facts, "documents": body.documents}
+    if body.conversations:
+        wanted["conversations"] = body.conversations
+    references = await deps.rows.count_derived_from(tenant_id, wanted, LIVE_STATUSES)
+    return {"references": references}
+
+
+@router.post("/lineage/derived")
+async def derived_memories(body: LineageBody, deps: Deps, tenant_id: TenantDep) -> dict[str, Any]:
+    """Memories (any status) whose `derived_from` names one of the ids."""
+    rows = await deps.rows.derived_from_any(
+        tenant_id, body.ids, ["pending", "active", "superseded", "withdrawn", "rejected"]
+    )
+    return {
+        "memories": [
+            {
+                "memory_id": row["memory_id"],
+                "agent_id": row["agent_id"],
+                "status": row.get("status"),
+                "derived_from": row.get("derived_from", []),
+            }
+            for row in rows
+        ]
+    }
+
+
+@router.get("/lineage/memories/{memory_id}")
+async def memory_sources(memory_id: MemoryPath, deps: Deps, tenant_id: TenantDep) -> dict[str, Any]:
+    """What a memory derives from."""
+    row = await deps.rows.get(tenant_id, memory_id)
+    if row is None:
+        raise Problem(404, detail="no such memory")
+    return {
+        "memory_id": memory_id,
+        "agent_id": row["agent_id"],
+        "status": row.get("status"),
+        "derived_from": row.get("derived_from", []),
+    }

@@ -1,0 +1,113 @@
+"""The events the memory service publishes (announcements and its embedding requests), with ids
+derived from their cause (replay-safe)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from engram_events import Envelope, derive_event_id, new_event
+from engram_events.catalog import (
+    EMBEDDING_REQUESTED,
+    MEMORY_REJECTED,
+    MEMORY_STORED,
+    MEMORY_WITHDRAWN,
+)
+from engram_events.payloads.embeddings import EmbeddingRequested, TextItem, VectorProvenance
+from engram_events.payloads.memories import (
+    MemoryRejected,
+    MemoryStored,
+    MemoryWithdrawn,
+    MemoryWriteRequested,
+    WithdrawReason,
+)
+
+REQUESTER = "memory"
+"""How the memory service names itself in embedding requests (and recognises its results)."""
+
+
+def embedding_request(event: Envelope[MemoryWriteRequested]) -> Envelope[Any]:
+    """The request for a pending memory's vector, with an id derived from its write request."""
+    request = event.payload
+    embed = EmbeddingRequested(
+        request_id=request.memory_id,
+        requester=REQUESTER,
+        purpose="memory",
+        items=[TextItem(item_id=request.memory_id, text=request.content)],
+    )
+    return new_event(
+        EMBEDDING_REQUESTED,
+        embed,
+        tenant_id=event.tenant_id,
+        caused_by=event,
+        event_id=derive_event_id(event.event_id, "embed"),
+    )
+
+
+def rejected(
+    row: Mapping[str, Any], reason: str, cause: Envelope[Any], duplicate_of: str | None = None
+) -> Envelope[Any]:
+    """`memory.rejected` for a row, caused by the event that decided it."""
+    return new_event(
+        MEMORY_REJECTED,
+        MemoryRejected(
+            memory_id=row["memory_id"],
+            agent_id=row["agent_id"],
+            reason=reason,
+            duplicate_of=duplicate_of,
+        ),
+        tenant_id=row["tenant_id"],
+        caused_by=cause,
+        event_id=derive_event_id(cause.event_id, f"rejected:{row['memory_id']}"),
+    )
+
+
+def stored(
+    row: Mapping[str, Any], provenance: VectorProvenance, cause: Envelope[Any]
+) -> Envelope[Any]:
+    """`memory.stored` once the row and the point are durable."""
+    return new_event(
+        MEMORY_STORED,
+        MemoryStored(
+            memory_id=row["memory_id"],
+            agent_id=row["agent_id"],
+            type=row["type"],
+            content_sha256=row["content_sha256"],
+            provenance=provenance,
+            derived_from=row.get("derived_from") or [],
+            supersedes=row.get("supersedes"),
+            user_id=row.get("user_id"),
+            session_id=row.get("session_id"),
+        ),
+        tenant_id=row["tenant_id"],
+        caused_by=cause,
+        event_id=derive_event_id(cause.event_id, f"stored:{row['memory_id']}"),
+    )
+
+
+def withdrawn(
+    row: Mapping[str, Any],
+    reason: WithdrawReason,
+    cause: Envelope[Any] | None,
+    *,
+    because_of: str | None = None,
+    prune_job_id: str | None = None,
+) -> Envelope[Any]:
+    """`memory.withdrawn`; without a cause event the id derives from the memory and reason."""
+    payload = MemoryWithdrawn(
+        memory_id=row["memory_id"],
+        agent_id=row["agent_id"],
+        reason=reason,
+        content_sha256=row.get("content_sha256"),
+        prune_job_id=prune_job_id,
+        because_of=because_of,
+    )
+    seed = cause.event_id if cause else f"{row['tenant_id']}:{row['memory_id']}:{reason}"
+    event_id = derive_event_id(seed, f"withdrawn:{row['memory_id']}")
+    return new_event(
+        MEMORY_WITHDRAWN,
+        payload,
+        tenant_id=row["tenant_id"],
+        caused_by=cause,
+        event_id=event_id,
+    )

@@ -1,0 +1,66 @@
+"""A write request, the pure part: the row it opens and how a replay or a duplicate shows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engram_events import Envelope
+from engram_events.content import content_sha256
+from engram_events.memory_filter import metadata_instants
+from engram_events.payloads.memories import MemoryWriteRequested
+
+CONTENT_FIELDS = ("content", "metadata", "metadata_at")
+"""What a withdrawn row loses: only status, ids and hashes remain."""
+
+Opening = tuple[int, dict[str, Any], str, str | None]
+"""One row to open: the input's index, the row's fields, its status and the rejection reason."""
+
+
+def row_fields(event: Envelope[MemoryWriteRequested]) -> dict[str, Any]:
+    """What a memory's row records from its write request (content is added when kept)."""
+    request = event.payload
+    return {
+        "memory_id": request.memory_id,
+        "agent_id": request.agent_id,
+        "type": request.type,
+        "derived_from": list(request.derived_from),
+        "supersedes": request.supersedes,
+        "idempotency_key": request.idempotency_key,
+        "user_id": request.user_id,
+        "session_id": request.session_id,
+        **({"extracted_by": request.extracted_by.model_dump()} if request.extracted_by else {}),
+        "content_sha256": content_sha256(request.content),
+        "content_chars": len(request.content),
+        "created_at": event.occurred_at,
+    }
+
+
+def content_fields(request: MemoryWriteRequested) -> dict[str, Any]:
+    """What a pending row keeps until it is withdrawn: the content and its metadata."""
+    return {
+        "content": request.content,
+        "metadata": request.metadata,
+        "metadata_at": metadata_instants(request.metadata),
+    }
+
+
+def still_pending(rows: dict[str, dict[str, Any]], fields: dict[str, Any]) -> bool:
+    """A replay after the row was written but before its request was staged (the database
+    went away mid-batch) must stage the same embedding request again, or it stays pending."""
+    row = rows.get(fields["memory_id"])
+    return (
+        row is not None
+        and row.get("status") == "pending"
+        and row.get("content_sha256") == fields["content_sha256"]
+    )
+
+
+def as_duplicate(entry: Opening, duplicates: dict[str, str]) -> Opening:
+    """A pending write that duplicates a live memory becomes a rejected row naming it, without
+    the content (the live memory already holds it)."""
+    i, fields, status, _ = entry
+    holder = duplicates.get(fields["memory_id"])
+    if status != "pending" or holder is None:
+        return entry
+    kept = {k: v for k, v in fields.items() if k not in CONTENT_FIELDS}
+    return i, {**kept, "reason": "duplicate", "duplicate_of": holder}, "rejected", "duplicate"

@@ -1,0 +1,157 @@
+"""What the memory service's use cases need from the outside world; `adapters/` implements it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from engram_events import Envelope
+from engram_memory.domain.listing import Order, Position
+from engram_memory.domain.selection import Selection
+from engram_vectors import HybridHit, SparseVector
+
+
+class MemoryRowStore(Protocol):
+    """The memory rows as the handlers use them, keyed by tenant and memory id
+    (`adapters.rows.MemoryRows`)."""
+
+    async def get(self, tenant_id: str, memory_id: str) -> dict[str, Any] | None: ...
+
+    async def get_many(
+        self, tenant_id: str, memory_ids: Sequence[str]
+    ) -> dict[str, dict[str, Any]]: ...
+
+    async def set_fields(
+        self,
+        tenant_id: str,
+        memory_id: str,
+        fields: Mapping[str, Any],
+        *,
+        drop_content: bool = False,
+    ) -> None: ...
+
+    async def set_fields_many(
+        self,
+        tenant_id: str,
+        changes: Sequence[tuple[str, Mapping[str, Any]]],
+        *,
+        drop_content: bool = False,
+    ) -> None: ...
+
+    async def set_same(
+        self, tenant_id: str, memory_ids: Sequence[str], fields: Mapping[str, Any]
+    ) -> None: ...
+
+    async def open_many(
+        self, tenant_id: str, rows: Sequence[tuple[dict[str, Any], str]]
+    ) -> list[dict[str, Any] | None]: ...
+
+    async def count(self, selection: Mapping[str, Any]) -> int: ...
+
+    async def select(
+        self, selection: Mapping[str, Any], *, limit: int = 0
+    ) -> list[dict[str, Any]]: ...
+
+    async def index_sources_many(
+        self, tenant_id: str, named: Sequence[tuple[str, Sequence[str]]]
+    ) -> None: ...
+
+    async def derived_via_index(
+        self, tenant_id: str, source_ids: Sequence[str], statuses: Sequence[str]
+    ) -> list[dict[str, Any]]: ...
+
+    async def mark_gone(self, tenant_id: str, source_ids: Sequence[str]) -> None: ...
+
+    async def gone(self, tenant_id: str, source_ids: Sequence[str]) -> set[str]: ...
+
+
+class MemoryRowReads(MemoryRowStore, Protocol):
+    """The rows as the API reads them too: pages, tallies, scopes and lineage."""
+
+    async def page(
+        self, selection: Selection, order: Order, after: Position | None, limit: int
+    ) -> list[dict[str, Any]]: ...
+
+    async def tally(self, selection: Selection) -> tuple[int, dict[str, int], dict[str, int]]: ...
+
+    async def select_by(self, selection: Selection) -> list[dict[str, Any]]: ...
+
+    async def derived_from_any(
+        self, tenant_id: str, source_ids: Sequence[str], statuses: Sequence[str]
+    ) -> list[dict[str, Any]]: ...
+
+    async def count_derived_from(
+        self, tenant_id: str, sources: Mapping[str, Sequence[str]], statuses: Sequence[str]
+    ) -> dict[str, int]: ...
+
+
+class StagedWithdrawals(Protocol):
+    """Rows stripped with their `memory.withdrawn` staged in the same write, for callers that
+    are not consumer handlers (`adapters.staging.OutboxWithdrawals`)."""
+
+    async def withdraw(
+        self,
+        tenant_id: str,
+        changes: Sequence[tuple[str, Mapping[str, Any], Envelope[Any]]],
+    ) -> None: ...
+
+
+class MemoryPoints(Protocol):
+    """The vector collection of stored memories (`adapters.vectors.MemoryVectors`)."""
+
+    @property
+    def lexical(self) -> str | None:
+        """The lexical encoder the collection keeps sparse vectors with, or None (dense only)."""
+        ...
+
+    async def fingerprint(self) -> str: ...
+
+    async def put_many(
+        self,
+        entries: Sequence[tuple[Mapping[str, Any], Sequence[float], str]],
+        provenance: Mapping[str, Any],
+    ) -> None: ...
+
+    async def set_status(
+        self, tenant_id: str, memory_id: str, status: str, *, superseded_by: str | None = None
+    ) -> None: ...
+
+    async def remove(self, tenant_id: str, memory_ids: Sequence[str]) -> None: ...
+
+    async def candidates(
+        self,
+        selection: Selection,
+        vector: Sequence[float],
+        sparse: SparseVector | None,
+        limit: int,
+        *,
+        fingerprint: str,
+    ) -> list[HybridHit]: ...
+
+
+class DedupSlotStore(Protocol):
+    """Which memory holds each (agent, scope, content) slot (`adapters.dedup.DedupSlots`)."""
+
+    async def holders(self, tenant_id: str, keys: Sequence[str]) -> dict[str, str]: ...
+
+    async def claim(self, tenant_id: str, claims: Sequence[tuple[str, str]]) -> dict[str, str]: ...
+
+    async def hand_over(self, tenant_id: str, key: str, holder: str, memory_id: str) -> str: ...
+
+
+class ConversationRecords(Protocol):
+    """Conversation records (`adapters.conversations.ConversationStore`)."""
+
+    async def get(self, tenant_id: str, conversation_id: str) -> dict[str, Any] | None: ...
+
+    async def open(self, tenant_id: str, record: Mapping[str, Any]) -> dict[str, Any]: ...
+
+    async def update(
+        self, tenant_id: str, conversation_id: str, fields: Mapping[str, Any]
+    ) -> None: ...
+
+    async def count_attempt(self, tenant_id: str, conversation_id: str) -> int: ...
+
+    async def mark_deleted(
+        self, tenant_id: str, agent_id: str, conversation_id: str, record: Mapping[str, Any]
+    ) -> None: ...

@@ -1,0 +1,168 @@
+"""Recall: embed the query here, refuse a foreign vector space, retrieve dense and lexical
+candidates inside the vector store, rank them by the mode, apply the floor."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from engram_embedders import Embedder
+from engram_events.memory_filter import MemoryFilter
+from engram_memory.domain.selection import Selection
+from engram_memory.ports import MemoryPoints
+from engram_vectors.floor import default_floor
+from engram_vectors.lexical import query_vector
+from engram_vectors.ranking import FusionSettings, Mode, Ranked, floor_ranked, rank
+
+log = logging.getLogger(__name__)
+
+DEFAULT_STATUSES = ("active",)
+MIN_CANDIDATES = 50
+"""Each retrieval's candidate list is at least this long (4x top_k beyond that), so fusion and
+recency decay have more than the final top-k to choose from."""
+MAX_CANDIDATES = 400
+
+
+class EmbedderMismatch(Exception):
+    """The query embedder's fingerprint differs from the collection's."""
+
+    def __init__(self, collection: str, query: str) -> None:
+        self.collection = collection
+        self.query = query
+        super().__init__("query embedder differs from the collection's embedder")
+
+
+class LexicalOff(Exception):
+    """Lexical recall was asked for where the service keeps no lexical vectors."""
+
+
+@dataclass(frozen=True)
+class RecallResult:
+    """Hits at or above the floor, the floor used, and how many of the raw top-k it dropped."""
+
+    results: list[dict[str, Any]]
+    floor: float
+    dropped_below_floor: int
+    mode: Mode = "hybrid"
+
+
+def _result(item: Ranked) -> dict[str, Any]:
+    """What a hit shows: the memory as its point holds it, and every score that placed it."""
+    found = item.hit.payload
+    return {
+        "memory_id": found["memory_id"],
+        "content": found.get("content"),
+        "score": round(float(item.hit.dense), 6),
+        "scores": {
+            "dense": round(float(item.hit.dense), 6),
+            "lexical": None if item.hit.lexical is None else round(float(item.hit.lexical), 6),
+            "fused": round(float(item.fused), 6),
+        },
+        "type": found["type"],
+        "status": found["status"],
+        "metadata": found.get("metadata") or {},
+        "user_id": found.get("user_id"),
+        "session_id": found.get("session_id"),
+        "supersedes": found.get("supersedes"),
+        "superseded_by": found.get("superseded_by"),
+        "provenance": found.get("provenance"),
+        "created_at": found.get("created_at"),
+    }
+
+
+class Recall:
+    """Every search names the tenant and the agent; each hit's payload is checked again."""
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        vectors: MemoryPoints,
+        *,
+        min_score: float | None = None,
+        fusion: FusionSettings | None = None,
+    ) -> None:
+        self.embedder = embedder
+        self.vectors = vectors
+        self.configured_floor = min_score
+        self.fusion = fusion or FusionSettings()
+
+    def floor(self, requested: float | None) -> float:
+        """The caller's floor, else the configured one, else the embedder model's default."""
+        if requested is not None:
+            return requested
+        if self.configured_floor is not None:
+            return self.configured_floor
+        return default_floor(self.embedder.provenance.model_id)
+
+    async def recall(
+        self,
+        tenant_id: str,
+        agent_id: str,
+        query: str,
+        top_k: int,
+        *,
+        min_score: float | None = None,
+        types: Sequence[str] | None = None,
+        statuses: Sequence[str] | None = None,
+        mode: Mode = "hybrid",
+        filter: MemoryFilter | None = None,
+        recency_half_life_days: float | None = None,
+    ) -> RecallResult:
+        """Candidates within (tenant, agent, filter), ranked by the mode, then the floor."""
+        if self.vectors.lexical is None and mode != "dense":
+            if mode == "lexical":
+                raise LexicalOff("lexical recall is off on this deployment (ENGRAM_MEMORY_LEXICAL)")
+            mode = "dense"
+        mine = self.embedder.provenance.fingerprint
+        theirs = await self.vectors.fingerprint()
+        if mine != theirs:
+            raise EmbedderMismatch(theirs, mine)
+        wanted = tuple(statuses) if statuses else DEFAULT_STATUSES
+        selection = Selection.of_agent(
+            tenant_id, agent_id, statuses=wanted, types=types, filter=filter
+        )
+        floor = self.floor(min_score)
+        if selection.wanted_types() == ():
+            return RecallResult([], floor, 0, mode)
+        embedded = await self.embedder.embed([query])
+        sparse = query_vector(query)
+        hits = await self.vectors.candidates(
+            selection,
+            embedded.vectors[0],
+            sparse if sparse.indices else None,
+            min(max(MIN_CANDIDATES, 4 * top_k), MAX_CANDIDATES),
+            fingerprint=mine,
+        )
+        hits = [
+            hit
+            for hit in hits
+            if hit.payload.get("tenant_id") == tenant_id
+            and hit.payload.get("agent_id") == agent_id
+            and hit.payload.get("status") in wanted
+        ]
+        ranked = rank(
+            hits,
+            query,
+            mode,
+            self.fusion,
+            half_life_days=recency_half_life_days,
+            now=datetime.now(UTC),
+        )
+        floored = floor_ranked(ranked, floor, top_k)
+        results = [_result(item) for item in floored.kept]
+        log.info(
+            "recall",
+            extra={
+                "tenant_id": tenant_id,
+                "agent_id": agent_id,
+                "mode": mode,
+                "candidates": len(hits),
+                "returned": len(results),
+                "dropped_below_floor": floored.dropped,
+                "identifier_matches": sum(1 for item in floored.kept if item.identifier_match),
+            },
+        )
+        return RecallResult(results, floor, floored.dropped, mode)

@@ -1,0 +1,146 @@
+"""Storing computed vectors: the point first, then the row, then supersession and retention."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+from engram_events import Envelope
+from engram_events.payloads.embeddings import EmbeddedItem, EmbeddingComputed, VectorProvenance
+from engram_memory.domain import events
+from engram_memory.domain.events import REQUESTER
+from engram_memory.ports import MemoryPoints, MemoryRowStore
+from engram_memory.service.retention import Retention
+from engram_vectors import FingerprintMismatch
+
+log = logging.getLogger(__name__)
+
+
+class Storing:
+    """A row never says `active` without its vector; vectors of another embedder are refused."""
+
+    def __init__(self, rows: MemoryRowStore, vectors: MemoryPoints, retention: Retention) -> None:
+        self.rows = rows
+        self.vectors = vectors
+        self.retention = retention
+
+    async def computed(
+        self, computed: list[Envelope[EmbeddingComputed]]
+    ) -> list[list[Envelope[Any]]]:
+        """One row lookup per tenant, one upsert of the points and one bulk row update per
+        embedder, then each input's events in order (results for other requesters: none)."""
+        results: list[list[Envelope[Any]]] = [[] for _ in computed]
+        ours = [i for i, e in enumerate(computed) if e.payload.requester == REQUESTER]
+        for tenant in dict.fromkeys(computed[i].tenant_id for i in ours):
+            mine = [i for i in ours if computed[i].tenant_id == tenant]
+            ids = [
+                item_id
+                for i in mine
+                for item_id in [x.item_id for x in computed[i].payload.items]
+                + [r.item_id for r in computed[i].payload.rejected]
+            ]
+            rows = await self.rows.get_many(tenant, ids)
+            pending = {m: row for m, row in rows.items() if row["status"] == "pending"}
+            for i in mine:
+                for refused in computed[i].payload.rejected:
+                    row = pending.pop(refused.item_id, None)
+                    if row is not None:
+                        reason = f"embedder_{refused.reason}"
+                        results[i].append(await self._reject(row, reason, computed[i]))
+            stored = await self._store_many(
+                tenant, [(i, computed[i]) for i in mine], pending, results
+            )
+            for i, row, provenance in stored:
+                results[i].extend(await self._after_store(row, provenance, computed[i]))
+        return results
+
+    async def _reject(
+        self, row: dict[str, Any], reason: str, cause: Envelope[Any]
+    ) -> Envelope[Any]:
+        await self.rows.set_fields(
+            row["tenant_id"],
+            row["memory_id"],
+            {"status": "rejected", "reason": reason},
+            drop_content=True,
+        )
+        return events.rejected(row, reason, cause)
+
+    async def _store_many(
+        self,
+        tenant: str,
+        inputs: list[tuple[int, Envelope[EmbeddingComputed]]],
+        pending: dict[str, dict[str, Any]],
+        results: list[list[Envelope[Any]]],
+    ) -> list[tuple[int, dict[str, Any], VectorProvenance]]:
+        """Points first, then the rows: a row never says `active` without its vector."""
+        by_embedder: dict[str, list[tuple[int, dict[str, Any], EmbeddedItem]]] = {}
+        for i, event in inputs:
+            for item in event.payload.items:
+                row = pending.pop(item.item_id, None)
+                if row is not None:
+                    fingerprint = event.payload.provenance.fingerprint
+                    by_embedder.setdefault(fingerprint, []).append((i, row, item))
+        causes = dict(inputs)
+        stored: list[tuple[int, dict[str, Any], VectorProvenance]] = []
+        for group in by_embedder.values():
+            provenance = causes[group[0][0]].payload.provenance
+            statuses = [
+                "superseded" if row.get("superseded_by") else "active" for _, row, _ in group
+            ]
+            entries = [
+                (row, item.vector, st) for (_, row, item), st in zip(group, statuses, strict=True)
+            ]
+            try:
+                await self.vectors.put_many(entries, provenance.model_dump())
+            except FingerprintMismatch:
+                for i, row, _ in group:
+                    results[i].append(await self._reject(row, "embedder_mismatch", causes[i]))
+                continue
+            now = datetime.now(UTC)
+            for status in dict.fromkeys(statuses):
+                await self.rows.set_same(
+                    tenant,
+                    [
+                        row["memory_id"]
+                        for (_, row, _), st in zip(group, statuses, strict=True)
+                        if st == status
+                    ],
+                    {"status": status, "provenance": provenance.model_dump(), "stored_at": now},
+                )
+            stored += [(i, row, provenance) for i, row, _ in group]
+        return sorted(stored, key=lambda s: s[0])
+
+    async def _after_store(
+        self, row: dict[str, Any], provenance: VectorProvenance, cause: Envelope[Any]
+    ) -> list[Envelope[Any]]:
+        """Supersede what it replaces, announce it, then apply the retention policy."""
+        published: list[Envelope[Any]] = []
+        if row.get("supersedes"):
+            await self._supersede(row, row["supersedes"])
+        published.append(events.stored(row, provenance, cause))
+        tenant, agent = row["tenant_id"], row["agent_id"]
+        published.extend(await self.retention.enforce(tenant, agent, row["type"], cause))
+        log.info("memory stored", extra={"memory_id": row["memory_id"], "agent_id": agent})
+        return published
+
+    async def _supersede(self, newer: dict[str, Any], older_id: str) -> None:
+        """Mark the older memory of the same agent superseded; it stays, recall skips it."""
+        tenant = newer["tenant_id"]
+        older = await self.rows.get(tenant, older_id)
+        if older is None or older["agent_id"] != newer["agent_id"]:
+            return
+        if older["status"] not in ("pending", "active"):
+            return
+        await self.rows.set_fields(
+            tenant,
+            older_id,
+            {
+                "status": "superseded" if older["status"] == "active" else older["status"],
+                "superseded_by": newer["memory_id"],
+            },
+        )
+        if older["status"] == "active":
+            await self.vectors.set_status(
+                tenant, older_id, "superseded", superseded_by=newer["memory_id"]
+            )

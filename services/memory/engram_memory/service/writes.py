@@ -1,0 +1,110 @@
+"""Write requests: validate the content before anything is embedded, then open the rows."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from engram_events import Envelope
+from engram_events.content import ContentLimits, content_problem
+from engram_events.payloads.memories import MemoryWriteRequested
+from engram_memory.domain import events
+from engram_memory.domain.sources import withdrawn_by
+from engram_memory.domain.writes import (
+    Opening,
+    as_duplicate,
+    content_fields,
+    row_fields,
+    still_pending,
+)
+from engram_memory.ports import MemoryRowStore
+from engram_memory.service.dedup import Dedup
+
+log = logging.getLogger(__name__)
+
+
+class Writes:
+    """Each request becomes a row: rejected, withdrawn at birth, or pending its vector."""
+
+    def __init__(
+        self,
+        rows: MemoryRowStore,
+        dedup: Dedup,
+        limits: ContentLimits,
+        *,
+        require_all_sources: bool = False,
+    ) -> None:
+        self.rows = rows
+        self.dedup = dedup
+        self.limits = limits
+        self.require_all_sources = require_all_sources
+
+    async def requested(
+        self, requests: list[Envelope[MemoryWriteRequested]]
+    ) -> list[list[Envelope[Any]]]:
+        """Each input's answer as if handled alone, with one row insert per tenant (and one
+        lookup of gone sources when any are named)."""
+        results: list[list[Envelope[Any]]] = [[] for _ in requests]
+        for tenant in dict.fromkeys(e.tenant_id for e in requests):
+            mine = [i for i, e in enumerate(requests) if e.tenant_id == tenant]
+            await self._open_rows(tenant, [(i, requests[i]) for i in mine], results)
+        return results
+
+    async def _open_rows(
+        self,
+        tenant: str,
+        inputs: list[tuple[int, Envelope[MemoryWriteRequested]]],
+        results: list[list[Envelope[Any]]],
+    ) -> None:
+        """Rejected, withdrawn at birth, or pending with its embedding request: one per input."""
+        causes = dict(inputs)
+        opening = await self._openings(tenant, inputs)
+        pending = [(fields, causes[i].payload) for i, fields, st, _ in opening if st == "pending"]
+        duplicates = await self.dedup.duplicates(tenant, pending)
+        opening = [as_duplicate(entry, duplicates) for entry in opening]
+        opened = await self.rows.open_many(tenant, [(f, status) for _, f, status, _ in opening])
+        replayed = [
+            f["memory_id"]
+            for (_, f, st, _), r in zip(opening, opened, strict=True)
+            if r is None and st == "pending"
+        ]
+        still = await self.rows.get_many(tenant, replayed) if replayed else {}
+        for (i, fields, status, problem), row in zip(opening, opened, strict=True):
+            event = causes[i]
+            if status == "rejected" and row is not None:
+                log.info(
+                    "memory rejected", extra={"memory_id": fields["memory_id"], "reason": problem}
+                )
+                results[i] = [events.rejected(row, str(problem), event, row.get("duplicate_of"))]
+            elif status == "withdrawn" and row is not None:
+                results[i] = [events.withdrawn(row, "source_tombstoned", event)]
+            elif status == "pending" and (row is not None or still_pending(still, fields)):
+                results[i] = [events.embedding_request(event)]
+
+    async def _openings(
+        self, tenant: str, inputs: list[tuple[int, Envelope[MemoryWriteRequested]]]
+    ) -> list[Opening]:
+        """Each input's row before dedup: rejected for its content, withdrawn when its sources
+        are already gone, else pending with its content (sources indexed first)."""
+        valid = []
+        opening: list[Opening] = []
+        for i, event in inputs:
+            fields = row_fields(event)
+            problem = content_problem(event.payload.content, self.limits)
+            if problem is None:
+                valid.append((i, event, fields))
+            else:
+                opening.append((i, {**fields, "reason": problem}, "rejected", problem))
+        derived = [(e.payload.memory_id, e.payload.derived_from) for _, e, _ in valid]
+        await self.rows.index_sources_many(tenant, [(m, d) for m, d in derived if d])
+        named = sorted({source for _, sources in derived for source in sources})
+        gone = await self.rows.gone(tenant, named) if named else set()
+        for i, event, fields in valid:
+            request = event.payload
+            if withdrawn_by(request.derived_from, gone, self.require_all_sources):
+                opening.append(
+                    (i, {**fields, "withdrawn_reason": "source_tombstoned"}, "withdrawn", None)
+                )
+            else:
+                opening.append((i, {**fields, **content_fields(request)}, "pending", None))
+        return opening

@@ -1,0 +1,114 @@
+"""Extraction's routes read what the composition root installed, through `ExtractionDeps`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from engram_extraction import api
+from engram_extraction.api import ExtractionDeps
+from engram_platform.dependencies import install
+from engram_platform.internal import TENANT_HEADER
+from engram_platform.problems import install_problem_handlers
+
+pytestmark = pytest.mark.unit
+AT = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+
+
+def head(record_id: str, **fields: Any) -> dict[str, Any]:
+    return {
+        "record_id": record_id,
+        "record_type": "carrier",
+        "entity_id": f"carrier:{record_id}",
+        "status": "active",
+        "revision": 1,
+        "attributes": {"name": "Acme"},
+        "content_sha256": "ab" * 32,
+        "lineage": {"document_id": "doc_1", "locator": "row:2"},
+        "updated_at": AT,
+        **fields,
+    }
+
+
+class FakeReads:
+    """The `RecordReads` port over a dict of heads, for one tenant."""
+
+    def __init__(self, heads: list[dict[str, Any]]) -> None:
+        self.heads = {h["record_id"]: h for h in heads}
+        self.asked: list[dict[str, Any]] = []
+
+    async def record(self, tenant_id: str, record_id: str) -> dict[str, Any] | None:
+        found = self.heads.get(record_id) if tenant_id == "tnt_a" else None
+        return {**found, "revisions": []} if found else None
+
+    async def list_records(
+        self,
+        tenant_id: str,
+        *,
+        filters: dict[str, str],
+        after: tuple[datetime, str] | None,
+        limit: int,
+    ) -> list[dict[str, Any]]:
+        self.asked.append({"filters": filters, "after": after, "limit": limit})
+        ordered = sorted(self.heads.values(), key=lambda h: h["record_id"])
+        if after is not None:
+            ordered = [h for h in ordered if h["record_id"] > after[1]]
+        return ordered[:limit]
+
+    async def import_status(self, tenant_id: str, import_id: str) -> dict[str, Any] | None:
+        return {"import_id": import_id, "status": "completed"} if import_id == "imp_1" else None
+
+    async def live_among(self, tenant_id: str, record_ids: Sequence[str]) -> int:
+        return sum(1 for rid in record_ids if self.heads.get(rid, {}).get("status") == "active")
+
+
+async def get(reads: FakeReads, method: str, path: str, **kwargs: Any) -> httpx.Response:
+    app = FastAPI()
+    install_problem_handlers(app)
+    app.include_router(api.router)
+    install(app, ExtractionDeps(records=reads))
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://extraction") as client:
+        return await client.request(method, path, headers={TENANT_HEADER: "tnt_a"}, **kwargs)
+
+
+async def test_a_record_is_shown_with_its_lineage_and_a_missing_one_is_404() -> None:
+    reads = FakeReads([head("r1", lineage={"document_id": "doc_1", "model": "m7"})])
+    shown = await get(reads, "GET", "/internal/v1/records/r1")
+    assert shown.status_code == 200
+    body = shown.json()
+    assert body["attributes"] == {"name": "Acme"} and body["revisions"] == []
+    assert body["lineage"] == {
+        "document_id": "doc_1",
+        "document_version": None,
+        "locator": "",
+        "source_item_id": None,
+        "model": "m7",
+    }
+    assert (await get(reads, "GET", "/internal/v1/records/r9")).status_code == 404
+
+
+async def test_the_listing_pages_with_a_cursor_and_passes_the_filters() -> None:
+    reads = FakeReads([head(f"r{n}") for n in range(3)])
+    first = (await get(reads, "GET", "/internal/v1/records", params={"limit": 2})).json()
+    assert [r["record_id"] for r in first["records"]] == ["r0", "r1"]
+    params = {"limit": 2, "cursor": first["next_cursor"], "type": "carrier"}
+    rest = (await get(reads, "GET", "/internal/v1/records", params=params)).json()
+    assert [r["record_id"] for r in rest["records"]] == ["r2"] and rest["next_cursor"] is None
+    assert reads.asked[-1]["filters"] == {"record_type": "carrier"}
+    assert reads.asked[-1]["after"][1] == "r1" and reads.asked[-1]["limit"] == 3
+    bad = await get(reads, "GET", "/internal/v1/records", params={"cursor": "nonsense"})
+    assert bad.status_code == 422
+
+
+async def test_imports_and_prune_verification_read_the_installed_store() -> None:
+    reads = FakeReads([head("r1"), head("r2", status="tombstoned")])
+    assert (await get(reads, "GET", "/internal/v1/imports/imp_1")).json()["status"] == "completed"
+    assert (await get(reads, "GET", "/internal/v1/imports/imp_2")).status_code == 404
+    verified = await get(reads, "POST", "/internal/v1/prune/verify", json={"records": ["r1", "r2"]})
+    assert verified.json() == {"references": {"records": 1}}

@@ -1,0 +1,63 @@
+"""Ingest's routes read what the composition root installed, through `IngestDeps`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from engram_ingest import api
+from engram_ingest.api import IngestDeps
+from engram_platform.dependencies import install
+from engram_platform.internal import TENANT_HEADER
+from engram_platform.problems import install_problem_handlers
+
+pytestmark = pytest.mark.unit
+DOC = {
+    "name": "carriers.csv",
+    "mime": "text/csv",
+    "source": "gateway",
+    "status": "active",
+    "latest_version": "v2",
+    "extract_log": {
+        "v1": {"status": "failed", "attempts": 3, "last_error": "unreadable"},
+        "v2": {"status": "extracted", "attempts": 1, "record_count": 4, "rejected_count": 1},
+    },
+}
+
+
+class FakeReads:
+    """The `DocumentReads` port over one document of tenant `tnt_a`."""
+
+    async def document(self, tenant_id: str, document_id: str) -> dict[str, Any] | None:
+        return dict(DOC) if (tenant_id, document_id) == ("tnt_a", "doc_1") else None
+
+    async def remaining(self, tenant_id: str, document_ids: list[str]) -> tuple[int, int]:
+        return len(document_ids), 0
+
+
+async def call(method: str, path: str, **kwargs: Any) -> httpx.Response:
+    app = FastAPI()
+    install_problem_handlers(app)
+    app.include_router(api.router)
+    install(app, IngestDeps(documents=FakeReads()))
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://ingest") as client:
+        return await client.request(method, path, headers={TENANT_HEADER: "tnt_a"}, **kwargs)
+
+
+async def test_a_document_shows_its_latest_version_and_every_version_it_had() -> None:
+    body = (await call("GET", "/internal/v1/documents/doc_1")).json()
+    assert (body["status"], body["record_count"], body["rejected_count"]) == ("extracted", 4, 1)
+    assert [(v["version"], v["status"]) for v in body["versions"]] == [
+        ("v1", "failed"),
+        ("v2", "extracted"),
+    ]
+    assert (await call("GET", "/internal/v1/documents/doc_9")).status_code == 404
+
+
+async def test_prune_verification_reads_the_installed_store() -> None:
+    verified = await call("POST", "/internal/v1/prune/verify", json={"documents": ["a", "b"]})
+    assert verified.json() == {"references": {"documents": 2, "blobs": 0}}
