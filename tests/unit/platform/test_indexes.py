@@ -3,6 +3,7 @@ own queries held to its declared indexes."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 from typing import Any
@@ -178,7 +179,7 @@ async def test_the_platform_queries_are_served_and_every_tenant_free_one_is_list
         tenant_id="t",
     )
     box.queue.append("parcel-1")
-    exercise = {
+    exercise: dict[str, Callable[[], Awaitable[Any]]] = {
         "AppliedEvents.seen_many": lambda: applied.seen_many(["e1"]),
         "AppliedEvents.mark_many": lambda: applied.mark_many([("e1", "x")]),
         "Outbox.write_many_with_events": lambda: box.write_many_with_events(
