@@ -29,6 +29,15 @@ def default_floor(model_id: str) -> float:
     return FALLBACK_FLOOR
 
 
+def chosen_floor(requested: float | None, configured: float | None, model_id: str) -> float:
+    """The caller's floor, else the configured one, else the embedder model's default."""
+    if requested is not None:
+        return requested
+    if configured is not None:
+        return configured
+    return default_floor(model_id)
+
+
 @dataclass(frozen=True)
 class Floored(Generic[T]):
     """What survives the floor, and how many of the raw top-k it dropped."""

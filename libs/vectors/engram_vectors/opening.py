@@ -3,8 +3,13 @@ differs, and its stored embedder fingerprint returned (a foreign one is refused 
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Awaitable, Callable
+
 from engram_vectors.errors import CollectionNotFound, LexicalMismatch
 from engram_vectors.port import VectorStore
+
+log = logging.getLogger(__name__)
 
 
 async def open_collection(
@@ -21,3 +26,26 @@ async def open_collection(
     if info.lexical != lexical:
         raise LexicalMismatch(name, info.lexical, lexical)
     return info.fingerprint
+
+
+async def open_at_start(
+    opening: Callable[[int, str], Awaitable[str]],
+    dimension: int,
+    fingerprint: str,
+    *,
+    collection: str,
+    remedy: str,
+    reader: str,
+) -> None:
+    """Open a service's collection for its embedder: a lexical mismatch is logged with `remedy`
+    and stops start-up; another embedder's collection is only warned of (`reader` refuses it)."""
+    try:
+        held = await opening(dimension, fingerprint)
+    except LexicalMismatch as refused:
+        log.error(f"{refused}: {remedy}", extra={"collection": collection})
+        raise
+    if held != fingerprint:
+        log.warning(
+            f"collection embedder differs from the configured embedder; {reader} will refuse",
+            extra={"collection": collection},
+        )

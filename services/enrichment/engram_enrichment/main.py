@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -27,9 +26,8 @@ from engram_events.catalog import EMBEDDING_COMPUTED, RECORD_TOMBSTONED, RECORD_
 from engram_platform.app import service_app
 from engram_platform.dependencies import install
 from engram_platform.runtime import ConnectedRuntime, Runtime
-from engram_vectors import LexicalMismatch, vector_store_from
-
-log = logging.getLogger(__name__)
+from engram_vectors import vector_store_from
+from engram_vectors.opening import open_at_start
 
 
 async def open_recall(
@@ -45,21 +43,16 @@ async def open_recall(
         lexical=settings.lexical,
     )
     provenance = embedder.provenance
-    try:
-        held = await vectors.open(provenance.dimension, provenance.fingerprint)
-    except LexicalMismatch as refused:
-        log.error(
-            f"{refused}: remove the collection (or name another with "
-            "ENGRAM_ENRICHMENT_COLLECTION) and rebuild the knowledge from the records (facts and "
-            "sections are embedded when they change), or set ENGRAM_ENRICHMENT_LEXICAL to match",
-            extra={"collection": settings.collection},
-        )
-        raise
-    if held != provenance.fingerprint:
-        log.warning(
-            "collection embedder differs from the configured embedder; search will refuse",
-            extra={"collection": settings.collection},
-        )
+    await open_at_start(
+        vectors.open,
+        provenance.dimension,
+        provenance.fingerprint,
+        collection=settings.collection,
+        remedy="remove the collection (or name another with ENGRAM_ENRICHMENT_COLLECTION) and "
+        "rebuild the knowledge from the records (facts and sections are embedded when they "
+        "change), or set ENGRAM_ENRICHMENT_LEXICAL to match",
+        reader="search",
+    )
     return vectors, KnowledgeSearch(embedder, vectors, knowledge, min_score=settings.min_score)
 
 

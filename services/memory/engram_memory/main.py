@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import logging
-
 from fastapi import FastAPI
 
 from engram_embedders import Provenance, make_embedder
@@ -39,10 +37,10 @@ from engram_memory.service.writes import Writes
 from engram_platform.app import service_app
 from engram_platform.dependencies import install
 from engram_platform.runtime import ConnectedRuntime, Runtime
-from engram_vectors import LexicalMismatch, vector_store_from
+from engram_vectors import vector_store_from
+from engram_vectors.opening import open_at_start
 
 SERVICE = "memory"
-log = logging.getLogger(__name__)
 
 
 def model_options(settings: MemorySettings) -> ModelOptions | None:
@@ -63,21 +61,15 @@ async def open_vectors(settings: MemorySettings, provenance: Provenance) -> Memo
         settings.qdrant_url, settings.vector_path, keyword_indexes=KEYWORD_INDEXES
     )
     vectors = MemoryVectors(store, settings.collection, lexical=settings.lexical)
-    try:
-        held = await vectors.open(provenance.dimension, provenance.fingerprint)
-    except LexicalMismatch as refused:
-        log.error(
-            f"{refused}: remove the collection (or name another with "
-            "ENGRAM_MEMORY_COLLECTION) and store the memories again, or set "
-            "ENGRAM_MEMORY_LEXICAL to match it",
-            extra={"collection": settings.collection},
-        )
-        raise
-    if held != provenance.fingerprint:
-        log.warning(
-            "collection embedder differs from the configured embedder; recall will refuse",
-            extra={"collection": settings.collection},
-        )
+    await open_at_start(
+        vectors.open,
+        provenance.dimension,
+        provenance.fingerprint,
+        collection=settings.collection,
+        remedy="remove the collection (or name another with ENGRAM_MEMORY_COLLECTION) and store "
+        "the memories again, or set ENGRAM_MEMORY_LEXICAL to match it",
+        reader="recall",
+    )
     return vectors
 
 

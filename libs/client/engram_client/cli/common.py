@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 from typing import Any
 
 from engram_client.retry import RetryPolicy
@@ -63,3 +64,16 @@ def add_wait_timeout(parser: argparse.ArgumentParser, default: float) -> None:
         metavar="SECONDS",
         help=f"how long --wait/--follow waits before exiting with code 4 (default {default:g})",
     )
+
+
+def json_object(raw: str | None, flag: str) -> dict[str, Any]:
+    """A flag's JSON object; a usage error (nothing sent) when it is not one."""
+    if raw is None:
+        return {}
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{flag} is not JSON: {exc.msg}") from None
+    if not isinstance(value, dict):
+        raise UsageError(f"{flag} must be a JSON object")
+    return value

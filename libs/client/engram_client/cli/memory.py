@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
 from engram_client import models
 from engram_client.cli import exit_codes
-from engram_client.cli.common import UsageError, add_wait_timeout, client_from
+from engram_client.cli.common import UsageError, add_wait_timeout, client_from, json_object
+from engram_client.cli.conversations import add_converse
+from engram_client.cli.memory_text import count_text, listing_text, recall_text, status_text
 from engram_client.cli.output import emit, note
 
 FILTER_HELP = (
@@ -34,31 +35,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     _add_list(actions)
     _add_count(actions)
     _add_clear(actions)
-    _add_converse(actions)
-
-
-def _add_converse(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    converse = actions.add_parser(
-        "converse",
-        help="turn a conversation (a JSON file of chat messages) into memories",
-        description="Send FILE (or stdin when FILE is -) as a conversation of AGENT; prints the "
-        'conversation id. FILE holds a list of messages ({"role": "user"|"assistant"|"system"|'
-        '"tool", "content", "name"?, "at"?}), or an object with "messages" and optionally '
-        '"user_id", "session_id", "metadata" and "idempotency_key" (flags win). Without a model '
-        "each user and assistant message becomes a memory; with one configured in the memory "
-        "service, the facts it extracts are added, supersede older memories or are skipped. "
-        "--wait waits until it is settled, prints one line per message and fact, and exits 1 "
-        "if it failed.",
-    )
-    converse.add_argument("agent_id", metavar="AGENT")
-    converse.add_argument("file", metavar="FILE", help="a JSON file of messages, or - for stdin")
-    converse.add_argument("--user", metavar="USER_ID", help="the end user it is with")
-    converse.add_argument("--session", metavar="SESSION_ID", help="the session it took place in")
-    converse.add_argument("--metadata", help="a JSON object copied onto every memory")
-    converse.add_argument("--idempotency-key", help="reuse to make a re-run a no-op")
-    converse.add_argument("--wait", action="store_true", help="wait until settled")
-    add_wait_timeout(converse, 120)
-    converse.set_defaults(handler=converse_file)
+    add_converse(actions)
 
 
 def _add_store(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -198,22 +175,9 @@ def _add_scope_filter(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--filter", metavar="JSON", help=FILTER_HELP)
 
 
-def _json_object(raw: str | None, flag: str) -> dict[str, Any]:
-    """A flag's JSON object; a usage error (nothing sent) when it is not one."""
-    if raw is None:
-        return {}
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"{flag} is not JSON: {exc.msg}") from None
-    if not isinstance(value, dict):
-        raise UsageError(f"{flag} must be a JSON object")
-    return value
-
-
 def scope_filter(args: argparse.Namespace) -> dict[str, Any] | None:
     """--filter with --user and --session merged in; a field given twice must agree."""
-    wanted = _json_object(args.filter, "--filter")
+    wanted = json_object(args.filter, "--filter")
     given = (("user_id", "--user", args.user), ("session_id", "--session", args.session))
     for name, flag, value in given:
         if value is None:
@@ -227,7 +191,7 @@ def scope_filter(args: argparse.Namespace) -> dict[str, Any] | None:
 def store_memory(args: argparse.Namespace) -> int:
     """Write the memory; optionally wait for its final status."""
     text = sys.stdin.read() if args.text == "-" else args.text
-    metadata = _json_object(args.metadata, "--metadata")
+    metadata = json_object(args.metadata, "--metadata")
     with client_from(args) as client:
         accepted = client.write_memory(
             args.agent_id,
@@ -252,13 +216,6 @@ def store_memory(args: argparse.Namespace) -> int:
         memory = client.wait_for_memory(args.agent_id, accepted.memory_id, args.timeout)
     emit(memory, args.json, status_text)
     return exit_codes.API_ERROR if memory.status == "rejected" else exit_codes.OK
-
-
-def status_text(memory: models.Memory) -> str:
-    """The id and status, and for a rejection why (a duplicate names the memory it repeats)."""
-    if memory.duplicate_of:
-        return f"{memory.memory_id}  {memory.status}  duplicate of {memory.duplicate_of}"
-    return "  ".join(filter(None, (memory.memory_id, memory.status, memory.reason)))
 
 
 def get_memory(args: argparse.Namespace) -> int:
@@ -319,37 +276,12 @@ def list_memories(args: argparse.Namespace) -> int:
     return exit_codes.OK
 
 
-def listing_text(page: models.MemoryPage, *, across_agents: bool) -> str:
-    """One line per memory, led by its agent when the listing spans agents."""
-    return "\n".join(_memory_line(m, across_agents) for m in page.memories)
-
-
-def _memory_line(memory: models.Memory, across_agents: bool) -> str:
-    line = f"{memory.memory_id}  {memory.status}  {memory.type or '-'}  {one_line(memory.content)}"
-    return f"{memory.agent_id or '-'}  {line}" if across_agents else line
-
-
 def count_memories(args: argparse.Namespace) -> int:
     """Print the total, then per status and per type."""
     with client_from(args) as client:
         counted = client.count_memories(args.agent_id, **_selection(args))
     emit(counted, args.json, count_text)
     return exit_codes.OK
-
-
-def count_text(counted: models.MemoryCount) -> str:
-    """The total alone on the first line (easy to read in a script), then the breakdowns."""
-    return "\n".join(
-        [
-            str(counted.count),
-            f"by status: {_tally(counted.by_status)}",
-            f"by type: {_tally(counted.by_type)}",
-        ]
-    )
-
-
-def _tally(counts: dict[str, int]) -> str:
-    return " ".join(f"{name}={n}" for name, n in sorted(counts.items())) or "-"
 
 
 def clear_memories(args: argparse.Namespace) -> int:
@@ -369,89 +301,3 @@ def _clearing(args: argparse.Namespace) -> str:
     if not scope:
         return f"every memory of {args.agent_id}"
     return f"{args.agent_id}'s memories of {' and '.join(scope)}"
-
-
-def one_line(text: str | None) -> str:
-    """Content on a single line, so each memory or hit stays one line of output."""
-    return " ".join((text or "").split())
-
-
-RECALL_HEADER = f"{'FUSED':>7}  {'DENSE':>7}  {'LEXICAL':>7}  MEMORY_ID  CONTENT"
-
-
-def recall_text(result: models.Recall) -> str:
-    """Each hit's scores, id and content under a header, then what the floor dropped."""
-    rows = [_hit_line(hit) for hit in result.results]
-    header = [RECALL_HEADER] if rows else []
-    summary = f"({len(rows)} hit(s), {result.mode}; {result.dropped_below_floor} below the floor)"
-    return "\n".join([*header, *rows, summary])
-
-
-def _hit_line(hit: models.RecallHit) -> str:
-    scores = hit.scores
-    lexical = "-" if scores.lexical is None else f"{scores.lexical:.4f}"
-    return (
-        f"{scores.fused:>7.4f}  {scores.dense:>7.4f}  {lexical:>7}  "
-        f"{hit.memory_id}  {one_line(hit.content)}"
-    )
-
-
-def _conversation_file(raw: str) -> dict[str, Any]:
-    """The file's conversation as a request body; a usage error when it is not one."""
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"FILE is not JSON: {exc.msg}") from None
-    if isinstance(value, list):
-        value = {"messages": value}
-    if not isinstance(value, dict) or not isinstance(value.get("messages"), list):
-        raise UsageError('FILE must hold a list of messages or an object with "messages"')
-    return value
-
-
-def converse_file(args: argparse.Namespace) -> int:
-    """Send the conversation; optionally wait until it is settled."""
-    if args.file == "-":
-        raw = sys.stdin.read()
-    else:
-        try:
-            with open(args.file, encoding="utf-8") as handle:
-                raw = handle.read()
-        except OSError as exc:
-            raise UsageError(f"cannot read {args.file}: {exc.strerror}") from None
-    body = _conversation_file(raw)
-    metadata = _json_object(args.metadata, "--metadata") or body.get("metadata")
-    with client_from(args) as client:
-        accepted = client.converse(
-            args.agent_id,
-            body["messages"],
-            user_id=args.user or body.get("user_id"),
-            session_id=args.session or body.get("session_id"),
-            metadata=metadata,
-            idempotency_key=args.idempotency_key or body.get("idempotency_key"),
-        )
-        if not args.wait:
-            emit(accepted, args.json, lambda a: a.conversation_id)
-            return exit_codes.OK
-        done = client.wait_for_conversation(args.agent_id, accepted.conversation_id, args.timeout)
-    emit(done, args.json, conversation_text)
-    return exit_codes.API_ERROR if done.status == "failed" else exit_codes.OK
-
-
-def conversation_text(conversation: models.Conversation) -> str:
-    """The conversation's status, then one line per message and per fact with its outcome."""
-    head = "  ".join(
-        filter(None, (conversation.conversation_id, conversation.status, conversation.error))
-    )
-    lines = [head]
-    for m in conversation.messages:
-        what = m.outcome or ""
-        if m.memory_id:
-            what = f"{m.memory_id}  {m.memory_status}"
-            what += f"  duplicate of {m.duplicate_of}" if m.duplicate_of else ""
-        lines.append(f"message {m.index}  {m.role}  {what}")
-    for f in conversation.facts or []:
-        target = f.supersedes or f.known_as or ""
-        written = f"{f.memory_id}  {f.memory_status}" if f.memory_id else ""
-        lines.append("  ".join(filter(None, (f"fact {f.index}", f.decision, target, written))))
-    return "\n".join(lines)

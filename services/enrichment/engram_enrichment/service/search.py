@@ -14,7 +14,7 @@ from engram_enrichment.domain.sections import render_section, text_sha256
 from engram_enrichment.ports import ARTICLE_SECTION, FACT, TEXT, KnowledgeIndex
 from engram_enrichment.service.knowledge import KnowledgeBase
 from engram_vectors import HybridHit
-from engram_vectors.floor import default_floor
+from engram_vectors.floor import chosen_floor
 from engram_vectors.lexical import query_vector
 from engram_vectors.ranking import FusionSettings, Mode, Ranked, floor_ranked, rank
 
@@ -131,11 +131,7 @@ class KnowledgeSearch:
 
     def floor(self, requested: float | None) -> float:
         """The caller's floor, else the configured one, else the embedder model's default."""
-        if requested is not None:
-            return requested
-        if self.configured_floor is not None:
-            return self.configured_floor
-        return default_floor(self.embedder.provenance.model_id)
+        return chosen_floor(requested, self.configured_floor, self.embedder.provenance.model_id)
 
     async def search(
         self,

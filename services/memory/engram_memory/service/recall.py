@@ -13,7 +13,7 @@ from engram_embedders import Embedder
 from engram_events.memory_filter import MemoryFilter
 from engram_memory.domain.selection import Selection
 from engram_memory.ports import MemoryPoints
-from engram_vectors.floor import default_floor
+from engram_vectors.floor import chosen_floor
 from engram_vectors.lexical import query_vector
 from engram_vectors.ranking import FusionSettings, Mode, Ranked, floor_ranked, rank
 
@@ -91,11 +91,7 @@ class Recall:
 
     def floor(self, requested: float | None) -> float:
         """The caller's floor, else the configured one, else the embedder model's default."""
-        if requested is not None:
-            return requested
-        if self.configured_floor is not None:
-            return self.configured_floor
-        return default_floor(self.embedder.provenance.model_id)
+        return chosen_floor(requested, self.configured_floor, self.embedder.provenance.model_id)
 
     async def recall(
         self,

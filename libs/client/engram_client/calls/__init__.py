@@ -1,0 +1,94 @@
+"""Every public endpoint as a `Call`: built once per logical request, run by the sync or async client.
+
+`retry_safe` marks what may be sent again after a timeout, a 429 or a 503:
+reads; POSTs that only read (recall, knowledge search); DELETEs; memory writes
+and record imports (they carry an idempotency key, generated here once and
+reused on every retry); document uploads (the gateway keys them by name and
+content hash, so a repeat is the same version); DLQ replays (each letter is
+replayed once; a repeat answers `already_replayed`). Creating an agent, starting a
+prune, deleting a document and resolving a contradiction are not repeated
+except when the connection failed before the request was sent.
+"""
+
+from engram_client.calls.base import Call, Params, new_idempotency_key, segment
+from engram_client.calls.memories import (
+    clear_memories,
+    converse,
+    count_memories,
+    create_agent,
+    delete_agent,
+    delete_conversation,
+    delete_memory,
+    get_agent,
+    get_conversation,
+    get_memory,
+    list_agents,
+    list_memories,
+    recall,
+    write_memories,
+    write_memory,
+)
+from engram_client.calls.ops import (
+    get_prune_job,
+    health,
+    lineage,
+    list_dead_letters,
+    ready,
+    replay_dead_letters,
+    start_prune,
+)
+from engram_client.calls.sources import (
+    delete_document,
+    get_document,
+    get_entity,
+    get_import,
+    get_record,
+    import_records,
+    list_contradictions,
+    list_entities,
+    list_records,
+    resolve_contradiction,
+    search_knowledge,
+    upload_document,
+)
+
+__all__ = [
+    "Call",
+    "Params",
+    "clear_memories",
+    "converse",
+    "count_memories",
+    "create_agent",
+    "delete_agent",
+    "delete_conversation",
+    "delete_document",
+    "delete_memory",
+    "get_agent",
+    "get_conversation",
+    "get_document",
+    "get_entity",
+    "get_import",
+    "get_memory",
+    "get_prune_job",
+    "get_record",
+    "health",
+    "import_records",
+    "lineage",
+    "list_agents",
+    "list_contradictions",
+    "list_dead_letters",
+    "list_entities",
+    "list_memories",
+    "list_records",
+    "new_idempotency_key",
+    "ready",
+    "recall",
+    "replay_dead_letters",
+    "resolve_contradiction",
+    "search_knowledge",
+    "segment",
+    "start_prune",
+    "upload_document",
+    "write_memories",
+    "write_memory",
+]
