@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from fastapi import FastAPI
 
@@ -12,8 +11,8 @@ from engram_connectors.adapters.drop_folder import DropRoot
 from engram_connectors.adapters.ledger import MongoDriveState, MongoSubmissionLedger
 from engram_connectors.adapters.publisher import KafkaPublisher
 from engram_connectors.config import ConnectorsSettings
-from engram_connectors.filedrop import FileDropWatcher
-from engram_connectors.gdrive import DrivePoller
+from engram_connectors.service.filedrop import FileDropWatcher
+from engram_connectors.service.gdrive import DrivePoller
 from engram_platform.app import Background, service_app
 from engram_platform.runtime import ConnectedRuntime, Runtime
 
@@ -27,7 +26,7 @@ def create_app(
     """Watches the drop folder and polls Drive, each only when configured."""
     settings = settings or ConnectorsSettings()
     runtime = Runtime.build(SERVICE, settings, install_global=install_global)
-    loops: dict[str, Any] = {}
+    loops: dict[str, FileDropWatcher | DrivePoller] = {}
 
     async def register(rt: ConnectedRuntime, app: FastAPI) -> None:
         publisher = KafkaPublisher(rt.broker, settings.topic_prefix)
@@ -63,7 +62,6 @@ def create_app(
                 max_bytes=settings.gdrive_max_bytes,
                 start_page_token=settings.gdrive_start_page_token,
             )
-        app.state.connectors = loops
         log.info("connectors configured", extra={"enabled": sorted(loops)})
 
     def loop(name: str) -> Background:

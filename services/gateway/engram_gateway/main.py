@@ -6,10 +6,13 @@ from fastapi import FastAPI
 
 from engram_events.catalog import TOMBSTONE_APPLIED
 from engram_gateway.adapters import prune_jobs, registry
+from engram_gateway.adapters.dead_letters import DeadLetterBox
 from engram_gateway.adapters.internal import InternalServices
 from engram_gateway.adapters.prune_jobs import JOBS, PruneJobs
+from engram_gateway.adapters.publisher import EventPublisher
 from engram_gateway.adapters.registry import AGENTS, Registry
 from engram_gateway.adapters.submissions import Submissions
+from engram_gateway.adapters.telemetry import TelemetryReader
 from engram_gateway.api import (
     agents,
     conversations,
@@ -22,10 +25,15 @@ from engram_gateway.api import (
     prune,
     records,
 )
-from engram_gateway.body_limit import BodyLimit
+from engram_gateway.api.body_limit import BodyLimit
+from engram_gateway.api.dependencies import GatewayDeps
 from engram_gateway.config import GatewaySettings
-from engram_gateway.prune_flow import PruneFlow
+from engram_gateway.service.intake import Intake
+from engram_gateway.service.memory_writes import MemoryWrites
+from engram_gateway.service.prune_completion import PruneCompletion
+from engram_gateway.service.pruning import Pruning
 from engram_platform.app import service_app
+from engram_platform.dependencies import install
 from engram_platform.indexes import merge
 from engram_platform.metrics import PipelineMetrics
 from engram_platform.runtime import ConnectedRuntime, Runtime
@@ -48,34 +56,54 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
         indexes=merge(registry.INDEXES, prune_jobs.INDEXES),
     )
 
+    completion_of_this_start: list[PruneCompletion] = []
+
     async def register(rt: ConnectedRuntime, app: FastAPI) -> None:
-        app.state.settings = settings
-        app.state.registry = Registry(rt.db, cache_seconds=settings.registry_cache_seconds)
-        app.state.submissions = Submissions(rt.db)
-        token = settings.internal_token.get_secret_value() if settings.internal_token else None
-        app.state.internal = InternalServices(
+        owners = InternalServices(
             {
                 "ingest": settings.ingest_url,
                 "extraction": settings.extraction_url,
                 "memory": settings.memory_url,
                 "enrichment": settings.enrichment_url,
             },
-            token=token,
+            token=settings.internal_token.get_secret_value() if settings.internal_token else None,
             timeout=settings.internal_timeout_seconds,
         )
-        app.state.prune = PruneFlow(
-            PruneJobs(rt.db),
-            rt.outbox,
-            app.state.internal,
+        jobs = PruneJobs(rt.db, rt.outbox)
+        completion = PruneCompletion(
+            jobs,
+            owners,
             verify_grace_seconds=settings.prune_verify_grace_seconds,
             metrics=PipelineMetrics("gateway", rt.meter_provider),
         )
-        rt.consumer.on(
-            TOMBSTONE_APPLIED, app.state.prune.on_applied, batch=app.state.prune.on_applied_batch
+        rt.consumer.on(TOMBSTONE_APPLIED, completion.on_applied, batch=completion.on_applied_batch)
+        completion_of_this_start[:] = [completion]
+        submissions = Submissions(rt.db)
+        intake = Intake(EventPublisher(rt.broker, settings.topic_prefix), submissions)
+        install(
+            app,
+            GatewayDeps(
+                settings=settings,
+                registry=Registry(rt.db, cache_seconds=settings.registry_cache_seconds),
+                submissions=submissions,
+                owners=owners,
+                intake=intake,
+                memory_writes=MemoryWrites(owners, intake),
+                outbox=rt.outbox,
+                prune=Pruning(jobs),
+                telemetry=TelemetryReader(rt.mongo[settings.telemetry_database]),
+                dead_letters=DeadLetterBox(
+                    bootstrap=settings.kafka_bootstrap_servers,
+                    topic_prefix=settings.topic_prefix,
+                    db=rt.db,
+                    publisher=rt.broker,
+                ),
+            ),
         )
 
     async def finalize_prune_jobs() -> None:
-        await app.state.prune.run_finalizer()
+        """Complete prune jobs as their acknowledgements arrive (the completion `register` built)."""
+        await completion_of_this_start[0].run_finalizer()
 
     app = service_app(
         runtime,

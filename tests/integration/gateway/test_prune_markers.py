@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from engram_gateway.adapters.prune_jobs import JOBS, PruneJobs
+from engram_platform.outbox import Outbox
 
 T0 = datetime(2026, 12, 4, 9, 0, tzinfo=UTC)
 
@@ -20,7 +21,7 @@ def _job(key: str, status: str, minute: int) -> dict[str, object]:
 
 
 async def test_the_finalizer_reads_every_tenants_running_jobs_oldest_first(mongo_db: Any) -> None:
-    jobs = PruneJobs(mongo_db)
+    jobs = PruneJobs(mongo_db, Outbox(mongo_db))
     await mongo_db[JOBS].insert_many(
         [
             _job("tnt_a:prj_done", "completed", 0),

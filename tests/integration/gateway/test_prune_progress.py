@@ -7,6 +7,7 @@ from typing import Any
 
 from engram_gateway.adapters.prune_jobs import JOBS, PruneJobs
 from engram_gateway.domain.prune import Ack
+from engram_platform.outbox import Outbox
 
 
 def _ack(service: str, sources: set[str], tombstoned: set[str], **counts: int) -> Ack:
@@ -21,7 +22,7 @@ async def _job(db: Any) -> dict[str, Any]:
 async def test_rows_added_since_the_last_look_are_folded_and_redeliveries_count_once(
     mongo_db: Any,
 ) -> None:
-    jobs = PruneJobs(mongo_db)
+    jobs = PruneJobs(mongo_db, Outbox(mongo_db))
     await mongo_db[JOBS].insert_one(
         {
             "_id": "tnt_a:prj_1",
@@ -47,6 +48,6 @@ async def test_rows_added_since_the_last_look_are_folded_and_redeliveries_count_
     assert later.pending("records")["enrichment"] == set()
     assert later.counts == {"records": 2, "facts": 1}, "e2 sits in two rows and counts once"
 
-    elsewhere = await PruneJobs(mongo_db).progress("tnt_a", await _job(mongo_db))
+    elsewhere = await PruneJobs(mongo_db, Outbox(mongo_db)).progress("tnt_a", await _job(mongo_db))
     assert elsewhere.counts == later.counts, "another gateway process folds to the same totals"
     assert elsewhere.pending("records") == later.pending("records")

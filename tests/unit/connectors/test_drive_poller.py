@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engram_connectors.domain.drive import ChangesPage, DriveFile, plan
-from engram_connectors.gdrive import DrivePoller
+from engram_connectors.service.gdrive import DrivePoller
 from tests.unit.connectors.fakes import FakeDrive, FakeDriveState, FakePublisher
 
 pytestmark = pytest.mark.unit

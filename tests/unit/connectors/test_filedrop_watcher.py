@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from engram_connectors.adapters.drop_folder import DropRoot
-from engram_connectors.filedrop import FileDropWatcher
+from engram_connectors.service.filedrop import FileDropWatcher
 from tests.unit.connectors.fakes import FakeLedger, FakePublisher
 
 pytestmark = pytest.mark.unit

@@ -8,7 +8,7 @@ import pytest
 from fastapi import FastAPI, Request
 from fastapi.testclient import TestClient
 
-from engram_gateway.body_limit import BodyLimit
+from engram_gateway.api.body_limit import BodyLimit
 from engram_platform.problems import PROBLEM_JSON, install_problem_handlers
 
 pytestmark = pytest.mark.unit

@@ -11,17 +11,18 @@ import bson
 import pytest
 
 from engram_events import new_event
-from engram_events.catalog import AGENT_DELETED
+from engram_events.catalog import AGENT_DELETED, PRUNE_REQUESTED
 from engram_events.payloads.dlq import DeadLetter
 from engram_events.payloads.memories import AgentDeleted
+from engram_events.payloads.prune import PruneRequested, PruneSelector
 from engram_gateway.adapters import prune_jobs, registry
+from engram_gateway.adapters.dead_letters import DeadLetterBox
 from engram_gateway.adapters.prune_jobs import ACKS, JOBS, PruneJobs
 from engram_gateway.adapters.registry import AGENTS, API_KEYS, Registry
 from engram_gateway.adapters.submissions import Submissions
+from engram_gateway.adapters.telemetry import TelemetryReader
 from engram_gateway.domain.keys import issue_key
 from engram_gateway.domain.prune import Ack
-from engram_gateway.ops.dlq import DeadLetterBox
-from engram_gateway.ops.telemetry import TelemetryReader
 from engram_platform.indexes import merge
 from engram_platform.outbox import Outbox
 from engram_platform.telemetry_store import METRICS_COLLECTION
@@ -79,6 +80,9 @@ TENANT_FREE = {
     ("Registry.delete_agent_with", AGENTS): "the outbox moves the events it staged out of the "
     "agent it just wrote, by `_id` (the write itself names the tenant)",
     ("PruneJobs.running", JOBS): "the finalizer finishes every tenant's jobs",
+    ("PruneJobs.open", "outbox_markers"): "the outbox's own marker, by its `_id`",
+    ("PruneJobs.open", JOBS): "the outbox moves the events it staged out of the job it just "
+    "wrote, by `_id` (the write itself names the tenant)",
     **{
         (f"TelemetryReader.{name}", collection): "spans name their tenant among `engram_ids`; "
         "a trace is shown only when one of its spans names the caller's tenant, and metric "
@@ -106,12 +110,17 @@ async def test_gateway_queries_are_indexed_and_scoped() -> None:
         }
     )
     keys = Registry(db)
-    jobs = PruneJobs(db)
+    jobs = PruneJobs(db, Outbox(db))
     submissions = Submissions(db)
     box = OneLetterBox(bootstrap="", topic_prefix="", db=db, publisher=Publisher())
     telemetry = TelemetryReader(db)
     deleted = new_event(AGENT_DELETED, AgentDeleted(agent_id="a1"), tenant_id=T)
     ack = Ack("memory", frozenset({"r1"}), frozenset())
+    prune = new_event(
+        PRUNE_REQUESTED,
+        PruneRequested(prune_job_id="job_1", selector=PruneSelector(record_ids=["r1"])),
+        tenant_id=T,
+    )
     exercise = {
         "Registry.create_tenant": lambda: keys.create_tenant("acme"),
         "Registry.add_key": lambda: keys.add_key(T),
@@ -122,9 +131,8 @@ async def test_gateway_queries_are_indexed_and_scoped() -> None:
         "Registry.delete_agent_with": lambda: keys.delete_agent_with(
             Outbox(db), T, "a1", [deleted]
         ),
-        "PruneJobs.job_key": lambda: _sync(jobs.job_key(T, "job_1")),
         "PruneJobs.get": lambda: jobs.get(T, "job_1"),
-        "PruneJobs.store_selector": lambda: jobs.store_selector(T, "job_1", {"ids": []}),
+        "PruneJobs.open": lambda: jobs.open(T, "job_1", "records", {"record_ids": ["r1"]}, prune),
         "PruneJobs.selector": lambda: jobs.selector(job),
         "PruneJobs.add_acks": lambda: jobs.add_acks(T, "job_1", [("e1", ack)]),
         "PruneJobs.progress": lambda: jobs.progress(T, job),
@@ -148,7 +156,3 @@ async def test_gateway_queries_are_indexed_and_scoped() -> None:
     assert not verdict.report(), verdict.report()
     stores = (Registry, PruneJobs, Submissions, DeadLetterBox, TelemetryReader)
     assert public_methods(*stores) == set(exercise)
-
-
-async def _sync(value: Any) -> Any:
-    return value

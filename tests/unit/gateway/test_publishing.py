@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engram_gateway.api.publishing import publish_or_503
+from engram_gateway.service.intake import publish_or_503
 from engram_platform.problems import Problem
 
 pytestmark = pytest.mark.unit

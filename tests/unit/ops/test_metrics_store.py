@@ -10,7 +10,7 @@ from aiokafka import TopicPartition
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader, MetricsData
 
-from engram_gateway.ops.pipeline import picture, summarize
+from engram_gateway.domain.pipeline import picture, summarize
 from engram_platform.metrics import ConsumerMetrics, PipelineMetrics, end_and_committed
 from engram_platform.telemetry_store import DELTA_TEMPORALITY, label_key, metric_documents
 

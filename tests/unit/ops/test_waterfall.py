@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from engram_gateway.api.ops import _safe_error
-from engram_gateway.ops.waterfall import summary, waterfall
+from engram_gateway.domain.waterfall import summary, waterfall
 
 pytestmark = pytest.mark.unit
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

@@ -6,7 +6,7 @@ import asyncio
 import json
 from importlib import resources
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import google_auth_httplib2
 import httplib2
@@ -20,20 +20,6 @@ SCOPES = ["https://www.googleapis.com/auth/drive.readonly"]
 FILE_FIELDS = "id,name,mimeType,md5Checksum,version,modifiedTime,trashed,size"
 CHANGE_FIELDS = "nextPageToken,newStartPageToken,changes(changeType,fileId,removed,time)"
 RATE_LIMIT_REASONS = frozenset({"rateLimitExceeded", "userRateLimitExceeded"})
-
-
-class DriveApi(Protocol):
-    """The subset of Drive v3 the connector calls."""
-
-    async def start_page_token(self) -> str: ...
-
-    async def changes(self, page_token: str, page_size: int) -> ChangesPage: ...
-
-    async def file(self, file_id: str) -> DriveFile: ...
-
-    async def download(self, file_id: str) -> bytes: ...
-
-    async def export(self, file_id: str, mime: str) -> bytes: ...
 
 
 def drive_discovery() -> dict[str, Any]:

@@ -3,25 +3,13 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any
 
 from pymongo.errors import DuplicateKeyError
 
 DROP_SUBMISSIONS = "drop_submissions"
 DRIVE_ITEMS = "drive_items"
 DRIVE_CURSORS = "drive_cursors"
-
-
-class SubmissionLedger(Protocol):
-    """Drop-file submissions keyed by tenant, relative path and content hash."""
-
-    async def get(self, tenant_id: str, relative: str, sha256: str) -> dict[str, Any] | None: ...
-
-    async def begin(
-        self, tenant_id: str, relative: str, sha256: str, fields: dict[str, Any]
-    ) -> None: ...
-
-    async def mark(self, tenant_id: str, relative: str, sha256: str, status: str) -> None: ...
 
 
 class MongoSubmissionLedger:
@@ -68,18 +56,6 @@ class MongoSubmissionLedger:
             {"_id": self._key(tenant_id, relative, sha256), "tenant_id": tenant_id},
             {"$set": {"status": status, "updated_at": datetime.now(UTC)}},
         )
-
-
-class DriveState(Protocol):
-    """The Drive connection's cursor and what it last submitted per file."""
-
-    async def cursor(self, tenant_id: str, connection: str) -> str | None: ...
-
-    async def save_cursor(self, tenant_id: str, connection: str, page_token: str) -> None: ...
-
-    async def item(self, tenant_id: str, file_id: str) -> dict[str, Any] | None: ...
-
-    async def save_item(self, tenant_id: str, file_id: str, fields: dict[str, Any]) -> None: ...
 
 
 class MongoDriveState:

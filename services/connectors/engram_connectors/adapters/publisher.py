@@ -2,16 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
 from engram_events import Envelope
 from engram_platform.publish import publish_now
-
-
-class Publisher(Protocol):
-    """Where connectors send events; `publish` returns once the event is durable."""
-
-    async def publish(self, envelope: Envelope[Any]) -> None: ...
 
 
 class KafkaPublisher:

@@ -14,8 +14,10 @@ import bson
 from pymongo import ASCENDING, DESCENDING, IndexModel
 from pymongo.errors import DuplicateKeyError
 
-from engram_gateway.domain.prune import Ack, Progress
+from engram_events import Envelope
+from engram_gateway.domain.prune import Ack, JobKind, Progress
 from engram_platform.indexes import Indexes
+from engram_platform.outbox import Outbox
 
 JOBS = "prune_jobs"
 SELECTORS = "prune_selectors"
@@ -49,32 +51,61 @@ class _Folded:
 class PruneJobs:
     """Jobs keyed `tenant:job`; acknowledgements in batch rows, counted once per event."""
 
-    def __init__(self, db: Any) -> None:
+    def __init__(self, db: Any, outbox: Outbox) -> None:
         self.db = db
+        self.outbox = outbox
         self._progress: OrderedDict[str, _Folded] = OrderedDict()
-
-    def job_key(self, tenant_id: str, job_id: str) -> str:
-        return f"{tenant_id}:{job_id}"
 
     async def get(self, tenant_id: str, job_id: str) -> dict[str, Any] | None:
         """The job, only within the caller's tenant."""
         doc: dict[str, Any] | None = await self.db[JOBS].find_one(
-            {"_id": self.job_key(tenant_id, job_id), "tenant_id": tenant_id}
+            {"_id": _job_key(tenant_id, job_id), "tenant_id": tenant_id}
         )
         return doc
 
-    async def store_selector(self, tenant_id: str, job_id: str, selector: dict[str, Any]) -> None:
-        """Keep the full selector before the job row exists, so a job never lacks it."""
+    async def open(
+        self,
+        tenant_id: str,
+        job_id: str,
+        kind: JobKind,
+        selector: dict[str, Any],
+        event: Envelope[Any],
+    ) -> None:
+        """Store the job with a preview of its selector and stage its triggering event in the
+        same write; the full selector is kept apart first, so a job never lacks it."""
+        key = _job_key(tenant_id, job_id)
         await self.db[SELECTORS].replace_one(
-            {"_id": self.job_key(tenant_id, job_id), "tenant_id": tenant_id},
+            {"_id": key, "tenant_id": tenant_id},
             {"tenant_id": tenant_id, "packed": pack_selector(selector)},
             upsert=True,
         )
+        shown, sizes = preview(selector)
+        now = datetime.now(UTC)
+        await self.outbox.write_with_events(
+            self.db[JOBS],
+            key,
+            {
+                "$set": {
+                    "tenant_id": tenant_id,
+                    "job_id": job_id,
+                    "kind": kind,
+                    "selector_preview": shown,
+                    "selector_sizes": sizes,
+                    "document_id": selector.get("document_id"),
+                    "conversation_id": selector.get("conversation_id"),
+                    "status": "running",
+                    "verified_empty": None,
+                    "created_at": now,
+                    "updated_at": now,
+                    "ack_batches": [],
+                }
+            },
+            [event],
+            scope={"tenant_id": tenant_id},
+        )
 
     async def selector(self, job: dict[str, Any]) -> dict[str, Any]:
-        """A job's full selector: kept apart, or inside the job row for jobs from before."""
-        if "selector_packed" in job or "selector" in job:
-            return selector_of(job)
+        """A job's full selector, kept apart from the job row."""
         doc = await self.db[SELECTORS].find_one({"_id": job["_id"], "tenant_id": job["tenant_id"]})
         return unpack_selector(doc["packed"]) if doc else {}
 
@@ -98,7 +129,7 @@ class PruneJobs:
         except DuplicateKeyError:
             pass
         await self.db[JOBS].update_one(
-            {"_id": self.job_key(tenant_id, job_id), "tenant_id": tenant_id},
+            {"_id": _job_key(tenant_id, job_id), "tenant_id": tenant_id},
             {"$addToSet": {"ack_batches": key}, "$set": {"updated_at": now}},
         )
 
@@ -110,7 +141,7 @@ class PruneJobs:
         self._progress[key] = folded
         while len(self._progress) > CACHED_JOBS:
             self._progress.popitem(last=False)
-        missing = [k for k in job.get("ack_batches", []) if k not in folded.rows]
+        missing = [k for k in job["ack_batches"] if k not in folded.rows]
         for first in range(0, len(missing), LOAD_CHUNK):
             chunk = missing[first : first + LOAD_CHUNK]
             rows = {
@@ -171,11 +202,8 @@ def preview(selector: dict[str, Any]) -> tuple[dict[str, Any], dict[str, int]]:
     return shown, sizes
 
 
-def selector_of(job: dict[str, Any]) -> dict[str, Any]:
-    """The selector a job was started with (older jobs kept it as a plain document)."""
-    if "selector_packed" in job:
-        return unpack_selector(job["selector_packed"])
-    return dict(job.get("selector") or {})
+def _job_key(tenant_id: str, job_id: str) -> str:
+    return f"{tenant_id}:{job_id}"
 
 
 def _ack_doc(event_id: str, ack: Ack) -> dict[str, Any]:
@@ -194,9 +222,9 @@ def _unpack(row: dict[str, Any]) -> dict[str, Ack]:
     return {
         doc["event_id"]: Ack(
             service=doc["service"],
-            source_ids=frozenset(doc.get("source_ids", [])),
-            tombstoned_ids=frozenset(doc.get("tombstoned_ids", [])),
-            counts=dict(doc.get("counts", {})),
+            source_ids=frozenset(doc["source_ids"]),
+            tombstoned_ids=frozenset(doc["tombstoned_ids"]),
+            counts=dict(doc["counts"]),
         )
         for doc in docs
     }

@@ -5,13 +5,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Request, Response
+from fastapi import APIRouter, Path, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from engram_events import new_event
 from engram_events.catalog import AGENT_DELETED
 from engram_events.payloads.memories import AgentDeleted
 from engram_gateway.api.auth import CallerDep, RegistryDep
+from engram_gateway.api.dependencies import Deps
 from engram_platform.problems import Problem
 
 router = APIRouter(prefix="/v1/agents", tags=["agents"])
@@ -67,7 +68,7 @@ async def get_agent(agent_id: AgentId, caller: CallerDep, registry: RegistryDep)
 
 @router.delete("/{agent_id}", status_code=204)
 async def delete_agent(
-    agent_id: AgentId, request: Request, caller: CallerDep, registry: RegistryDep
+    agent_id: AgentId, deps: Deps, caller: CallerDep, registry: RegistryDep
 ) -> Response:
     """Delete an owned agent (another tenant's is 404); its memories are withdrawn after.
 
@@ -76,7 +77,5 @@ async def delete_agent(
     if await registry.get_agent(caller.tenant_id, agent_id) is None:
         raise Problem(404, detail="no such agent")
     deleted = new_event(AGENT_DELETED, AgentDeleted(agent_id=agent_id), tenant_id=caller.tenant_id)
-    await registry.delete_agent_with(
-        request.app.state.runtime.outbox, caller.tenant_id, agent_id, [deleted]
-    )
+    await registry.delete_agent_with(deps.outbox, caller.tenant_id, agent_id, [deleted])
     return Response(status_code=204)

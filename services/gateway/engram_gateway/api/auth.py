@@ -7,23 +7,23 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from engram_gateway.adapters.registry import Registry
+from engram_gateway.api.dependencies import Deps
 from engram_gateway.domain.model import Caller
 from engram_platform.problems import Problem
 
 
-async def registry(request: Request) -> Registry:
+async def registry(deps: Deps) -> Registry:
     """The registry built in the lifespan (async: a plain function would run in a thread)."""
-    reg: Registry = request.app.state.registry
-    return reg
+    return deps.registry
 
 
-async def caller(request: Request) -> Caller:
+async def caller(request: Request, deps: Deps) -> Caller:
     """The authenticated caller, or 401 with a problem document saying what to send."""
     header = request.headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise Problem(401, detail="send 'Authorization: Bearer <api key>'")
-    found = await request.app.state.registry.authenticate(token)
+    found = await deps.registry.authenticate(token)
     if found is None:
         raise Problem(401, detail="the API key is not valid")
     request.state.tenant_id = found.tenant_id

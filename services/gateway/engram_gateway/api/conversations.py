@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -27,12 +27,11 @@ from engram_events.payloads.conversations import (
 )
 from engram_events.payloads.prune import PruneSelector
 from engram_gateway.api.auth import CallerDep, RegistryDep
+from engram_gateway.api.dependencies import Deps, GatewayDeps
 from engram_gateway.api.memory_proxy import AgentId, MemoryId, owned_agent
-from engram_gateway.api.memory_writes import derived_id
-from engram_gateway.api.publishing import publish_or_503
+from engram_gateway.domain.ids import derived_id
 from engram_gateway.domain.model import Caller
 from engram_platform.problems import Problem
-from engram_platform.publish import publish_now
 
 router = APIRouter(tags=["conversations"])
 
@@ -91,25 +90,25 @@ def _status_url(agent_id: str, conversation_id: str) -> str:
 async def submit_conversation(
     agent_id: AgentId,
     body: Conversation,
-    request: Request,
+    deps: Deps,
     caller: CallerDep,
     registry: RegistryDep,
 ) -> JSONResponse:
     """Queue the conversation (acks=all) and answer 202 with its id and status URL."""
     await owned_agent(registry, caller, agent_id)
-    settings = request.app.state.settings
+    settings = deps.settings
     _check_limits(body, settings.memory_conversation_max_messages, settings.memory_limits.max_chars)
     conversation_id = derived_id("conv", caller.tenant_id, agent_id, body.idempotency_key)
     payload = ConversationSubmitted(
         conversation_id=conversation_id, agent_id=agent_id, **body.model_dump()
     )
     event = new_event(CONVERSATION_SUBMITTED, payload, tenant_id=caller.tenant_id)
-    await publish_or_503(
-        publish_now(request.app.state.runtime.broker, event, topic_prefix=settings.topic_prefix),
-        "the conversation could not be queued; retry",
-    )
-    await request.app.state.submissions.record(
-        caller.tenant_id, "conversation", conversation_id, agent_id=agent_id
+    await deps.intake.accept(
+        event,
+        "conversation",
+        conversation_id,
+        refused="the conversation could not be queued; retry",
+        agent_id=agent_id,
     )
     return JSONResponse(
         {
@@ -122,22 +121,18 @@ async def submit_conversation(
 
 
 async def _conversation(
-    request: Request, caller: Caller, agent_id: str, conversation_id: str
+    deps: GatewayDeps, caller: Caller, agent_id: str, conversation_id: str
 ) -> dict[str, Any]:
     """The memory service's view of the conversation, `pending` while only the gateway knows
     it, or a 404."""
     path = f"/internal/v1/agents/{agent_id}/conversations/{conversation_id}"
-    response = await request.app.state.internal.request(
-        "memory", "GET", path, tenant_id=caller.tenant_id
-    )
+    response = await deps.owners.request("memory", "GET", path, tenant_id=caller.tenant_id)
     if response.status_code == 200:
         found: dict[str, Any] = response.json()
         return found
     if response.status_code != 404:
         raise Problem(503, "service-unavailable", "the memory service could not answer")
-    submitted = await request.app.state.submissions.get(
-        caller.tenant_id, "conversation", conversation_id
-    )
+    submitted = await deps.submissions.get(caller.tenant_id, "conversation", conversation_id)
     if submitted is None or submitted.get("agent_id") != agent_id:
         raise Problem(404, detail="no such conversation")
     return {
@@ -152,29 +147,29 @@ async def _conversation(
 async def get_conversation(
     agent_id: AgentId,
     conversation_id: MemoryId,
-    request: Request,
+    deps: Deps,
     caller: CallerDep,
     registry: RegistryDep,
 ) -> JSONResponse:
     """What became of each message and each extracted fact: the decision, the memory written
     and its status; `settled` once processing is over and no memory it wrote is pending."""
     await owned_agent(registry, caller, agent_id)
-    return JSONResponse(await _conversation(request, caller, agent_id, conversation_id))
+    return JSONResponse(await _conversation(deps, caller, agent_id, conversation_id))
 
 
 @router.delete("/v1/agents/{agent_id}/conversations/{conversation_id}", status_code=202)
 async def delete_conversation(
     agent_id: AgentId,
     conversation_id: MemoryId,
-    request: Request,
+    deps: Deps,
     caller: CallerDep,
     registry: RegistryDep,
 ) -> JSONResponse:
     """Delete the conversation's texts and withdraw every memory derived from it, as a prune
     job whose status URL reports `verified_empty`."""
     await owned_agent(registry, caller, agent_id)
-    await _conversation(request, caller, agent_id, conversation_id)
-    job_id = await request.app.state.prune.start(
+    await _conversation(deps, caller, agent_id, conversation_id)
+    job_id = await deps.prune.start(
         caller.tenant_id,
         "conversation",
         PruneSelector(conversation_id=conversation_id),

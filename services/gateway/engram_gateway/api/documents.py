@@ -16,8 +16,8 @@ from engram_events.catalog import DOCUMENT_SUBMITTED
 from engram_events.payloads.documents import DocumentSubmitted
 from engram_events.payloads.prune import PruneSelector
 from engram_gateway.api.auth import CallerDep
+from engram_gateway.api.dependencies import Deps
 from engram_gateway.api.owned import owner_view_or_pending
-from engram_gateway.api.publishing import publish_or_503
 from engram_gateway.domain.documents import (
     DocumentRejected,
     check_content,
@@ -26,7 +26,6 @@ from engram_gateway.domain.documents import (
     resolve_mime,
 )
 from engram_platform.problems import Problem
-from engram_platform.publish import publish_now
 
 router = APIRouter(prefix="/v1/documents", tags=["documents"])
 DocumentId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
@@ -114,10 +113,9 @@ async def _parse(request: Request) -> tuple[str, str, bytes]:
 @router.post(
     "", status_code=202, response_model=Accepted, openapi_extra={"requestBody": REQUEST_BODY}
 )
-async def submit_document(request: Request, caller: CallerDep) -> JSONResponse:
+async def submit_document(request: Request, deps: Deps, caller: CallerDep) -> JSONResponse:
     """Validate, publish `document.submitted` (acks=all), then answer 202."""
-    settings = request.app.state.settings
-    max_bytes = settings.max_document_bytes
+    max_bytes = deps.settings.max_document_bytes
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > max_request_bytes(max_bytes):
         raise Problem(413, detail=f"documents are limited to {max_bytes} bytes")
@@ -143,14 +141,11 @@ async def submit_document(request: Request, caller: CallerDep) -> JSONResponse:
         submitted_by=caller.key_id,
     )
     event = new_event(DOCUMENT_SUBMITTED, payload, tenant_id=caller.tenant_id)
-    await publish_or_503(
-        publish_now(request.app.state.runtime.broker, event, topic_prefix=settings.topic_prefix),
-        "the document could not be queued; retry",
-    )
-    await request.app.state.submissions.record(
-        caller.tenant_id,
+    await deps.intake.accept(
+        event,
         "document",
         doc_id,
+        refused="the document could not be queued; retry",
         version=payload.version,
         name_sha256=hashlib.sha256(name.encode()).hexdigest(),
     )
@@ -161,10 +156,10 @@ async def submit_document(request: Request, caller: CallerDep) -> JSONResponse:
 
 
 @router.get("/{doc_id}")
-async def get_document(doc_id: DocumentId, request: Request, caller: CallerDep) -> JSONResponse:
+async def get_document(doc_id: DocumentId, deps: Deps, caller: CallerDep) -> JSONResponse:
     """The owner's view (ingest); `pending` while only the gateway knows the submission."""
     return await owner_view_or_pending(
-        request,
+        deps,
         caller.tenant_id,
         service="ingest",
         path=f"/internal/v1/documents/{doc_id}",
@@ -176,12 +171,12 @@ async def get_document(doc_id: DocumentId, request: Request, caller: CallerDep) 
 
 
 @router.delete("/{doc_id}", status_code=202)
-async def delete_document(doc_id: DocumentId, request: Request, caller: CallerDep) -> JSONResponse:
+async def delete_document(doc_id: DocumentId, deps: Deps, caller: CallerDep) -> JSONResponse:
     """Tombstone a document and everything derived from it; returns the prune job to watch."""
-    response = await request.app.state.internal.request(
+    response = await deps.owners.request(
         "ingest", "GET", f"/internal/v1/documents/{doc_id}", tenant_id=caller.tenant_id
     )
-    known = response.status_code == 200 or await request.app.state.submissions.get(
+    known = response.status_code == 200 or await deps.submissions.get(
         caller.tenant_id, "document", doc_id
     )
     if not known:
@@ -189,7 +184,7 @@ async def delete_document(doc_id: DocumentId, request: Request, caller: CallerDe
     if response.status_code == 200 and response.json().get("status") == "deleted":
         raise Problem(409, "already-deleted", "the document is already deleted")
     selector = PruneSelector(document_id=doc_id)
-    job_id = await request.app.state.prune.start(caller.tenant_id, "document", selector)
+    job_id = await deps.prune.start(caller.tenant_id, "document", selector)
     return JSONResponse(
         {"prune_job_id": job_id, "status": "running", "status_url": f"/v1/prune-jobs/{job_id}"},
         status_code=202,

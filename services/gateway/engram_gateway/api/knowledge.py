@@ -10,6 +10,8 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from engram_gateway.api.auth import CallerDep
+from engram_gateway.api.dependencies import Deps, GatewayDeps
+from engram_gateway.domain.model import Caller
 from engram_gateway.domain.text import QueryText
 from engram_platform.problems import Problem
 
@@ -18,9 +20,9 @@ ContradictionId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^ct
 _PASSED_THROUGH = {200, 400, 404, 409, 422, 503}
 
 
-async def _proxy(request: Request, caller: Any, method: str, path: str, **kwargs: Any) -> Any:
+async def _proxy(deps: GatewayDeps, caller: Caller, method: str, path: str, **kwargs: Any) -> Any:
     """Ask enrichment for the caller's tenant; its own errors pass through, outages are 503."""
-    response = await request.app.state.internal.request(
+    response = await deps.owners.request(
         "enrichment", method, f"/internal/v1/knowledge{path}", tenant_id=caller.tenant_id, **kwargs
     )
     unavailable = Problem(503, "service-unavailable", "the enrichment service could not answer")
@@ -42,7 +44,7 @@ async def _proxy(request: Request, caller: Any, method: str, path: str, **kwargs
 
 @router.get("/entities")
 async def list_entities(
-    request: Request,
+    deps: Deps,
     caller: CallerDep,
     entity_type: Annotated[str | None, Query(alias="type", max_length=100)] = None,
     after: Annotated[str | None, Query(max_length=256)] = None,
@@ -54,28 +56,26 @@ async def list_entities(
         params["type"] = entity_type
     if after:
         params["after"] = after
-    return JSONResponse(await _proxy(request, caller, "GET", "/entities", params=params))
+    return JSONResponse(await _proxy(deps, caller, "GET", "/entities", params=params))
 
 
 @router.get("/entities/{entity_id:path}")
 async def get_entity(
     entity_id: Annotated[str, Path(min_length=1, max_length=256)],
-    request: Request,
+    deps: Deps,
     caller: CallerDep,
     include_withdrawn: bool = False,
 ) -> JSONResponse:
     """The entity's Markdown article and its facts with status, support and contested flag."""
     params = {"include_withdrawn": "true"} if include_withdrawn else {}
     return JSONResponse(
-        await _proxy(
-            request, caller, "GET", f"/entities/{quote(entity_id, safe='')}", params=params
-        )
+        await _proxy(deps, caller, "GET", f"/entities/{quote(entity_id, safe='')}", params=params)
     )
 
 
 @router.get("/contradictions")
 async def list_contradictions(
-    request: Request,
+    deps: Deps,
     caller: CallerDep,
     status: Literal["open", "resolved"] | None = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
@@ -88,20 +88,20 @@ async def list_contradictions(
         params["status"] = status
     if entity_id:
         params["entity_id"] = entity_id
-    return JSONResponse(await _proxy(request, caller, "GET", "/contradictions", params=params))
+    return JSONResponse(await _proxy(deps, caller, "GET", "/contradictions", params=params))
 
 
 @router.get("/contradictions/{contradiction_id}")
 async def get_contradiction(
-    contradiction_id: ContradictionId, request: Request, caller: CallerDep
+    contradiction_id: ContradictionId, deps: Deps, caller: CallerDep
 ) -> JSONResponse:
     """One contradiction as its entity holds it now."""
-    return JSONResponse(await _proxy(request, caller, "GET", f"/contradictions/{contradiction_id}"))
+    return JSONResponse(await _proxy(deps, caller, "GET", f"/contradictions/{contradiction_id}"))
 
 
 @router.post("/contradictions/{contradiction_id}/resolve")
 async def resolve_contradiction(
-    contradiction_id: ContradictionId, request: Request, caller: CallerDep
+    contradiction_id: ContradictionId, request: Request, deps: Deps, caller: CallerDep
 ) -> JSONResponse:
     """Body `{keep: fact_id}` or `{value}`: the loser is superseded and the article regenerated."""
     try:
@@ -111,9 +111,7 @@ async def resolve_contradiction(
     if not isinstance(body, dict):
         raise Problem(422, "validation-error", "send {keep: fact_id} or {value}")
     return JSONResponse(
-        await _proxy(
-            request, caller, "POST", f"/contradictions/{contradiction_id}/resolve", json=body
-        )
+        await _proxy(deps, caller, "POST", f"/contradictions/{contradiction_id}/resolve", json=body)
     )
 
 
@@ -130,12 +128,10 @@ class SearchKnowledge(BaseModel):
 
 
 @router.post("/search")
-async def search_knowledge(
-    body: SearchKnowledge, request: Request, caller: CallerDep
-) -> JSONResponse:
+async def search_knowledge(body: SearchKnowledge, deps: Deps, caller: CallerDep) -> JSONResponse:
     """Facts and sections ranked by the mode above the floor (an exact identifier match is
     kept), with status, contested flag, support and `scores`; 409 `lexical-disabled` for
     `lexical` where enrichment keeps no lexical vectors."""
     return JSONResponse(
-        await _proxy(request, caller, "POST", "/search", json=body.model_dump(exclude_none=True))
+        await _proxy(deps, caller, "POST", "/search", json=body.model_dump(exclude_none=True))
     )

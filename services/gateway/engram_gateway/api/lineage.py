@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Path
 
 from engram_gateway.adapters.internal import InternalServices
 from engram_gateway.api.auth import CallerDep
+from engram_gateway.api.dependencies import Deps
 from engram_platform.problems import Problem
 
 router = APIRouter(tags=["lineage"])
@@ -136,9 +137,9 @@ async def _fact(internal: InternalServices, tenant: str, fact_id: str) -> dict[s
 
 
 @router.get("/v1/lineage/{item_id:path}")
-async def lineage(item_id: LineageId, request: Request, caller: CallerDep) -> dict[str, Any]:
+async def lineage(item_id: LineageId, deps: Deps, caller: CallerDep) -> dict[str, Any]:
     """Follow lineage edges from one id; 404 when no owning service knows it for this tenant."""
-    internal: InternalServices = request.app.state.internal
+    internal = deps.owners
     tenant = caller.tenant_id
     if item_id.startswith("doc_"):
         found = await _document(internal, tenant, item_id)

@@ -9,14 +9,16 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Depends, Query
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from engram_events.ids import Id
 from engram_events.memory_filter import MemoryFilter
 from engram_events.payloads.memories import MemoryType
+from engram_gateway.adapters.registry import Registry
 from engram_gateway.api.auth import CallerDep, RegistryDep
+from engram_gateway.api.dependencies import Deps
 from engram_gateway.api.memory_proxy import AgentId, MemoryId, owned_agent, proxy
 from engram_gateway.domain.model import Caller
 from engram_gateway.domain.text import QueryText
@@ -125,21 +127,19 @@ PagingDep = Annotated[dict[str, Any], Depends(paging)]
 async def get_memory(
     agent_id: AgentId,
     memory_id: MemoryId,
-    request: Request,
+    deps: Deps,
     caller: CallerDep,
     registry: RegistryDep,
 ) -> JSONResponse:
     """Status, provenance and timestamps; `pending` while only the gateway knows the write."""
     await owned_agent(registry, caller, agent_id)
     path = f"/internal/v1/agents/{agent_id}/memories/{memory_id}"
-    response = await request.app.state.internal.request(
-        "memory", "GET", path, tenant_id=caller.tenant_id
-    )
+    response = await deps.owners.request("memory", "GET", path, tenant_id=caller.tenant_id)
     if response.status_code == 200:
         return JSONResponse(response.json())
     if response.status_code != 404:
         raise Problem(503, "service-unavailable", "the memory service could not answer")
-    submitted = await request.app.state.submissions.get(caller.tenant_id, "memory", memory_id)
+    submitted = await deps.submissions.get(caller.tenant_id, "memory", memory_id)
     if submitted is None or submitted.get("agent_id") != agent_id:
         raise Problem(404, detail="no such memory")
     return JSONResponse({"memory_id": memory_id, "agent_id": agent_id, "status": "pending"})
@@ -148,7 +148,7 @@ async def get_memory(
 @router.get("/v1/agents/{agent_id}/memories")
 async def list_agent_memories(
     agent_id: AgentId,
-    request: Request,
+    deps: Deps,
     caller: CallerDep,
     registry: RegistryDep,
     selected: SelectionDep,
@@ -158,14 +158,14 @@ async def list_agent_memories(
     (null after the last). `search` is a literal substring, never a pattern."""
     await owned_agent(registry, caller, agent_id)
     body = {"agent_ids": [agent_id], **selected, **page}
-    found = await proxy(request, caller, "POST", "/internal/v1/memories/query", json=body)
+    found = await proxy(deps, caller, "POST", "/internal/v1/memories/query", json=body)
     return JSONResponse(found)
 
 
 @router.get("/v1/agents/{agent_id}/memories:count")
 async def count_agent_memories(
     agent_id: AgentId,
-    request: Request,
+    deps: Deps,
     caller: CallerDep,
     registry: RegistryDep,
     selected: SelectionDep,
@@ -173,18 +173,18 @@ async def count_agent_memories(
     """How many memories the same listing walks: `{count, by_status, by_type}`."""
     await owned_agent(registry, caller, agent_id)
     body = {"agent_ids": [agent_id], **selected}
-    found = await proxy(request, caller, "POST", "/internal/v1/memories/count", json=body)
+    found = await proxy(deps, caller, "POST", "/internal/v1/memories/count", json=body)
     return JSONResponse(found)
 
 
-async def _owned_agents(registry: Any, caller: Caller) -> list[str]:
+async def _owned_agents(registry: Registry, caller: Caller) -> list[str]:
     """The caller's own agents (the registry names them, never the caller)."""
     return [a.agent_id for a in await registry.list_agents(caller.tenant_id)]
 
 
 @router.get("/v1/memories")
 async def list_memories(
-    request: Request,
+    deps: Deps,
     caller: CallerDep,
     registry: RegistryDep,
     selected: SelectionDep,
@@ -195,7 +195,7 @@ async def list_memories(
     if not agents:
         return JSONResponse({"memories": [], "next_cursor": None})
     body = {"agent_ids": agents, **selected, **page}
-    found = await proxy(request, caller, "POST", "/internal/v1/memories/query", json=body)
+    found = await proxy(deps, caller, "POST", "/internal/v1/memories/query", json=body)
     return JSONResponse(found)
 
 
@@ -203,20 +203,20 @@ async def list_memories(
 async def delete_memory(
     agent_id: AgentId,
     memory_id: MemoryId,
-    request: Request,
+    deps: Deps,
     caller: CallerDep,
     registry: RegistryDep,
 ) -> JSONResponse:
     """Withdraw one memory: its vector goes, its row keeps status and hashes."""
     await owned_agent(registry, caller, agent_id)
     path = f"/internal/v1/agents/{agent_id}/memories/{memory_id}"
-    return JSONResponse(await proxy(request, caller, "DELETE", path))
+    return JSONResponse(await proxy(deps, caller, "DELETE", path))
 
 
 @router.delete("/v1/agents/{agent_id}/memories")
 async def clear_memories(
     agent_id: AgentId,
-    request: Request,
+    deps: Deps,
     caller: CallerDep,
     registry: RegistryDep,
     user_id: ScopeParam = None,
@@ -226,18 +226,18 @@ async def clear_memories(
     await owned_agent(registry, caller, agent_id)
     scope = {k: v for k, v in (("user_id", user_id), ("session_id", session_id)) if v}
     path = f"/internal/v1/agents/{agent_id}/memories"
-    return JSONResponse(await proxy(request, caller, "DELETE", path, params=scope))
+    return JSONResponse(await proxy(deps, caller, "DELETE", path, params=scope))
 
 
 @router.post("/v1/agents/{agent_id}/recall")
 async def recall(
-    agent_id: AgentId, body: RecallQuery, request: Request, caller: CallerDep, registry: RegistryDep
+    agent_id: AgentId, body: RecallQuery, deps: Deps, caller: CallerDep, registry: RegistryDep
 ) -> JSONResponse:
     """Recall within the agent: dense and lexical retrieval fused (`mode`), the filter applied
     inside the vector query, the floor applied to the dense score and its drops reported."""
     await owned_agent(registry, caller, agent_id)
     path = f"/internal/v1/agents/{agent_id}/recall"
     found = await proxy(
-        request, caller, "POST", path, json=body.model_dump(exclude_none=True, by_alias=True)
+        deps, caller, "POST", path, json=body.model_dump(exclude_none=True, by_alias=True)
     )
     return JSONResponse(found)

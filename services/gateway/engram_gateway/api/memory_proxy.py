@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import Path, Request
+from fastapi import Path
 
+from engram_gateway.adapters.registry import Registry
+from engram_gateway.api.dependencies import GatewayDeps
 from engram_gateway.domain.model import Caller
 from engram_platform.problems import Problem
 
@@ -14,17 +16,15 @@ MemoryId = Annotated[str, Path(min_length=1, max_length=128, pattern=r"^[A-Za-z0
 PASSED_THROUGH = (200, 404, 409, 422)
 
 
-async def owned_agent(registry: Any, caller: Caller, agent_id: str) -> None:
+async def owned_agent(registry: Registry, caller: Caller, agent_id: str) -> None:
     """404 unless the caller's tenant owns the agent; nothing else runs before this."""
     if await registry.get_agent(caller.tenant_id, agent_id) is None:
         raise Problem(404, detail="no such agent")
 
 
-async def proxy(request: Request, caller: Caller, method: str, path: str, **kw: Any) -> Any:
+async def proxy(deps: GatewayDeps, caller: Caller, method: str, path: str, **kw: Any) -> Any:
     """Call the memory service for the caller's tenant; its errors pass through as problems."""
-    response = await request.app.state.internal.request(
-        "memory", method, path, tenant_id=caller.tenant_id, **kw
-    )
+    response = await deps.owners.request("memory", method, path, tenant_id=caller.tenant_id, **kw)
     if response.status_code not in PASSED_THROUGH:
         raise Problem(503, "service-unavailable", "the memory service could not answer")
     if response.status_code != 200:

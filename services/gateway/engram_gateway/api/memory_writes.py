@@ -10,29 +10,25 @@ reports the write as a duplicate of the memory it found.
 
 from __future__ import annotations
 
-import hashlib
-import logging
-import secrets
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from engram_events import new_event
+from engram_events import Envelope, new_event
 from engram_events.catalog import MEMORY_WRITE_REQUESTED
-from engram_events.content import PROBLEMS, ContentLimits, content_problem, normalized_sha256
+from engram_events.content import PROBLEMS, ContentLimits, content_problem
 from engram_events.ids import Attributes, Id
 from engram_events.payloads.memories import MemoryType, MemoryWriteRequested
 from engram_gateway.api.auth import CallerDep, RegistryDep
+from engram_gateway.api.dependencies import Deps
 from engram_gateway.api.memory_proxy import AgentId, owned_agent
-from engram_gateway.api.publishing import publish_or_503
-from engram_gateway.domain.model import Caller
+from engram_gateway.domain.ids import memory_id_for
+from engram_gateway.service.memory_writes import Outcome
 from engram_platform.problems import Problem
-from engram_platform.publish import publish_many_now, publish_now
 
 router = APIRouter(tags=["memories"])
-log = logging.getLogger(__name__)
 MAX_BATCH = 100
 
 
@@ -62,24 +58,9 @@ class WriteMemories(BaseModel):
     memories: list[WriteMemory] = Field(min_length=1, max_length=MAX_BATCH)
 
 
-def derived_id(prefix: str, tenant_id: str, agent_id: str, idempotency_key: str | None) -> str:
-    """A retried POST with the same idempotency key names the same memory (or conversation)."""
-    if idempotency_key is None:
-        return f"{prefix}_{secrets.token_hex(16)}"
-    seed = f"{tenant_id}\x1f{agent_id}\x1f{idempotency_key}".encode()
-    if prefix != "mem":
-        seed = f"{prefix}\x1f".encode() + seed
-    return f"{prefix}_{hashlib.sha256(seed).hexdigest()[:32]}"
-
-
-def memory_id_for(tenant_id: str, agent_id: str, idempotency_key: str | None) -> str:
-    """A retried POST with the same idempotency key names the same memory."""
-    return derived_id("mem", tenant_id, agent_id, idempotency_key)
-
-
 def _check_content(memories: list[WriteMemory], limits: ContentLimits, where: list[str]) -> None:
     """422 naming every memory whose content the memory service would refuse."""
-    errors = []
+    errors: list[dict[str, Any]] = []
     for n, memory in enumerate(memories):
         problem = content_problem(memory.content, limits)
         if problem is not None:
@@ -93,40 +74,6 @@ def _check_content(memories: list[WriteMemory], limits: ContentLimits, where: li
         raise Problem(422, detail=errors[0]["msg"], errors=errors)
 
 
-async def _duplicates(
-    request: Request, caller: Caller, agent_id: str, memories: list[WriteMemory]
-) -> list[dict[str, Any] | None]:
-    """For each write, the live memory it would duplicate (None when it opted out, when none
-    does, or when the memory service could not be asked: it deduplicates again on store)."""
-    asked = [m for m in memories if not m.allow_duplicate]
-    if not asked:
-        return [None] * len(memories)
-    items = [
-        {
-            "content": m.content,
-            "user_id": m.user_id,
-            "session_id": m.session_id,
-            "supersedes": m.supersedes,
-        }
-        for m in asked
-    ]
-    try:
-        response = await request.app.state.internal.request(
-            "memory",
-            "POST",
-            f"/internal/v1/agents/{agent_id}/memories/duplicates",
-            tenant_id=caller.tenant_id,
-            json={"items": items},
-        )
-    except Problem:
-        response = None
-    if response is None or response.status_code != 200:
-        log.warning("dedup lookup unavailable; queued anyway", extra={"agent_id": agent_id})
-        return [None] * len(memories)
-    answers = iter(response.json()["found"])
-    return [None if m.allow_duplicate else next(answers) for m in memories]
-
-
 def _accepted(agent_id: str, memory_id: str) -> dict[str, Any]:
     """What a 202 says of one queued write: its id, status and where to watch it."""
     return {
@@ -136,17 +83,26 @@ def _accepted(agent_id: str, memory_id: str) -> dict[str, Any]:
     }
 
 
-def _deduplicated(agent_id: str, found: dict[str, Any]) -> dict[str, Any]:
+def _deduplicated(agent_id: str, outcome: Outcome) -> dict[str, Any]:
     """What a write answers when a live memory already holds its content."""
     return {
-        "memory_id": found["memory_id"],
-        "status": found["status"],
+        "memory_id": outcome.memory_id,
+        "status": outcome.status,
         "deduplicated": True,
-        "status_url": f"/v1/agents/{agent_id}/memories/{found['memory_id']}",
+        "status_url": f"/v1/agents/{agent_id}/memories/{outcome.memory_id}",
     }
 
 
-def _request(tenant_id: str, agent_id: str, memory: WriteMemory) -> Any:
+def _answer(agent_id: str, outcome: Outcome) -> dict[str, Any]:
+    """A write's entry in the answer: queued, or held by a live memory."""
+    return (
+        _deduplicated(agent_id, outcome)
+        if outcome.deduplicated
+        else _accepted(agent_id, outcome.memory_id)
+    )
+
+
+def _request(tenant_id: str, agent_id: str, memory: WriteMemory) -> Envelope[MemoryWriteRequested]:
     """The `memory.write_requested` event of one write."""
     payload = MemoryWriteRequested(
         memory_id=memory_id_for(tenant_id, agent_id, memory.idempotency_key),
@@ -158,33 +114,23 @@ def _request(tenant_id: str, agent_id: str, memory: WriteMemory) -> Any:
 
 @router.post("/v1/agents/{agent_id}/memories", status_code=202)
 async def write_memory(
-    agent_id: AgentId, body: WriteMemory, request: Request, caller: CallerDep, registry: RegistryDep
+    agent_id: AgentId, body: WriteMemory, deps: Deps, caller: CallerDep, registry: RegistryDep
 ) -> JSONResponse:
     """Queue the write (acks=all) and answer 202 with its id and status URL; 200 with the
     existing memory's id when a live one in this scope already says the same."""
     await owned_agent(registry, caller, agent_id)
-    settings = request.app.state.settings
-    _check_content([body], settings.memory_limits, ["body"])
-    event = _request(caller.tenant_id, agent_id, body)
-    memory_id = event.payload.memory_id
-    [found] = await _duplicates(request, caller, agent_id, [body])
-    if found is not None and found["memory_id"] != memory_id:
-        return JSONResponse(_deduplicated(agent_id, found), status_code=200)
-    await publish_or_503(
-        publish_now(request.app.state.runtime.broker, event, topic_prefix=settings.topic_prefix),
-        "the memory could not be queued; retry",
+    _check_content([body], deps.settings.memory_limits, ["body"])
+    outcome = await deps.memory_writes.write(_request(caller.tenant_id, agent_id, body))
+    return JSONResponse(
+        _answer(agent_id, outcome), status_code=200 if outcome.deduplicated else 202
     )
-    await request.app.state.submissions.record(
-        caller.tenant_id, "memory", memory_id, agent_id=agent_id
-    )
-    return JSONResponse(_accepted(agent_id, memory_id), status_code=202)
 
 
 @router.post("/v1/agents/{agent_id}/memories:batch", status_code=202)
 async def write_memories(
     agent_id: AgentId,
     body: WriteMemories,
-    request: Request,
+    deps: Deps,
     caller: CallerDep,
     registry: RegistryDep,
 ) -> JSONResponse:
@@ -198,32 +144,10 @@ async def write_memories(
     keys = [m.idempotency_key for m in body.memories if m.idempotency_key is not None]
     if len(set(keys)) != len(keys):
         raise Problem(422, detail="idempotency keys must differ within one batch")
-    settings = request.app.state.settings
-    _check_content(body.memories, settings.memory_limits, ["body", "memories"])
+    _check_content(body.memories, deps.settings.memory_limits, ["body", "memories"])
     tenant_id = caller.tenant_id
-    found = await _duplicates(request, caller, agent_id, body.memories)
-    answers: list[dict[str, Any]] = []
-    batch = []
-    queued: dict[tuple[str | None, str | None, str], dict[str, Any]] = {}
-    for memory, existing in zip(body.memories, found, strict=True):
-        event = _request(tenant_id, agent_id, memory)
-        scope = (memory.user_id, memory.session_id, normalized_sha256(memory.content))
-        if not memory.allow_duplicate and existing is None:
-            existing = queued.get(scope)
-        if existing is not None and existing["memory_id"] != event.payload.memory_id:
-            answers.append(_deduplicated(agent_id, existing))
-            continue
-        answers.append(_accepted(agent_id, event.payload.memory_id))
-        batch.append(event)
-        queued.setdefault(scope, {"memory_id": event.payload.memory_id, "status": "pending"})
-    if batch:
-        await publish_or_503(
-            publish_many_now(
-                request.app.state.runtime.broker, batch, topic_prefix=settings.topic_prefix
-            ),
-            "the memories could not be queued; retry the batch",
-        )
-        await request.app.state.submissions.record_many(
-            tenant_id, "memory", [(e.payload.memory_id, {"agent_id": agent_id}) for e in batch]
-        )
-    return JSONResponse({"memories": answers}, status_code=202)
+    events = [_request(tenant_id, agent_id, memory) for memory in body.memories]
+    outcomes = await deps.memory_writes.write_batch(tenant_id, agent_id, events)
+    return JSONResponse(
+        {"memories": [_answer(agent_id, outcome) for outcome in outcomes]}, status_code=202
+    )

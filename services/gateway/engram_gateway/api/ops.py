@@ -11,10 +11,9 @@ from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
-from engram_gateway.domain.model import Caller
-from engram_gateway.ops import pipeline
-from engram_gateway.ops.dlq import DeadLetterBox, Letter
-from engram_gateway.ops.session import (
+from engram_gateway.adapters.dead_letters import Letter
+from engram_gateway.api.dependencies import Deps
+from engram_gateway.api.ops_session import (
     authenticate,
     end_session,
     ops_caller,
@@ -22,11 +21,13 @@ from engram_gateway.ops.session import (
     same_origin,
     start_session,
 )
-from engram_gateway.ops.telemetry import TelemetryReader
-from engram_gateway.ops.waterfall import summary, waterfall
+from engram_gateway.domain import pipeline
+from engram_gateway.domain.model import Caller
+from engram_gateway.domain.waterfall import summary, waterfall
 from engram_platform.problems import Problem
 
 HERE = Path(__file__).resolve().parent.parent / "ops"
+"""The dashboard's templates and static assets."""
 STATIC = {"ops.css": "text/css", "ops.js": "text/javascript"}
 WINDOW = timedelta(minutes=15)
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:@/+=-]{0,255}$"
@@ -35,21 +36,6 @@ _INPUT_VALUE = re.compile(r"input_value=.*?(?=, input_type=|\]|$)", re.DOTALL)
 router = APIRouter(tags=["ops"], include_in_schema=False)
 templates = Jinja2Templates(directory=str(HERE / "templates"))
 OpsDep = Annotated[Caller, Depends(ops_caller)]
-
-
-def _reader(request: Request) -> TelemetryReader:
-    runtime = request.app.state.runtime
-    return TelemetryReader(runtime.mongo[runtime.settings.telemetry_database])
-
-
-def _dead_letters(request: Request) -> DeadLetterBox:
-    runtime = request.app.state.runtime
-    return DeadLetterBox(
-        bootstrap=runtime.settings.kafka_bootstrap_servers,
-        topic_prefix=runtime.settings.topic_prefix,
-        db=runtime.db,
-        publisher=runtime.broker,
-    )
 
 
 def _page(request: Request, name: str, status: int = 200, **context: Any) -> HTMLResponse:
@@ -70,11 +56,13 @@ async def static(name: str) -> FileResponse:
 
 
 @router.post("/ops/login")
-async def login(request: Request, api_key: Annotated[str, Form(max_length=512)] = "") -> Response:
+async def login(
+    request: Request, deps: Deps, api_key: Annotated[str, Form(max_length=512)] = ""
+) -> Response:
     """Check the key once, then keep it in the HttpOnly session cookie."""
     same_origin(request)
     try:
-        await authenticate(request, api_key.strip())
+        await authenticate(request, deps, api_key.strip())
     except Problem as exc:
         return _page(request, "login.html", exc.status, error=exc.detail)
     response = RedirectResponse("/ops", status_code=303)
@@ -93,6 +81,7 @@ async def logout(request: Request) -> Response:
 @router.get("/ops")
 async def dashboard(
     request: Request,
+    deps: Deps,
     replay: Annotated[str | None, Query(pattern=r"^\d{1,9}-of-\d{1,9}$")] = None,
 ) -> Response:
     """The login form without a session; else the pipeline, traces, prune jobs and DLQ.
@@ -101,15 +90,15 @@ async def dashboard(
     if not presented_key(request):
         return _page(request, "login.html", 401, error=None)
     try:
-        caller = await ops_caller(request)
+        caller = await ops_caller(request, deps)
     except Problem as exc:
         return _page(request, "login.html", exc.status, error=exc.detail)
-    reader = _reader(request)
+    reader = deps.telemetry
     figures = pipeline.summarize(await reader.metric_points(WINDOW))
     trace_ids = await reader.recent_trace_ids(caller.tenant_id)
     grouped = await reader.spans_of(trace_ids)
     traces = [summary(grouped[t]) for t in trace_ids if grouped.get(t)]
-    letters = await _dead_letters(request).read(caller.tenant_id)
+    letters = await deps.dead_letters.read(caller.tenant_id)
     return _page(
         request,
         "dashboard.html",
@@ -117,7 +106,7 @@ async def dashboard(
         picture=pipeline.picture(figures, WINDOW.total_seconds()),
         window_minutes=int(WINDOW.total_seconds() // 60),
         traces=traces,
-        jobs=await _prune_jobs(request, caller.tenant_id),
+        jobs=await deps.prune.recent(caller.tenant_id),
         letters=[_letter_view(item) for item in letters],
         consumers=sorted({item.letter.consumer for item in letters if not item.replayed_at}),
         replay_result=replay,
@@ -125,11 +114,11 @@ async def dashboard(
 
 
 @router.get("/ops/traces/{trace_id}")
-async def trace_page(request: Request, caller: OpsDep, trace_id: str) -> HTMLResponse:
+async def trace_page(request: Request, deps: Deps, caller: OpsDep, trace_id: str) -> HTMLResponse:
     """One trace as a waterfall."""
     if not re.fullmatch(r"[0-9a-f]{32}", trace_id):
         raise Problem(404, detail="no such trace")
-    spans = await _reader(request).trace(caller.tenant_id, trace_id)
+    spans = await deps.telemetry.trace(caller.tenant_id, trace_id)
     if not spans:
         return _page(request, "lookup.html", 404, query=trace_id, traces=[])
     return _page(
@@ -144,11 +133,12 @@ async def trace_page(request: Request, caller: OpsDep, trace_id: str) -> HTMLRes
 @router.get("/ops/lookup")
 async def lookup(
     request: Request,
+    deps: Deps,
     caller: OpsDep,
     id: Annotated[str, Query(min_length=1, max_length=256, pattern=ID_PATTERN)],
 ) -> Response:
     """A document, record, memory, prune-job or trace id opens its trace (or lists several)."""
-    reader = _reader(request)
+    reader = deps.telemetry
     trace_ids = await reader.traces_naming(caller.tenant_id, id)
     if not trace_ids and re.fullmatch(r"[0-9a-f]{32}", id):
         trace_ids = [id] if await reader.trace(caller.tenant_id, id) else []
@@ -160,28 +150,29 @@ async def lookup(
 
 
 @router.get("/ops/prune-jobs/{job_id}")
-async def prune_job(request: Request, caller: OpsDep, job_id: str) -> JSONResponse:
+async def prune_job(deps: Deps, caller: OpsDep, job_id: str) -> JSONResponse:
     """A job's stage-by-stage progress (the tenant's own jobs only)."""
-    described = await request.app.state.prune.describe(caller.tenant_id, job_id)
+    described = await deps.prune.describe(caller.tenant_id, job_id)
     return JSONResponse(described)
 
 
 @router.get("/ops/dlq")
-async def dead_letters(request: Request, caller: OpsDep) -> list[dict[str, Any]]:
+async def dead_letters(deps: Deps, caller: OpsDep) -> list[dict[str, Any]]:
     """The tenant's dead letters as JSON (what the DLQ table shows)."""
-    return [_letter_view(item) for item in await _dead_letters(request).read(caller.tenant_id)]
+    return [_letter_view(item) for item in await deps.dead_letters.read(caller.tenant_id)]
 
 
 @router.post("/ops/dlq/replay")
 async def replay(
     request: Request,
+    deps: Deps,
     caller: OpsDep,
     letter_id: Annotated[str | None, Form(pattern=r"^\d+-\d+$")] = None,
     consumer: Annotated[str | None, Form(pattern=r"^[a-z][a-z0-9_-]{0,63}$")] = None,
 ) -> Response:
     """Replay one letter, or every not-yet-replayed letter of one consumer."""
     same_origin(request)
-    box = _dead_letters(request)
+    box = deps.dead_letters
     if letter_id:
         chosen = {letter_id}
     elif consumer:
@@ -196,18 +187,6 @@ async def replay(
         return JSONResponse({"results": results})
     replayed = sum(1 for r in results.values() if r == "replayed")
     return RedirectResponse(f"/ops?replay={replayed}-of-{len(results)}#dlq", status_code=303)
-
-
-async def _prune_jobs(request: Request, tenant_id: str) -> list[dict[str, Any]]:
-    """The tenant's 20 newest prune jobs, each described the way the public API does."""
-    prune = request.app.state.prune
-    jobs = []
-    for job_id in await prune.jobs.recent(tenant_id):
-        try:
-            jobs.append(await prune.describe(tenant_id, job_id))
-        except Problem:
-            continue
-    return jobs
 
 
 def _letter_view(item: Letter) -> dict[str, Any]:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Path, Query
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from engram_events.payloads.prune import PruneSelector
 from engram_gateway.adapters.prune_jobs import SELECTOR_PREVIEW
 from engram_gateway.api.auth import CallerDep
+from engram_gateway.api.dependencies import Deps
 from engram_platform.problems import Problem
 
 router = APIRouter(tags=["prune"])
@@ -62,9 +63,9 @@ class PruneRequest(BaseModel):
 
 
 @router.post("/v1/prune", status_code=202)
-async def start_prune(body: PruneRequest, request: Request, caller: CallerDep) -> JSONResponse:
+async def start_prune(body: PruneRequest, deps: Deps, caller: CallerDep) -> JSONResponse:
     """Create a prune job; its progress is at the status URL."""
-    job_id = await request.app.state.prune.start(caller.tenant_id, "records", body.selector())
+    job_id = await deps.prune.start(caller.tenant_id, "records", body.selector())
     return JSONResponse(
         {"prune_job_id": job_id, "status": "running", "status_url": f"/v1/prune-jobs/{job_id}"},
         status_code=202,
@@ -74,7 +75,7 @@ async def start_prune(body: PruneRequest, request: Request, caller: CallerDep) -
 @router.get("/v1/prune-jobs/{job_id}")
 async def get_prune_job(
     job_id: JobId,
-    request: Request,
+    deps: Deps,
     caller: CallerDep,
     selector: Annotated[
         Literal["preview", "full"],
@@ -87,7 +88,4 @@ async def get_prune_job(
     """Counts per stage, acknowledgements per service, and `verified_empty` once complete.
 
     A status poll of a 100k-record prune would otherwise carry its 100k ids every time."""
-    result: dict[str, Any] = await request.app.state.prune.describe(
-        caller.tenant_id, job_id, full_selector=selector == "full"
-    )
-    return result
+    return await deps.prune.describe(caller.tenant_id, job_id, full_selector=selector == "full")

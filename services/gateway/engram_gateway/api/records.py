@@ -24,10 +24,9 @@ from engram_events import new_event
 from engram_events.catalog import RECORDS_IMPORT_REQUESTED
 from engram_events.payloads.records import RecordsImportRequested
 from engram_gateway.api.auth import CallerDep
+from engram_gateway.api.dependencies import Deps, GatewayDeps
 from engram_gateway.api.owned import owner_view_or_pending
-from engram_gateway.api.publishing import publish_or_503
 from engram_platform.problems import Problem
-from engram_platform.publish import publish_now
 
 router = APIRouter(tags=["records"])
 
@@ -79,11 +78,9 @@ def _import_id(tenant_id: str, idempotency_key: str | None) -> str:
     return f"imp_{digest[:24]}"
 
 
-async def _proxy(request: Request, tenant_id: str, path: str, **kwargs: Any) -> JSONResponse:
+async def _proxy(deps: GatewayDeps, tenant_id: str, path: str, **kwargs: Any) -> JSONResponse:
     """Ask extraction; pass 200/404/422 through as they are, anything else is 503."""
-    response = await request.app.state.internal.request(
-        "extraction", "GET", path, tenant_id=tenant_id, **kwargs
-    )
+    response = await deps.owners.request("extraction", "GET", path, tenant_id=tenant_id, **kwargs)
     if response.status_code in (200, 404, 422):
         media = response.headers.get("content-type", "application/json").split(";")[0]
         return JSONResponse(response.json(), status_code=response.status_code, media_type=media)
@@ -91,14 +88,14 @@ async def _proxy(request: Request, tenant_id: str, path: str, **kwargs: Any) -> 
 
 
 @router.get("/v1/records/{record_id}")
-async def get_record(record_id: RecordId, request: Request, caller: CallerDep) -> JSONResponse:
+async def get_record(record_id: RecordId, deps: Deps, caller: CallerDep) -> JSONResponse:
     """One record with its revisions (hashes, timestamps) and lineage to its source row."""
-    return await _proxy(request, caller.tenant_id, f"/internal/v1/records/{record_id}")
+    return await _proxy(deps, caller.tenant_id, f"/internal/v1/records/{record_id}")
 
 
 @router.get("/v1/records")
 async def list_records(
-    request: Request,
+    deps: Deps,
     caller: CallerDep,
     type: Annotated[str | None, Query(max_length=100, pattern=r"^[a-z][a-z0-9_]*$")] = None,
     document_id: IdFilter = None,
@@ -115,7 +112,7 @@ async def list_records(
         "limit": limit,
     }
     params = {k: v for k, v in given.items() if v is not None}
-    return await _proxy(request, caller.tenant_id, "/internal/v1/records", params=params)
+    return await _proxy(deps, caller.tenant_id, "/internal/v1/records", params=params)
 
 
 @router.post(
@@ -129,7 +126,7 @@ async def list_records(
         }
     },
 )
-async def import_records(request: Request, caller: CallerDep) -> JSONResponse:
+async def import_records(request: Request, deps: Deps, caller: CallerDep) -> JSONResponse:
     """Validate rows, publish `records.import_requested` (acks=all), then answer 202."""
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > MAX_IMPORT_BYTES:
@@ -153,23 +150,22 @@ async def import_records(request: Request, caller: CallerDep) -> JSONResponse:
         key_field=parsed.key_field,
     )
     event = new_event(RECORDS_IMPORT_REQUESTED, payload, tenant_id=caller.tenant_id)
-    settings = request.app.state.settings
-    await publish_or_503(
-        publish_now(request.app.state.runtime.broker, event, topic_prefix=settings.topic_prefix),
-        "the import could not be queued; retry",
-    )
-    await request.app.state.submissions.record(
-        caller.tenant_id, "import", import_id, row_count=len(parsed.rows)
+    await deps.intake.accept(
+        event,
+        "import",
+        import_id,
+        refused="the import could not be queued; retry",
+        row_count=len(parsed.rows),
     )
     accepted = ImportAccepted(import_id=import_id, status_url=f"/v1/records:import/{import_id}")
     return JSONResponse(accepted.model_dump(), status_code=202)
 
 
 @router.get("/v1/records:import/{import_id}")
-async def get_import(import_id: ImportId, request: Request, caller: CallerDep) -> JSONResponse:
+async def get_import(import_id: ImportId, deps: Deps, caller: CallerDep) -> JSONResponse:
     """The import's outcome (extraction), or `pending` while only the gateway knows it."""
     return await owner_view_or_pending(
-        request,
+        deps,
         caller.tenant_id,
         service="extraction",
         path=f"/internal/v1/imports/{import_id}",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 SELECTION = "<selection>"
 """Stands for 'the owner of records has not yet acknowledged its selection'."""
@@ -99,3 +99,10 @@ class Progress:
             waiting["ingest"] = {document_id} - self.covered["ingest"]
             waiting["memory"] |= {document_id} - self.covered["memory"]
         return waiting
+
+
+def subject_of(job: dict[str, Any]) -> str | None:
+    """What a job waits on besides records: the deleted document, or the deleted conversation
+    (None for a records job)."""
+    subject: str | None = job["conversation_id" if job["kind"] == "conversation" else "document_id"]
+    return subject

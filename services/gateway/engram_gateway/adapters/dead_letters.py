@@ -24,7 +24,14 @@ _DROPPED_HEADERS = frozenset({"traceparent", "tracestate"})
 class Publisher(Protocol):
     """What replay needs from the broker."""
 
-    async def publish(self, message: Any, topic: str, **kwargs: Any) -> Any: ...
+    async def publish(
+        self,
+        message: Any,
+        topic: str,
+        *,
+        key: bytes | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> Any: ...
 
 
 @dataclass(frozen=True)

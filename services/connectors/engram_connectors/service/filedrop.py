@@ -17,9 +17,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from engram_connectors.adapters.drop_folder import DropRoot, TenantFolder
-from engram_connectors.adapters.ledger import SubmissionLedger
-from engram_connectors.adapters.publisher import Publisher
 from engram_connectors.domain import events
 from engram_connectors.domain.content import Rejection, check_content
 from engram_connectors.domain.events import Source
@@ -27,6 +24,7 @@ from engram_connectors.domain.identity import document_id, version_of
 from engram_connectors.domain.mime import mime_for_name
 from engram_connectors.domain.paths import safe_relative_path
 from engram_connectors.domain.stability import Observation, StabilityTracker
+from engram_connectors.ports import DropInboxes, Publisher, SubmissionLedger, TenantInbox
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +47,7 @@ class FileDropWatcher:
 
     def __init__(
         self,
-        root: DropRoot,
+        root: DropInboxes,
         ledger: SubmissionLedger,
         publisher: Publisher,
         *,
@@ -102,7 +100,7 @@ class FileDropWatcher:
 
     async def _handle_guarded(
         self,
-        folder: TenantFolder,
+        folder: TenantInbox,
         tracker: StabilityTracker,
         relative: str,
         seen: Observation,
@@ -122,7 +120,7 @@ class FileDropWatcher:
         tracker.forget(relative)
 
     async def _handle(
-        self, folder: TenantFolder, relative: str, seen: Observation, report: PassReport
+        self, folder: TenantInbox, relative: str, seen: Observation, report: PassReport
     ) -> None:
         """Refuse, submit, or finish moving one stable file."""
         safe = safe_relative_path(relative)
@@ -162,7 +160,7 @@ class FileDropWatcher:
 
     async def _submit(
         self,
-        folder: TenantFolder,
+        folder: TenantInbox,
         safe: str,
         relative: str,
         mime: str,
@@ -207,7 +205,7 @@ class FileDropWatcher:
 
     async def _fail(
         self,
-        folder: TenantFolder,
+        folder: TenantInbox,
         relative: str,
         rejection: Rejection,
         report: PassReport,

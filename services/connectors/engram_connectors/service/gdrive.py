@@ -16,9 +16,6 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from engram_connectors.adapters.drive_api import DriveApi
-from engram_connectors.adapters.ledger import DriveState
-from engram_connectors.adapters.publisher import Publisher
 from engram_connectors.domain import events
 from engram_connectors.domain.content import check_content
 from engram_connectors.domain.drive import (
@@ -29,6 +26,7 @@ from engram_connectors.domain.drive import (
     plan,
 )
 from engram_connectors.domain.events import Source
+from engram_connectors.ports import DriveApi, DriveState, Publisher
 from engram_events.payloads.documents import DeletionReason
 
 log = logging.getLogger(__name__)

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from fastapi import Request, Response
 
+from engram_gateway.api.dependencies import Deps, GatewayDeps
 from engram_gateway.domain.model import Caller
 from engram_platform.problems import Problem
 
@@ -29,11 +30,11 @@ def presented_key(request: Request) -> str | None:
     return request.cookies.get(COOKIE) or None
 
 
-async def authenticate(request: Request, key: str | None) -> Caller:
+async def authenticate(request: Request, deps: GatewayDeps, key: str | None) -> Caller:
     """The ops caller for a key: 401 without a valid key, 403 without the ops role."""
     if not key:
         raise Problem(401, detail="log in at /ops or send 'Authorization: Bearer <ops key>'")
-    caller: Caller | None = await request.app.state.registry.authenticate(key)
+    caller = await deps.registry.authenticate(key)
     if caller is None:
         raise Problem(401, detail="the API key is not valid")
     if OPS_ROLE not in caller.roles:
@@ -42,9 +43,9 @@ async def authenticate(request: Request, key: str | None) -> Caller:
     return caller
 
 
-async def ops_caller(request: Request) -> Caller:
+async def ops_caller(request: Request, deps: Deps) -> Caller:
     """Dependency for every /ops route."""
-    return await authenticate(request, presented_key(request))
+    return await authenticate(request, deps, presented_key(request))
 
 
 def same_origin(request: Request) -> None:

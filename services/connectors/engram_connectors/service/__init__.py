@@ -1,0 +1,1 @@
+"""The connectors' use cases: the drop-folder watcher and the Drive poller."""

@@ -1,0 +1,50 @@
+"""What the composition root built, handed to every route as one typed dependency."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from engram_gateway.adapters.dead_letters import DeadLetterBox
+from engram_gateway.adapters.internal import InternalServices
+from engram_gateway.adapters.registry import Registry
+from engram_gateway.adapters.submissions import Submissions
+from engram_gateway.adapters.telemetry import TelemetryReader
+from engram_gateway.config import GatewaySettings
+from engram_gateway.service.intake import Intake
+from engram_gateway.service.memory_writes import MemoryWrites
+from engram_gateway.service.pruning import Pruning
+from engram_platform.dependencies import provider
+from engram_platform.outbox import Outbox
+
+
+@dataclass(frozen=True)
+class GatewayDeps:
+    """The gateway's clients and use cases, built once in the lifespan."""
+
+    settings: GatewaySettings
+    registry: Registry
+    submissions: Submissions
+    owners: InternalServices
+    """The owning services' internal APIs."""
+    intake: Intake
+    """Accepts writes: publishes their events, then notes them as submitted."""
+    memory_writes: MemoryWrites
+    outbox: Outbox
+    prune: Pruning
+    telemetry: TelemetryReader
+    dead_letters: DeadLetterBox
+
+
+_installed = provider(GatewayDeps)
+
+
+async def gateway_deps(request: Request) -> GatewayDeps:
+    """The installed dependencies (async: FastAPI runs a plain function in a worker thread, a
+    hop every request would pay)."""
+    return _installed(request)
+
+
+Deps = Annotated[GatewayDeps, Depends(gateway_deps)]

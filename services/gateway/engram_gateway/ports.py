@@ -1,0 +1,66 @@
+"""What the gateway's use cases need from the outside world, as Protocols."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import httpx
+
+from engram_events import Envelope
+from engram_gateway.domain.prune import Ack, JobKind, Progress
+
+
+class EventSink(Protocol):
+    """Kafka, for events published while the client waits (acks=all)."""
+
+    async def publish(self, event: Envelope[Any]) -> None: ...
+
+    async def publish_many(self, events: Sequence[Envelope[Any]]) -> None: ...
+
+
+class SubmissionLog(Protocol):
+    """The writes the gateway accepted, per tenant, kind and id."""
+
+    async def record(self, tenant_id: str, kind: str, item_id: str, **fields: Any) -> None: ...
+
+    async def record_many(
+        self, tenant_id: str, kind: str, items: list[tuple[str, dict[str, Any]]]
+    ) -> None: ...
+
+
+class OwningServices(Protocol):
+    """The internal HTTP APIs of the services that own records, facts, memories and documents."""
+
+    async def request(
+        self, service: str, method: str, path: str, *, tenant_id: str, **kwargs: Any
+    ) -> httpx.Response: ...
+
+
+class PruneJobStore(Protocol):
+    """Prune jobs, their selectors and their acknowledgements, per tenant."""
+
+    async def open(
+        self,
+        tenant_id: str,
+        job_id: str,
+        kind: JobKind,
+        selector: dict[str, Any],
+        event: Envelope[Any],
+    ) -> None: ...
+
+    async def get(self, tenant_id: str, job_id: str) -> dict[str, Any] | None: ...
+
+    async def selector(self, job: dict[str, Any]) -> dict[str, Any]: ...
+
+    async def add_acks(
+        self, tenant_id: str, job_id: str, acks: Sequence[tuple[str, Ack]]
+    ) -> None: ...
+
+    async def progress(self, tenant_id: str, job: dict[str, Any]) -> Progress: ...
+
+    async def recent(self, tenant_id: str) -> list[str]: ...
+
+    async def running(self) -> list[dict[str, Any]]: ...
+
+    async def finish(self, job: dict[str, Any], verification: dict[str, Any]) -> None: ...

@@ -1,0 +1,1 @@
+"""The gateway's use cases, one module per concern."""

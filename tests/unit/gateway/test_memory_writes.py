@@ -1,0 +1,103 @@
+"""A memory write a live memory (or an earlier write of the batch) holds is not queued again;
+when the memory service cannot be asked, the write is queued anyway."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+import pytest
+
+from engram_events import Envelope, new_event
+from engram_events.catalog import MEMORY_WRITE_REQUESTED
+from engram_events.payloads.memories import MemoryWriteRequested
+from engram_gateway.service.intake import Intake
+from engram_gateway.service.memory_writes import MemoryWrites, Outcome
+from engram_platform.problems import Problem
+
+pytestmark = pytest.mark.unit
+
+T = "tnt_a"
+
+
+class Owners:
+    """The memory service's duplicate lookup: answers `found` as given, or fails."""
+
+    def __init__(self, found: list[dict[str, Any] | None] | None) -> None:
+        self.found = found
+        self.asked: list[dict[str, Any]] = []
+
+    async def request(
+        self, service: str, method: str, path: str, *, tenant_id: str, **kwargs: Any
+    ) -> httpx.Response:
+        self.asked.append(kwargs["json"])
+        if self.found is None:
+            raise Problem(503, "service-unavailable", "the memory service is not answering")
+        return httpx.Response(200, json={"found": self.found})
+
+
+class Sink:
+    def __init__(self) -> None:
+        self.published: list[str] = []
+
+    async def publish(self, event: Envelope[Any]) -> None:
+        self.published.append(event.payload.memory_id)
+
+    async def publish_many(self, events: Sequence[Envelope[Any]]) -> None:
+        self.published.extend(e.payload.memory_id for e in events)
+
+
+class Log:
+    def __init__(self) -> None:
+        self.noted: list[str] = []
+
+    async def record(self, tenant_id: str, kind: str, item_id: str, **fields: Any) -> None:
+        self.noted.append(item_id)
+
+    async def record_many(
+        self, tenant_id: str, kind: str, items: list[tuple[str, dict[str, Any]]]
+    ) -> None:
+        self.noted.extend(item_id for item_id, _ in items)
+
+
+def _write(memory_id: str, content: str, **fields: Any) -> Envelope[MemoryWriteRequested]:
+    payload = MemoryWriteRequested(memory_id=memory_id, agent_id="agt_1", content=content, **fields)
+    return new_event(MEMORY_WRITE_REQUESTED, payload, tenant_id=T)
+
+
+def _writes(owners: Owners) -> tuple[MemoryWrites, Sink, Log]:
+    sink, log = Sink(), Log()
+    return MemoryWrites(owners, Intake(sink, log)), sink, log
+
+
+async def test_a_write_a_live_memory_holds_is_answered_by_it_and_not_queued() -> None:
+    writes, sink, log = _writes(Owners([{"memory_id": "mem_old", "status": "active"}]))
+    outcome = await writes.write(_write("mem_new", "tea at five"))
+    assert outcome == Outcome("mem_old", "active", deduplicated=True)
+    assert sink.published == [] and log.noted == []
+
+
+async def test_a_batch_queues_once_what_two_of_its_writes_say() -> None:
+    owners = Owners([None, None])
+    writes, sink, log = _writes(owners)
+    batch = [
+        _write("mem_1", "tea at five"),
+        _write("mem_2", "Tea at five "),
+        _write("mem_3", "tea at five", allow_duplicate=True),
+    ]
+    outcomes = await writes.write_batch(T, "agt_1", batch)
+    assert outcomes == [
+        Outcome("mem_1", "pending", deduplicated=False),
+        Outcome("mem_1", "pending", deduplicated=True),
+        Outcome("mem_3", "pending", deduplicated=False),
+    ]
+    assert sink.published == ["mem_1", "mem_3"] and log.noted == ["mem_1", "mem_3"]
+    assert len(owners.asked[0]["items"]) == 2, "a write allowing duplicates is not looked up"
+
+
+async def test_without_the_memory_service_the_write_is_queued_anyway() -> None:
+    writes, sink, log = _writes(Owners(None))
+    outcome = await writes.write(_write("mem_1", "tea at five"))
+    assert outcome == Outcome("mem_1", "pending", deduplicated=False)
+    assert sink.published == ["mem_1"] and log.noted == ["mem_1"]
