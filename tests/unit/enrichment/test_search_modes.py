@@ -11,7 +11,7 @@ from fastapi import FastAPI
 
 from engram_enrichment.adapters.vectors import KnowledgeVectors, point_id
 from engram_enrichment.api import search as search_api
-from engram_enrichment.api.deps import EnrichmentDeps
+from engram_enrichment.api.dependencies import EnrichmentDeps
 from engram_enrichment.service.resolution import Resolutions
 from engram_enrichment.service.search import LexicalOff, candidate_pool
 from engram_platform.dependencies import install
@@ -163,7 +163,11 @@ async def test_queries_and_fact_values_never_reach_the_logs(
         "dense",
         "lexical",
     }
-    logged = " ".join(f"{r.getMessage()} {r.__dict__}" for r in caplog.records).lower()
+    standard = set(vars(logging.makeLogRecord({})))
+    logged = " ".join(
+        f"{r.getMessage()} {[v for k, v in vars(r).items() if k not in standard]}"
+        for r in caplog.records
+    ).lower()
     assert "4585" not in logged and "valparaiso" not in logged and "harbour" not in logged
 
 
