@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from fastapi import FastAPI, Request
@@ -15,10 +15,11 @@ def install(app: FastAPI, built: object) -> None:
     app.state.dependencies = built
 
 
-def provider(kind: type[T]) -> Callable[[Request], T]:
-    """A FastAPI dependency that returns the installed dependencies, typed as `kind`."""
+def provider(kind: type[T]) -> Callable[[Request], Awaitable[T]]:
+    """A FastAPI dependency that returns the installed dependencies, typed as `kind` (async, so
+    FastAPI calls it on the event loop instead of handing every request to a worker thread)."""
 
-    def provide(request: Request) -> T:
+    async def provide(request: Request) -> T:
         built = getattr(request.app.state, "dependencies", None)
         if not isinstance(built, kind):
             raise RuntimeError(f"{kind.__name__} not installed: the service has not started")

@@ -15,7 +15,7 @@ from engram_enrichment.adapters.schema_file import load_schema
 from engram_enrichment.adapters.store import INDEXES, MongoEntityStore
 from engram_enrichment.adapters.vectors import KnowledgeVectors
 from engram_enrichment.api import ROUTERS
-from engram_enrichment.api.deps import EnrichmentDeps
+from engram_enrichment.api.dependencies import EnrichmentDeps
 from engram_enrichment.config import EnrichmentSettings
 from engram_enrichment.handlers import SERVICE, EnrichmentHandlers
 from engram_enrichment.service.knowledge import KnowledgeBase

@@ -9,7 +9,7 @@ import pytest
 from fastapi import FastAPI
 
 from engram_enrichment.api import ROUTERS
-from engram_enrichment.api.deps import EnrichmentDeps
+from engram_enrichment.api.dependencies import EnrichmentDeps
 from engram_enrichment.domain.ids import fact_id
 from engram_enrichment.domain.schema import Schema
 from engram_enrichment.handlers import EnrichmentHandlers

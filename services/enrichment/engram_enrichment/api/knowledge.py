@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Path, Query
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from engram_enrichment.api.deps import Deps
+from engram_enrichment.api.dependencies import Deps
 from engram_enrichment.api.views import entity_view
 from engram_enrichment.domain.contradictions import ResolutionRefused
 from engram_enrichment.service.knowledge import KnowledgeBase

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path
 from pydantic import BaseModel, ConfigDict, Field
 
-from engram_enrichment.api.deps import Deps
+from engram_enrichment.api.dependencies import Deps
 from engram_enrichment.service.lineage import NoSuchFact, facts_resting_on, support_of_fact
 from engram_platform.internal import TenantDep
 from engram_platform.problems import Problem

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
-from engram_enrichment.api.deps import Deps
+from engram_enrichment.api.dependencies import Deps
 from engram_enrichment.service.verify import references
 from engram_platform.internal import TenantDep
 

@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
-from engram_enrichment.api.deps import Deps
+from engram_enrichment.api.dependencies import Deps
 from engram_enrichment.service.search import EmbedderMismatch, LexicalOff
 from engram_platform.internal import TenantDep
 from engram_platform.problems import Problem

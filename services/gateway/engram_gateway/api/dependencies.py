@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated
 
-from fastapi import Depends, Request
+from fastapi import Depends
 
 from engram_gateway.adapters.dead_letters import DeadLetterBox
 from engram_gateway.adapters.internal import InternalServices
@@ -38,13 +38,4 @@ class GatewayDeps:
     dead_letters: DeadLetterBox
 
 
-_installed = provider(GatewayDeps)
-
-
-async def gateway_deps(request: Request) -> GatewayDeps:
-    """The installed dependencies (async: FastAPI runs a plain function in a worker thread, a
-    hop every request would pay)."""
-    return _installed(request)
-
-
-Deps = Annotated[GatewayDeps, Depends(gateway_deps)]
+Deps = Annotated[GatewayDeps, Depends(provider(GatewayDeps))]
