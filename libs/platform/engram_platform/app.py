@@ -92,7 +92,6 @@ def service_app(
             await _with_backoff("kafka", rt.broker.start)
             if settings.outbox_relay:
                 rt.start_relay()
-            app.state.runtime = rt
             connected.append(rt)
             thresholds = tune_after_start(settings.gc_young_threshold)
             log.info("started", extra={"gc_thresholds": list(thresholds)})
