@@ -1,0 +1,128 @@
+"""Write CPU: milliseconds of CPU each service process spends per memory written.
+
+Run: python bench/write_cpu.py [--memories 3000] [--rounds 3] [--per-request 1]
+Needs KAFKA_BOOTSTRAP_SERVERS and MONGODB_URI (`python -m bench` provides them).
+
+Embedding, memory and a gateway on fresh topics and databases take the memories through the
+gateway in a closed loop (at most 1,000 posted and not yet stored). Each process's user and
+system CPU is read from /proc before and after, so the cost lands on the service that pays it;
+the hashing embedder keeps the model's cost from hiding the rest. Run it on two commits back to
+back to find which service a write-path change made dearer (CPU time barely moves with other
+load on the machine, unlike throughput). Writes bench-results/write_cpu.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import tempfile
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.memory_recall import (  # noqa: E402
+    base_env,
+    new_agent,
+    post_memories,
+    sentences,
+    stored_listener,
+    sustained_writes,
+    wait_stored,
+    write_services,
+)
+from tests.support.services import ServiceProcess  # noqa: E402
+
+RESULTS = ROOT / "bench-results"
+WINDOW = 1000
+HASHING = {"ENGRAM_EMBEDDING_EMBEDDER": "hashing", "ENGRAM_MEMORY_EMBEDDER": "hashing"}
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(process: ServiceProcess) -> float:
+    """User plus system CPU the service process has used so far."""
+    assert process.proc is not None
+    stat = Path(f"/proc/{process.proc.pid}/stat").read_text()
+    fields = stat.rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+@asynccontextmanager
+async def platform(
+    work: Path, seen: dict[str, float]
+) -> AsyncIterator[tuple[list[ServiceProcess], str, str]]:
+    """The three services started and warmed with 20 memories: (services, key, agent)."""
+    env = base_env()
+    services = list(write_services({**env, **HASHING}, work, "cpu"))
+    ready = asyncio.Event()
+    listener = asyncio.create_task(stored_listener(env, seen, ready))
+    try:
+        for process in services:
+            process.start()
+        await ready.wait()
+        key, agent_id = await new_agent(services[-1], env, "write-cpu")
+        warm = await post_memories(services[-1], key, agent_id, sentences(20, seed=1), rate=10)
+        await wait_stored(warm, seen, 60)
+        yield services, key, agent_id
+    finally:
+        listener.cancel()
+        for process in reversed(services):
+            process.stop()
+
+
+async def one_round(memories: int, per_request: int, seed: int) -> dict[str, Any]:
+    """CPU milliseconds per memory in each service, and the rate, for one fresh platform."""
+    seen: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="engram-bench-cpu-") as tmp:
+        async with platform(Path(tmp), seen) as (services, key, agent_id):
+            before = {p.name: cpu_seconds(p) for p in services}
+            texts = sentences(memories, seed=seed)
+            written = await sustained_writes(
+                services[-1], key, agent_id, texts, seen, per_request, WINDOW, []
+            )
+            after = {p.name: cpu_seconds(p) for p in services}
+    per_memory = {name: round(1000 * (after[name] - before[name]) / memories, 3) for name in after}
+    return {
+        "cpu_ms_per_memory": per_memory,
+        "total_ms": round(sum(per_memory.values()), 3),
+        "write_throughput_per_s": written["write_throughput_per_s"],
+    }
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--memories", type=int, default=3000, help="memories per round")
+    parser.add_argument("--rounds", type=int, default=3, help="fresh platforms, one after another")
+    parser.add_argument(
+        "--per-request", type=int, default=1, help="memories per POST (1, or up to 100 :batch)"
+    )
+    args = parser.parse_args()
+    if args.memories < 2 * (WINDOW + args.per_request):
+        parser.error(f"--memories must exceed twice {WINDOW} (the window) plus a request")
+    RESULTS.mkdir(exist_ok=True)
+    rounds = []
+    for number in range(1, args.rounds + 1):
+        result = await one_round(args.memories, args.per_request, seed=10 + number)
+        print(f"[bench] round {number}/{args.rounds}: {json.dumps(result)}", flush=True)
+        rounds.append(result)
+    report = {
+        "day": datetime.now(UTC).date().isoformat(),
+        "memories": args.memories,
+        "per_request": args.per_request,
+        "embedder": "hashing",
+        "rounds": rounds,
+    }
+    (RESULTS / "write_cpu.json").write_text(json.dumps(report, indent=2))
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
