@@ -550,12 +550,19 @@ async def new_agent(gateway: ServiceProcess, env: dict[str, str], tenant: str) -
 
 @asynccontextmanager
 async def write_platform(
-    work: Path, name: str, seen: dict[str, float], extra_env: dict[str, str] | None = None
+    work: Path,
+    name: str,
+    seen: dict[str, float],
+    extra_env: dict[str, str] | None = None,
+    started: list[ServiceProcess] | None = None,
 ) -> AsyncIterator[tuple[ServiceProcess, str, str]]:
     """Embedding, memory and a gateway on fresh topics and databases, `memory.stored` recorded
-    into `seen`, and one new tenant's agent warmed up with 20 memories: (gateway, key, agent)."""
+    into `seen`, and one new tenant's agent warmed up with 20 memories: (gateway, key, agent);
+    `started` receives the three processes (for a caller that reads their CPU)."""
     env = base_env()
     services = write_services({**env, **(extra_env or {})}, work, name)
+    if started is not None:
+        started.extend(services)
     ready = asyncio.Event()
     listener = asyncio.create_task(stored_listener(env, seen, ready))
     try:

@@ -19,8 +19,6 @@ import json
 import os
 import sys
 import tempfile
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -29,16 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.memory_recall import (  # noqa: E402
-    base_env,
-    new_agent,
-    post_memories,
-    sentences,
-    stored_listener,
-    sustained_writes,
-    wait_stored,
-    write_services,
-)
+from bench.memory_recall import sentences, sustained_writes, write_platform  # noqa: E402
 from tests.support.services import ServiceProcess  # noqa: E402
 
 RESULTS = ROOT / "bench-results"
@@ -55,38 +44,17 @@ def cpu_seconds(process: ServiceProcess) -> float:
     return (int(fields[11]) + int(fields[12])) / TICKS
 
 
-@asynccontextmanager
-async def platform(
-    work: Path, seen: dict[str, float]
-) -> AsyncIterator[tuple[list[ServiceProcess], str, str]]:
-    """The three services started and warmed with 20 memories: (services, key, agent)."""
-    env = base_env()
-    services = list(write_services({**env, **HASHING}, work, "cpu"))
-    ready = asyncio.Event()
-    listener = asyncio.create_task(stored_listener(env, seen, ready))
-    try:
-        for process in services:
-            process.start()
-        await ready.wait()
-        key, agent_id = await new_agent(services[-1], env, "write-cpu")
-        warm = await post_memories(services[-1], key, agent_id, sentences(20, seed=1), rate=10)
-        await wait_stored(warm, seen, 60)
-        yield services, key, agent_id
-    finally:
-        listener.cancel()
-        for process in reversed(services):
-            process.stop()
-
-
 async def one_round(memories: int, per_request: int, seed: int) -> dict[str, Any]:
     """CPU milliseconds per memory in each service, and the rate, for one fresh platform."""
     seen: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="engram-bench-cpu-") as tmp:
-        async with platform(Path(tmp), seen) as (services, key, agent_id):
+        services: list[ServiceProcess] = []
+        platform = write_platform(Path(tmp), "cpu", seen, HASHING, started=services)
+        async with platform as (gateway, key, agent_id):
             before = {p.name: cpu_seconds(p) for p in services}
             texts = sentences(memories, seed=seed)
             written = await sustained_writes(
-                services[-1], key, agent_id, texts, seen, per_request, WINDOW, []
+                gateway, key, agent_id, texts, seen, per_request, WINDOW, []
             )
             after = {p.name: cpu_seconds(p) for p in services}
     per_memory = {name: round(1000 * (after[name] - before[name]) / memories, 3) for name in after}
