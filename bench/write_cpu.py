@@ -6,8 +6,10 @@ Needs KAFKA_BOOTSTRAP_SERVERS and MONGODB_URI (`python -m bench` provides them).
 Embedding, memory and a gateway on fresh topics and databases take the memories through the
 gateway in a closed loop (at most 1,000 posted and not yet stored). Each process's user and
 system CPU is read from /proc before and after, so the cost lands on the service that pays it;
-the hashing embedder keeps the model's cost from hiding the rest. Run it on two commits back to
-back to find which service a write-path change made dearer (CPU time barely moves with other
+the hashing embedder keeps the model's cost from hiding the rest. The broker's and the
+database's CPU over the same span is reported too, less what they spend idle (measured for a few
+seconds before the writes), since a change in how services fetch or write moves cost there. Run
+it on two commits back to back to find which service a write-path change made dearer (CPU time barely moves with other
 load on the machine, unlike throughput). Writes bench-results/write_cpu.json.
 """
 
@@ -19,6 +21,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -27,6 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench._cpus import infra_ports, listening_pids  # noqa: E402
 from bench.memory_recall import sentences, sustained_writes, write_platform  # noqa: E402
 from tests.support.services import ServiceProcess  # noqa: E402
 
@@ -34,14 +38,24 @@ RESULTS = ROOT / "bench-results"
 WINDOW = 1000
 HASHING = {"ENGRAM_EMBEDDING_EMBEDDER": "hashing", "ENGRAM_MEMORY_EMBEDDER": "hashing"}
 TICKS = os.sysconf("SC_CLK_TCK")
+IDLE_SECONDS = 5.0
+
+
+def pid_cpu_seconds(pid: int) -> float:
+    """User plus system CPU a process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
 
 
 def cpu_seconds(process: ServiceProcess) -> float:
     """User plus system CPU the service process has used so far."""
     assert process.proc is not None
-    stat = Path(f"/proc/{process.proc.pid}/stat").read_text()
-    fields = stat.rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
+    return pid_cpu_seconds(process.proc.pid)
+
+
+def infra_cpu_seconds(pids: list[int]) -> float:
+    """The broker's and the database's CPU so far, together."""
+    return sum(pid_cpu_seconds(pid) for pid in pids)
 
 
 async def one_round(memories: int, per_request: int, seed: int) -> dict[str, Any]:
@@ -51,16 +65,26 @@ async def one_round(memories: int, per_request: int, seed: int) -> dict[str, Any
         services: list[ServiceProcess] = []
         platform = write_platform(Path(tmp), "cpu", seen, HASHING, started=services)
         async with platform as (gateway, key, agent_id):
+            infra = listening_pids(infra_ports(os.environ))
+            idle_from = infra_cpu_seconds(infra)
+            await asyncio.sleep(IDLE_SECONDS)
+            idle_per_s = (infra_cpu_seconds(infra) - idle_from) / IDLE_SECONDS
             before = {p.name: cpu_seconds(p) for p in services}
+            before["broker+database"] = infra_cpu_seconds(infra)
+            started = time.perf_counter()
             texts = sentences(memories, seed=seed)
             written = await sustained_writes(
                 gateway, key, agent_id, texts, seen, per_request, WINDOW, []
             )
             after = {p.name: cpu_seconds(p) for p in services}
+            after["broker+database"] = infra_cpu_seconds(infra) - idle_per_s * (
+                time.perf_counter() - started
+            )
     per_memory = {name: round(1000 * (after[name] - before[name]) / memories, 3) for name in after}
     return {
         "cpu_ms_per_memory": per_memory,
         "total_ms": round(sum(per_memory.values()), 3),
+        "infra_idle_cpu_ms_per_s": round(1000 * idle_per_s, 1),
         "write_throughput_per_s": written["write_throughput_per_s"],
     }
 
