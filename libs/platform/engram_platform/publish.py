@@ -19,8 +19,8 @@ async def publish_now(broker: Broker, envelope: Envelope[Any], *, topic_prefix: 
 async def publish_many_now(
     broker: Broker, envelopes: Sequence[Envelope[Any]], *, topic_prefix: str = ""
 ) -> None:
-    """Events of one request sent as the outbox relay sends entries (one record batch per
-    partition, one publish span per topic and event type), over the broker's one sender; return
+    """Events of one request sent as the outbox relay sends entries (one publish span per topic
+    and event type), over the broker's one sender; return
     only once Kafka has every one of them (a failure may leave some published: callers retry
     with the same event keys, which consumers dedupe)."""
     now = datetime.now(UTC)

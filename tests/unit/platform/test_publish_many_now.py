@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from types import SimpleNamespace
 from typing import Any
 
@@ -15,7 +16,7 @@ from engram_events.catalog import EMBEDDING_REQUESTED, MEMORY_REJECTED, MEMORY_W
 from engram_events.payloads.embeddings import EmbeddingRequested, TextItem
 from engram_events.payloads.memories import MemoryRejected, MemoryWriteRequested
 from engram_platform.publish import publish_many_now
-from engram_platform.sending import KafkaSender
+from engram_platform.sending import OWN_BATCH_FROM, KafkaSender
 
 pytestmark = pytest.mark.unit
 
@@ -35,10 +36,12 @@ class Batch:
 
 
 class Producer:
-    """The raw aiokafka producer, recording what each sent batch held per topic."""
+    """The raw aiokafka producer, recording what each sent batch held per topic, and how each
+    message was handed over (`send` joins the open batch; `send_batch` is a batch of its own)."""
 
     def __init__(self) -> None:
         self.sent: list[Record] = []
+        self.handed: list[str] = []
 
     async def partitions_for(self, topic: str) -> set[int]:
         return {0, 1, 2}
@@ -48,9 +51,22 @@ class Producer:
 
     async def send_batch(self, batch: Batch, topic: str, *, partition: int) -> Any:
         self.sent += [(topic, k, v, dict(h)) for k, v, h in batch.records]
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        done.set_result(None)
-        return done
+        self.handed.append(f"own batch of {len(batch.records)}")
+        return delivered()
+
+    async def send(
+        self, topic: str, value: bytes, *, key: bytes, partition: int, headers: Any
+    ) -> Any:
+        self.sent.append((topic, key, value, dict(headers)))
+        self.handed.append("open batch")
+        return delivered()
+
+
+def delivered() -> asyncio.Future[None]:
+    """What aiokafka hands back for a message or batch Kafka has taken."""
+    done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    done.set_result(None)
+    return done
 
 
 def broker(producer: Producer) -> Any:
@@ -99,6 +115,23 @@ async def test_each_event_goes_to_its_topic_under_its_key_with_type_and_trace_he
         assert headers["traceparent"].decode().split("-")[1] == f"{TRACE_ID:032x}"
     agent_a = [v for _, k, v, _ in producer.sent if k == b"agt_a"]
     assert agent_a == [encode(events[0]), encode(events[2]), encode(events[4])], "one key's order"
+
+
+async def test_a_requests_few_events_join_the_open_batch_that_concurrent_requests_share() -> None:
+    producer = Producer()
+    await publish_many_now(broker(producer), [write(1, "agt_a")])
+    await publish_many_now(broker(producer), [write(n, "agt_a") for n in range(2, 9)])
+    assert producer.handed == ["open batch"] * 8
+    assert [json.loads(value)["payload"]["memory_id"] for _, _, value, _ in producer.sent] == [
+        f"mem_{n}" for n in range(1, 9)
+    ]
+
+
+async def test_many_events_of_one_key_go_in_a_batch_of_their_own() -> None:
+    producer = Producer()
+    events = [write(n, "agt_a") for n in range(OWN_BATCH_FROM)]
+    await publish_many_now(broker(producer), events)
+    assert producer.handed == [f"own batch of {OWN_BATCH_FROM}"]
 
 
 async def test_nothing_to_publish_sends_nothing() -> None:
