@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from engram_enrichment.adapters.documents import to_document
 from engram_enrichment.adapters.store import ENTITIES, MongoEntityStore
 from engram_enrichment.domain.model import Entity
+from engram_enrichment.domain.stored import to_document
 
 
 def _entity(entity_id: str, version: int, name: str) -> dict[str, Any]:

@@ -6,7 +6,7 @@ import copy
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from engram_enrichment.adapters.documents import unconfirmed
+from engram_enrichment.domain.stored import unconfirmed
 from engram_enrichment.ports import ConcurrentUpdate
 from engram_events import Envelope
 

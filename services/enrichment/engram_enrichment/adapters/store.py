@@ -22,7 +22,7 @@ from bson.codec_options import CodecOptions
 from pymongo import ASCENDING, IndexModel, ReplaceOne
 from pymongo.errors import DuplicateKeyError
 
-from engram_enrichment.adapters.documents import unconfirmed
+from engram_enrichment.domain.stored import unconfirmed
 from engram_enrichment.ports import ConcurrentUpdate
 from engram_platform.indexes import Indexes
 from engram_platform.mongo import insert_new

@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from engram_enrichment.adapters.documents import from_document, to_document, unconfirmed
 from engram_enrichment.domain.article import render
 from engram_enrichment.domain.changes import snapshot, stamp
 from engram_enrichment.domain.model import Entity
 from engram_enrichment.domain.sections import refresh_sections
+from engram_enrichment.domain.stored import from_document, to_document, unconfirmed
 from engram_enrichment.ports import EntityStore
 from engram_enrichment.service.summaries import Summaries
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from engram_enrichment.adapters.documents import from_document
 from engram_enrichment.domain.model import Entity
 from engram_enrichment.domain.sections import current_sections
+from engram_enrichment.domain.stored import from_document
 from engram_enrichment.service.knowledge import KnowledgeBase
 from engram_enrichment.service.section_vectors import SectionVectors
 

@@ -1,4 +1,4 @@
-"""Entity aggregates as stored documents: lists keyed inside (ids may hold dots), JSON values."""
+"""An entity's stored form, pure: lists keyed inside (ids may hold dots), JSON values."""
 
 from __future__ import annotations
 
