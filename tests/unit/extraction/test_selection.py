@@ -10,6 +10,8 @@ import pytest
 from engram_events.payloads.prune import PruneSelector
 from engram_extraction.domain.selection import mongo_filter, selection
 
+pytestmark = pytest.mark.unit
+
 NOW = datetime(2026, 12, 2, tzinfo=UTC)
 
 

@@ -6,12 +6,15 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+import pytest
+
 from engram_events import Envelope, new_event
 from engram_events.catalog import PRUNE_REQUESTED
 from engram_events.payloads.prune import PruneRequested, PruneSelector
 from engram_extraction.service.tombstones import ANNOUNCE_CHUNK, Tombstoning
 from tests.unit.extraction.fakes import FakeOutbox, FakeStore
 
+pytestmark = pytest.mark.unit
 SIZE = 2 * ANNOUNCE_CHUNK + 500
 
 

@@ -11,6 +11,8 @@ from fastapi.testclient import TestClient
 
 from engram_platform.dependencies import install, provider
 
+pytestmark = pytest.mark.unit
+
 
 @dataclass(frozen=True)
 class Built:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from fastapi import APIRouter
 from fastapi.testclient import TestClient
 from pydantic import SecretStr
@@ -11,6 +12,7 @@ from engram_platform.internal import TENANT_HEADER, TOKEN_HEADER, TenantDep
 from engram_platform.runtime import Runtime
 from engram_platform.settings import ServiceSettings
 
+pytestmark = pytest.mark.unit
 router = APIRouter()
 
 

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from engram_platform.sending import publish_runs as _publish_runs
+
+pytestmark = pytest.mark.unit
 
 
 def _entry(n: int, topic: str, origin: str, *, tombstone: bool = False) -> dict[str, Any]:

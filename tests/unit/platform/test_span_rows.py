@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from engram_platform.tracing import span_batches, unpack_spans
 
+pytestmark = pytest.mark.unit
 CANARY = "CANARY the courier leaves the parcel behind the green gate on Thursdays"
 
 

@@ -14,6 +14,8 @@ from engram_memory.config import MemorySettings
 from engram_platform.settings import ServiceSettings
 from tests.support.retries import SERVICES, fast_retries
 
+pytestmark = pytest.mark.unit
+
 SETTINGS: dict[str, type[ServiceSettings]] = {
     "ingest": IngestSettings,
     "extraction": ExtractionSettings,

@@ -10,6 +10,8 @@ import pytest
 from engram_vectors import LexicalMismatch
 from engram_vectors.opening import open_at_start
 
+pytestmark = pytest.mark.unit
+
 
 async def refuse(dimension: int, fingerprint: str) -> str:
     raise LexicalMismatch("memories", "bm25", None)
