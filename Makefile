@@ -71,11 +71,12 @@ chaos: venv ## the chaos test alone, figures printed (one and two instances per 
 # Every library's and service's package (not the egg-info beside it).
 PACKAGES := $(filter-out %.egg-info,$(wildcard libs/*/engram_* services/*/engram_*)) deploy/local/engram_devstack
 
-lint: venv ## ruff (lint + format check) everywhere, mypy --strict on libs/ and services/, mypy on tests/
+lint: venv ## ruff (lint + format check) everywhere, mypy --strict on libs/ and services/, mypy on tests/ and bench/
 	@$(BIN)/ruff check .
 	@$(BIN)/ruff format --check .
 	@$(BIN)/mypy $(PACKAGES)
 	@$(BIN)/mypy tests
+	@$(BIN)/mypy bench
 
 format: venv ## apply ruff's fixes and formatting
 	@$(BIN)/ruff check --fix .

@@ -144,19 +144,19 @@ def main() -> None:
     if args.minilm_threads:
         print(json.dumps(bench_minilm(args.minilm_threads, args.sentences)), flush=True)
         return
-    results: dict[str, object] = {"minilm": [], "stores": []}
+    results: dict[str, list[Any]] = {"minilm": [], "stores": []}
     if not args.skip_minilm:
         for threads in (1, 2):
             command = [sys.executable, __file__, "--minilm-threads", str(threads)]
             command += ["--sentences", str(args.sentences)]
             out = subprocess.run(command, check=True, capture_output=True, text=True).stdout
             print(out.strip(), flush=True)
-            results["minilm"].append(json.loads(out.strip().splitlines()[-1]))  # type: ignore[union-attr]
+            results["minilm"].append(json.loads(out.strip().splitlines()[-1]))
     with tempfile.TemporaryDirectory() as scratch:
         for kind in args.adapters.split(","):
             outcome = asyncio.run(bench_store(kind, args.points, args.queries, Path(scratch)))
             print(json.dumps(outcome), flush=True)
-            results["stores"].append(outcome)  # type: ignore[union-attr]
+            results["stores"].append(outcome)
     target = Path(__file__).resolve().parent.parent / "bench-results" / "embedders_vectors.json"
     target.parent.mkdir(exist_ok=True)
     target.write_text(json.dumps(results, indent=2))

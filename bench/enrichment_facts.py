@@ -122,15 +122,17 @@ async def run(count: int, per_entity: int, samples: int, within: float) -> dict[
         "ENGRAM_ENRICHMENT_VECTOR_PATH": str(work / "vectors"),
     }
     database = f"bench{tag}_enrichment"
-    db = MongoClient(mongo)[database]
+    db: Any = MongoClient(mongo)[database]
     topic = f"bench{tag}.engram.record-events.v1"
     proc = ServiceProcess("enrichment", env, free_port(), work / "logs").start()
+    assert proc.proc is not None
+    pid = proc.proc.pid
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=20)
     await producer.start()
     result: dict[str, Any] = {"records": count, "per_entity": per_entity}
     try:
         events = records(count, per_entity)
-        cpu_before = cpu_seconds(proc.proc.pid)
+        cpu_before = cpu_seconds(pid)
         started = time.perf_counter()
         sent = [
             await producer.send(topic, encode(e), key=e.payload.record_id.encode()) for e in events
@@ -147,7 +149,7 @@ async def run(count: int, per_entity: int, samples: int, within: float) -> dict[
         finally:
             await admin.close()
         elapsed = time.perf_counter() - started
-        cpu_after = cpu_seconds(proc.proc.pid)
+        cpu_after = cpu_seconds(pid)
         if cpu_before is not None and cpu_after is not None and applied:
             result["enrichment_cpu_ms_per_record"] = round(
                 (cpu_after - cpu_before) * 1000 / applied, 2
@@ -178,7 +180,7 @@ async def run(count: int, per_entity: int, samples: int, within: float) -> dict[
 
 def ok(result: dict[str, Any]) -> bool:
     """Every record applied, every fact stored, nothing dead-lettered."""
-    return (
+    return bool(
         result["applied"] == result["records"]
         and result["facts_stored"] == result["facts_expected"]
         and result["dead_letters"] == 0

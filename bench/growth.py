@@ -70,8 +70,9 @@ from bench.memory_recall import (  # noqa: E402
     sustained_writes,
     wait_stored,
 )
-from bench.prune_cascade import quiet, wait  # noqa: E402
+from bench.prune_cascade import quiet  # noqa: E402
 from engram_embedders import make_embedder  # noqa: E402
+from engram_embedders.factory import EmbedderKind  # noqa: E402
 from engram_events import new_event  # noqa: E402
 from engram_events.catalog import EMBEDDING_COMPUTED, MEMORY_WRITE_REQUESTED  # noqa: E402
 from engram_events.payloads.memories import MemoryWriteRequested  # noqa: E402
@@ -89,6 +90,7 @@ from engram_platform.idempotency import AppliedEvents  # noqa: E402
 from engram_platform.mongo import connect_mongo, insert_new  # noqa: E402
 from tests.conftest import Infra  # noqa: E402
 from tests.support.platform import Platform, start_platform, stop_platform  # noqa: E402
+from tests.support.polling import until  # noqa: E402
 
 RESULTS = ROOT / "bench-results"
 PROBE = Path(__file__).resolve().parent / "_probe"
@@ -193,7 +195,7 @@ class Pool(NamedTuple):
     provenance: dict[str, Any]
 
 
-async def pool_of(kind: str) -> Pool:
+async def pool_of(kind: EmbedderKind) -> Pool:
     """Pool texts embedded in this process by an embedder of the services' kind."""
     embedder = make_embedder(kind, threads=1) if kind == "minilm" else make_embedder(kind)
     provenance = {
@@ -209,7 +211,8 @@ async def pool_of(kind: str) -> Pool:
 def memory_vectors(pool: np.ndarray, picks: np.ndarray, seed: int) -> np.ndarray:
     """Unit vectors near the picked pool vectors (embedding every text would take too long)."""
     rng = np.random.default_rng(seed)
-    vectors = pool[picks] + 0.02 * rng.standard_normal((len(picks), pool.shape[1]), np.float32)
+    noise = 0.02 * rng.standard_normal((len(picks), pool.shape[1]), np.float32)
+    vectors: np.ndarray = pool[picks] + noise
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     return vectors
 
@@ -347,9 +350,12 @@ def tenant_of(platform: Platform, agent_id: str) -> str:
     """The tenant id behind the platform's key, from the gateway's registry."""
     from pymongo import MongoClient
 
-    with MongoClient(platform.env["MONGODB_URI"]) as client:
+    client: MongoClient[dict[str, Any]] = MongoClient(platform.env["MONGODB_URI"])
+    with client:
         db = client[f"{platform.env['ENGRAM_DATABASE_PREFIX']}gateway"]
-        return str(db.agents.find_one({"_id": agent_id})["tenant_id"])
+        agent = db.agents.find_one({"_id": agent_id})
+        assert agent is not None, f"agent {agent_id} is not in the registry"
+        return str(agent["tenant_id"])
 
 
 async def preload(
@@ -419,7 +425,7 @@ def listings(
     agent holds a tenth of the preloaded memories."""
     written, preloaded = agents
     document = document_id_of(LISTED_DOCUMENT)
-    asked = {
+    asked: dict[str, tuple[str, dict[str, Any]]] = {
         "memories_by_agent_active": (
             f"/v1/agents/{written}/memories",
             {"status": "active", "limit": 50},
@@ -432,7 +438,7 @@ def listings(
         "records_by_document": ("/v1/records", {"document_id": document, "limit": 50}),
         "records_unfiltered": ("/v1/records", {"limit": 50}),
     }
-    found = {}
+    found: dict[str, Any] = {}
     for name, (path, params) in asked.items():
         found[name] = timed_gets(client, path, params, samples, budget)
         print(f"[bench] listing {name}: {found[name]}", flush=True)
@@ -498,7 +504,7 @@ def prune(
         client.post(
             "/v1/records:import", json={"source": source, "record_type": "shipment", "rows": rows}
         ).raise_for_status()
-        wait(lambda: client.get(f"/v1/records/{ids[-1]}").status_code == 200, "records", timeout)
+        until(lambda: client.get(f"/v1/records/{ids[-1]}").status_code == 200, "records", timeout)
         [agent_id] = create_agents(client, 1)
         answer = client.post(
             f"/v1/agents/{agent_id}/memories:batch",
@@ -609,7 +615,8 @@ def ratios(sizes: list[dict[str, Any]]) -> dict[str, Any]:
     first, last = sizes[0], sizes[-1]
 
     def p95(entry: dict[str, Any], name: str) -> float | None:
-        return entry["listings"][name].get("p95_ms")
+        found: float | None = entry["listings"][name].get("p95_ms")
+        return found
 
     checks: dict[str, Any] = {
         "compared": [first["size"], last["size"]],

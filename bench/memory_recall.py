@@ -115,7 +115,7 @@ def tenants_and_agents(gateway: ServiceProcess, env: dict[str, str]) -> list[dic
     """10 tenants x 10 agents, created the way users do; tenant ids read from the registry."""
     from pymongo import MongoClient
 
-    registry = MongoClient(env["MONGODB_URI"])[f"{env['ENGRAM_DATABASE_PREFIX']}gateway"]
+    registry: Any = MongoClient(env["MONGODB_URI"])[f"{env['ENGRAM_DATABASE_PREFIX']}gateway"]
     agents = []
     for t in range(TENANTS):
         key = create_tenant(env, f"bench{t}")
@@ -174,7 +174,8 @@ def load_rows(env: dict[str, str], rows: list[dict[str, Any]]) -> float:
     from pymongo import MongoClient
 
     started = time.perf_counter()
-    collection = MongoClient(env["MONGODB_URI"])[f"{env['ENGRAM_DATABASE_PREFIX']}memory"].memories
+    database: Any = MongoClient(env["MONGODB_URI"])[f"{env['ENGRAM_DATABASE_PREFIX']}memory"]
+    collection = database.memories
     for start in range(0, len(rows), 5000):
         collection.insert_many(rows[start : start + 5000], ordered=False)
     return time.perf_counter() - started
