@@ -7,6 +7,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from engram_vectors.errors import CollectionNotFound, LexicalMismatch
+from engram_vectors.lexical import LEXICAL_ENCODER
 from engram_vectors.port import VectorStore
 
 log = logging.getLogger(__name__)
@@ -26,6 +27,27 @@ async def open_collection(
     if info.lexical != lexical:
         raise LexicalMismatch(name, info.lexical, lexical)
     return info.fingerprint
+
+
+class ServiceCollection:
+    """A service's one collection, tied to the embedder fingerprint it was created for; a
+    service's vectors adapter extends it with its own points and queries."""
+
+    def __init__(self, store: VectorStore, collection: str, *, lexical: bool = True) -> None:
+        self.store = store
+        self.collection = collection
+        self.lexical = LEXICAL_ENCODER if lexical else None
+
+    async def open(self, dimension: int, fingerprint: str) -> str:
+        """Create the collection for this embedder if new; return the fingerprint it holds
+        (LexicalMismatch when it was built with another lexical encoder, or without)."""
+        return await open_collection(
+            self.store, self.collection, dimension, fingerprint, lexical=self.lexical
+        )
+
+    async def fingerprint(self) -> str:
+        """The embedder fingerprint stored with the collection."""
+        return await self.store.collection_fingerprint(self.collection)
 
 
 async def open_at_start(

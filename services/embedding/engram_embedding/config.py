@@ -5,18 +5,17 @@ from typing import Any
 from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
-from engram_embedders import EmbedderKind
+from engram_embedders.settings import EmbedderSettings
 from engram_platform.settings import ServiceSettings
 
 
-class EmbeddingSettings(ServiceSettings):
+class EmbeddingSettings(ServiceSettings, EmbedderSettings):
     """Which embedder runs, with how many threads, and how requests are batched."""
 
     model_config = SettingsConfigDict(env_prefix="ENGRAM_EMBEDDING_", extra="ignore")
 
     host: str = "127.0.0.1"
     port: int = Field(default=8083, ge=1, le=65535)
-    embedder: EmbedderKind = "minilm"
     minilm_threads: int = Field(default=1, ge=1, le=2, description="2 cores on the dev machine")
     minilm_own_process: bool = Field(
         default=True, description="run the model in a child process with an interpreter of its own"
@@ -24,9 +23,6 @@ class EmbeddingSettings(ServiceSettings):
     minilm_cpus: frozenset[int] | None = Field(
         default=None, description="CPUs the model's process is pinned to (Linux), e.g. [1]"
     )
-    hashing_dimension: int = Field(default=384, ge=2)
-    openai_base_url: str | None = None
-    openai_model: str | None = None
     batch_size: int = Field(default=64, ge=1, le=512, description="texts per embedder call")
     linger_ms: int = Field(
         default=20, ge=1, le=5000, description="how long a fetch waits for requests to batch"
@@ -34,14 +30,9 @@ class EmbeddingSettings(ServiceSettings):
 
     def embedder_options(self) -> dict[str, Any]:
         """Keyword arguments for `make_embedder(self.embedder, ...)`."""
+        options = super().embedder_options()
         if self.embedder == "minilm":
-            options: dict[str, Any] = {
-                "threads": self.minilm_threads,
-                "batch_size": min(self.batch_size, 64),
-            }
+            options["batch_size"] = min(self.batch_size, 64)
             if self.minilm_own_process:
                 options.update(own_process=True, cpus=self.minilm_cpus)
-            return options
-        if self.embedder == "hashing":
-            return {"dimension": self.hashing_dimension}
-        return {"base_url": self.openai_base_url, "model": self.openai_model}
+        return options

@@ -1,16 +1,16 @@
 """Enrichment settings (env prefix ENGRAM_ENRICHMENT_)."""
 
 from pathlib import Path
-from typing import Any
 
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import SettingsConfigDict
 
-from engram_embedders import EmbedderKind
+from engram_embedders.settings import EmbedderSettings
 from engram_platform.settings import ServiceSettings, consumer_batch_field
+from engram_vectors.settings import CollectionSettings
 
 
-class EnrichmentSettings(ServiceSettings):
+class EnrichmentSettings(ServiceSettings, EmbedderSettings, CollectionSettings):
     """Internal API, schema registry, recall embedder and vectors, summariser."""
 
     model_config = SettingsConfigDict(env_prefix="ENGRAM_ENRICHMENT_", extra="ignore")
@@ -33,21 +33,8 @@ class EnrichmentSettings(ServiceSettings):
     recall: bool = Field(
         default=True, description="embed facts and serve knowledge search (needs the embedder)"
     )
-    embedder: EmbedderKind = "minilm"
-    minilm_threads: int = Field(default=1, ge=1, le=2)
-    hashing_dimension: int = Field(default=384, ge=2)
-    openai_base_url: str | None = None
-    openai_model: str | None = None
     vector_path: str = ".engram/data/vectors/enrichment"
     collection: str = "knowledge"
-    min_score: float | None = Field(
-        default=None, description="search floor; None means the embedder model's default"
-    )
-    lexical: bool = Field(
-        default=True,
-        description="keep a lexical (sparse) vector per fact and section for hybrid and lexical "
-        "search; off, search is dense only and mode=lexical is refused",
-    )
     max_top_k: int = Field(default=100, ge=1, le=1000)
     summary_base_url: str | None = Field(
         default=None,
@@ -69,11 +56,3 @@ class EnrichmentSettings(ServiceSettings):
     def summaries_enabled(self) -> bool:
         """Summaries need both an endpoint and a model."""
         return bool(self.summary_base_url and self.summary_model)
-
-    def embedder_options(self) -> dict[str, Any]:
-        """Keyword arguments for `make_embedder(self.embedder, ...)`."""
-        if self.embedder == "minilm":
-            return {"threads": self.minilm_threads}
-        if self.embedder == "hashing":
-            return {"dimension": self.hashing_dimension}
-        return {"base_url": self.openai_base_url, "model": self.openai_model}

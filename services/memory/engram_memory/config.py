@@ -1,18 +1,17 @@
 """Memory settings (env prefix ENGRAM_MEMORY_)."""
 
-from typing import Any
-
 from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
-from engram_embedders import EmbedderKind
+from engram_embedders.settings import EmbedderSettings
 from engram_memory.domain.retention import RetentionPolicy
 from engram_platform.chat import ChatModelSettings
 from engram_platform.settings import consumer_batch_field
 from engram_vectors.ranking import Fusion, FusionSettings
+from engram_vectors.settings import CollectionSettings
 
 
-class MemorySettings(ChatModelSettings):
+class MemorySettings(ChatModelSettings, EmbedderSettings, CollectionSettings):
     """Embedder (same kind as the embedding service), vector store, limits, retention, and the
     optional conversation model (off unless both `llm_base_url` and `llm_model` are set)."""
 
@@ -26,7 +25,6 @@ class MemorySettings(ChatModelSettings):
         " batch costs its own applied marks, markers, acknowledgement and outbox writes (a"
         " 10k-record prune: 26.2 -> 21.7 s from 100 to 1000)",
     )
-    embedder: EmbedderKind = "minilm"
     minilm_threads: int = Field(
         default=2,
         ge=1,
@@ -34,19 +32,8 @@ class MemorySettings(ChatModelSettings):
         description="this service embeds one recall query at a time: 2 threads take a query "
         "from 10.7 to 5.8 ms here (the embedding service's batches keep 1)",
     )
-    hashing_dimension: int = Field(default=384, ge=2)
-    openai_base_url: str | None = None
-    openai_model: str | None = None
     vector_path: str = ".engram/data/vectors/memory"
     collection: str = "memories"
-    min_score: float | None = Field(
-        default=None, description="recall floor; None means the embedder model's default"
-    )
-    lexical: bool = Field(
-        default=True,
-        description="keep a lexical (sparse) vector per memory for hybrid and lexical recall; "
-        "off, recall is dense only and mode=lexical is refused",
-    )
     fusion: Fusion = Field(
         default="convex", description="how hybrid recall fuses dense and lexical candidates"
     )
@@ -76,14 +63,6 @@ class MemorySettings(ChatModelSettings):
     withdraw_requires_all_sources: bool = Field(
         default=False, description="withdraw a memory only when every derived_from source is gone"
     )
-
-    def embedder_options(self) -> dict[str, Any]:
-        """Keyword arguments for `make_embedder(self.embedder, ...)`."""
-        if self.embedder == "minilm":
-            return {"threads": self.minilm_threads}
-        if self.embedder == "hashing":
-            return {"dimension": self.hashing_dimension}
-        return {"base_url": self.openai_base_url, "model": self.openai_model}
 
     @property
     def fusion_settings(self) -> FusionSettings:

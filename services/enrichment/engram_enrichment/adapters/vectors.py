@@ -12,10 +12,9 @@ from engram_vectors import (
     HybridHit,
     Point,
     SparseVector,
-    VectorStore,
 )
-from engram_vectors.lexical import LEXICAL_ENCODER, document_vector
-from engram_vectors.opening import open_collection
+from engram_vectors.lexical import document_vector
+from engram_vectors.opening import ServiceCollection
 
 
 def point_id(tenant_id: str, fact_id: str) -> str:
@@ -23,24 +22,8 @@ def point_id(tenant_id: str, fact_id: str) -> str:
     return f"{tenant_id}:{fact_id}"
 
 
-class KnowledgeVectors:
+class KnowledgeVectors(ServiceCollection):
     """The collection tied to one embedder fingerprint; every search names the tenant."""
-
-    def __init__(self, store: VectorStore, collection: str, *, lexical: bool = True) -> None:
-        self.store = store
-        self.collection = collection
-        self.lexical = LEXICAL_ENCODER if lexical else None
-
-    async def open(self, dimension: int, fingerprint: str) -> str:
-        """Create the collection for this embedder if new; return the fingerprint it holds
-        (LexicalMismatch when it was built with another lexical encoder, or without)."""
-        return await open_collection(
-            self.store, self.collection, dimension, fingerprint, lexical=self.lexical
-        )
-
-    async def fingerprint(self) -> str:
-        """The embedder fingerprint stored with the collection."""
-        return await self.store.collection_fingerprint(self.collection)
 
     def _point(
         self,

@@ -16,10 +16,9 @@ from engram_vectors import (
     Point,
     Range,
     SparseVector,
-    VectorStore,
 )
-from engram_vectors.lexical import LEXICAL_ENCODER, document_vector
-from engram_vectors.opening import open_collection
+from engram_vectors.lexical import document_vector
+from engram_vectors.opening import ServiceCollection
 
 KEYWORD_INDEXES = ("tenant_id", "agent_id", "status", "type", "user_id", "session_id")
 """Payload fields recall filters on, each with a keyword index (metadata keys are free-form
@@ -68,24 +67,8 @@ def payload_filter(selection: Selection) -> dict[str, Any]:
     return query
 
 
-class MemoryVectors:
+class MemoryVectors(ServiceCollection):
     """The collection tied to one embedder fingerprint; every query names tenant and agent."""
-
-    def __init__(self, store: VectorStore, collection: str, *, lexical: bool = True) -> None:
-        self.store = store
-        self.collection = collection
-        self.lexical = LEXICAL_ENCODER if lexical else None
-
-    async def open(self, dimension: int, fingerprint: str) -> str:
-        """Create the collection for this embedder if new; return the fingerprint it holds
-        (LexicalMismatch when it was built with another lexical encoder, or without)."""
-        return await open_collection(
-            self.store, self.collection, dimension, fingerprint, lexical=self.lexical
-        )
-
-    async def fingerprint(self) -> str:
-        """The embedder fingerprint stored with the collection."""
-        return await self.store.collection_fingerprint(self.collection)
 
     async def put(
         self,
