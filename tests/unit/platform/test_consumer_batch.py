@@ -316,6 +316,23 @@ async def test_inputs_of_one_parent_share_one_span_under_it_with_their_count() -
     assert alone.attributes["engram.outcome"] == "applied" and alone.status.is_ok
 
 
+async def test_inputs_that_carried_no_trace_share_one_span_and_stage_under_one_trace() -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    consumer, _, _ = consumer_for(FakeHandlers({}), provider)
+    untraced = [record(request(n), n) for n in range(3)]
+    traced = record(request(3), 3, f"00-{TRACE_ID}-{8:016x}-01")
+    await consumer.process_batch([*untraced, traced])
+    inputs = [s for s in exporter.get_finished_spans() if not s.name.endswith("batch")]
+    assert sorted(
+        dict(s.attributes or {}).get("messaging.batch.message_count", 1) for s in inputs
+    ) == [1, 3]
+    staged = [e for chunk in consumer.outbox.staged.values() for e in chunk]
+    origins = [e["headers"]["traceparent"] for e in staged]
+    assert len(origins) == 4 and len(set(origins[:3])) == 1 and origins[3] != origins[0]
+
+
 def test_a_cached_trace_context_is_reused_only_for_the_same_propagation_headers() -> None:
     consumer, _, _ = consumer_for(FakeHandlers({}))
     parent = f"00-{TRACE_ID}-{7:016x}-01"
