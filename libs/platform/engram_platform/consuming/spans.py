@@ -80,7 +80,7 @@ class ConsumerSpans:
         Inputs that carried no trace context share one span too, so what they stage carries one
         trace and the relay sends it in long runs. A span each split a 1,000-record fetch into
         runs of one record's few events, each a produce call and a publish span of its own
-        (the relay's CPU 2.3x, an idle record's fact visible after 150 ms instead of 60).
+        (the relay's CPU 2.3x, an idle record's article visible after 150 ms instead of 60).
         """
         members: dict[Any, list[int]] = {}
         for i, parent in enumerate(parents):
