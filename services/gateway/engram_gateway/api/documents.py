@@ -13,8 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from engram_events import new_event
 from engram_events.catalog import DOCUMENT_SUBMITTED
-from engram_events.payloads.documents import DocumentSubmitted
+from engram_events.payloads.documents import DocumentSubmitted, Name
 from engram_events.payloads.prune import PruneSelector
+from engram_events.values import Text
 from engram_gateway.api.auth import CallerDep
 from engram_gateway.api.dependencies import Deps
 from engram_gateway.api.owned import owner_view_or_pending
@@ -38,9 +39,9 @@ class SubmitDocument(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1, max_length=512)
-    mime: str = Field(min_length=3, max_length=127)
-    text: str | None = None
+    name: Name
+    mime: Text = Field(min_length=3, max_length=127)
+    text: Text | None = None
     content_base64: str | None = None
 
     @model_validator(mode="after")

@@ -19,8 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from engram_events import Envelope, new_event
 from engram_events.catalog import MEMORY_WRITE_REQUESTED
 from engram_events.content import PROBLEMS, ContentLimits, content_problem
-from engram_events.ids import Attributes, Id
-from engram_events.payloads.memories import MemoryType, MemoryWriteRequested
+from engram_events.payloads.memories import MemoryWrite, MemoryWriteRequested
 from engram_gateway.api.auth import CallerDep, RegistryDep
 from engram_gateway.api.dependencies import Deps
 from engram_gateway.api.memory_proxy import AgentId, owned_agent
@@ -32,22 +31,10 @@ router = APIRouter(tags=["memories"])
 MAX_BATCH = 100
 
 
-class WriteMemory(BaseModel):
-    """A memory to store; ids are scalars, never objects."""
+class WriteMemory(MemoryWrite):
+    """A memory to store: the event's own fields and constraints, and nothing else."""
 
     model_config = ConfigDict(extra="forbid")
-
-    content: str = Field(max_length=64_000)
-    type: MemoryType = "conversation"
-    metadata: Attributes = Field(default_factory=dict)
-    derived_from: list[Id] = Field(default_factory=list, max_length=100)
-    supersedes: Id | None = None
-    idempotency_key: Id | None = None
-    user_id: Id | None = Field(default=None, description="the end user this memory is about")
-    session_id: Id | None = Field(default=None, description="the session it came from")
-    allow_duplicate: bool = Field(
-        default=False, description="store it even if a live memory in this scope says the same"
-    )
 
 
 class WriteMemories(BaseModel):
