@@ -146,6 +146,7 @@ async def submit_document(request: Request, deps: Deps, caller: CallerDep) -> JS
         "document",
         doc_id,
         refused="the document could not be queued; retry",
+        size_bytes=len(content),
         version=payload.version,
         name_sha256=hashlib.sha256(name.encode()).hexdigest(),
     )
