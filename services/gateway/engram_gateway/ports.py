@@ -35,6 +35,8 @@ class SubmissionLog(Protocol):
 
     async def get(self, tenant_id: str, kind: str, item_id: str) -> dict[str, Any] | None: ...
 
+    async def release(self, tenant_id: str, kind: str, item_id: str) -> dict[str, Any] | None: ...
+
 
 class OwningServices(Protocol):
     """The internal HTTP APIs of the services that own records, facts, memories and documents."""

@@ -1,6 +1,6 @@
 """A tenant's storage quotas at the real gateway: the write past its limit is a 403 problem
-naming the quota, a batch is checked whole, a retried write counts once, and a tenant created
-with its own limits gets them instead of the defaults."""
+naming the quota, a batch is checked whole, a retried write counts once, a deleted memory gives
+its quota back, and a tenant created with its own limits gets them instead of the defaults."""
 
 from __future__ import annotations
 
@@ -8,11 +8,13 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from tests.integration.memory.conftest import new_agent, wait_status, write
 from tests.support.services import ServiceProcess
 
 PROBLEM = "application/problem+json"
@@ -82,3 +84,25 @@ def test_documents_and_their_bytes_are_counted(gateway: ServiceProcess) -> None:
         new_version = {**doc, "text": "abcdefghijk"}
         refused = _exceeded(client.post("/v1/documents", json=new_version), "document_bytes")
         assert (refused["limit"], refused["used"], refused["requested"]) == (20, 10, 11)
+
+
+def test_a_deleted_memory_gives_its_quota_back(
+    service: Callable[..., ServiceProcess], tmp_path: Path
+) -> None:
+    env = {
+        "ENGRAM_EMBEDDING_EMBEDDER": "hashing",
+        "ENGRAM_MEMORY_EMBEDDER": "hashing",
+        "ENGRAM_MEMORY_VECTOR_PATH": str(tmp_path / "vectors"),
+    }
+    service("embedding", **env)
+    memory = service("memory", **env)
+    gateway = service("gateway", ENGRAM_GATEWAY_MEMORY_URL=memory.url, **env)
+    with _tenant(gateway, "memories=1") as client:
+        agent = new_agent(client)
+        first = write(client, agent, "the staging database rotates its password on Fridays")
+        wait_status(client, agent, first, {"active"})
+        _exceeded(_memory(client, agent, 1), "memories")
+        deleted = client.delete(f"/v1/agents/{agent}/memories/{first}")
+        assert deleted.status_code == 200, deleted.text
+        assert _memory(client, agent, 1).status_code == 202
+        _exceeded(_memory(client, agent, 2), "memories")

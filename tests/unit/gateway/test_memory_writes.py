@@ -67,6 +67,9 @@ class Log:
     async def get(self, tenant_id: str, kind: str, item_id: str) -> dict[str, Any] | None:
         return None
 
+    async def release(self, tenant_id: str, kind: str, item_id: str) -> dict[str, Any] | None:
+        return None
+
 
 def _write(memory_id: str, content: str, **fields: Any) -> Envelope[MemoryWriteRequested]:
     payload = MemoryWriteRequested(memory_id=memory_id, agent_id="agt_1", content=content, **fields)

@@ -72,7 +72,8 @@ class Log:
         self, tenant_id: str, kind: str, item_id: str, **fields: Any
     ) -> dict[str, Any] | None:
         before = self.rows.get(item_id)
-        self.rows[item_id] = {**(before or {}), **fields}
+        kept = {k: v for k, v in (before or {}).items() if k != "released_at"}
+        self.rows[item_id] = {**kept, **fields}
         return before
 
     async def record_many(
@@ -82,6 +83,13 @@ class Log:
 
     async def get(self, tenant_id: str, kind: str, item_id: str) -> dict[str, Any] | None:
         return self.rows.get(item_id)
+
+    async def release(self, tenant_id: str, kind: str, item_id: str) -> dict[str, Any] | None:
+        row = self.rows.get(item_id)
+        if row is None or "released_at" in row:
+            return None
+        self.rows[item_id] = {**row, "released_at": "now"}
+        return row
 
 
 DEFAULTS = Usage(memories=3, documents=2, document_bytes=100)
@@ -187,6 +195,30 @@ async def test_a_new_version_at_the_document_limit_asks_only_for_its_bytes() -> 
     with pytest.raises(Problem) as refused:
         await accept_document(door, "d2", "v1", 1)
     assert refused.value.extra["quota"] == "documents"
+
+
+async def test_a_deleted_memory_gives_its_quota_back_once() -> None:
+    store = Store()
+    door, _ = intake(store)
+    for n in range(3):
+        await accept_memory(door, f"m{n}")
+    for _ in range(2):
+        await door.release(T, "memory", "m1")
+    await door.release(T, "memory", "unknown")
+    assert store.counters[T].memories == 2
+    await accept_memory(door, "m3")
+    assert store.counters[T].memories == 3
+
+
+async def test_a_deleted_document_gives_back_its_count_and_last_versions_bytes() -> None:
+    store = Store()
+    door, _ = intake(store)
+    await accept_document(door, "d1", "v1", 40)
+    await accept_document(door, "d1", "v2", 50)
+    await door.release(T, "document", "d1")
+    assert (store.counters[T].documents, store.counters[T].document_bytes) == (0, 40)
+    await accept_document(door, "d1", "v2", 50)
+    assert (store.counters[T].documents, store.counters[T].document_bytes) == (1, 90)
 
 
 async def test_a_tenants_own_limit_wins_over_the_default() -> None:

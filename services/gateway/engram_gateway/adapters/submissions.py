@@ -63,6 +63,20 @@ class Submissions:
             previous = [await self.record(tenant_id, kind, i, **f) for i, f in items]
             return sum(p is None for p in previous)
 
+    async def release(self, tenant_id: str, kind: str, item_id: str) -> dict[str, Any] | None:
+        """Mark an accepted write deleted, once: the row as it was when this call released it,
+        None when it is unknown or was released already."""
+        before: dict[str, Any] | None = await self.collection.find_one_and_update(
+            {
+                "_id": f"{tenant_id}:{kind}:{item_id}",
+                "tenant_id": tenant_id,
+                "released_at": {"$exists": False},
+            },
+            {"$set": {"released_at": datetime.now(UTC)}},
+            return_document=ReturnDocument.BEFORE,
+        )
+        return before
+
     async def get(self, tenant_id: str, kind: str, item_id: str) -> dict[str, Any] | None:
         """The accepted write, only within the caller's tenant."""
         doc: dict[str, Any] | None = await self.collection.find_one(
@@ -77,5 +91,8 @@ def _upsert(
     """The filter and update that keep one accepted write: `_id` is `tenant:kind:id`."""
     return (
         {"_id": f"{tenant_id}:{kind}:{item_id}", "tenant_id": tenant_id},
-        {"$set": {**fields, "tenant_id": tenant_id, "kind": kind, "updated_at": now}},
+        {
+            "$set": {**fields, "tenant_id": tenant_id, "kind": kind, "updated_at": now},
+            "$unset": {"released_at": ""},
+        },
     )

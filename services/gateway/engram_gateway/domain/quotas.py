@@ -22,6 +22,10 @@ class Usage:
         """Both amounts summed, quota by quota."""
         return Usage(*(getattr(self, q) + getattr(other, q) for q in QUOTAS))
 
+    def negated(self) -> Usage:
+        """The same amounts taken away."""
+        return Usage(*(-getattr(self, q) for q in QUOTAS))
+
     def any(self) -> bool:
         """Whether any quota is asked for."""
         return any(getattr(self, q) for q in QUOTAS)
@@ -51,13 +55,20 @@ def demand_of(kind: str, count: int, size_bytes: int = 0) -> Usage:
 
 
 def counted(demand: Usage, previous: Mapping[str, Any] | None, version: str | None) -> Usage:
-    """What an accepted write adds to the usage: all of it when its id is new, a document's
-    bytes again when its version is new, nothing for a retry of what was already counted."""
-    if previous is None:
+    """What an accepted write adds to the usage: all of it when its id is new (or was given back
+    by a deletion), a document's bytes again when its version is new, nothing for a retry of
+    what was already counted."""
+    if previous is None or previous.get("released_at") is not None:
         return demand
     if version is not None and previous.get("version") != version:
         return Usage(document_bytes=demand.document_bytes)
     return Usage()
+
+
+def given_back(kind: str, released: Mapping[str, Any]) -> Usage:
+    """What deleting a counted write gives back: one memory, or one document with its last
+    version's bytes (earlier versions' bytes stay counted)."""
+    return demand_of(kind, 1, int(released.get("size_bytes") or 0)).negated()
 
 
 def first_exceeded(limits: Usage, used: Usage, demand: Usage) -> Exceeded | None:

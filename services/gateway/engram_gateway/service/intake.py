@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Sequence
 from typing import Any
 
 from engram_events import Envelope
-from engram_gateway.domain.quotas import counted, demand_of
+from engram_gateway.domain.quotas import counted, demand_of, given_back
 from engram_gateway.ports import EventSink, SubmissionLog
 from engram_gateway.service.quotas import Quotas
 from engram_platform.problems import Problem
@@ -55,6 +55,8 @@ class Intake:
                     raise
                 await self.quotas.admit(tenant_id, counted(demand, noted, fields.get("version")))
         await publish_or_503(self.events.publish(event), refused)
+        if size_bytes:
+            fields = {**fields, "size_bytes": size_bytes}
         previous = await self.submissions.record(tenant_id, kind, item_id, **fields)
         if self.quotas is not None:
             added = counted(demand, previous, fields.get("version"))
@@ -78,3 +80,11 @@ class Intake:
         new = await self.submissions.record_many(tenant_id, kind, items)
         if self.quotas is not None and new:
             await self.quotas.count(tenant_id, demand_of(kind, new))
+
+    async def release(self, tenant_id: str, kind: str, item_id: str) -> None:
+        """A deleted write gives its quota back, once (only what this gateway counted)."""
+        released = await self.submissions.release(tenant_id, kind, item_id)
+        if released is not None and self.quotas is not None:
+            back = given_back(kind, released)
+            if back.any():
+                await self.quotas.count(tenant_id, back)
