@@ -70,7 +70,7 @@ class KeyView(BaseModel):
     role: str
     created_at: datetime
     last_used_at: datetime | None = Field(
-        default=None, description="the last authenticated request, to within a minute"
+        default=None, description="the last authenticated `/v1` request, to within a minute"
     )
     revoked_at: datetime | None = None
 
