@@ -1,4 +1,5 @@
-"""`python -m engram_gateway [serve | create-tenant NAME [--ops] [--quota QUOTA=LIMIT ...]]`."""
+"""`python -m engram_gateway [serve | create-tenant NAME [--ops] [--quota QUOTA=LIMIT ...] |
+grant-admin]`."""
 
 from __future__ import annotations
 
@@ -33,6 +34,25 @@ async def _create_tenant(
         client.close()
 
 
+async def _grant_admin(presented: str, settings: GatewaySettings) -> bool:
+    """Give the admin role to the key presented (on stdin); False when it is not a live key."""
+    from engram_gateway.adapters.keys import KeyStore
+    from engram_gateway.adapters.registry import Registry
+    from engram_gateway.domain.access import ADMIN
+    from engram_platform.mongo import connect_mongo
+
+    client = connect_mongo(settings.mongodb_uri.get_secret_value(), app_name="engram-gateway-cli")
+    try:
+        db = client[settings.database_name("gateway")]
+        caller = await Registry(db).authenticate(presented)
+        if caller is None:
+            return False
+        await KeyStore(db).grant(caller.tenant_id, caller.key_id, ADMIN)
+        return True
+    finally:
+        client.close()
+
+
 def _quota(text: str) -> tuple[str, int]:
     """`--quota memories=1000`, refused by argparse with the reason when malformed."""
     from engram_gateway.domain.quotas import parse_override
@@ -63,8 +83,19 @@ def main(argv: list[str] | None = None) -> int:
         metavar="QUOTA=LIMIT",
         help="the tenant's own limit for memories, documents or document_bytes (repeatable)",
     )
+    commands.add_parser(
+        "grant-admin",
+        help="give the admin role to the API key read from stdin (for a tenant whose keys "
+        "predate roles)",
+    )
     args = parser.parse_args(argv)
     settings = GatewaySettings()
+    if args.command == "grant-admin":
+        granted = asyncio.run(_grant_admin(sys.stdin.readline().strip(), settings))
+        if not granted:
+            print("error: that is not a live API key", file=sys.stderr)
+            return 1
+        return 0
     if args.command == "create-tenant":
         quotas = dict(args.quota)
         try:

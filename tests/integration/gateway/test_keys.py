@@ -4,6 +4,9 @@ revoked key is refused at once here and soon by another instance), rotate; other
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -137,3 +140,26 @@ def test_key_routes_refuse_what_they_do_not_declare(gateway: ServiceProcess) -> 
         rotate_extra = admin.post(f"/v1/keys/{key_id}:rotate", json={"grace_seconds": 5})
         _problem(rotate_extra, 422, "validation-error")
         assert len(admin.get("/v1/keys").json()["keys"]) == 1, "nothing was issued"
+
+
+def test_the_operator_grants_admin_to_a_key_read_from_stdin(gateway: ServiceProcess) -> None:
+    admin_key = create_tenant(gateway.env, "grant")
+    with _client(gateway, admin_key) as admin:
+        plain = admin.post("/v1/keys", json={"role": "default"}).json()
+
+    def grant(key: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "engram_gateway", "grant-admin"],
+            input=key + "\n",
+            env={**os.environ, **gateway.env},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    assert grant(plain["key"][:-2] + "xx").returncode == 1, "a wrong secret grants nothing"
+    assert grant(plain["key"]).returncode == 0
+    with _client(gateway, plain["key"]) as promoted:
+        until(lambda: promoted.get("/v1/keys").status_code == 200, "the key manages keys")
+        roles = {k["key_id"]: k["role"] for k in promoted.get("/v1/keys").json()["keys"]}
+    assert roles[plain["key_id"]] == "admin"

@@ -142,6 +142,7 @@ async def test_gateway_queries_are_indexed_and_scoped() -> None:
         "KeyStore.revoke": lambda: key_rows.revoke(T, "k1", AT),
         "KeyStore.restore": lambda: key_rows.restore(T, "k1", AT),
         "KeyStore.touch": lambda: key_rows.touch(T, "k1", AT),
+        "KeyStore.grant": lambda: key_rows.grant(T, "k1", "admin"),
         "UsageCounters.used": lambda: usage.used(T),
         "UsageCounters.add": lambda: usage.add(T, Usage(memories=1)),
         "UsageCounters.overrides": lambda: usage.overrides(T),

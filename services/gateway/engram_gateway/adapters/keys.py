@@ -59,6 +59,12 @@ class KeyStore:
             {"$set": {"revoked": False}, "$unset": {"revoked_at": ""}},
         )
 
+    async def grant(self, tenant_id: str, key_id: str, role: str) -> None:
+        """Add a role to a key (the operator's command, for keys issued before roles existed)."""
+        await self.collection.update_one(
+            {"_id": key_id, "tenant_id": tenant_id}, {"$addToSet": {"roles": role}}
+        )
+
     async def touch(self, tenant_id: str, key_id: str, at: datetime) -> None:
         """Note when the key was last used."""
         await self.collection.update_one(
