@@ -8,15 +8,18 @@ from engram_events.catalog import TOMBSTONE_APPLIED
 from engram_gateway.adapters import prune_jobs, registry
 from engram_gateway.adapters.dead_letters import DeadLetterBox
 from engram_gateway.adapters.internal import InternalServices
+from engram_gateway.adapters.keys import KeyStore
 from engram_gateway.adapters.prune_jobs import JOBS, PruneJobs
 from engram_gateway.adapters.publisher import EventPublisher
 from engram_gateway.adapters.registry import AGENTS, Registry
 from engram_gateway.adapters.submissions import Submissions
 from engram_gateway.adapters.telemetry import TelemetryReader
+from engram_gateway.adapters.usage import UsageCounters
 from engram_gateway.api import (
     agents,
     conversations,
     documents,
+    keys,
     knowledge,
     lineage,
     memories,
@@ -28,10 +31,13 @@ from engram_gateway.api import (
 from engram_gateway.api.body_limit import BodyLimit
 from engram_gateway.api.dependencies import GatewayDeps
 from engram_gateway.config import GatewaySettings
+from engram_gateway.domain.quotas import Usage
 from engram_gateway.service.intake import Intake
+from engram_gateway.service.keys import KeyManagement
 from engram_gateway.service.memory_writes import MemoryWrites
 from engram_gateway.service.prune_completion import PruneCompletion
 from engram_gateway.service.pruning import Pruning
+from engram_gateway.service.quotas import Quotas
 from engram_platform.app import service_app
 from engram_platform.dependencies import install
 from engram_platform.indexes import merge
@@ -79,12 +85,27 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
         rt.consumer.on(TOMBSTONE_APPLIED, completion.on_applied, batch=completion.on_applied_batch)
         completion_of_this_start[:] = [completion]
         submissions = Submissions(rt.db)
-        intake = Intake(EventPublisher(rt.broker, settings.topic_prefix), submissions)
+        quotas = Quotas(
+            UsageCounters(rt.db),
+            Usage(
+                memories=settings.quota_memories,
+                documents=settings.quota_documents,
+                document_bytes=settings.quota_document_bytes,
+            ),
+            limits_seconds=settings.registry_cache_seconds,
+        )
+        intake = Intake(EventPublisher(rt.broker, settings.topic_prefix), submissions, quotas)
+        registry = Registry(
+            rt.db,
+            cache_seconds=settings.registry_cache_seconds,
+            key_seconds=settings.key_cache_seconds,
+        )
         install(
             app,
             GatewayDeps(
                 settings=settings,
-                registry=Registry(rt.db, cache_seconds=settings.registry_cache_seconds),
+                registry=registry,
+                keys=KeyManagement(KeyStore(rt.db), registry),
                 submissions=submissions,
                 owners=owners,
                 intake=intake,
@@ -113,6 +134,7 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
         routers=[
             agents.router,
             documents.router,
+            keys.router,
             prune.router,
             knowledge.router,
             records.router,

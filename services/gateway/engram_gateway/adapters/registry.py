@@ -8,6 +8,7 @@ from typing import Any
 
 from pymongo import ASCENDING, IndexModel
 
+from engram_gateway.domain.access import ADMIN
 from engram_gateway.domain.keys import IssuedKey, issue_key, parse_key, verify
 from engram_gateway.domain.model import Agent, Caller
 from engram_gateway.domain.recent import Recent
@@ -16,39 +17,52 @@ from engram_platform.indexes import Indexes
 TENANTS = "tenants"
 API_KEYS = "api_keys"
 AGENTS = "agents"
-INDEXES: Indexes = {AGENTS: [IndexModel([("tenant_id", ASCENDING), ("deleted", ASCENDING)])]}
-"""A tenant's live agents; keys and agents are otherwise read by `_id`."""
+INDEXES: Indexes = {
+    AGENTS: [IndexModel([("tenant_id", ASCENDING), ("deleted", ASCENDING)])],
+    API_KEYS: [
+        IndexModel([("tenant_id", ASCENDING), ("created_at", ASCENDING), ("_id", ASCENDING)])
+    ],
+}
+"""A tenant's live agents and its keys; keys and agents are otherwise read by `_id`."""
 
 
 class Registry:
     """The gateway's store of who may call and which agents they own.
 
-    Found keys and owned agents are remembered for `cache_seconds` (two database trips less per
-    request); unknown ones never are. A key revoked in the database, or an agent deleted through
-    another gateway instance, stops working within that time; this instance forgets an agent it
-    deletes at once.
+    Found keys are remembered for `key_seconds` (default `cache_seconds`) and owned agents for
+    `cache_seconds` (two database trips less per request); unknown ones never are. A key revoked
+    through another gateway instance, or an agent deleted there, stops working within that time;
+    this instance forgets a key it revokes and an agent it deletes at once.
     """
 
-    def __init__(self, db: Any, *, cache_seconds: float = 0.0) -> None:
+    def __init__(
+        self, db: Any, *, cache_seconds: float = 0.0, key_seconds: float | None = None
+    ) -> None:
         self.db = db
-        self._keys: Recent[dict[str, Any]] = Recent(cache_seconds)
+        self._keys: Recent[dict[str, Any]] = Recent(
+            cache_seconds if key_seconds is None else key_seconds
+        )
         self._agents: Recent[Agent] = Recent(cache_seconds)
 
     async def create_tenant(self, name: str) -> tuple[str, IssuedKey]:
-        """A new tenant with its first API key; the plaintext key is only in the return value."""
+        """A new tenant with its first API key, an admin key (it manages the tenant's keys);
+        the plaintext key is only in the return value."""
         tenant_id = f"tnt_{secrets.token_hex(8)}"
         now = datetime.now(UTC)
         await self.db[TENANTS].insert_one({"_id": tenant_id, "name": name, "created_at": now})
-        key = await self.add_key(tenant_id)
+        key = await self.add_key(tenant_id, (ADMIN,))
         return tenant_id, key
 
-    async def add_key(self, tenant_id: str, roles: tuple[str, ...] = ()) -> IssuedKey:
+    async def add_key(
+        self, tenant_id: str, roles: tuple[str, ...] = (), *, name: str | None = None
+    ) -> IssuedKey:
         """Issue another key for a tenant (keys are bound to exactly one tenant)."""
         key = issue_key()
         await self.db[API_KEYS].insert_one(
             {
                 "_id": key.key_id,
                 "tenant_id": tenant_id,
+                "name": name,
                 "secret_hash": key.secret_hash,
                 "salt": key.salt,
                 "roles": list(roles),
@@ -73,6 +87,10 @@ class Registry:
         if not verify(secret, row["salt"], row["secret_hash"]):
             return None
         return Caller(tenant_id=row["tenant_id"], key_id=key_id, roles=tuple(row.get("roles", ())))
+
+    def forget_key(self, key_id: str) -> None:
+        """Stop remembering a key this instance just revoked."""
+        self._keys.forget(key_id)
 
     async def create_agent(self, tenant_id: str, name: str | None) -> Agent:
         """Register an agent under the caller's tenant."""

@@ -14,6 +14,7 @@ from engram_gateway.adapters.submissions import Submissions
 from engram_gateway.adapters.telemetry import TelemetryReader
 from engram_gateway.config import GatewaySettings
 from engram_gateway.service.intake import Intake
+from engram_gateway.service.keys import KeyManagement
 from engram_gateway.service.memory_writes import MemoryWrites
 from engram_gateway.service.pruning import Pruning
 from engram_platform.dependencies import provider
@@ -26,6 +27,8 @@ class GatewayDeps:
 
     settings: GatewaySettings
     registry: Registry
+    keys: KeyManagement
+    """A tenant's key lifecycle, and each key's last use."""
     submissions: Submissions
     owners: InternalServices
     """The owning services' internal APIs."""

@@ -147,6 +147,7 @@ async def submit_document(request: Request, deps: Deps, caller: CallerDep) -> JS
         "document",
         doc_id,
         refused="the document could not be queued; retry",
+        size_bytes=len(content),
         version=payload.version,
         name_sha256=hashlib.sha256(name.encode()).hexdigest(),
     )
@@ -173,7 +174,8 @@ async def get_document(doc_id: DocumentId, deps: Deps, caller: CallerDep) -> JSO
 
 @router.delete("/{doc_id}", status_code=202)
 async def delete_document(doc_id: DocumentId, deps: Deps, caller: CallerDep) -> JSONResponse:
-    """Tombstone a document and everything derived from it; returns the prune job to watch."""
+    """Tombstone a document and everything derived from it; returns the prune job to watch.
+    The tenant's document quota gets it back, with its last version's bytes."""
     response = await deps.owners.request(
         "ingest", "GET", f"/internal/v1/documents/{doc_id}", tenant_id=caller.tenant_id
     )
@@ -186,6 +188,7 @@ async def delete_document(doc_id: DocumentId, deps: Deps, caller: CallerDep) -> 
         raise Problem(409, "already-deleted", "the document is already deleted")
     selector = PruneSelector(document_id=doc_id)
     job_id = await deps.prune.start(caller.tenant_id, "document", selector)
+    await deps.intake.release(caller.tenant_id, "document", doc_id)
     return JSONResponse(
         {"prune_job_id": job_id, "status": "running", "status_url": f"/v1/prune-jobs/{job_id}"},
         status_code=202,
