@@ -95,6 +95,8 @@ def service_app(
             connected.append(rt)
             thresholds = tune_after_start(settings.gc_young_threshold)
             log.info("started", extra={"gc_thresholds": list(thresholds)})
+            if app.state.internal_token is None and _serves_internal_routes(routers):
+                log.warning("ENGRAM_INTERNAL_TOKEN is not set: every internal call is refused")
             tasks = [asyncio.create_task(loop()) for loop in background]
             if expiries:
                 tasks.append(asyncio.create_task(sweep(rt.db, expiries)))
@@ -134,3 +136,12 @@ def service_app(
     for router in routers:
         app.include_router(router)
     return app
+
+
+def _serves_internal_routes(routers: Sequence[APIRouter]) -> bool:
+    """Whether the gateway calls this app (so an unset token will break its reads)."""
+    return any(
+        getattr(route, "path", "").startswith("/internal/")
+        for router in routers
+        for route in router.routes
+    )

@@ -13,6 +13,7 @@ from engram_events.payloads.documents import DocumentTombstoned
 from engram_events.payloads.knowledge import FactWithdrawn
 from engram_events.payloads.records import RecordTombstoned
 from tests.integration.memory.conftest import MemoryStack, new_agent, topic, wait_status, write
+from tests.support.internal import internal_headers
 from tests.support.kafka import produce, read_all, wait_for
 
 
@@ -131,7 +132,7 @@ def _verify(stack: MemoryStack, tenant_id: str, **ids: list[str]) -> dict[str, i
     response = httpx.post(
         f"{stack.memory.url}/internal/v1/prune/verify",
         json=ids,
-        headers={"x-engram-tenant": tenant_id},
+        headers=internal_headers(tenant_id),
     )
     assert response.status_code == 200, response.text
     return dict(response.json()["references"])

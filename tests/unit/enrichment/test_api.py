@@ -16,8 +16,8 @@ from engram_enrichment.handlers import EnrichmentHandlers
 from engram_enrichment.service.knowledge import KnowledgeBase
 from engram_enrichment.service.resolution import Resolutions
 from engram_platform.dependencies import install
-from engram_platform.internal import TENANT_HEADER
 from engram_platform.problems import install_problem_handlers
+from tests.support.internal import accept_internal_calls, internal_headers
 from tests.unit.enrichment.fakes import MemoryStore, StagedEvents
 from tests.unit.enrichment.scenario import upserted
 
@@ -35,6 +35,7 @@ class Enrichment:
         self.handlers = EnrichmentHandlers(self.knowledge, Schema())
         self.outbox = StagedEvents()
         self.app = FastAPI()
+        accept_internal_calls(self.app)
         install_problem_handlers(self.app)
         for router in ROUTERS:
             self.app.include_router(router)
@@ -49,7 +50,7 @@ class Enrichment:
         transport = httpx.ASGITransport(app=self.app)
         async with httpx.AsyncClient(transport=transport, base_url="http://enrichment") as client:
             return await client.request(
-                method, f"/internal/v1{path}", headers={TENANT_HEADER: "tnt_a"}, **kwargs
+                method, f"/internal/v1{path}", headers=internal_headers("tnt_a"), **kwargs
             )
 
 

@@ -13,8 +13,8 @@ from fastapi import FastAPI
 from engram_extraction import api
 from engram_extraction.api import ExtractionDeps
 from engram_platform.dependencies import install
-from engram_platform.internal import TENANT_HEADER
 from engram_platform.problems import install_problem_handlers
+from tests.support.internal import accept_internal_calls, internal_headers
 
 pytestmark = pytest.mark.unit
 AT = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
@@ -69,12 +69,13 @@ class FakeReads:
 
 async def get(reads: FakeReads, method: str, path: str, **kwargs: Any) -> httpx.Response:
     app = FastAPI()
+    accept_internal_calls(app)
     install_problem_handlers(app)
     app.include_router(api.router)
     install(app, ExtractionDeps(records=reads))
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://extraction") as client:
-        return await client.request(method, path, headers={TENANT_HEADER: "tnt_a"}, **kwargs)
+        return await client.request(method, path, headers=internal_headers("tnt_a"), **kwargs)
 
 
 async def test_a_record_is_shown_with_its_lineage_and_a_missing_one_is_404() -> None:

@@ -11,8 +11,8 @@ from fastapi import FastAPI
 from engram_ingest import api
 from engram_ingest.api import IngestDeps
 from engram_platform.dependencies import install
-from engram_platform.internal import TENANT_HEADER
 from engram_platform.problems import install_problem_handlers
+from tests.support.internal import accept_internal_calls, internal_headers
 
 pytestmark = pytest.mark.unit
 DOC = {
@@ -40,12 +40,13 @@ class FakeReads:
 
 async def call(method: str, path: str, **kwargs: Any) -> httpx.Response:
     app = FastAPI()
+    accept_internal_calls(app)
     install_problem_handlers(app)
     app.include_router(api.router)
     install(app, IngestDeps(documents=FakeReads()))
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://ingest") as client:
-        return await client.request(method, path, headers={TENANT_HEADER: "tnt_a"}, **kwargs)
+        return await client.request(method, path, headers=internal_headers("tnt_a"), **kwargs)
 
 
 async def test_a_document_shows_its_latest_version_and_every_version_it_had() -> None:
