@@ -63,7 +63,8 @@ def service_app(
 
     `background` loops (watchers, pollers) start once the broker is up and are cancelled
     before it stops. Every route refuses query parameters it does not declare (422), before
-    its own dependencies run (see `query_params`).
+    its own dependencies run (see `query_params`). Slashes are never redirected (Starlette
+    builds that redirect from the Host header): a trailing slash is a 404 problem.
     """
 
     connected: list[ConnectedRuntime] = []
@@ -120,6 +121,7 @@ def service_app(
     app = FastAPI(
         title=title,
         lifespan=lifespan,
+        redirect_slashes=False,
         dependencies=[Depends(refuse_undeclared_query)],
         telemetry={
             "tracer_provider": runtime.tracer_provider,

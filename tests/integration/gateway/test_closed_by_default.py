@@ -1,5 +1,6 @@
 """Closed by default: the real services refuse internal calls without the right token (and
-every call when they have none), and the gateway will not start without one."""
+every call when they have none), the gateway will not start without one, and no route
+redirects to a host the caller named."""
 
 from __future__ import annotations
 
@@ -62,6 +63,16 @@ def test_internal_reads_and_deletes_need_the_token(stack: MemoryStack) -> None:
     assert cleared.status_code == 401
     read = httpx.get(path, headers=internal_headers(tenant))
     assert read.status_code == 200 and read.json()["status"] == "active"
+
+
+def test_a_trailing_slash_is_a_404_not_a_redirect_to_the_callers_host(stack: MemoryStack) -> None:
+    key = stack.tenant()
+    with stack.client(key) as client:
+        for path in ("/v1/agents/", "/v1/agents/x/memories/"):
+            answer = client.get(path, headers={"Host": "evil.example"}, follow_redirects=False)
+            assert answer.status_code == 404, answer.text
+            assert "location" not in answer.headers
+            assert answer.headers["content-type"].startswith(PROBLEM)
 
 
 def test_without_a_token_services_refuse_and_the_gateway_does_not_start(
