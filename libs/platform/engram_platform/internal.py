@@ -6,11 +6,15 @@ import hmac
 from typing import Annotated
 
 from fastapi import Depends, Request
+from pydantic import BaseModel, ConfigDict, Field
 
+from engram_events.ids import Id
 from engram_platform.problems import Problem
 
 TENANT_HEADER = "x-engram-tenant"
 TOKEN_HEADER = "x-engram-internal-token"
+KNOWN_PATH = "/internal/v1/known"
+"""Where each owning service says which of some ids it holds for the tenant."""
 UNSET = "internal-token-unset"
 """The problem type of a service that has no token: closed by default, never open."""
 
@@ -40,3 +44,11 @@ async def internal_tenant(request: Request) -> str:
 
 
 TenantDep = Annotated[str, Depends(internal_tenant)]
+
+
+class KnownIds(BaseModel):
+    """Ids the gateway asks an owner about before a write names them (one batch a request)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    ids: list[Id] = Field(max_length=20_000)

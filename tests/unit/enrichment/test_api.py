@@ -97,3 +97,11 @@ async def test_entities_and_prune_verification_are_served_and_search_needs_recal
     assert (await e.call("GET", "/knowledge/entities/carrier:c9")).status_code == 404
     assert verified.json()["references"]["records"] == 1
     assert search.status_code == 503 and search.json()["type"].endswith("/recall-disabled")
+
+
+async def test_known_names_only_the_tenants_facts() -> None:
+    e = Enrichment()
+    await e.seed()
+    asked = {"ids": [BERLIN, fact_id("carrier:c9", "hq", "Oslo"), "junk"]}
+    answer = await e.call("POST", "/known", json=asked)
+    assert answer.status_code == 200 and answer.json() == {"known": [BERLIN]}

@@ -66,6 +66,9 @@ class FakeReads:
     async def live_among(self, tenant_id: str, record_ids: Sequence[str]) -> int:
         return sum(1 for rid in record_ids if self.heads.get(rid, {}).get("status") == "active")
 
+    async def known(self, tenant_id: str, record_ids: Sequence[str]) -> set[str]:
+        return {r for r in record_ids if r in self.heads} if tenant_id == "tnt_a" else set()
+
 
 async def get(reads: FakeReads, method: str, path: str, **kwargs: Any) -> httpx.Response:
     app = FastAPI()
@@ -113,3 +116,9 @@ async def test_imports_and_prune_verification_read_the_installed_store() -> None
     assert (await get(reads, "GET", "/internal/v1/imports/imp_2")).status_code == 404
     verified = await get(reads, "POST", "/internal/v1/prune/verify", json={"records": ["r1", "r2"]})
     assert verified.json() == {"references": {"records": 1}}
+
+
+async def test_known_names_only_the_tenants_records() -> None:
+    reads = FakeReads([head("rec_1")])
+    answer = await get(reads, "POST", "/internal/v1/known", json={"ids": ["rec_1", "rec_2"]})
+    assert answer.status_code == 200 and answer.json() == {"known": ["rec_1"]}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import httpx
@@ -37,6 +38,9 @@ class FakeReads:
     async def remaining(self, tenant_id: str, document_ids: list[str]) -> tuple[int, int]:
         return len(document_ids), 0
 
+    async def known(self, tenant_id: str, document_ids: Sequence[str]) -> set[str]:
+        return {d for d in document_ids if (tenant_id, d) == ("tnt_a", "doc_1")}
+
 
 async def call(method: str, path: str, **kwargs: Any) -> httpx.Response:
     app = FastAPI()
@@ -62,3 +66,10 @@ async def test_a_document_shows_its_latest_version_and_every_version_it_had() ->
 async def test_prune_verification_reads_the_installed_store() -> None:
     verified = await call("POST", "/internal/v1/prune/verify", json={"documents": ["a", "b"]})
     assert verified.json() == {"references": {"documents": 2, "blobs": 0}}
+
+
+async def test_known_names_only_the_tenants_documents() -> None:
+    answer = await call("POST", "/internal/v1/known", json={"ids": ["doc_1", "doc_9"]})
+    assert answer.status_code == 200 and answer.json() == {"known": ["doc_1"]}
+    refused = await call("POST", "/internal/v1/known", json={"ids": ["doc_1"], "more": 1})
+    assert refused.status_code == 422
