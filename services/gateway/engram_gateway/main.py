@@ -32,6 +32,7 @@ from engram_gateway.service.intake import Intake
 from engram_gateway.service.memory_writes import MemoryWrites
 from engram_gateway.service.prune_completion import PruneCompletion
 from engram_gateway.service.pruning import Pruning
+from engram_gateway.service.sources import SourceCheck
 from engram_platform.app import service_app
 from engram_platform.dependencies import install
 from engram_platform.indexes import merge
@@ -100,6 +101,7 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
                 owners=owners,
                 intake=intake,
                 memory_writes=MemoryWrites(owners, intake),
+                sources=SourceCheck(owners, submissions),
                 outbox=rt.outbox,
                 prune=Pruning(jobs),
                 telemetry=TelemetryReader(rt.mongo[settings.telemetry_database]),

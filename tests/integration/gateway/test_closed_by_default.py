@@ -6,27 +6,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
-from pymongo import MongoClient
 
 from engram_platform.internal import TENANT_HEADER, TOKEN_HEADER
 from tests.integration.memory.conftest import MemoryStack, new_agent, wait_status, write
 from tests.support.internal import internal_headers
 from tests.support.services import ServiceProcess
+from tests.support.tenants import tenant_of
 
 PROBLEM = "application/problem+json"
-
-
-def tenant_of(env: dict[str, str], key: str) -> str:
-    """The tenant a key belongs to, from the gateway's key store (keys are `egk_<id>_...`)."""
-    gateway_db = f"{env['ENGRAM_DATABASE_PREFIX']}gateway"
-    with MongoClient[dict[str, Any]](env["MONGODB_URI"]) as mongo:
-        row = mongo[gateway_db]["api_keys"].find_one({"_id": key.split("_")[1]})
-    assert row is not None
-    return str(row["tenant_id"])
 
 
 @pytest.fixture

@@ -16,6 +16,7 @@ from engram_gateway.config import GatewaySettings
 from engram_gateway.service.intake import Intake
 from engram_gateway.service.memory_writes import MemoryWrites
 from engram_gateway.service.pruning import Pruning
+from engram_gateway.service.sources import SourceCheck
 from engram_platform.dependencies import provider
 from engram_platform.outbox import Outbox
 
@@ -32,6 +33,8 @@ class GatewayDeps:
     intake: Intake
     """Accepts writes: publishes their events, then notes them as submitted."""
     memory_writes: MemoryWrites
+    sources: SourceCheck
+    """Checks the ids a memory write names (`derived_from`, `supersedes`)."""
     outbox: Outbox
     prune: Pruning
     telemetry: TelemetryReader
