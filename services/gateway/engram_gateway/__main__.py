@@ -107,10 +107,15 @@ def main(argv: list[str] | None = None) -> int:
             )
             return 1
         return 0
-    from engram_gateway.main import create_app
+    from engram_gateway.main import MissingInternalToken, create_app
     from engram_platform.http import serve
 
-    serve(create_app(settings), settings.host, settings.port)
+    try:
+        app = create_app(settings)
+    except MissingInternalToken as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    serve(app, settings.host, settings.port)
     return 0
 
 

@@ -38,6 +38,7 @@ from engram_gateway.service.memory_writes import MemoryWrites
 from engram_gateway.service.prune_completion import PruneCompletion
 from engram_gateway.service.pruning import Pruning
 from engram_gateway.service.quotas import Quotas
+from engram_gateway.service.sources import SourceCheck
 from engram_platform.app import service_app
 from engram_platform.dependencies import install
 from engram_platform.indexes import merge
@@ -45,15 +46,26 @@ from engram_platform.metrics import PipelineMetrics
 from engram_platform.runtime import ConnectedRuntime, Runtime
 
 SERVICE = "gateway"
+MISSING_TOKEN = (
+    "ENGRAM_INTERNAL_TOKEN is not set: the gateway reads through the services' internal APIs, "
+    "which refuse calls without it; set the same random value on every service"
+)
 MAX_JSON_BYTES = 1024 * 1024
 """Any other body: a memory is at most 64k characters, a query 8k."""
 MAX_PRUNE_BYTES = 32 * 1024 * 1024
 """A prune may name up to 100,000 record ids of up to 256 characters each."""
 
 
+class MissingInternalToken(RuntimeError):
+    """The gateway will not start without the token its reads need: closed, and said so."""
+
+
 def create_app(settings: GatewaySettings | None = None, *, install_global: bool = True) -> FastAPI:
     """The public HTTP API; tests pass settings with a unique database and topic prefix."""
     settings = settings or GatewaySettings()
+    if settings.internal_token is None:
+        raise MissingInternalToken(MISSING_TOKEN)
+    internal_token = settings.internal_token.get_secret_value()
     runtime = Runtime.build(
         SERVICE,
         settings,
@@ -72,7 +84,7 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
                 "memory": settings.memory_url,
                 "enrichment": settings.enrichment_url,
             },
-            token=settings.internal_token.get_secret_value() if settings.internal_token else None,
+            token=internal_token,
             timeout=settings.internal_timeout_seconds,
         )
         jobs = PruneJobs(rt.db, rt.outbox)
@@ -110,6 +122,7 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
                 owners=owners,
                 intake=intake,
                 memory_writes=MemoryWrites(owners, intake),
+                sources=SourceCheck(owners, submissions),
                 outbox=rt.outbox,
                 prune=Pruning(jobs),
                 telemetry=TelemetryReader(rt.mongo[settings.telemetry_database]),

@@ -38,6 +38,14 @@ class SubmissionLog(Protocol):
     async def release(self, tenant_id: str, kind: str, item_id: str) -> dict[str, Any] | None: ...
 
 
+class SubmissionReads(Protocol):
+    """Which writes the gateway accepted, for ids their owners may not hold yet."""
+
+    async def held(
+        self, tenant_id: str, items: Sequence[tuple[str, str]]
+    ) -> dict[tuple[str, str], dict[str, Any]]: ...
+
+
 class OwningServices(Protocol):
     """The internal HTTP APIs of the services that own records, facts, memories and documents."""
 

@@ -169,6 +169,7 @@ async def test_gateway_queries_are_indexed_and_scoped() -> None:
         "Submissions.record_many": lambda: submissions.record_many(T, "memory", [("m1", {})]),
         "Submissions.get": lambda: submissions.get(T, "memory", "m1"),
         "Submissions.release": lambda: submissions.release(T, "memory", "m1"),
+        "Submissions.held": lambda: submissions.held(T, [("memory", "m1"), ("document", "d1")]),
         "DeadLetterBox.read": lambda: box.read(T),
         "DeadLetterBox.replay": lambda: box.replay(T, {"0-7"}),
         "TelemetryReader.metric_points": lambda: telemetry.metric_points(timedelta(hours=1)),

@@ -3,17 +3,27 @@
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 from pymongo import ASCENDING, IndexModel
 
 from engram_gateway.domain.access import ADMIN
-from engram_gateway.domain.keys import IssuedKey, issue_key, parse_key, verify
+from engram_gateway.domain.keys import (
+    NO_KEY_HASH,
+    NO_KEY_SALT,
+    IssuedKey,
+    issue_key,
+    parse_key,
+    verify,
+)
 from engram_gateway.domain.model import Agent, Caller
 from engram_gateway.domain.recent import Recent
 from engram_platform.indexes import Indexes
 
+KeyCheck = Callable[[str, str, str], bool]
+"""(secret, salt, stored hash) -> whether they match; `keys.verify` outside tests."""
 TENANTS = "tenants"
 API_KEYS = "api_keys"
 AGENTS = "agents"
@@ -36,9 +46,15 @@ class Registry:
     """
 
     def __init__(
-        self, db: Any, *, cache_seconds: float = 0.0, key_seconds: float | None = None
+        self,
+        db: Any,
+        *,
+        cache_seconds: float = 0.0,
+        key_seconds: float | None = None,
+        check: KeyCheck = verify,
     ) -> None:
         self.db = db
+        self._check = check
         self._keys: Recent[dict[str, Any]] = Recent(
             cache_seconds if key_seconds is None else key_seconds
         )
@@ -82,9 +98,10 @@ class Registry:
         if row is None:
             row = await self.db[API_KEYS].find_one({"_id": key_id})
             if not row or row.get("revoked"):
+                self._check(secret, NO_KEY_SALT, NO_KEY_HASH)
                 return None
             self._keys.put(key_id, row)
-        if not verify(secret, row["salt"], row["secret_hash"]):
+        if not self._check(secret, row["salt"], row["secret_hash"]):
             return None
         return Caller(tenant_id=row["tenant_id"], key_id=key_id, roles=tuple(row.get("roles", ())))
 

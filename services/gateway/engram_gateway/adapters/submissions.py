@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -83,6 +84,20 @@ class Submissions:
             {"_id": f"{tenant_id}:{kind}:{item_id}", "tenant_id": tenant_id}
         )
         return doc
+
+    async def held(
+        self, tenant_id: str, items: Sequence[tuple[str, str]]
+    ) -> dict[tuple[str, str], dict[str, Any]]:
+        """The accepted writes among these (kind, id) pairs, in one `_id $in` lookup."""
+        keys = list(dict.fromkeys(f"{tenant_id}:{kind}:{item_id}" for kind, item_id in items))
+        if not keys:
+            return {}
+        cursor = self.collection.find({"_id": {"$in": keys}, "tenant_id": tenant_id})
+        found: dict[tuple[str, str], dict[str, Any]] = {}
+        async for row in cursor:
+            kind, item_id = row["_id"][len(tenant_id) + 1 :].split(":", 1)
+            found[(kind, item_id)] = row
+        return found
 
 
 def _upsert(

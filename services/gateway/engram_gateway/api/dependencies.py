@@ -17,6 +17,7 @@ from engram_gateway.service.intake import Intake
 from engram_gateway.service.keys import KeyManagement
 from engram_gateway.service.memory_writes import MemoryWrites
 from engram_gateway.service.pruning import Pruning
+from engram_gateway.service.sources import SourceCheck
 from engram_platform.dependencies import provider
 from engram_platform.outbox import Outbox
 
@@ -35,6 +36,8 @@ class GatewayDeps:
     intake: Intake
     """Accepts writes: publishes their events, then notes them as submitted."""
     memory_writes: MemoryWrites
+    sources: SourceCheck
+    """Checks the ids a memory write names (`derived_from`, `supersedes`)."""
     outbox: Outbox
     prune: Pruning
     telemetry: TelemetryReader

@@ -107,6 +107,7 @@ async def write_memory(
     existing memory's id when a live one in this scope already says the same."""
     await owned_agent(registry, caller, agent_id)
     _check_content([body], deps.settings.memory_limits, ["body"])
+    await deps.sources.check(caller.tenant_id, agent_id, [body], ["body"])
     outcome = await deps.memory_writes.write(_request(caller.tenant_id, agent_id, body))
     return JSONResponse(
         _answer(agent_id, outcome), status_code=200 if outcome.deduplicated else 202
@@ -132,6 +133,7 @@ async def write_memories(
     if len(set(keys)) != len(keys):
         raise Problem(422, detail="idempotency keys must differ within one batch")
     _check_content(body.memories, deps.settings.memory_limits, ["body", "memories"])
+    await deps.sources.check(caller.tenant_id, agent_id, body.memories, ["body", "memories"])
     tenant_id = caller.tenant_id
     events = [_request(tenant_id, agent_id, memory) for memory in body.memories]
     outcomes = await deps.memory_writes.write_batch(tenant_id, agent_id, events)
