@@ -91,6 +91,27 @@ class TombstoneWrites(Protocol):
     ) -> None: ...
 
 
+class PassageWrites(Protocol):
+    """A document version's passage rows, and which version is the document's current one."""
+
+    async def write_passages(
+        self,
+        tenant_id: str,
+        document_id: str,
+        version: str,
+        rows: Sequence[dict[str, Any]],
+        at: datetime,
+    ) -> None: ...
+
+
+class PassageReads(Protocol):
+    """A document's current passages in order, as the internal API lists them."""
+
+    async def current_passages(
+        self, tenant_id: str, document_id: str, after: int, limit: int
+    ) -> tuple[str, list[dict[str, Any]]] | None: ...
+
+
 class Outbox(Protocol):
     """Where events and Kafka tombstones are staged, to be published once durable."""
 

@@ -88,6 +88,28 @@ class FakeStore:
         self.imports[import_id] = fields
 
 
+class FakePassages:
+    """The PassageStore surface, in memory: rows by passage id, each document's current version."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, dict[str, Any]] = {}
+        self.heads: dict[str, str] = {}
+        self.writes = 0
+
+    async def write_passages(
+        self,
+        tenant_id: str,
+        document_id: str,
+        version: str,
+        rows: Sequence[dict[str, Any]],
+        at: datetime,
+    ) -> None:
+        self.writes += 1
+        for row in rows:
+            self.rows[f"{tenant_id}:{row['passage_id']}"] = dict(row)
+        self.heads[f"{tenant_id}:{document_id}"] = version
+
+
 class FakeOutbox:
     """Collects what would be staged: envelopes and raw entries (Kafka tombstones)."""
 

@@ -7,13 +7,15 @@ import pytest
 from engram_extraction.domain.schema import SchemaRegistry
 from engram_extraction.service.documents import DocumentExtraction
 from engram_platform.retry import PermanentError
-from tests.unit.extraction.fakes import CANARY, FakeOutbox, FakeStore, ingested
+from tests.unit.extraction.fakes import CANARY, FakeOutbox, FakePassages, FakeStore, ingested
 
 pytestmark = pytest.mark.unit
 
 
 def extraction(store: FakeStore, outbox: FakeOutbox, attempts: int = 3) -> DocumentExtraction:
-    return DocumentExtraction(store, SchemaRegistry(), outbox, max_attempts=attempts)
+    return DocumentExtraction(
+        store, SchemaRegistry(), outbox, passages=FakePassages(), max_attempts=attempts
+    )
 
 
 async def test_records_are_announced_after_the_write_and_replays_stage_the_same_ids() -> None:
@@ -75,3 +77,47 @@ async def test_a_later_success_still_succeeds_after_failed_attempts() -> None:
     done = await extraction(store, outbox).extract(event)
     assert done[-1].event_type == "document.extracted"
     assert done[-1].payload.attempts == 2
+
+
+RETURNS = (
+    b"# Returns policy\n\nYou may return most items within 30 days of delivery.\n\n"
+    b"Opened electronics can be returned within 14 days of delivery.\n\n"
+    b"## Damaged goods\n\nIf an item arrives damaged, contact us within 48 hours.\n"
+)
+
+
+async def test_a_prose_document_without_records_is_extracted_into_announced_passages() -> None:
+    store, outbox, passages = FakeStore(), FakeOutbox(), FakePassages()
+    documents = DocumentExtraction(store, SchemaRegistry(), outbox, passages=passages)
+    event = ingested(RETURNS, name="prose.md", mime="text/markdown")
+    first = await documents.extract(event)
+    assert [e.event_type for e in first] == [
+        "passage.upserted",
+        "passage.upserted",
+        "document.extracted",
+    ]
+    summary = first[-1].payload
+    assert (summary.record_count, summary.passage_count) == (0, 2)
+    announced = [e.payload for e in first[:2]]
+    assert [p.heading_path for p in announced] == [
+        ["Returns policy"],
+        ["Returns policy", "Damaged goods"],
+    ]
+    text = RETURNS.decode()
+    for passage in announced:
+        assert text[passage.start : passage.end] == passage.text
+        assert passages.rows[f"tnt_a:{passage.passage_id}"]["text"] == passage.text
+    assert "within 14 days" in announced[0].text
+    assert passages.heads == {"tnt_a:doc_1": event.payload.version}
+
+    replay = await documents.extract(event)
+    assert [e.event_id for e in replay] == [e.event_id for e in first]
+    assert len(passages.rows) == 2
+
+
+async def test_a_markdown_document_of_headings_only_still_fails_with_its_reason() -> None:
+    store, outbox = FakeStore(), FakeOutbox()
+    event = ingested(b"# Title\n\n## Part\n", name="empty.md", mime="text/markdown")
+    (failed,) = await extraction(store, outbox).extract(event)
+    assert failed.event_type == "document.extraction_failed"
+    assert failed.payload.error == "no records found by the markdown extractor"

@@ -14,7 +14,7 @@ from engram_extraction.service.documents import DocumentExtraction
 from engram_platform.chat import ModelUnavailable, Reply
 from engram_platform.retry import PermanentError
 from tests.support.chat_fakes import FakeModel
-from tests.unit.extraction.fakes import CANARY, FakeOutbox, FakeStore, ingested
+from tests.unit.extraction.fakes import CANARY, FakeOutbox, FakePassages, FakeStore, ingested
 
 pytestmark = pytest.mark.unit
 REGISTRY = SchemaRegistry(
@@ -32,6 +32,7 @@ def extraction(store: FakeStore, outbox: FakeOutbox, model: FakeModel) -> Docume
         store,
         REGISTRY,
         outbox,
+        passages=FakePassages(),
         max_attempts=3,
         model=model,
         model_options=LlmOptions(model="configured-model"),

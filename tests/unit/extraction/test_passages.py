@@ -221,3 +221,12 @@ def test_the_estimate_counts_rare_words_and_numbers_as_several_pieces() -> None:
     assert estimate_pieces("electronics") == 3
     assert estimate_pieces("ORD-48213") == 1 + 1 + 3
     assert estimate_pieces("返品") == 2
+
+
+def test_a_span_stays_within_the_character_bound_even_across_long_blank_runs() -> None:
+    text = "First words." + " " * 20_000 + "second words." + "\n" * 30_000 + "Third."
+    layout = plain_layout(text)
+    passages = split(layout, Budget(max_chars=1000))
+    exact(layout, passages)
+    assert all(p.end - p.start <= 1000 for p in passages)
+    assert "".join(p.text for p in passages).replace(" ", "") == "Firstwords.secondwords.Third."

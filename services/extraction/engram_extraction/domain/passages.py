@@ -56,6 +56,8 @@ class Budget:
     max_pieces: int = 200
     overlap_pieces: int = 40
     max_passages: int = 5000
+    max_chars: int = 8000
+    """A passage's span (whitespace between its sentences included) is at most this long."""
 
 
 @dataclass(frozen=True)
@@ -144,7 +146,7 @@ def split(layout: Layout, budget: Budget | None = None) -> list[Passage]:
     for section in _sections(layout, budget):
         head = estimate_pieces(embedded_text(section.path, "")) if section.path else 0
         room = max(budget.max_pieces - head, budget.max_pieces // 2)
-        for first, last in _pack(section.units, room, budget.overlap_pieces):
+        for first, last in _pack(section.units, room, budget.overlap_pieces, budget.max_chars):
             units = section.units[first : last + 1]
             start, end = units[0].start, units[-1].end
             if len(passages) >= budget.max_passages:
@@ -181,7 +183,8 @@ def _sections(layout: Layout, budget: Budget) -> Iterator[_Section]:
                 path.append((block.level, title))
             section = _Section(tuple(name for _, name in path))
             continue
-        section.units.extend(_units(layout.text, block, index, budget.max_pieces // 2))
+        for unit in _units(layout.text, block, index, budget.max_pieces // 2):
+            section.units.extend(_within(layout.text, unit, budget.max_chars))
     if section.units:
         yield section
 
@@ -198,6 +201,17 @@ def _units(text: str, block: Block, index: int, longest: int) -> Iterator[_Unit]
             yield _Unit(
                 word_start, word_end, estimate_pieces(text[word_start:word_end]), index, block.page
             )
+
+
+def _within(text: str, unit: _Unit, max_chars: int) -> Iterator[_Unit]:
+    """A unit whose span is too long (runs of whitespace inside it) cut into windows."""
+    if unit.end - unit.start <= max_chars:
+        yield unit
+        return
+    for cut in range(unit.start, unit.end, max_chars):
+        if trimmed := _trim(text, cut, min(cut + max_chars, unit.end)):
+            start, end = trimmed
+            yield _Unit(start, end, estimate_pieces(text[start:end]), unit.block, unit.page)
 
 
 def sentence_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
@@ -258,15 +272,22 @@ def _word_runs(text: str, start: int, end: int, longest: int) -> Iterator[tuple[
         yield run_start, run_end
 
 
-def _pack(units: Sequence[_Unit], room: int, overlap: int) -> Iterator[tuple[int, int]]:
-    """Greedy runs of units (first, last index) within `room` pieces. A run ends at a block
-    boundary when the next block would not fit and the run is already half full; the next run
-    starts with the previous run's last units up to `overlap` pieces, when they leave room."""
+def _pack(
+    units: Sequence[_Unit], room: int, overlap: int, max_chars: int
+) -> Iterator[tuple[int, int]]:
+    """Greedy runs of units (first, last index) within `room` pieces and `max_chars`. A run ends
+    at a block boundary when the next block would not fit and the run is already half full; the
+    next run starts with the previous run's last units up to `overlap` pieces, when they leave
+    room."""
     first = 0
     while first < len(units):
         total = 0
         last = first
-        while last < len(units) and total + units[last].pieces <= room:
+        while (
+            last < len(units)
+            and total + units[last].pieces <= room
+            and units[last].end - units[first].start <= max_chars
+        ):
             total += units[last].pieces
             last += 1
         last = max(last - 1, first)
