@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from engram_enrichment.adapters.passages import PASSAGES, MongoPassageRows
 from engram_enrichment.adapters.store import (
     CONTRADICTIONS,
     ENTITIES,
@@ -68,3 +69,16 @@ async def test_enrichment_queries_are_indexed_and_scoped() -> None:
     verdict = judge(db.calls, INDEXES, tenant_id=T)
     assert not verdict.report(), verdict.report()
     assert public_methods(MongoEntityStore) == set(exercise)
+
+
+async def test_passage_rows_are_read_by_id_within_the_tenant() -> None:
+    db = RecordingDatabase({PASSAGES: [{"passage_id": "psg_1", "tenant_id": T}]})
+    rows = MongoPassageRows(db)
+    exercise = {
+        "MongoPassageRows.put": lambda: rows.put(T, [{"passage_id": "psg_1"}]),
+        "MongoPassageRows.get_many": lambda: rows.get_many(T, ["psg_1", "psg_2"]),
+    }
+    await db.run(exercise)
+    verdict = judge(db.calls, INDEXES, tenant_id=T)
+    assert not verdict.report(), verdict.report()
+    assert public_methods(MongoPassageRows) == set(exercise)

@@ -9,6 +9,7 @@ import zipfile
 import pytest
 
 from engram_extraction.domain.candidates import Extraction, ExtractionFailed, Limits
+from engram_extraction.domain.extractors import Unstructured
 from engram_extraction.domain.formats import DOCX, PDF, FormatLimits, read_docx, read_html, read_pdf
 from engram_extraction.domain.passages import split
 from engram_extraction.domain.reading import prose_kind, read
@@ -186,3 +187,11 @@ def test_a_word_document_gives_passages_and_its_key_value_records() -> None:
 def test_a_scanned_pdf_fails_the_document_with_its_reason() -> None:
     with pytest.raises(ExtractionFailed, match="no text layer"):
         read(blank_pdf(), PDF, "scan.pdf", LIMITS)
+
+
+def test_with_the_model_on_a_page_without_rows_is_deferred_with_its_passages() -> None:
+    reading = read(PAGE, "text/html", "returns.html", LIMITS, defer=True)
+    assert isinstance(reading.found, Unstructured)
+    assert reading.found.text.startswith("Returns policy")
+    assert "track" not in reading.found.text
+    assert len(reading.passages) == 2

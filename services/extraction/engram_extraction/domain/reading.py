@@ -81,15 +81,20 @@ def read(
     defer: bool = False,
 ) -> Reading:
     """Records and passages; ExtractionFailed when the document cannot be read or holds neither.
-    With `defer`, text no built-in extractor reads is handed back for the model."""
+    With `defer`, text in which no built-in extractor or reader found rows (a PDF's, Word
+    file's or page's laid-out text included) is handed back for the model."""
     kind = prose_kind(mime, file_name)
     reader = BINARY_READERS.get(kind or "")
     if reader is not None:
         layout = reader(content, formats or FormatLimits())
         passages = _passages(layout, budget)
-        return Reading(
-            extract_layout_text(layout.text, kind or "", limits, bool(passages)), passages
-        )
+        extraction = extract_layout_text(layout.text, kind or "", limits)
+        if defer and not extraction.candidates:
+            why = f"no rows found by the {kind} reader"
+            return Reading(Unstructured(layout.text, why), passages)
+        if not extraction.candidates and not passages:
+            raise ExtractionFailed(f"no records found by the {kind} reader")
+        return Reading(extraction, passages)
     passages = []
     if kind is not None:
         passages = _passages(TEXT_LAYOUTS[kind](decode_text(content)), budget)

@@ -161,7 +161,16 @@ class DocumentExtraction:
             return found
         assert self.model is not None and self.model_options is not None
         doc = event.payload
-        body = request_body(found.text, self.registry, self.model_options)
+        try:
+            body = request_body(found.text, self.registry, self.model_options)
+        except ExtractionFailed:
+            if not reading.passages:
+                raise
+            log.info(
+                "document too long for the model; kept as passages only",
+                extra={"document_id": doc.document_id, "input_chars": len(found.text)},
+            )
+            return Extraction("passages", [])
         try:
             reply = await self.model.complete(body)
         except ModelFailed as refused:

@@ -99,10 +99,11 @@ def extract_or_defer(
     return read(content, mime, file_name, limits, fallback=True)
 
 
-def extract_layout_text(text: str, reader: str, limits: Limits, has_passages: bool) -> Extraction:
-    """`key: value` blocks in the text a PDF, Word or HTML reader laid out, named after it."""
+def extract_layout_text(text: str, reader: str, limits: Limits) -> Extraction:
+    """`key: value` blocks in the text a PDF, Word or HTML reader laid out, named after it
+    (none is not a failure here: the caller weighs them with the passages)."""
     found = Extraction(reader, extract_key_values(text, limits).candidates)
-    return bounded(found, limits, allow_empty=has_passages)
+    return bounded(found, limits, allow_empty=True)
 
 
 def read(
