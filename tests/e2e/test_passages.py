@@ -95,3 +95,44 @@ def test_a_pdf_becomes_passages_that_keep_their_pages(platform: Platform) -> Non
         listed = api.get(f"/v1/documents/{document_id}/passages").json()["passages"]
         assert listed[0]["page"] == 1 and listed[-1]["page_end"] == 2
         assert "import duties" in listed[-1]["text"]
+
+
+def passage_texts(api: httpx.Client, query: str) -> list[str]:
+    body = {"query": query, "top_k": 10, "kinds": ["passage"], "min_score": -1.0}
+    found = api.post("/v1/knowledge/search", json=body)
+    assert found.status_code == 200, found.text
+    return [r["text"] for r in found.json()["results"]]
+
+
+def test_a_new_version_replaces_passages_and_deletion_withdraws_them(platform: Platform) -> None:
+    first = "# Warranty\n\nEvery kettle carries a warranty of two years from purchase.\n"
+    second = "# Warranty\n\nEvery kettle carries a warranty of five years from purchase.\n"
+    with platform.client() as api:
+        document_id = upload(api, "warranty.md", first.encode())
+        until(lambda: passage_texts(api, "kettle warranty"), "the first version searchable")
+        assert upload(api, "warranty.md", second.encode()) == document_id
+
+        def versions() -> list[str]:
+            texts = passage_texts(api, "kettle warranty")
+            return [t for t in texts if "kettle" in t]
+
+        replaced = until(
+            versions,
+            "only the second version's passage",
+            ready=lambda t: t and all("five years" in x for x in t),
+        )
+        assert len(replaced) == 1
+        listed = api.get(f"/v1/documents/{document_id}/passages").json()["passages"]
+        assert [p["text"] for p in listed] == [second.split("\n\n", 1)[1].strip()]
+
+        deleting = api.delete(f"/v1/documents/{document_id}")
+        assert deleting.status_code == 202, deleting.text
+        job = until(
+            lambda: api.get(deleting.json()["status_url"]).json(),
+            "the document's prune job to complete",
+            timeout=120,
+            ready=lambda job: job["status"] == "completed",
+        )
+        assert job["verified_empty"] is True, job
+        assert versions() == []
+        assert api.get(f"/v1/documents/{document_id}/passages").status_code == 404

@@ -23,7 +23,7 @@ from engram_events.payloads.memories import (
     MemoryWithdrawn,
     MemoryWriteRequested,
 )
-from engram_events.payloads.passages import PassageUpserted
+from engram_events.payloads.passages import PassagesWithdrawn, PassageUpserted
 from engram_events.payloads.prune import PruneRequested
 from engram_events.payloads.records import RecordsImportRequested, RecordTombstoned, RecordUpserted
 from engram_events.payloads.tombstones import TombstoneApplied
@@ -146,3 +146,13 @@ PASSAGE_UPSERTED = register(
 )
 """A passage of a prose document version, durable in extraction; keyed by its document, so a
 document's passages stay in order on one partition. Enrichment indexes it for search."""
+PASSAGES_WITHDRAWN = register(
+    EventType(
+        "passages.withdrawn",
+        PassagesWithdrawn,
+        Topics.RECORD_EVENTS,
+        lambda p: p.document_id,
+    )
+)
+"""Passages a new version replaced or a deletion took, keyed like their upserts so they follow
+them; enrichment deletes their rows and vectors and acknowledges a prune job's."""

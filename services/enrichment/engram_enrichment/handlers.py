@@ -15,7 +15,7 @@ from engram_enrichment.service.tombstones import Tombstones
 from engram_events import Envelope
 from engram_events.acks import merge_acknowledgements
 from engram_events.payloads.embeddings import EmbeddingComputed
-from engram_events.payloads.passages import PassageUpserted
+from engram_events.payloads.passages import PassagesWithdrawn, PassageUpserted
 from engram_events.payloads.records import RecordTombstoned, RecordUpserted
 
 SERVICE = "enrichment"
@@ -32,11 +32,7 @@ class EnrichmentHandlers:
         passages: PassageRows | None = None,
     ) -> None:
         self.knowledge = knowledge
-        self.passages = (
-            PassageIndexing(passages, vectors)
-            if vectors is not None and passages is not None
-            else None
-        )
+        self.passages = PassageIndexing(passages, vectors) if passages is not None else None
         self.sections = SectionVectors(vectors, knowledge) if vectors is not None else None
         self.records = RecordChanges(knowledge, schema, vectors, self.sections)
         self.tombstones = Tombstones(knowledge, schema, vectors, self.sections)
@@ -96,6 +92,14 @@ class EnrichmentHandlers:
         self, events: list[Envelope[PassageUpserted]]
     ) -> list[list[Envelope[Any]] | Exception]:
         """The batch route: a document brings many passages, kept with one write per tenant."""
-        if self.passages is None:
+        if self.passages is None or self.passages.vectors is None:
             return [[] for _ in events]
         return await self.passages.upserted(events)
+
+    async def on_passages_withdrawn(
+        self, event: Envelope[PassagesWithdrawn]
+    ) -> list[Envelope[Any]]:
+        """Delete the passages' rows and vectors; acknowledge a prune job's document."""
+        if self.passages is None:
+            return []
+        return await self.passages.withdrawn(event)

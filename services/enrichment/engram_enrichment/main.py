@@ -11,6 +11,7 @@ from fastapi import FastAPI
 
 from engram_embedders import make_embedder
 from engram_enrichment.adapters.chat import ChatCompletionsSummariser
+from engram_enrichment.adapters.passages import INDEXES as PASSAGE_INDEXES
 from engram_enrichment.adapters.passages import MongoPassageRows
 from engram_enrichment.adapters.schema_file import load_schema
 from engram_enrichment.adapters.store import INDEXES, MongoEntityStore
@@ -26,11 +27,13 @@ from engram_enrichment.service.summaries import Summaries
 from engram_events.catalog import (
     EMBEDDING_COMPUTED,
     PASSAGE_UPSERTED,
+    PASSAGES_WITHDRAWN,
     RECORD_TOMBSTONED,
     RECORD_UPSERTED,
 )
 from engram_platform.app import service_app
 from engram_platform.dependencies import install
+from engram_platform.indexes import merge
 from engram_platform.runtime import ConnectedRuntime, Runtime
 from engram_vectors import vector_store_from
 from engram_vectors.opening import open_at_start
@@ -99,7 +102,12 @@ def create_app(
 ) -> FastAPI:
     """Consumes record upserts and tombstones; serves knowledge to the gateway internally."""
     settings = settings or EnrichmentSettings()
-    runtime = Runtime.build(SERVICE, settings, install_global=install_global, indexes=INDEXES)
+    runtime = Runtime.build(
+        SERVICE,
+        settings,
+        install_global=install_global,
+        indexes=merge(INDEXES, PASSAGE_INDEXES),
+    )
     summaries, summary_client = build_summaries(settings)
 
     async def register(rt: ConnectedRuntime, app: FastAPI) -> None:
@@ -114,6 +122,7 @@ def create_app(
         rt.consumer.on(
             RECORD_UPSERTED, handlers.on_record_upserted, batch=handlers.on_record_upserted_batch
         )
+        rt.consumer.on(PASSAGES_WITHDRAWN, handlers.on_passages_withdrawn)
         rt.consumer.on(
             RECORD_TOMBSTONED,
             handlers.on_record_tombstoned,
@@ -134,6 +143,8 @@ def create_app(
             knowledge=knowledge,
             resolutions=Resolutions(knowledge, handlers.sections, rt.outbox),
             sections=handlers.sections,
+            passages=passages,
+            vectors=vectors,
             search=search,
             max_top_k=settings.max_top_k,
         )

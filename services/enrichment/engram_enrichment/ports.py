@@ -123,6 +123,14 @@ class PassageRows(Protocol):
         """The stored rows of those passages that exist, by passage id."""
         ...
 
+    async def remove(self, tenant_id: str, passage_ids: Sequence[str]) -> None:
+        """Delete the passages' rows."""
+        ...
+
+    async def count_of_documents(self, tenant_id: str, document_ids: Sequence[str]) -> int:
+        """How many rows these documents' passages still have."""
+        ...
+
 
 class KnowledgeIndex(Protocol):
     """The knowledge collection: a point per live fact and per article section."""
@@ -164,6 +172,14 @@ class KnowledgeIndex(Protocol):
         provenance: dict[str, Any] | None = None,
     ) -> None:
         """Write passages' points `(row, text embedded, vector)`."""
+        ...
+
+    async def remove_passages_of(self, tenant_id: str, document_id: str) -> None:
+        """Delete every passage point of a document."""
+        ...
+
+    async def count_passages_of(self, tenant_id: str, document_ids: Sequence[str]) -> int:
+        """How many passage points these documents still have."""
         ...
 
     async def payloads(self, tenant_id: str, item_ids: Sequence[str]) -> list[dict[str, Any]]:

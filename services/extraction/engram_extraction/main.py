@@ -25,6 +25,7 @@ from engram_extraction.domain.schema import SchemaRegistry
 from engram_extraction.handlers import ExtractionHandlers
 from engram_extraction.service.documents import DocumentExtraction
 from engram_extraction.service.imports import RecordImports
+from engram_extraction.service.passages import PassageWriter
 from engram_extraction.service.tombstones import Tombstoning
 from engram_platform.app import service_app
 from engram_platform.chat import ChatModel
@@ -82,6 +83,7 @@ def create_app(
                 store, registry, rt.outbox, limits=limits, max_attempts=settings.max_attempts
             ),
             Tombstoning(TombstoneStore(store), rt.outbox),
+            PassageWriter(passages),
         )
         rt.consumer.on(DOCUMENT_INGESTED, handlers.on_ingested)
         rt.consumer.on(RECORDS_IMPORT_REQUESTED, handlers.on_import_requested)

@@ -121,6 +121,17 @@ class MemoryPassageRows:
         found = (self.rows.get(f"{tenant_id}:{pid}") for pid in passage_ids)
         return {str(row["passage_id"]): row for row in found if row is not None}
 
+    async def remove(self, tenant_id: str, passage_ids: Sequence[str]) -> None:
+        for pid in passage_ids:
+            self.rows.pop(f"{tenant_id}:{pid}", None)
+
+    async def count_of_documents(self, tenant_id: str, document_ids: Sequence[str]) -> int:
+        return sum(
+            1
+            for key, row in self.rows.items()
+            if key.startswith(f"{tenant_id}:") and row["document_id"] in document_ids
+        )
+
 
 class SilentlyIgnoringStore(MemoryStore):
     """Acknowledges every save and keeps nothing: the 'applied: true' defect."""

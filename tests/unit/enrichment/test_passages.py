@@ -1,16 +1,25 @@
 """Passages in knowledge search: kept, embedded with their heading path, found with their
-citation, narrowed by `kinds`, and never stored for text they no longer hold."""
+citation, narrowed by `kinds`, never stored for text they no longer hold, and withdrawn with
+their vectors (a prune job acknowledged and verified)."""
 
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import Any, Literal
 
+import httpx
 import pytest
+from fastapi import FastAPI
 
+from engram_enrichment.api.dependencies import EnrichmentDeps
+from engram_enrichment.api.prune import router as prune_router
+from engram_enrichment.service.resolution import Resolutions
 from engram_events import Envelope, new_event
-from engram_events.catalog import PASSAGE_UPSERTED
-from engram_events.payloads.passages import PassageUpserted
+from engram_events.catalog import PASSAGE_UPSERTED, PASSAGES_WITHDRAWN
+from engram_events.payloads.passages import PassagesWithdrawn, PassageUpserted
+from engram_platform.dependencies import install
+from tests.support.internal import accept_internal_calls, internal_headers
+from tests.unit.enrichment.fakes import StagedEvents
 from tests.unit.enrichment.recall import facts, harness, passages
 from tests.unit.enrichment.scenario import upserted
 
@@ -106,3 +115,65 @@ async def test_other_tenants_passages_are_never_returned() -> None:
     h = await harness()
     await h.passage(passage("psg_0", "Opened electronics: 14 days.", [], tenant="tnt_b"))
     assert (await h.search.search("tnt_a", "electronics", 5, min_score=-1.0)).results == []
+
+
+def withdrawn(
+    ids: list[str],
+    reason: Literal["new_version", "document_deleted"] = "document_deleted",
+    prune_job_id: str | None = "job_1",
+) -> Envelope[Any]:
+    payload = PassagesWithdrawn(
+        document_id="doc_1",
+        passage_ids=ids,
+        reason=reason,
+        prune_job_id=prune_job_id,
+    )
+    return new_event(PASSAGES_WITHDRAWN, payload, tenant_id="tnt_a")
+
+
+async def test_a_deleted_document_takes_its_passages_rows_and_vectors_and_acknowledges() -> None:
+    h = await harness()
+    await h.passage(RETURNS, DAMAGED)
+    assert await h.vectors.count_passages_of("tnt_a", ["doc_1"]) == 2
+    (ack,) = await h.handlers.on_passages_withdrawn(withdrawn(["psg_0", "psg_1"]))
+    assert ack.event_type == "tombstone.applied"
+    assert ack.payload.service == "enrichment" and ack.payload.source_ids == ["doc_1"]
+    assert ack.payload.tombstoned_ids == [], "nothing more for memory to cover"
+    assert h.passages.rows == {}
+    assert await h.vectors.count_passages_of("tnt_a", ["doc_1"]) == 0
+    assert (await h.search.search("tnt_a", "return", 5, min_score=-1.0)).results == []
+
+
+async def test_a_vector_computed_after_the_withdrawal_is_not_kept() -> None:
+    h = await harness()
+    published = await h.passage(RETURNS, embed=False)
+    await h.handlers.on_passages_withdrawn(withdrawn(["psg_0"], "new_version", None))
+    await h.embed(published)
+    assert await h.vectors.count_passages_of("tnt_a", ["doc_1"]) == 0
+
+
+async def test_prune_verification_counts_a_deleted_documents_passages_and_vectors() -> None:
+    h = await harness()
+    await h.passage(RETURNS)
+    deps = EnrichmentDeps(
+        knowledge=h.knowledge,
+        resolutions=Resolutions(h.knowledge, None, StagedEvents()),
+        passages=h.passages,
+        vectors=h.vectors,
+    )
+    app = FastAPI()
+    accept_internal_calls(app)
+    app.include_router(prune_router)
+    install(app, deps)
+    transport = httpx.ASGITransport(app=app)
+    body = {"records": [], "facts": [], "documents": ["doc_1"]}
+    async with httpx.AsyncClient(transport=transport, base_url="http://enrichment") as client:
+        before = await client.post(
+            "/internal/v1/prune/verify", json=body, headers=internal_headers("tnt_a")
+        )
+        await h.handlers.on_passages_withdrawn(withdrawn(["psg_0"]))
+        after = await client.post(
+            "/internal/v1/prune/verify", json=body, headers=internal_headers("tnt_a")
+        )
+    left = [r.json()["references"] for r in (before, after)]
+    assert [(refs["passages"], refs["passage_vectors"]) for refs in left] == [(1, 1), (0, 0)]

@@ -97,6 +97,9 @@ class FakePassageReads:
             return None
         return "v2", [row for row in self.rows if row["ordinal"] > after][:limit]
 
+    async def live_passages_of(self, tenant_id: str, document_ids: Sequence[str]) -> int:
+        return len(self.rows) if tenant_id == "tnt_a" and "doc_1" in document_ids else 0
+
 
 async def get(reads: FakeReads, method: str, path: str, **kwargs: Any) -> httpx.Response:
     app = FastAPI()
@@ -144,7 +147,10 @@ async def test_imports_and_prune_verification_read_the_installed_store() -> None
     assert (await get(reads, "GET", "/internal/v1/imports/imp_1")).json()["status"] == "completed"
     assert (await get(reads, "GET", "/internal/v1/imports/imp_2")).status_code == 404
     verified = await get(reads, "POST", "/internal/v1/prune/verify", json={"records": ["r1", "r2"]})
-    assert verified.json() == {"references": {"records": 1}}
+    assert verified.json() == {"references": {"records": 1, "passages": 0}}
+    body = {"records": [], "documents": ["doc_1"]}
+    left = await get(reads, "POST", "/internal/v1/prune/verify", json=body)
+    assert left.json() == {"references": {"records": 0, "passages": 3}}
 
 
 async def test_known_names_only_the_tenants_records() -> None:

@@ -79,6 +79,12 @@ async def test_extraction_queries_are_indexed_and_scoped() -> None:
         "PassageStore.write_passages": lambda: passages.write_passages(T, "doc_1", "v1", [row], AT),
         "PassageStore.current_passages": lambda: passages.current_passages(T, "doc_1", -1, 10),
         "PassageStore.current_passages after": lambda: passages.current_passages(T, "doc_1", 4, 10),
+        "PassageStore.document_passages": lambda: passages.document_passages(T, "doc_1"),
+        "PassageStore.withdraw_passages": lambda: passages.withdraw_passages(
+            T, ["psg_1"], "cause", AT
+        ),
+        "PassageStore.drop_head": lambda: passages.drop_head(T, "doc_1"),
+        "PassageStore.live_passages_of": lambda: passages.live_passages_of(T, ["doc_1"]),
     }
     listings = {
         f"RecordStore.list_records {filters}": (

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from engram_enrichment.adapters.passages import INDEXES as ENRICHMENT_PASSAGE_INDEXES
 from engram_enrichment.adapters.store import INDEXES as ENRICHMENT_INDEXES
 from engram_extraction.adapters import passages as extraction_passages
 from engram_extraction.adapters import store as extraction
@@ -24,7 +25,7 @@ DECLARED: dict[str, Indexes] = {
     "gateway": merge(registry.INDEXES, prune_jobs.INDEXES),
     "ingest": ingest.INDEXES,
     "extraction": merge(extraction.INDEXES, extraction_passages.INDEXES),
-    "enrichment": ENRICHMENT_INDEXES,
+    "enrichment": merge(ENRICHMENT_INDEXES, ENRICHMENT_PASSAGE_INDEXES),
     "memory": memory.INDEXES,
 }
 

@@ -1,6 +1,6 @@
 """Passages: cited spans of a prose document version, owned by extraction."""
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
@@ -10,6 +10,8 @@ from engram_events.payloads.documents import Name
 from engram_events.values import Text
 
 MAX_PASSAGE_CHARS = 32_000
+MAX_WITHDRAWN = 2000
+"""Passage ids per `passages.withdrawn`; more go in several events (each well under 1 MB)."""
 Heading = Annotated[Text, StringConstraints(min_length=1, max_length=200)]
 
 
@@ -30,3 +32,15 @@ class PassageUpserted(Payload):
     page_end: int | None = Field(default=None, ge=1)
     text: Annotated[Text, StringConstraints(min_length=1, max_length=MAX_PASSAGE_CHARS)]
     text_sha256: Sha256
+
+
+class PassagesWithdrawn(Payload):
+    """Passages of a document are gone: replaced by a new version (`new_version`, naming it) or
+    with the document (`document_deleted`, naming the prune job when there is one, which
+    enrichment acknowledges even when the list is empty). Their rows and vectors must follow."""
+
+    document_id: Id
+    passage_ids: list[Id] = Field(default_factory=list, max_length=MAX_WITHDRAWN)
+    reason: Literal["new_version", "document_deleted"]
+    version: Id | None = None
+    prune_job_id: Id | None = None

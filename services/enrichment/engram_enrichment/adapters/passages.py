@@ -6,9 +6,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pymongo import ReplaceOne
+from pymongo import ASCENDING, IndexModel, ReplaceOne
+
+from engram_platform.indexes import Indexes
 
 PASSAGES = "passages"
+INDEXES: Indexes = {
+    PASSAGES: [IndexModel([("tenant_id", ASCENDING), ("document_id", ASCENDING)])],
+}
+"""Prune verification counts a deleted document's passages; everything else is by `_id`."""
 
 
 class MongoPassageRows:
@@ -46,3 +52,16 @@ class MongoPassageRows:
             .to_list(None)
         )
         return {str(row["passage_id"]): row for row in rows}
+
+    async def remove(self, tenant_id: str, passage_ids: Sequence[str]) -> None:
+        """Delete the passages' rows; unknown ids are ignored."""
+        if passage_ids:
+            ids = [f"{tenant_id}:{passage_id}" for passage_id in passage_ids]
+            await self.db[PASSAGES].delete_many({"_id": {"$in": ids}, "tenant_id": tenant_id})
+
+    async def count_of_documents(self, tenant_id: str, document_ids: Sequence[str]) -> int:
+        """How many rows these documents' passages still have."""
+        if not document_ids:
+            return 0
+        query = {"tenant_id": tenant_id, "document_id": {"$in": list(document_ids)}}
+        return int(await self.db[PASSAGES].count_documents(query))

@@ -128,6 +128,22 @@ class KnowledgeVectors(ServiceCollection):
         if points:
             await self.store.upsert(self.collection, points, fingerprint=fingerprint)
 
+    async def remove_passages_of(self, tenant_id: str, document_id: str) -> None:
+        """Delete every passage point of a document, whatever its version."""
+        await self.store.delete_by_filter(
+            self.collection,
+            {"tenant_id": tenant_id, "kind": PASSAGE, "document_id": document_id},
+        )
+
+    async def count_passages_of(self, tenant_id: str, document_ids: Sequence[str]) -> int:
+        """How many passage points these documents still have (prune verification)."""
+        if not document_ids:
+            return 0
+        return await self.store.count(
+            self.collection,
+            {"tenant_id": tenant_id, "kind": PASSAGE, "document_id": list(document_ids)},
+        )
+
     async def payloads(self, tenant_id: str, item_ids: Sequence[str]) -> list[dict[str, Any]]:
         """The stored payloads of these facts' or sections' points (missing ones left out)."""
         if not item_ids:

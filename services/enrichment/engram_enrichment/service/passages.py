@@ -1,6 +1,6 @@
 """Passages in the knowledge collection: each `passage.upserted` is kept and its embedding
 requested; a computed vector is stored only while its passage still holds the text it was
-computed from."""
+computed from; `passages.withdrawn` deletes rows and vectors, and acknowledges a prune job."""
 
 from __future__ import annotations
 
@@ -17,18 +17,20 @@ from engram_enrichment.domain.passages import (
 from engram_enrichment.ports import KnowledgeIndex, PassageRows
 from engram_enrichment.service.announce import MAX_TEXT, REQUESTER
 from engram_events import Envelope, derive_event_id, new_event
+from engram_events.acks import tombstone_applied
 from engram_events.catalog import EMBEDDING_REQUESTED
 from engram_events.payloads.embeddings import EmbeddedItem, EmbeddingRequested, TextItem
-from engram_events.payloads.passages import PassageUpserted
+from engram_events.payloads.passages import PassagesWithdrawn, PassageUpserted
 from engram_vectors import FingerprintMismatch
 
 log = logging.getLogger(__name__)
+SERVICE = "enrichment"
 
 
 class PassageIndexing:
     """Rows first, then the embedding request each input owes."""
 
-    def __init__(self, rows: PassageRows, vectors: KnowledgeIndex) -> None:
+    def __init__(self, rows: PassageRows, vectors: KnowledgeIndex | None) -> None:
         self.rows = rows
         self.vectors = vectors
 
@@ -62,6 +64,8 @@ class PassageIndexing:
     ) -> int:
         """Write vectors of passages that still hold the embedded text; read again after the
         write, so a passage withdrawn meanwhile leaves no vector behind."""
+        if self.vectors is None:
+            return 0
         wanted = [(*parse_passage_item(item.item_id), item) for item in items]
         before = await self.rows.get_many(tenant_id, [pid for pid, _, _ in wanted])
         current = [
@@ -91,6 +95,38 @@ class PassageIndexing:
             extra={"tenant_id": tenant_id, "count": len(ids) - len(stale)},
         )
         return len(ids) - len(stale)
+
+    async def withdrawn(self, event: Envelope[PassagesWithdrawn]) -> list[Envelope[Any]]:
+        """Vectors first, then rows (a vector computed meanwhile finds no row and is dropped);
+        a deleted document's points go by its id too. A prune job is acknowledged for the
+        document."""
+        gone = event.payload
+        if self.vectors is not None:
+            await self.vectors.remove(event.tenant_id, gone.passage_ids)
+            if gone.reason == "document_deleted":
+                await self.vectors.remove_passages_of(event.tenant_id, gone.document_id)
+        await self.rows.remove(event.tenant_id, gone.passage_ids)
+        log.info(
+            "passages withdrawn",
+            extra={
+                "tenant_id": event.tenant_id,
+                "document_id": gone.document_id,
+                "count": len(gone.passage_ids),
+                "prune_job_id": gone.prune_job_id,
+            },
+        )
+        if gone.prune_job_id is None:
+            return []
+        return [
+            tombstone_applied(
+                event,
+                prune_job_id=gone.prune_job_id,
+                service=SERVICE,
+                counts={"vectors": len(gone.passage_ids)},
+                source_ids=[gone.document_id],
+                tombstoned_ids=[],
+            )
+        ]
 
 
 def embedding_request(event: Envelope[PassageUpserted]) -> Envelope[Any]:

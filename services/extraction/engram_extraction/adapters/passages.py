@@ -1,6 +1,7 @@
 """Extraction's passages: one row per passage of a document version (`_id` tenant:passage id),
 and one head per document naming its current version, so a listing reads that version's rows
-in order over a declared index."""
+in order over a declared index. A withdrawn passage stays as a marker without its text (status
+`withdrawn`, the cause that withdrew it), so a replay of that cause announces it again."""
 
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ INDEXES: Indexes = {
         )
     ],
 }
-"""A document version's passages in order (`position`, the ordinal as a zero-padded string, which
+"""A document version's passages in order, and (by its prefix) a document's passages of every
+version (`position`, the ordinal as a zero-padded string, which
 sorts as text does, so the local server's index serves the range and the sort); heads are read by
 `_id`."""
 
@@ -103,3 +105,42 @@ class PassageStore:
         cursor = self.db[PASSAGES].find(query).sort("position", ASCENDING)
         rows = await cursor.limit(limit).to_list(limit)
         return str(head["version"]), rows
+
+    async def document_passages(self, tenant_id: str, document_id: str) -> list[dict[str, Any]]:
+        """Every passage row and marker of the document, any version (ids and status only)."""
+        cursor = self.db[PASSAGES].find(
+            {"tenant_id": tenant_id, "document_id": document_id},
+            {"passage_id": 1, "version": 1, "status": 1, "withdrawn_by": 1},
+        )
+        return list(await cursor.to_list(None))
+
+    async def withdraw_passages(
+        self, tenant_id: str, passage_ids: Sequence[str], cause: str, at: datetime
+    ) -> None:
+        """Rows become markers: status `withdrawn`, the cause, no text."""
+        for start in range(0, len(passage_ids), self.batch):
+            ids = [f"{tenant_id}:{pid}" for pid in passage_ids[start : start + self.batch]]
+            await self.db[PASSAGES].update_many(
+                {"_id": {"$in": ids}, "tenant_id": tenant_id},
+                {
+                    "$set": {"status": "withdrawn", "withdrawn_by": cause, "withdrawn_at": at},
+                    "$unset": {"text": ""},
+                },
+            )
+
+    async def drop_head(self, tenant_id: str, document_id: str) -> None:
+        """The document has no current passages any more."""
+        await self.db[PASSAGE_HEADS].delete_one(
+            {"_id": f"{tenant_id}:{document_id}", "tenant_id": tenant_id}
+        )
+
+    async def live_passages_of(self, tenant_id: str, document_ids: Sequence[str]) -> int:
+        """How many passages of these documents are not withdrawn (prune verification)."""
+        if not document_ids:
+            return 0
+        query = {
+            "tenant_id": tenant_id,
+            "document_id": {"$in": list(document_ids)},
+            "status": {"$ne": "withdrawn"},
+        }
+        return int(await self.db[PASSAGES].count_documents(query))
