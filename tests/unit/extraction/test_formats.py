@@ -10,7 +10,15 @@ import pytest
 
 from engram_extraction.domain.candidates import Extraction, ExtractionFailed, Limits
 from engram_extraction.domain.extractors import Unstructured
-from engram_extraction.domain.formats import DOCX, PDF, FormatLimits, read_docx, read_html, read_pdf
+from engram_extraction.domain.formats import (
+    DOCX,
+    PDF,
+    FormatLimits,
+    read_docx,
+    read_html,
+    read_pdf,
+    storable,
+)
 from engram_extraction.domain.passages import split
 from engram_extraction.domain.reading import prose_kind, read
 from tests.support.documents import blank_pdf, docx_bytes, encrypted_pdf, pdf_bytes
@@ -195,3 +203,8 @@ def test_with_the_model_on_a_page_without_rows_is_deferred_with_its_passages() -
     assert reading.found.text.startswith("Returns policy")
     assert "track" not in reading.found.text
     assert len(reading.passages) == 2
+
+
+def test_text_a_reader_produced_is_made_storable() -> None:
+    assert storable("caf\udce9\x00 ok") == "caf\ufffd ok"
+    assert storable("Rücksendung 返品") == "Rücksendung 返品"

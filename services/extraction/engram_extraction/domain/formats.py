@@ -19,6 +19,7 @@ DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 HTML = "text/html"
 XHTML = "application/xhtml+xml"
 _BLANK_LINES = re.compile(r"\n[ \t\f\v]*\n")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _HEADING_STYLE = re.compile(r"^heading (\d)$", re.IGNORECASE)
 _DROPPED = (
     "script",
@@ -51,6 +52,12 @@ class FormatLimits:
     max_zip_entries: int = 2000
 
 
+def storable(text: str) -> str:
+    """Text a reader produced as the contract can carry it: a lone surrogate (a broken font map
+    can yield one) becomes U+FFFD, and NUL is dropped."""
+    return _SURROGATE.sub("\ufffd", text).replace("\x00", "")
+
+
 class _Text:
     """Extracted text built block by block (blank line between blocks), spans recorded."""
 
@@ -61,7 +68,7 @@ class _Text:
         self.limits = limits
 
     def add(self, text: str, kind: BlockKind, level: int = 0, page: int | None = None) -> None:
-        text = text.strip()
+        text = storable(text).strip()
         if not text:
             return
         if self.parts:
