@@ -19,7 +19,7 @@ from engram_extraction.domain.formats import (
     read_pdf,
     storable,
 )
-from engram_extraction.domain.passages import split
+from engram_extraction.domain.passages import Budget, split
 from engram_extraction.domain.reading import prose_kind, read
 from tests.support.documents import blank_pdf, docx_bytes, encrypted_pdf, pdf_bytes
 
@@ -208,3 +208,14 @@ def test_with_the_model_on_a_page_without_rows_is_deferred_with_its_passages() -
 def test_text_a_reader_produced_is_made_storable() -> None:
     assert storable("caf\udce9\x00 ok") == "caf\ufffd ok"
     assert storable("Rücksendung 返品") == "Rücksendung 返品"
+
+
+def test_too_many_passages_leave_the_records_and_fail_a_document_without_any() -> None:
+    tiny = Budget(max_pieces=8, overlap_pieces=0, max_passages=2)
+    rows = b"Name: Acme\nCity: Paris\n\nSome prose here.\n\nMore prose.\n\nAnd more.\n"
+    reading = read(rows, "text/plain", "notes.txt", LIMITS, budget=tiny)
+    assert reading.passages == []
+    assert isinstance(reading.found, Extraction) and len(reading.found.candidates) == 1
+    prose = b"One paragraph.\n\nTwo paragraph.\n\nThree paragraph.\n"
+    with pytest.raises(ExtractionFailed, match="more than 2 passages"):
+        read(prose, "text/markdown", "notes.md", LIMITS, budget=tiny)

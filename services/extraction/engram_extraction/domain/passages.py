@@ -55,7 +55,7 @@ class Budget:
 
     max_pieces: int = 200
     overlap_pieces: int = 40
-    max_passages: int = 5000
+    max_passages: int = 20_000
     max_chars: int = 8000
     """A passage's span (whitespace between its sentences included) is at most this long."""
 

@@ -87,25 +87,32 @@ def read(
     reader = BINARY_READERS.get(kind or "")
     if reader is not None:
         layout = reader(content, formats or FormatLimits())
-        passages = _passages(layout, budget)
+        passages, too_many = _passages(layout, budget)
         extraction = extract_layout_text(layout.text, kind or "", limits)
         if defer and not extraction.candidates:
             why = f"no rows found by the {kind} reader"
             return Reading(Unstructured(layout.text, why), passages)
         if not extraction.candidates and not passages:
-            raise ExtractionFailed(f"no records found by the {kind} reader")
+            raise ExtractionFailed(too_many or f"no records found by the {kind} reader")
         return Reading(extraction, passages)
-    passages = []
+    passages, too_many = [], None
     if kind is not None:
-        passages = _passages(TEXT_LAYOUTS[kind](decode_text(content)), budget)
-    found = read_records(
-        content, mime, file_name, limits, fallback=defer, allow_empty=bool(passages)
-    )
+        passages, too_many = _passages(TEXT_LAYOUTS[kind](decode_text(content)), budget)
+    try:
+        found = read_records(
+            content, mime, file_name, limits, fallback=defer, allow_empty=bool(passages)
+        )
+    except ExtractionFailed:
+        if too_many is None:
+            raise
+        raise ExtractionFailed(too_many) from None
     return Reading(found, passages)
 
 
-def _passages(layout: Layout, budget: Budget | None) -> list[Passage]:
+def _passages(layout: Layout, budget: Budget | None) -> tuple[list[Passage], str | None]:
+    """The layout's passages, or none and why when there are more than a document may hold
+    (its records, if any, are still read)."""
     try:
-        return split(layout, budget)
+        return split(layout, budget), None
     except TooManyPassages as exc:
-        raise ExtractionFailed(str(exc)) from None
+        return [], str(exc)
