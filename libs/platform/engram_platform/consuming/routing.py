@@ -9,9 +9,11 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from engram_events import Envelope, EventType, PoisonMessage, decode, topic_name
+from engram_events.payloads.dlq import DeadLetter
 from engram_platform.consuming.messages import (
     BatchHandler,
     BatchResult,
+    DeadLetterHook,
     Handler,
     Published,
     Work,
@@ -31,6 +33,7 @@ class Routes:
         self.single: dict[str, Handler] = {}
         self.batch: dict[str, BatchHandler] = {}
         self.ahead: dict[str, Callable[[list[Envelope[Any]]], None]] = {}
+        self.dead_lettered: dict[str, DeadLetterHook] = {}
         self.topics: set[str] = set()
 
     def on(
@@ -40,10 +43,15 @@ class Routes:
         *,
         batch: Callable[[list[Envelope[P]]], Awaitable[Sequence[BatchResult]]] | None = None,
         ahead: Callable[[list[Envelope[P]]], None] | None = None,
+        on_dead_letter: Callable[[Envelope[P], DeadLetter], Awaitable[Published]] | None = None,
     ) -> None:
         """Route one event type to its handler, and optionally runs of it to a batch handler;
-        `ahead` is told first, in order, every input of that type a batch is about to handle."""
+        `ahead` is told first, in order, every input of that type a batch is about to handle;
+        `on_dead_letter` runs for each input dead-lettered, before the offset moves on, so the
+        item it names reaches a status its owner can see."""
         self.single[event_type.name] = handler
+        if on_dead_letter is not None:
+            self.dead_lettered[event_type.name] = on_dead_letter
         if batch is not None:
             self.batch[event_type.name] = batch
         if ahead is not None:
