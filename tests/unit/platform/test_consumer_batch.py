@@ -479,3 +479,29 @@ async def test_an_outage_in_the_dead_letter_hook_redelivers_the_batch() -> None:
     with pytest.raises(ServerSelectionTimeoutError):
         await consumer.process_batch([record(request(0))])
     assert applied_ids(db) == set()
+
+
+async def test_an_event_refused_at_decoding_still_names_its_tenant_and_reaches_the_hook() -> None:
+    handlers = PoisonedHandlers("none")
+    consumer, broker, _ = poisoned_consumer(handlers)
+    event = request(4)
+    wire = json.loads(encode(event))
+    wire["payload"]["metadata"] = "not an object"
+    undecodable = Record(json.dumps(wire).encode())
+    assert await consumer.process_batch([undecodable]) == [Outcome.DEAD_LETTERED]
+    (letter,) = broker.letters
+    assert letter["tenant_id"] == "ten_1" and letter["event_id"] == str(event.event_id)
+    assert letter["error_type"] == "malformed" and letter["attempts"] == 1
+    assert handlers.marked == [("mem_4", "MalformedEvent", 1)]
+    assert staged_ids(consumer) == [str(derive_event_id(event.event_id, "dead-lettered"))]
+
+
+async def test_an_event_whose_ids_are_invalid_is_dead_lettered_without_the_hook() -> None:
+    handlers = PoisonedHandlers("none")
+    consumer, broker, _ = poisoned_consumer(handlers)
+    wire = json.loads(encode(request(5)))
+    wire["payload"]["memory_id"] = {"not": "an id"}
+    assert await consumer.process_batch([Record(json.dumps(wire).encode())]) == [
+        Outcome.DEAD_LETTERED
+    ]
+    assert len(broker.letters) == 1 and handlers.marked == []

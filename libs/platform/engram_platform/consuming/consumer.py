@@ -166,13 +166,13 @@ class Consumer:
     async def prepare_batch(self, records: Sequence[Any]) -> PreparedBatch:
         """Decode, dead-letter the undecodable, skip what was applied, and tell the look-ahead
         routes what is coming; nothing is handled yet."""
-        decoded, skipped = await decode_records(
+        decoded, skipped, salvaged = await decode_records(
             self.routes, records, self.dead_letters, self.service
         )
         routed = self.routes.single
         ids = [str(e.event_id) for e in decoded if e is not None and e.event_type in routed]
         seen = await self.applied.seen_many(ids)
-        batch = PreparedBatch(outcomes=[None] * len(records))
+        batch = PreparedBatch(outcomes=[None] * len(records), dead_lettered=salvaged)
         for index, (record, envelope) in enumerate(zip(records, decoded, strict=True)):
             event_type = skipped.get(index) or (envelope.event_type if envelope else None)
             if index in skipped:
@@ -197,6 +197,8 @@ class Consumer:
         pending = Pending()
         outcomes, finished = batch.outcomes, batch.finished
         sending: asyncio.Future[None] | None = None
+        for envelope, letter in batch.dead_lettered:
+            await self._dead_lettered(envelope, letter, pending)
         try:
             for run in self.routes.runs(batch.work, self._every):
                 started = time.perf_counter()

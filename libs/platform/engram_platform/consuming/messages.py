@@ -39,6 +39,8 @@ class PreparedBatch:
     outcomes: list[Outcome | None]
     work: list[Work] = field(default_factory=list)
     finished: list[tuple[str, str, float]] = field(default_factory=list)
+    dead_lettered: list[tuple[Envelope[Any], DeadLetter]] = field(default_factory=list)
+    """Undecodable inputs whose events were salvaged, for their routes' dead-letter hooks."""
 
 
 @dataclass

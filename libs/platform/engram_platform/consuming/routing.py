@@ -19,6 +19,7 @@ from engram_platform.consuming.messages import (
     Work,
     declared_type,
 )
+from engram_platform.consuming.salvage import salvage
 from engram_platform.dlq import DeadLetters
 
 log = logging.getLogger(__name__)
@@ -90,12 +91,16 @@ class Routes:
 
 async def decode_records(
     routes: Routes, records: Sequence[Any], dead_letters: DeadLetters, consumer: str
-) -> tuple[list[Envelope[Any] | None], dict[int, str]]:
+) -> tuple[list[Envelope[Any] | None], dict[int, str], list[tuple[Envelope[Any], DeadLetter]]]:
     """Each record's event (validated), or None: dead-lettered when it does not decode, or
-    passed over unparsed when its header names a type nobody here handles (returned by index)."""
+    passed over unparsed when its header names a type nobody here handles (returned by index).
+    A dead letter carries what ids the record still yields (so its tenant sees it), and an
+    event whose payload validates without its invalid fields is returned with its letter for
+    its route's dead-letter hook."""
     routed = routes.single
     decoded: list[Envelope[Any] | None] = []
     skipped: dict[int, str] = {}
+    salvaged: list[tuple[Envelope[Any], DeadLetter]] = []
     for index, record in enumerate(records):
         declared = declared_type(record)
         if declared is not None and declared not in routed:
@@ -105,6 +110,15 @@ async def decode_records(
         try:
             decoded.append(decode(record.value))
         except PoisonMessage as exc:
-            await dead_letters.send(consumer=consumer, record=record, error=exc, attempts=1)
+            left = salvage(record.value)
+            letter = await dead_letters.send(
+                consumer=consumer,
+                record=record,
+                error=exc,
+                attempts=1,
+                envelope_fields=left.fields,
+            )
+            if left.envelope is not None and left.envelope.event_type in routes.dead_lettered:
+                salvaged.append((left.envelope, letter))
             decoded.append(None)
-    return decoded, skipped
+    return decoded, skipped, salvaged
