@@ -59,6 +59,23 @@ class ConversationStore:
             {"$set": {**fields, "updated_at": datetime.now(UTC)}},
         )
 
+    async def mark_failed(
+        self, tenant_id: str, record: Mapping[str, Any], reason: str
+    ) -> dict[str, Any]:
+        """A conversation whose submission was dead-lettered ends `failed` with the reason:
+        created from these fields when it was never stored, else moved there unless it is
+        already failed or deleted. Returns the record as it now stands."""
+        key = self._key(tenant_id, record["conversation_id"])
+        now = datetime.now(UTC)
+        marks = {"status": "failed", "error": reason, "updated_at": now}
+        doc = {**record, **key, **marks, "created_at": now}
+        if not await insert_new(self.collection, [doc]):
+            return doc
+        await self.collection.update_one(
+            {**key, "status": {"$nin": ["failed", "deleted"]}}, {"$set": marks}
+        )
+        return await self.get(tenant_id, record["conversation_id"]) or doc
+
     async def count_attempt(self, tenant_id: str, conversation_id: str) -> int:
         """One more failed processing attempt; how many there have been."""
         found = await self.collection.find_one_and_update(

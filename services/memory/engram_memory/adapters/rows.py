@@ -215,6 +215,22 @@ class MemoryRows:
         present = await insert_new(self.collection, docs)
         return [None if n in present else doc for n, doc in enumerate(docs)]
 
+    async def mark_dead_lettered(self, tenant_id: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+        """A dead-lettered write's row ends `rejected`: created with only these fields when its
+        insert never happened, or moved from `pending` (its content dropped); a row already past
+        pending is left as it is. Returns the row as it now stands."""
+        key = {"_id": row_id(tenant_id, fields["memory_id"]), "tenant_id": tenant_id}
+        now = datetime.now(UTC)
+        doc = {**fields, **key, "status": "rejected", "updated_at": now}
+        if await insert_new(self.collection, [doc]):
+            marks = {name: fields[name] for name in ("reason", "dead_lettered_at")}
+            await self.collection.update_one(
+                {**key, "status": "pending"},
+                _row_update({**marks, "status": "rejected"}, now, drop_content=True),
+            )
+            return await self.get(tenant_id, fields["memory_id"]) or doc
+        return doc
+
     async def count(self, selection: Mapping[str, Any]) -> int:
         """How many rows a selection holds (the same selection `select` returns)."""
         return int(await self.collection.count_documents(mongo_filter(selection)))

@@ -7,6 +7,7 @@ from typing import Any
 
 from engram_events import Envelope
 from engram_events.content import ContentLimits, content_problem
+from engram_events.payloads.dlq import DeadLetter
 from engram_events.payloads.memories import MemoryWriteRequested
 from engram_memory.domain import events
 from engram_memory.domain.sources import withdrawn_by
@@ -14,6 +15,7 @@ from engram_memory.domain.writes import (
     Opening,
     as_duplicate,
     content_fields,
+    dead_lettered_fields,
     row_fields,
     still_pending,
 )
@@ -49,6 +51,26 @@ class Writes:
             mine = [i for i, e in enumerate(requests) if e.tenant_id == tenant]
             await self._open_rows(tenant, [(i, requests[i]) for i in mine], results)
         return results
+
+    async def dead_lettered(
+        self, event: Envelope[MemoryWriteRequested], letter: DeadLetter
+    ) -> list[Envelope[Any]]:
+        """A write the consumer dead-lettered ends `rejected` with the reason, announced as any
+        rejection is (an already rejected or stored row is left, and announced as it stands)."""
+        row = await self.rows.mark_dead_lettered(
+            event.tenant_id, dead_lettered_fields(event, letter)
+        )
+        log.info(
+            "memory dead-lettered",
+            extra={
+                "memory_id": event.payload.memory_id,
+                "status": row.get("status"),
+                "error_type": letter.error_type,
+            },
+        )
+        if row.get("status") != "rejected":
+            return []
+        return [events.rejected(row, str(row.get("reason")), event, row.get("duplicate_of"))]
 
     async def _open_rows(
         self,
