@@ -26,3 +26,7 @@ class DeadLetter(BaseModel):
     value_base64: str
     headers: dict[str, str] = Field(default_factory=dict)
     failed_at: datetime
+
+    def item_reason(self) -> str:
+        """What the item a dead-lettered input named says of it: dead-lettered, and why."""
+        return f"dead_lettered: {self.reason or self.error_type}"

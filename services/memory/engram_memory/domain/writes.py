@@ -36,19 +36,13 @@ def row_fields(event: Envelope[MemoryWriteRequested]) -> dict[str, Any]:
     }
 
 
-def dead_letter_reason(letter: DeadLetter) -> str:
-    """What a dead-lettered write's item says: that it was dead-lettered, and why, without its
-    content (the letter's content-free reason, else its error type)."""
-    return f"dead_lettered: {letter.reason or letter.error_type}"
-
-
 def dead_lettered_fields(
     event: Envelope[MemoryWriteRequested], letter: DeadLetter
 ) -> dict[str, Any]:
     """The row a dead-lettered write leaves: ids, hashes, the reason and when; never the
     content or metadata, which may be what the database refused."""
     kept = {k: v for k, v in row_fields(event).items() if k != "extracted_by"}
-    return {**kept, "reason": dead_letter_reason(letter), "dead_lettered_at": letter.failed_at}
+    return {**kept, "reason": letter.item_reason(), "dead_lettered_at": letter.failed_at}
 
 
 def content_fields(request: MemoryWriteRequested) -> dict[str, Any]:

@@ -29,7 +29,6 @@ from engram_memory.domain.conversations import (
     read_facts,
 )
 from engram_memory.domain.sources import Gone
-from engram_memory.domain.writes import dead_letter_reason
 from engram_memory.ports import ConversationRecords
 from engram_memory.service.cascades import Cascades
 from engram_memory.service.recall import Recall
@@ -136,7 +135,7 @@ class ConversationIntake:
                 "model_calls": 0,
                 "dead_lettered_at": letter.failed_at,
             },
-            dead_letter_reason(letter),
+            letter.item_reason(),
         )
         log.info(
             "conversation dead-lettered",
