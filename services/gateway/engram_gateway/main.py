@@ -16,6 +16,7 @@ from engram_gateway.adapters.telemetry import TelemetryReader
 from engram_gateway.api import (
     agents,
     conversations,
+    dead_letters,
     documents,
     knowledge,
     lineage,
@@ -121,6 +122,7 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
             memories.router,
             ops.router,
             lineage.router,
+            dead_letters.router,
         ],
     )
     app.version = "1.0.0"

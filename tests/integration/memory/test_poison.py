@@ -87,6 +87,14 @@ async def test_a_refused_write_is_dead_lettered_at_once_and_ends_rejected_with_i
         }
         rejected = client.get(f"/v1/agents/{agent}/memories", params={"status": "rejected"})
         counted = client.get(f"/v1/agents/{agent}/memories:count").json()
+        letters = await read_all(bootstrap, topic(stack, "engram.dlq.v1"))
+        shown = client.get("/v1/dead-letters", params={"limit": 10})
+        theirs = other.get("/v1/dead-letters").json()["dead_letters"]
+        unknown = client.get("/v1/dead-letters", params={"tenant": "other"})
+        chosen = shown.json()["dead_letters"][0]["letter_id"]
+        replayed = client.post(f"/v1/dead-letters/{chosen}:replay")
+        again = client.post(f"/v1/dead-letters/{chosen}:replay")
+        refused_elsewhere = other.post(f"/v1/dead-letters/{chosen}:replay")
     for name, memory in seen.items():
         assert memory["status"] == "rejected", name
         assert memory["reason"].startswith("dead_lettered: "), memory["reason"]
@@ -96,12 +104,20 @@ async def test_a_refused_write_is_dead_lettered_at_once_and_ends_rejected_with_i
     listed = {m["memory_id"] for m in rejected.json()["memories"]}
     assert listed == {e.payload.memory_id for e in events.values()}
     assert counted["by_status"]["rejected"] == 3, counted
-    letters = await read_all(bootstrap, topic(stack, "engram.dlq.v1"))
     ours = {str(e.event_id) for e in events.values()}
     mine = [letter for letter in letters if letter and letter.get("event_id") in ours]
     assert len(mine) == 3 and {letter["event_id"] for letter in mine} == ours
     assert all(letter["attempts"] == 1 and letter["consumer"] == "memory" for letter in mine)
     assert all(letter["tenant_id"] == tenant_id for letter in mine)
+    assert shown.status_code == 200, shown.text
+    visible = shown.json()["dead_letters"]
+    assert {v["item"]["id"] for v in visible} == {e.payload.memory_id for e in events.values()}
+    assert all(v["attempts"] == 1 and v["reason"] for v in visible)
+    assert "poison" not in shown.text and "a.b" not in shown.text, "no content, no metadata"
+    assert theirs == [], "another tenant sees none of them"
+    assert unknown.status_code == 422
+    assert replayed.status_code == 202 and again.status_code == 409
+    assert refused_elsewhere.status_code == 404
 
 
 async def test_a_refused_conversation_is_dead_lettered_and_ends_failed_and_settled(
