@@ -52,6 +52,12 @@ class MemoryHandlers:
         [result] = await self.storing.computed([event])
         return result
 
+    async def on_computed_dead_lettered(
+        self, event: Envelope[EmbeddingComputed], letter: DeadLetter
+    ) -> list[Envelope[Any]]:
+        """Vectors that could not be stored still leave their memories somewhere visible."""
+        return await self.storing.dead_lettered(event, letter)
+
     async def on_computed_many(
         self, events: list[Envelope[EmbeddingComputed]]
     ) -> list[list[Envelope[Any]]]:

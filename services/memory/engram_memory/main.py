@@ -104,7 +104,12 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
             batch=handlers.on_writes_requested,
             on_dead_letter=handlers.on_write_dead_lettered,
         )
-        rt.consumer.on(EMBEDDING_COMPUTED, handlers.on_computed, batch=handlers.on_computed_many)
+        rt.consumer.on(
+            EMBEDDING_COMPUTED,
+            handlers.on_computed,
+            batch=handlers.on_computed_many,
+            on_dead_letter=handlers.on_computed_dead_lettered,
+        )
         rt.consumer.on(
             RECORD_TOMBSTONED, handlers.on_record_tombstoned, batch=handlers.on_records_tombstoned
         )

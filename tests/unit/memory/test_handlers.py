@@ -410,3 +410,17 @@ async def test_a_dead_lettered_pending_write_loses_its_content_but_a_stored_one_
     await pipeline.write(stored)
     assert await pipeline.handlers.on_write_dead_lettered(stored, dead_letter(stored)) == []
     assert pipeline.rows.rows["t1:m2"]["status"] == "active"
+
+
+async def test_vectors_that_could_not_be_stored_leave_their_memories_rejected() -> None:
+    pipeline = Pipeline()
+    await pipeline.open()
+    event = pipeline.request("m1", "words whose vector never lands")
+    requested = await pipeline.handlers.on_write_requested(event)
+    (computed,) = await pipeline.embedding.on_requested(requested[0])
+    published = await pipeline.handlers.on_computed_dead_lettered(computed, dead_letter(computed))
+    row = pipeline.rows.rows["t1:m1"]
+    assert row["status"] == "rejected" and "content" not in row
+    assert row["reason"] == "dead_lettered: BulkWriteError: write error codes 2"
+    assert _types(published) == ["memory.rejected"]
+    assert await pipeline.handlers.on_computed_dead_lettered(computed, dead_letter(computed)) == []
