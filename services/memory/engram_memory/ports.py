@@ -50,6 +50,10 @@ class MemoryRowStore(Protocol):
         self, tenant_id: str, fields: Mapping[str, Any]
     ) -> dict[str, Any]: ...
 
+    async def reopen_dead_lettered(
+        self, tenant_id: str, rows: Sequence[tuple[dict[str, Any], str]]
+    ) -> list[dict[str, Any] | None]: ...
+
     async def count(self, selection: Mapping[str, Any]) -> int: ...
 
     async def select(

@@ -55,6 +55,19 @@ class FakeRows:
     ) -> list[dict[str, Any] | None]:
         return [await self.open(tenant_id, fields, status) for fields, status in rows]
 
+    async def reopen_dead_lettered(
+        self, tenant_id: str, rows: Sequence[tuple[dict[str, Any], str]]
+    ) -> list[dict[str, Any] | None]:
+        reopened: list[dict[str, Any] | None] = []
+        for fields, status in rows:
+            key = f"{tenant_id}:{fields['memory_id']}"
+            if "dead_lettered_at" not in self.rows.get(key, {}):
+                reopened.append(None)
+                continue
+            self.rows[key] = {**fields, "_id": key, "tenant_id": tenant_id, "status": status}
+            reopened.append(copy.deepcopy(self.rows[key]))
+        return reopened
+
     async def mark_dead_lettered(self, tenant_id: str, fields: Mapping[str, Any]) -> dict[str, Any]:
         if await self.open(tenant_id, dict(fields), "rejected") is None:
             row = self.rows[f"{tenant_id}:{fields['memory_id']}"]

@@ -424,3 +424,24 @@ async def test_vectors_that_could_not_be_stored_leave_their_memories_rejected() 
     assert row["reason"] == "dead_lettered: BulkWriteError: write error codes 2"
     assert _types(published) == ["memory.rejected"]
     assert await pipeline.handlers.on_computed_dead_lettered(computed, dead_letter(computed)) == []
+
+
+async def test_a_replayed_letter_writes_the_memory_a_dead_letter_left_rejected() -> None:
+    pipeline = Pipeline()
+    await pipeline.open()
+    event = pipeline.request("m1", "words a passing bug once refused")
+    await pipeline.handlers.on_write_dead_lettered(event, dead_letter(event))
+    published = await pipeline.write(event)
+    assert "memory.stored" in _types(published)
+    row = pipeline.rows.rows["t1:m1"]
+    assert row["status"] == "active" and row["content"] == "words a passing bug once refused"
+    assert "reason" not in row
+
+
+async def test_a_replay_of_a_write_rejected_for_its_content_stays_rejected() -> None:
+    pipeline = Pipeline()
+    await pipeline.open()
+    event = pipeline.request("m1", "x")
+    await pipeline.write(event)
+    assert await pipeline.write(event) == []
+    assert pipeline.rows.rows["t1:m1"]["status"] == "rejected"

@@ -81,6 +81,9 @@ async def test_memory_queries_are_indexed_and_scoped() -> None:
         "MemoryRows.mark_dead_lettered": lambda: rows.mark_dead_lettered(
             T, {"memory_id": "m1", "reason": "dead_lettered: x", "dead_lettered_at": AT}
         ),
+        "MemoryRows.reopen_dead_lettered": lambda: rows.reopen_dead_lettered(
+            T, [({"memory_id": "m1"}, "pending")]
+        ),
         "MemoryRows.count": lambda: rows.count(policy.selection(T, "a1")),
         "MemoryRows.select": lambda: rows.select(policy.selection(T, "a1")),
         "MemoryRows.page": lambda: rows.page(WIDE, "recent", Position(AT, "m1"), 10),

@@ -37,7 +37,8 @@ class ConversationStore:
 
     async def open(self, tenant_id: str, record: Mapping[str, Any]) -> dict[str, Any]:
         """Store a new conversation; a replayed or repeated submission (or one whose deletion
-        came first) leaves the stored record as it is, which is returned."""
+        came first) leaves the stored record as it is, which is returned, unless a dead letter
+        left it failed: its replayed letter stores it again."""
         now = datetime.now(UTC)
         doc = {
             **record,
@@ -50,6 +51,13 @@ class ConversationStore:
             return doc
         stored = await self.get(tenant_id, record["conversation_id"])
         assert stored is not None, "insert_new found it"
+        if stored.get("dead_lettered_at") is not None and stored.get("status") == "failed":
+            left = {**self._key(tenant_id, record["conversation_id"]), "status": "failed"}
+            replaced = await self.collection.replace_one(
+                {**left, "dead_lettered_at": {"$exists": True}}, doc
+            )
+            if replaced.matched_count:
+                return doc
         return stored
 
     async def update(self, tenant_id: str, conversation_id: str, fields: Mapping[str, Any]) -> None:
@@ -71,8 +79,9 @@ class ConversationStore:
         doc = {**record, **key, **marks, "created_at": now}
         if not await insert_new(self.collection, [doc]):
             return doc
+        moved = {**marks, "dead_lettered_at": record.get("dead_lettered_at", now)}
         await self.collection.update_one(
-            {**key, "status": {"$nin": ["failed", "deleted"]}}, {"$set": marks}
+            {**key, "status": {"$nin": ["failed", "deleted"]}}, {"$set": moved}
         )
         return await self.get(tenant_id, record["conversation_id"]) or doc
 

@@ -56,7 +56,7 @@ class Writes:
         self, event: Envelope[MemoryWriteRequested], letter: DeadLetter
     ) -> list[Envelope[Any]]:
         """A write the consumer dead-lettered ends `rejected` with the reason, announced as any
-        rejection is (an already rejected or stored row is left, and announced as it stands)."""
+        rejection is; a row already past pending is left as it is (announced if rejected)."""
         row = await self.rows.mark_dead_lettered(
             event.tenant_id, dead_lettered_fields(event, letter)
         )
@@ -85,6 +85,7 @@ class Writes:
         duplicates = await self.dedup.duplicates(tenant, pending)
         opening = [as_duplicate(entry, duplicates) for entry in opening]
         opened = await self.rows.open_many(tenant, [(f, status) for _, f, status, _ in opening])
+        opened = await self._reopened(tenant, opening, opened)
         replayed = [
             f["memory_id"]
             for (_, f, st, _), r in zip(opening, opened, strict=True)
@@ -102,6 +103,22 @@ class Writes:
                 results[i] = [events.withdrawn(row, "source_tombstoned", event)]
             elif status == "pending" and (row is not None or still_pending(still, fields)):
                 results[i] = [events.embedding_request(event)]
+
+    async def _reopened(
+        self, tenant: str, opening: list[Opening], opened: list[dict[str, Any] | None]
+    ) -> list[dict[str, Any] | None]:
+        """Rows that already existed, opened again where a dead letter had left them rejected:
+        a replayed letter is the write once more, not a replay of one that was applied."""
+        existing = [n for n, row in enumerate(opened) if row is None]
+        if not existing:
+            return opened
+        again = await self.rows.reopen_dead_lettered(
+            tenant, [(opening[n][1], opening[n][2]) for n in existing]
+        )
+        merged = list(opened)
+        for n, row in zip(existing, again, strict=True):
+            merged[n] = row
+        return merged
 
     async def _openings(
         self, tenant: str, inputs: list[tuple[int, Envelope[MemoryWriteRequested]]]
