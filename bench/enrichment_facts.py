@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from engram_devstack import free_port  # noqa: E402
 from engram_events import encode  # noqa: E402
+from tests.support.internal import internal_headers  # noqa: E402
 from tests.support.services import ServiceProcess  # noqa: E402
 from tests.unit.enrichment.scenario import upserted  # noqa: E402
 
@@ -75,7 +76,7 @@ async def latency(producer: AIOKafkaProducer, topic: str, url: str, samples: int
             while True:
                 answer = await client.get(
                     f"/internal/v1/knowledge/entities/carrier:lat{n}",
-                    headers={"x-engram-tenant": TENANT},
+                    headers=internal_headers(TENANT),
                 )
                 if answer.status_code == 200 and f"x{n}" in answer.json()["article"]:
                     break

@@ -12,12 +12,14 @@ from pathlib import Path
 
 import httpx
 
+from tests.support.internal import INTERNAL_TOKEN
 from tests.support.vector_collections import with_collection_per_path
 
 
 @dataclass
 class ServiceProcess:
-    """One `python -m engram_<name>` process with its own log file."""
+    """One `python -m engram_<name>` process with its own log file and the tests' internal token
+    (unless its env names another)."""
 
     name: str
     env: dict[str, str]
@@ -36,7 +38,8 @@ class ServiceProcess:
 
     def start(self, extra_env: dict[str, str] | None = None, wait: bool = True) -> ServiceProcess:
         """Spawn the service and (by default) wait until /readyz is 200."""
-        env = with_collection_per_path({**os.environ, **self.env, **(extra_env or {})})
+        token = {"ENGRAM_INTERNAL_TOKEN": INTERNAL_TOKEN}
+        env = with_collection_per_path({**os.environ, **token, **self.env, **(extra_env or {})})
         env[f"ENGRAM_{self.name.upper()}_PORT"] = str(self.port)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         log = self.log_path.open("ab")

@@ -10,6 +10,7 @@ from engram_devstack import cpus, processes, services
 from engram_devstack.envfiles import redact_uri, write_env_file
 from engram_devstack.errors import DevstackError
 from engram_devstack.paths import Layout
+from engram_devstack.private import make_private
 from engram_devstack.progress import Stopwatch, say
 from engram_devstack.server import ManagedServer
 from engram_devstack.stack import KAFKA_ENV, MONGO_ENV, Ports, Stack
@@ -17,13 +18,15 @@ from engram_devstack.supervisor import RunOptions, Supervisor, active_supervisor
 
 _EPILOG = f"""
 state lives in .engram/ at the repo root: cache/ (jars, binaries; keyed by version),
-logs/, data/ (Kafka log dirs, FerretDB SQLite files, pid files), run.env, stack.env.
+logs/, data/ (Kafka log dirs, FerretDB SQLite files, pid files), run.env, stack.env,
+internal-token; all of it readable by its owner only (0700 directories, 0600 files).
 
 environment:
   {KAFKA_ENV}, {MONGO_ENV}   use these external servers instead of starting local ones
   ENGRAM_KAFKA_PORT, ENGRAM_KAFKA_CONTROLLER_PORT, ENGRAM_MONGO_PORT   default ports
   ENGRAM_GATEWAY_HOST, ENGRAM_GATEWAY_PORT   where `run` tells the gateway to listen
   ENGRAM_TOPIC_PREFIX   prefix for every topic created
+  ENGRAM_INTERNAL_TOKEN   the services' internal token (default: made once in .engram/)
   ENGRAM_ROOT, ENGRAM_CACHE_DIR   override the repo root and the cache folder
 
 examples:
@@ -249,6 +252,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = build_parser().parse_args(argv)
     layout = Layout.discover()
     try:
+        make_private(layout)
         return dispatch(arguments, layout)
     except DevstackError as error:
         say(f"error: {error}")

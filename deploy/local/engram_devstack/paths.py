@@ -77,6 +77,11 @@ class Layout:
         return self.engram_dir / "ops-api-key"
 
     @property
+    def internal_token_file(self) -> Path:
+        """The token every service of `make run` requires on internal calls, made once."""
+        return self.engram_dir / "internal-token"
+
+    @property
     def ferretdb_source(self) -> Path:
         """Our small Go main module that embeds FerretDB."""
         beside_package = _PACKAGE_DIR.parent / "ferretdb"

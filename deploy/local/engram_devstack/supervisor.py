@@ -15,6 +15,7 @@ from engram_devstack.envfiles import read_env_file, write_env_file, write_secret
 from engram_devstack.errors import DevstackError
 from engram_devstack.paths import Layout
 from engram_devstack.ports import port_open
+from engram_devstack.private import internal_token
 from engram_devstack.progress import Stopwatch, say
 from engram_devstack.server import ManagedServer
 from engram_devstack.signals import (
@@ -147,6 +148,7 @@ class Supervisor:
             ENGRAM_MCP_HOST=self.options.gateway_host,
             ENGRAM_MCP_PORT=str(self.options.mcp_port),
             ENGRAM_MCP_GATEWAY_URL=self.options.url,
+            ENGRAM_INTERNAL_TOKEN=internal_token(self.layout),
             PYTHONUNBUFFERED="1",
         )
         if self.options.model_cpus:

@@ -617,6 +617,25 @@ class AsyncEngramClient:
             raise ValueError("give exactly one of letter_id or consumer")
         return await self.run(calls.replay_dead_letters(letter_id=letter_id, consumer=consumer))
 
+    async def create_key(
+        self, role: str = "default", name: str | None = None
+    ) -> models.IssuedApiKey:
+        """Issue a key of this tenant (`role` `default` or `admin`; the key needs `admin`);
+        `.key` is its plaintext, shown only in this answer."""
+        return await self.run(calls.create_key(role, name))
+
+    async def list_keys(self) -> list[models.ApiKey]:
+        """The tenant's keys, revoked ones too, oldest first (never a secret)."""
+        return await self.run(calls.list_keys())
+
+    async def revoke_key(self, key_id: str) -> models.ApiKey:
+        """Revoke a key (the tenant's last admin key is a Conflict)."""
+        return await self.run(calls.revoke_key(key_id))
+
+    async def rotate_key(self, key_id: str) -> models.IssuedApiKey:
+        """Issue a replacement with the same role and name; the old key is revoked at once."""
+        return await self.run(calls.rotate_key(key_id))
+
     async def health(self) -> models.Health:
         """`/healthz`: the gateway process is up."""
         return await self.run(calls.health())

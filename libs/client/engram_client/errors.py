@@ -52,6 +52,17 @@ class Forbidden(EngramError):
     """403: the key is valid but may not do this."""
 
 
+class QuotaExceeded(Forbidden):
+    """403 `quota-exceeded`: the write would overrun one of the tenant's storage quotas; `quota`
+    names it (`memories`, `documents`, `document_bytes`) with its `limit`, what is `used` and
+    what the write `requested`."""
+
+    quota: str = ""
+    limit: int | None = None
+    used: int | None = None
+    requested: int | None = None
+
+
 class NotFound(EngramError):
     """404: no such resource for this tenant (another tenant's ids are 404 too)."""
 
@@ -117,8 +128,14 @@ _BY_KIND: dict[str, type[EngramError]] = {
 }
 
 
+_REFINED: dict[tuple[int, str], type[EngramError]] = {(403, "quota-exceeded"): QuotaExceeded}
+"""A status and kind whose class is a narrower one of the status's class."""
+
+
 def error_class(status: int, kind: str) -> type[EngramError]:
-    """The status decides first (it is the contract); a known kind refines an unknown status."""
+    """The status decides first (it is the contract); a known kind refines it or an unknown one."""
+    if (status, kind) in _REFINED:
+        return _REFINED[(status, kind)]
     if status in _BY_STATUS:
         return _BY_STATUS[status]
     if kind in _BY_KIND:
@@ -153,7 +170,7 @@ def error_from_response(response: httpx.Response) -> EngramError:
     detail = str(body.get("detail") or title or f"HTTP {response.status_code}")
     cls = error_class(response.status_code, problem_type.rstrip("/").rsplit("/", 1)[-1])
     instance = body.get("instance")
-    return cls(
+    error = cls(
         detail,
         status=response.status_code,
         type=problem_type,
@@ -162,3 +179,14 @@ def error_from_response(response: httpx.Response) -> EngramError:
         instance=str(instance) if instance is not None else None,
         retry_after=parse_retry_after(response.headers.get("retry-after")),
     )
+    if isinstance(error, QuotaExceeded):
+        error.quota = str(body.get("quota") or "")
+        error.limit, error.used, error.requested = (
+            _count(body.get(name)) for name in ("limit", "used", "requested")
+        )
+    return error
+
+
+def _count(value: Any) -> int | None:
+    """A problem member that should be a count, or None when it is not one."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

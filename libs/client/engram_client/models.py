@@ -22,6 +22,26 @@ class Agent(ApiModel):
     created_at: datetime | None = None
 
 
+class ApiKey(ApiModel):
+    """One of the tenant's API keys as its admins see it: never the secret."""
+
+    key_id: str
+    prefix: str
+    name: str | None = None
+    role: str
+    created_at: datetime | None = None
+    last_used_at: datetime | None = None
+    revoked_at: datetime | None = None
+
+
+class IssuedApiKey(ApiKey):
+    """A key just issued: `key` is the plaintext, shown in this answer only; `replaces` the key
+    a rotation revoked."""
+
+    key: str
+    replaces: str | None = None
+
+
 class MemoryAccepted(ApiModel):
     """A memory write's answer: queued (202, `pending`), or `deduplicated` (200) when a live
     memory of the same agent and scope already holds the content; `memory_id` is then that one's."""

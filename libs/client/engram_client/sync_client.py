@@ -610,6 +610,23 @@ class EngramClient:
             raise ValueError("give exactly one of letter_id or consumer")
         return self.run(calls.replay_dead_letters(letter_id=letter_id, consumer=consumer))
 
+    def create_key(self, role: str = "default", name: str | None = None) -> models.IssuedApiKey:
+        """Issue a key of this tenant (`role` `default` or `admin`; the key needs `admin`);
+        `.key` is its plaintext, shown only in this answer."""
+        return self.run(calls.create_key(role, name))
+
+    def list_keys(self) -> list[models.ApiKey]:
+        """The tenant's keys, revoked ones too, oldest first (never a secret)."""
+        return self.run(calls.list_keys())
+
+    def revoke_key(self, key_id: str) -> models.ApiKey:
+        """Revoke a key (the tenant's last admin key is a Conflict)."""
+        return self.run(calls.revoke_key(key_id))
+
+    def rotate_key(self, key_id: str) -> models.IssuedApiKey:
+        """Issue a replacement with the same role and name; the old key is revoked at once."""
+        return self.run(calls.rotate_key(key_id))
+
     def health(self) -> models.Health:
         """`/healthz`: the gateway process is up."""
         return self.run(calls.health())

@@ -25,18 +25,18 @@ from pydantic import (
 
 from engram_events.ids import Id
 from engram_events.payloads.memories import MemoryType
+from engram_events.values import MetadataKey, Storable
 
-METADATA_KEY_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 MAX_METADATA_CONDITIONS = 20
 MAX_IN_VALUES = 100
 
-MetadataKey = Annotated[str, StringConstraints(pattern=METADATA_KEY_PATTERN)]
-"""Filterable metadata keys: plain names (no dots, no `$`), so a key is never an operator."""
 FilterString = Annotated[str, StringConstraints(min_length=1, max_length=256)]
-MetadataScalar = FilterString | StrictInt | StrictFloat | StrictBool
-"""Equality compares like types: a stored `true` never equals `1` or `"true"`."""
-Bound = StrictInt | StrictFloat | FilterString
-"""A range bound: a number, or an ISO-8601 timestamp (compared as an instant)."""
+MetadataScalar = Annotated[FilterString | StrictInt | StrictFloat | StrictBool, Storable]
+"""Equality compares like types: a stored `true` never equals `1` or `"true"`; only values a
+memory's metadata can hold (finite, 64-bit) are comparable."""
+Bound = Annotated[StrictInt | StrictFloat | FilterString, Storable]
+"""A range bound: a finite number, or an ISO-8601 timestamp (compared as an instant)."""
+InValue = Annotated[FilterString | StrictInt, Storable]
 
 
 def parse_instant(value: str) -> datetime | None:
@@ -56,7 +56,7 @@ class MetadataCondition(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     eq: MetadataScalar | None = None
-    in_: list[FilterString | StrictInt] | None = Field(
+    in_: list[InValue] | None = Field(
         default=None, alias="in", min_length=1, max_length=MAX_IN_VALUES
     )
     gte: Bound | None = None

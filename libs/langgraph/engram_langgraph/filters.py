@@ -8,6 +8,7 @@ still exact, only not pushed down.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -28,8 +29,18 @@ def scalar_fields(value: Mapping[str, Any]) -> dict[str, Any]:
     return {
         name: field
         for name, field in value.items()
-        if metadata_field(name) and isinstance(field, str | int | float | bool)
+        if metadata_field(name) and isinstance(field, str | int | float | bool) and _storable(field)
     }
+
+
+def _storable(field: str | int | float | bool) -> bool:
+    """Whether Engram's metadata holds the number as given (finite, within signed 64 bits); a
+    number it cannot hold stays in the JSON value and is checked locally, like a nested field."""
+    if isinstance(field, float):
+        return math.isfinite(field)
+    if isinstance(field, int) and not isinstance(field, bool):
+        return -(2**63) <= field < 2**63
+    return True
 
 
 def _pushable_scalar(value: Any) -> bool:

@@ -63,7 +63,8 @@ def service_app(
 
     `background` loops (watchers, pollers) start once the broker is up and are cancelled
     before it stops. Every route refuses query parameters it does not declare (422), before
-    its own dependencies run (see `query_params`).
+    its own dependencies run (see `query_params`). Slashes are never redirected (Starlette
+    builds that redirect from the Host header): a trailing slash is a 404 problem.
     """
 
     connected: list[ConnectedRuntime] = []
@@ -95,6 +96,8 @@ def service_app(
             connected.append(rt)
             thresholds = tune_after_start(settings.gc_young_threshold)
             log.info("started", extra={"gc_thresholds": list(thresholds)})
+            if app.state.internal_token is None and _serves_internal_routes(routers):
+                log.warning("ENGRAM_INTERNAL_TOKEN is not set: every internal call is refused")
             tasks = [asyncio.create_task(loop()) for loop in background]
             if expiries:
                 tasks.append(asyncio.create_task(sweep(rt.db, expiries)))
@@ -118,6 +121,7 @@ def service_app(
     app = FastAPI(
         title=title,
         lifespan=lifespan,
+        redirect_slashes=False,
         dependencies=[Depends(refuse_undeclared_query)],
         telemetry={
             "tracer_provider": runtime.tracer_provider,
@@ -134,3 +138,12 @@ def service_app(
     for router in routers:
         app.include_router(router)
     return app
+
+
+def _serves_internal_routes(routers: Sequence[APIRouter]) -> bool:
+    """Whether the gateway calls this app (so an unset token will break its reads)."""
+    return any(
+        getattr(route, "path", "").startswith("/internal/")
+        for router in routers
+        for route in router.routes
+    )

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from engram_events.content import DEFAULT_MAX_CHARS, ContentLimits
@@ -85,6 +85,7 @@ class ServiceSettings(BaseSettings):
     internal_token: SecretStr | None = Field(
         default=None,
         validation_alias=AliasChoices("ENGRAM_INTERNAL_TOKEN", "internal_token"),
+        description="the secret every internal call carries; unset, internal calls are refused",
     )
     max_attempts: int = Field(default=5, ge=1, le=100)
     retry_base_seconds: float = Field(default=0.2, ge=0)
@@ -125,6 +126,12 @@ class ServiceSettings(BaseSettings):
         description="the most messages one conversation may carry (each at most the longest "
         "memory), checked by the gateway at the door",
     )
+
+    @field_validator("internal_token", mode="after")
+    @classmethod
+    def _blank_token_is_unset(cls, token: SecretStr | None) -> SecretStr | None:
+        """`ENGRAM_INTERNAL_TOKEN=` is no token, never an empty one every caller matches."""
+        return token if token is not None and token.get_secret_value().strip() else None
 
     @property
     def memory_limits(self) -> ContentLimits:

@@ -68,6 +68,8 @@ class RecordReads(Protocol):
 
     async def live_among(self, tenant_id: str, record_ids: Sequence[str]) -> int: ...
 
+    async def known(self, tenant_id: str, record_ids: Sequence[str]) -> set[str]: ...
+
 
 class TombstoneWrites(Protocol):
     """Selecting record heads and replacing them with markers, for prunes and deletions."""

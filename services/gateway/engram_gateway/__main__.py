@@ -1,4 +1,5 @@
-"""`python -m engram_gateway [serve | create-tenant NAME]`."""
+"""`python -m engram_gateway [serve | create-tenant NAME [--ops] [--quota QUOTA=LIMIT ...] |
+grant-admin]`."""
 
 from __future__ import annotations
 
@@ -9,23 +10,57 @@ import sys
 from engram_gateway.config import GatewaySettings
 
 
-async def _create_tenant(name: str, settings: GatewaySettings, *, ops: bool = False) -> str:
-    """Create a tenant and return its key (the only time the key is visible).
-
-    With `ops`, the returned key is an extra one carrying the `ops` role (the dashboard's).
+async def _create_tenant(
+    name: str, settings: GatewaySettings, *, ops: bool = False, quotas: dict[str, int] | None = None
+) -> str:
+    """Create a tenant and return its key (the only time the key is visible): its first key,
+    an admin key, or with `ops` an extra one carrying the `ops` role (the dashboard's).
+    `quotas` are the tenant's own limits, stored on its row in place of the defaults.
     """
     from engram_gateway.adapters.registry import Registry
+    from engram_gateway.adapters.usage import UsageCounters
     from engram_platform.mongo import connect_mongo
 
     client = connect_mongo(settings.mongodb_uri.get_secret_value(), app_name="engram-gateway-cli")
     try:
         registry = Registry(client[settings.database_name("gateway")])
         tenant_id, key = await registry.create_tenant(name)
+        if quotas:
+            await UsageCounters(registry.db).set_overrides(tenant_id, quotas)
         if ops:
             key = await registry.add_key(tenant_id, ("ops",))
         return key.plaintext
     finally:
         client.close()
+
+
+async def _grant_admin(presented: str, settings: GatewaySettings) -> bool:
+    """Give the admin role to the key presented (on stdin); False when it is not a live key."""
+    from engram_gateway.adapters.keys import KeyStore
+    from engram_gateway.adapters.registry import Registry
+    from engram_gateway.domain.access import ADMIN
+    from engram_platform.mongo import connect_mongo
+
+    client = connect_mongo(settings.mongodb_uri.get_secret_value(), app_name="engram-gateway-cli")
+    try:
+        db = client[settings.database_name("gateway")]
+        caller = await Registry(db).authenticate(presented)
+        if caller is None:
+            return False
+        await KeyStore(db).grant(caller.tenant_id, caller.key_id, ADMIN)
+        return True
+    finally:
+        client.close()
+
+
+def _quota(text: str) -> tuple[str, int]:
+    """`--quota memories=1000`, refused by argparse with the reason when malformed."""
+    from engram_gateway.domain.quotas import parse_override
+
+    try:
+        return parse_override(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -40,11 +75,31 @@ def main(argv: list[str] | None = None) -> int:
     tenant = commands.add_parser("create-tenant", help="create a tenant and print its API key")
     tenant.add_argument("name", help="a display name for the tenant")
     tenant.add_argument("--ops", action="store_true", help="print a key with the ops role")
+    tenant.add_argument(
+        "--quota",
+        action="append",
+        default=[],
+        type=_quota,
+        metavar="QUOTA=LIMIT",
+        help="the tenant's own limit for memories, documents or document_bytes (repeatable)",
+    )
+    commands.add_parser(
+        "grant-admin",
+        help="give the admin role to the API key read from stdin (for a tenant whose keys "
+        "predate roles)",
+    )
     args = parser.parse_args(argv)
     settings = GatewaySettings()
+    if args.command == "grant-admin":
+        granted = asyncio.run(_grant_admin(sys.stdin.readline().strip(), settings))
+        if not granted:
+            print("error: that is not a live API key", file=sys.stderr)
+            return 1
+        return 0
     if args.command == "create-tenant":
+        quotas = dict(args.quota)
         try:
-            print(asyncio.run(_create_tenant(args.name, settings, ops=args.ops)))
+            print(asyncio.run(_create_tenant(args.name, settings, ops=args.ops, quotas=quotas)))
         except Exception as exc:
             print(
                 f"error: could not create tenant ({type(exc).__name__}); is MongoDB up at MONGODB_URI?",
@@ -52,10 +107,15 @@ def main(argv: list[str] | None = None) -> int:
             )
             return 1
         return 0
-    from engram_gateway.main import create_app
+    from engram_gateway.main import MissingInternalToken, create_app
     from engram_platform.http import serve
 
-    serve(create_app(settings), settings.host, settings.port)
+    try:
+        app = create_app(settings)
+    except MissingInternalToken as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    serve(app, settings.host, settings.port)
     return 0
 
 

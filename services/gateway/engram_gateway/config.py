@@ -22,8 +22,31 @@ class GatewaySettings(ServiceSettings):
     registry_cache_seconds: float = Field(
         default=5.0,
         ge=0,
-        description="how long found API keys and owned agents are remembered (0: never); a key "
-        "revoked in the database stops working within this time",
+        description="how long owned agents (and each tenant's quota limits) are remembered "
+        "(0: never); an agent deleted through another instance answers here within this time",
+    )
+    key_cache_seconds: float = Field(
+        default=0.5,
+        ge=0,
+        lt=1,
+        description="how long a found API key is remembered (0: never); under a second, so a "
+        "key revoked through any gateway instance is refused everywhere within a second",
+    )
+    quota_memories: int = Field(
+        default=1_000_000,
+        ge=0,
+        description="memories a tenant may write (a tenant row may override)",
+    )
+    quota_documents: int = Field(
+        default=100_000,
+        ge=0,
+        description="documents a tenant may upload (a tenant row may override)",
+    )
+    quota_document_bytes: int = Field(
+        default=10 * 1024**3,
+        ge=0,
+        description="bytes of document uploads a tenant may make, every version counted "
+        "(a tenant row may override)",
     )
     prune_verify_grace_seconds: float = Field(
         default=60.0, ge=0, description="how long to keep asking a service that does not answer"

@@ -8,16 +8,19 @@ from engram_events.catalog import TOMBSTONE_APPLIED
 from engram_gateway.adapters import prune_jobs, registry
 from engram_gateway.adapters.dead_letters import DeadLetterBox
 from engram_gateway.adapters.internal import InternalServices
+from engram_gateway.adapters.keys import KeyStore
 from engram_gateway.adapters.prune_jobs import JOBS, PruneJobs
 from engram_gateway.adapters.publisher import EventPublisher
 from engram_gateway.adapters.registry import AGENTS, Registry
 from engram_gateway.adapters.submissions import Submissions
 from engram_gateway.adapters.telemetry import TelemetryReader
+from engram_gateway.adapters.usage import UsageCounters
 from engram_gateway.api import (
     agents,
     conversations,
     dead_letters,
     documents,
+    keys,
     knowledge,
     lineage,
     memories,
@@ -29,10 +32,14 @@ from engram_gateway.api import (
 from engram_gateway.api.body_limit import BodyLimit
 from engram_gateway.api.dependencies import GatewayDeps
 from engram_gateway.config import GatewaySettings
+from engram_gateway.domain.quotas import Usage
 from engram_gateway.service.intake import Intake
+from engram_gateway.service.keys import KeyManagement
 from engram_gateway.service.memory_writes import MemoryWrites
 from engram_gateway.service.prune_completion import PruneCompletion
 from engram_gateway.service.pruning import Pruning
+from engram_gateway.service.quotas import Quotas
+from engram_gateway.service.sources import SourceCheck
 from engram_platform.app import service_app
 from engram_platform.dependencies import install
 from engram_platform.indexes import merge
@@ -40,15 +47,26 @@ from engram_platform.metrics import PipelineMetrics
 from engram_platform.runtime import ConnectedRuntime, Runtime
 
 SERVICE = "gateway"
+MISSING_TOKEN = (
+    "ENGRAM_INTERNAL_TOKEN is not set: the gateway reads through the services' internal APIs, "
+    "which refuse calls without it; set the same random value on every service"
+)
 MAX_JSON_BYTES = 1024 * 1024
 """Any other body: a memory is at most 64k characters, a query 8k."""
 MAX_PRUNE_BYTES = 32 * 1024 * 1024
 """A prune may name up to 100,000 record ids of up to 256 characters each."""
 
 
+class MissingInternalToken(RuntimeError):
+    """The gateway will not start without the token its reads need: closed, and said so."""
+
+
 def create_app(settings: GatewaySettings | None = None, *, install_global: bool = True) -> FastAPI:
     """The public HTTP API; tests pass settings with a unique database and topic prefix."""
     settings = settings or GatewaySettings()
+    if settings.internal_token is None:
+        raise MissingInternalToken(MISSING_TOKEN)
+    internal_token = settings.internal_token.get_secret_value()
     runtime = Runtime.build(
         SERVICE,
         settings,
@@ -67,7 +85,7 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
                 "memory": settings.memory_url,
                 "enrichment": settings.enrichment_url,
             },
-            token=settings.internal_token.get_secret_value() if settings.internal_token else None,
+            token=internal_token,
             timeout=settings.internal_timeout_seconds,
         )
         jobs = PruneJobs(rt.db, rt.outbox)
@@ -80,16 +98,32 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
         rt.consumer.on(TOMBSTONE_APPLIED, completion.on_applied, batch=completion.on_applied_batch)
         completion_of_this_start[:] = [completion]
         submissions = Submissions(rt.db)
-        intake = Intake(EventPublisher(rt.broker, settings.topic_prefix), submissions)
+        quotas = Quotas(
+            UsageCounters(rt.db),
+            Usage(
+                memories=settings.quota_memories,
+                documents=settings.quota_documents,
+                document_bytes=settings.quota_document_bytes,
+            ),
+            limits_seconds=settings.registry_cache_seconds,
+        )
+        intake = Intake(EventPublisher(rt.broker, settings.topic_prefix), submissions, quotas)
+        registry = Registry(
+            rt.db,
+            cache_seconds=settings.registry_cache_seconds,
+            key_seconds=settings.key_cache_seconds,
+        )
         install(
             app,
             GatewayDeps(
                 settings=settings,
-                registry=Registry(rt.db, cache_seconds=settings.registry_cache_seconds),
+                registry=registry,
+                keys=KeyManagement(KeyStore(rt.db), registry),
                 submissions=submissions,
                 owners=owners,
                 intake=intake,
                 memory_writes=MemoryWrites(owners, intake),
+                sources=SourceCheck(owners, submissions),
                 outbox=rt.outbox,
                 prune=Pruning(jobs),
                 telemetry=TelemetryReader(rt.mongo[settings.telemetry_database]),
@@ -114,6 +148,7 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
         routers=[
             agents.router,
             documents.router,
+            keys.router,
             prune.router,
             knowledge.router,
             records.router,

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any, Protocol
 
 import httpx
 
 from engram_events import Envelope
+from engram_gateway.domain.keys import IssuedKey
 from engram_gateway.domain.prune import Ack, JobKind, Progress
+from engram_gateway.domain.quotas import Usage
 
 
 class EventSink(Protocol):
@@ -22,11 +25,25 @@ class EventSink(Protocol):
 class SubmissionLog(Protocol):
     """The writes the gateway accepted, per tenant, kind and id."""
 
-    async def record(self, tenant_id: str, kind: str, item_id: str, **fields: Any) -> None: ...
+    async def record(
+        self, tenant_id: str, kind: str, item_id: str, **fields: Any
+    ) -> dict[str, Any] | None: ...
 
     async def record_many(
         self, tenant_id: str, kind: str, items: list[tuple[str, dict[str, Any]]]
-    ) -> None: ...
+    ) -> int: ...
+
+    async def get(self, tenant_id: str, kind: str, item_id: str) -> dict[str, Any] | None: ...
+
+    async def release(self, tenant_id: str, kind: str, item_id: str) -> dict[str, Any] | None: ...
+
+
+class SubmissionReads(Protocol):
+    """Which writes the gateway accepted, for ids their owners may not hold yet."""
+
+    async def held(
+        self, tenant_id: str, items: Sequence[tuple[str, str]]
+    ) -> dict[tuple[str, str], dict[str, Any]]: ...
 
 
 class OwningServices(Protocol):
@@ -64,3 +81,39 @@ class PruneJobStore(Protocol):
     async def running(self) -> list[dict[str, Any]]: ...
 
     async def finish(self, job: dict[str, Any], verification: dict[str, Any]) -> None: ...
+
+
+class KeyRows(Protocol):
+    """A tenant's stored API keys (`adapters.keys.KeyStore`)."""
+
+    async def list(self, tenant_id: str) -> list[dict[str, Any]]: ...
+
+    async def get(self, tenant_id: str, key_id: str) -> dict[str, Any] | None: ...
+
+    async def active_admins(self, tenant_id: str) -> set[str]: ...
+
+    async def revoke(self, tenant_id: str, key_id: str, at: datetime) -> bool: ...
+
+    async def restore(self, tenant_id: str, key_id: str, at: datetime) -> None: ...
+
+    async def touch(self, tenant_id: str, key_id: str, at: datetime) -> None: ...
+
+
+class KeyIssuer(Protocol):
+    """Where keys are issued and authenticated (`adapters.registry.Registry`)."""
+
+    async def add_key(
+        self, tenant_id: str, roles: tuple[str, ...] = (), *, name: str | None = None
+    ) -> IssuedKey: ...
+
+    def forget_key(self, key_id: str) -> None: ...
+
+
+class UsageStore(Protocol):
+    """Per-tenant usage counters and limits (`adapters.usage.UsageCounters`)."""
+
+    async def used(self, tenant_id: str) -> Usage: ...
+
+    async def add(self, tenant_id: str, amount: Usage) -> None: ...
+
+    async def overrides(self, tenant_id: str) -> dict[str, int]: ...

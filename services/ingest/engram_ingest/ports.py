@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 
@@ -35,3 +36,5 @@ class DocumentReads(Protocol):
     async def document(self, tenant_id: str, document_id: str) -> dict[str, Any] | None: ...
 
     async def remaining(self, tenant_id: str, document_ids: list[str]) -> tuple[int, int]: ...
+
+    async def known(self, tenant_id: str, document_ids: Sequence[str]) -> set[str]: ...

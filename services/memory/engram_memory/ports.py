@@ -76,6 +76,8 @@ class MemoryRowStore(Protocol):
 class MemoryRowReads(MemoryRowStore, Protocol):
     """The rows as the API reads them too: pages, tallies, scopes and lineage."""
 
+    async def owners(self, tenant_id: str, memory_ids: Sequence[str]) -> dict[str, str]: ...
+
     async def page(
         self, selection: Selection, order: Order, after: Position | None, limit: int
     ) -> list[dict[str, Any]]: ...
@@ -151,6 +153,8 @@ class ConversationRecords(Protocol):
     """Conversation records (`adapters.conversations.ConversationStore`)."""
 
     async def get(self, tenant_id: str, conversation_id: str) -> dict[str, Any] | None: ...
+
+    async def owners(self, tenant_id: str, conversation_ids: Sequence[str]) -> dict[str, str]: ...
 
     async def open(self, tenant_id: str, record: Mapping[str, Any]) -> dict[str, Any]: ...
 

@@ -10,10 +10,9 @@ import httpx
 
 from engram_events import Envelope, encode
 from tests.conftest import Infra
+from tests.support.internal import internal_headers
 from tests.support.kafka import produce
 from tests.support.services import ServiceProcess
-
-TENANT_HEADER = "x-engram-tenant"
 
 
 def topic(names: dict[str, str], base: str) -> str:
@@ -37,7 +36,7 @@ async def entity(
     """The internal entity view, or None while enrichment has not seen it."""
     response = await client.get(
         f"/internal/v1/knowledge/entities/{entity_id}",
-        headers={TENANT_HEADER: tenant},
+        headers=internal_headers(tenant),
         params=params,
     )
     return response.json() if response.status_code == 200 else None

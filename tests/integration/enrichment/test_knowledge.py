@@ -16,12 +16,12 @@ from engram_enrichment.domain.ids import fact_id
 from engram_events import decode
 from tests.conftest import Infra
 from tests.integration.enrichment.helpers import (
-    TENANT_HEADER,
     entity,
     send,
     start_enrichment,
     topic,
 )
+from tests.support.internal import internal_headers
 from tests.support.kafka import read_all, wait_for
 from tests.support.polling import until, until_async
 from tests.support.services import ServiceProcess
@@ -189,7 +189,7 @@ async def test_replays_change_nothing_and_tombstones_withdraw(
         assert acks[0]["payload"]["source_ids"] == ["rec_b"]
         verified = await internal.post(
             "/internal/v1/prune/verify",
-            headers={TENANT_HEADER: "tnt_a"},
+            headers=internal_headers("tnt_a"),
             json={"records": ["rec_b"], "facts": acks[0]["payload"]["tombstoned_ids"]},
         )
         assert verified.json() == {
@@ -199,7 +199,7 @@ async def test_replays_change_nothing_and_tombstones_withdraw(
         for records in ([], ["rec_b"]):
             live = await internal.post(
                 "/internal/v1/prune/verify",
-                headers={TENANT_HEADER: "tnt_a"},
+                headers=internal_headers("tnt_a"),
                 json={"records": records, "facts": [berlin, "carrier:nobody:hq:0"]},
             )
             assert live.json()["references"]["facts"] == 1, "a live fact still stands"
@@ -209,7 +209,7 @@ async def test_replays_change_nothing_and_tombstones_withdraw(
         assert item["status"] == "resolved"
         detail = await internal.get(
             f"/internal/v1/knowledge/contradictions/{item['contradiction_id']}",
-            headers={TENANT_HEADER: "tnt_a"},
+            headers=internal_headers("tnt_a"),
         )
         resolution = detail.json()["resolution"]
         assert resolution["mode"] == "automatic" and "rec_b was tombstoned" in resolution["reason"]

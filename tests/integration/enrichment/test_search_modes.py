@@ -14,7 +14,8 @@ import pytest
 from pymongo import MongoClient
 
 from tests.conftest import Infra
-from tests.integration.enrichment.helpers import TENANT_HEADER, send
+from tests.integration.enrichment.helpers import send
+from tests.support.internal import internal_headers
 from tests.support.polling import until_async
 from tests.support.services import ServiceProcess
 from tests.support.tenants import create_tenant
@@ -122,7 +123,7 @@ async def test_an_sku_and_an_entity_id_come_first_in_hybrid_and_lexical_mode(
         ENGRAM_ENRICHMENT_LEXICAL="false",
         **env,
     )
-    async with httpx.AsyncClient(base_url=plain.url, headers={TENANT_HEADER: tenant}) as internal:
+    async with httpx.AsyncClient(base_url=plain.url, headers=internal_headers(tenant)) as internal:
         off = await internal.post(
             "/internal/v1/knowledge/search", json={"query": sku(185), "mode": "lexical"}
         )

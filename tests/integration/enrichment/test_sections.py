@@ -12,12 +12,12 @@ from pymongo import MongoClient
 
 from tests.conftest import Infra
 from tests.integration.enrichment.helpers import (
-    TENANT_HEADER,
     entity,
     send,
     start_enrichment,
     topic,
 )
+from tests.support.internal import internal_headers
 from tests.support.kafka import wait_for
 from tests.support.polling import until_async
 from tests.support.services import ServiceProcess
@@ -60,7 +60,7 @@ async def test_a_section_hit_is_returned_and_replaced_after_its_record_is_tombst
     )
     async with (
         httpx.AsyncClient(base_url=gateway.url, headers={"Authorization": f"Bearer {key}"}) as api,
-        httpx.AsyncClient(base_url=enrichment.url, headers={TENANT_HEADER: tenant}) as internal,
+        httpx.AsyncClient(base_url=enrichment.url, headers=internal_headers(tenant)) as internal,
     ):
 
         async def search(**body: Any) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from tests.integration.memory.conftest import MemoryStack, new_agent, wait_status, write
+from tests.support.internal import internal_headers
 from tests.support.services import ServiceProcess
 
 PROBLEM = "application/problem+json"
@@ -91,6 +92,6 @@ def test_the_internal_apis_refuse_them_too(stack: MemoryStack) -> None:
     response = httpx.delete(
         f"{stack.memory.url}/internal/v1/agents/a1/memories",
         params={"owner": "u2"},
-        headers={"x-engram-tenant": "t1"},
+        headers=internal_headers("t1"),
     )
     _refused(response, "owner")

@@ -2,39 +2,64 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 import httpx
 from pymongo import MongoClient
 
 from engram_events import encode, new_event
-from engram_events.catalog import DOCUMENT_TOMBSTONED, FACT_WITHDRAWN, RECORD_TOMBSTONED
+from engram_events.catalog import (
+    DOCUMENT_TOMBSTONED,
+    FACT_WITHDRAWN,
+    MEMORY_WRITE_REQUESTED,
+    RECORD_TOMBSTONED,
+)
 from engram_events.payloads.documents import DocumentTombstoned
 from engram_events.payloads.knowledge import FactWithdrawn
+from engram_events.payloads.memories import MemoryWriteRequested
 from engram_events.payloads.records import RecordTombstoned
 from tests.integration.memory.conftest import MemoryStack, new_agent, topic, wait_status, write
+from tests.support.internal import internal_headers
 from tests.support.kafka import produce, read_all, wait_for
+from tests.support.tenants import tenant_of
+
+
+async def queue_write(
+    stack: MemoryStack, tenant_id: str, agent: str, content: str, derived: list[str]
+) -> str:
+    """A write request put on Kafka as the gateway would, naming sources no service here holds
+    (the gateway refuses those; this test is about memory's cascade, not the gateway)."""
+    memory_id = f"mem_{uuid.uuid4().hex}"
+    write = MemoryWriteRequested(
+        memory_id=memory_id, agent_id=agent, content=content, derived_from=derived
+    )
+    await produce(
+        stack.env["KAFKA_BOOTSTRAP_SERVERS"],
+        topic(stack, "engram.memories.v1"),
+        [encode(new_event(MEMORY_WRITE_REQUESTED, write, tenant_id=tenant_id))],
+        key=agent.encode(),
+    )
+    return memory_id
 
 
 async def test_gone_sources_withdraw_derived_memories(stack: MemoryStack) -> None:
     key = stack.tenant()
+    tenant_id = tenant_of(stack.env, key)
     with stack.client(key) as client:
         agent = new_agent(client)
-        from_record = write(client, agent, "made from record one", derived_from=["rec-1"])
-        from_second = write(client, agent, "made from record two", derived_from=["rec-2"])
-        from_fact = write(client, agent, "made from a fact", derived_from=["fact-9"])
-        from_doc = write(client, agent, "made from a document", derived_from=["doc-3", "rec-7"])
+
+        async def derived(content: str, *sources: str) -> str:
+            return await queue_write(stack, tenant_id, agent, content, list(sources))
+
+        from_record = await derived("made from record one", "rec-1")
+        from_second = await derived("made from record two", "rec-2")
+        from_fact = await derived("made from a fact", "fact-9")
+        from_doc = await derived("made from a document", "doc-3", "rec-7")
         keep = write(client, agent, "made from nothing that goes")
         for memory_id in (from_record, from_second, from_fact, from_doc, keep):
             wait_status(client, agent, memory_id, {"active"})
         tenant = client.get("/v1/memories").json()["memories"][0]
-        stored = await wait_for(
-            stack.env["KAFKA_BOOTSTRAP_SERVERS"],
-            topic(stack, "engram.memories.v1"),
-            lambda m: m.get("event_type") == "memory.stored",
-            count=5,
-        )
-        tenant_id = stored[0]["tenant_id"]
         before = _verify(stack, tenant_id, records=["rec-1", "rec-2", "rec-x"], facts=["fact-9"])
         assert before == {"records": 2, "facts": 1, "documents": 0}, "live memories are counted"
         events: list[tuple[str, Any]] = [
@@ -131,7 +156,7 @@ def _verify(stack: MemoryStack, tenant_id: str, **ids: list[str]) -> dict[str, i
     response = httpx.post(
         f"{stack.memory.url}/internal/v1/prune/verify",
         json=ids,
-        headers={"x-engram-tenant": tenant_id},
+        headers=internal_headers(tenant_id),
     )
     assert response.status_code == 200, response.text
     return dict(response.json()["references"])

@@ -16,8 +16,8 @@ from engram_enrichment.handlers import EnrichmentHandlers
 from engram_enrichment.service.knowledge import KnowledgeBase
 from engram_enrichment.service.resolution import Resolutions
 from engram_platform.dependencies import install
-from engram_platform.internal import TENANT_HEADER
 from engram_platform.problems import install_problem_handlers
+from tests.support.internal import accept_internal_calls, internal_headers
 from tests.unit.enrichment.fakes import MemoryStore, StagedEvents
 from tests.unit.enrichment.scenario import upserted
 
@@ -35,6 +35,7 @@ class Enrichment:
         self.handlers = EnrichmentHandlers(self.knowledge, Schema())
         self.outbox = StagedEvents()
         self.app = FastAPI()
+        accept_internal_calls(self.app)
         install_problem_handlers(self.app)
         for router in ROUTERS:
             self.app.include_router(router)
@@ -49,7 +50,7 @@ class Enrichment:
         transport = httpx.ASGITransport(app=self.app)
         async with httpx.AsyncClient(transport=transport, base_url="http://enrichment") as client:
             return await client.request(
-                method, f"/internal/v1{path}", headers={TENANT_HEADER: "tnt_a"}, **kwargs
+                method, f"/internal/v1{path}", headers=internal_headers("tnt_a"), **kwargs
             )
 
 
@@ -96,3 +97,11 @@ async def test_entities_and_prune_verification_are_served_and_search_needs_recal
     assert (await e.call("GET", "/knowledge/entities/carrier:c9")).status_code == 404
     assert verified.json()["references"]["records"] == 1
     assert search.status_code == 503 and search.json()["type"].endswith("/recall-disabled")
+
+
+async def test_known_names_only_the_tenants_facts() -> None:
+    e = Enrichment()
+    await e.seed()
+    asked = {"ids": [BERLIN, fact_id("carrier:c9", "hq", "Oslo"), "junk"]}
+    answer = await e.call("POST", "/known", json=asked)
+    assert answer.status_code == 200 and answer.json() == {"known": [BERLIN]}

@@ -27,7 +27,7 @@ def test_fact_ids_are_deterministic_and_typed() -> None:
 
 def test_a_record_creates_one_active_fact_per_attribute_skipping_identity_and_nulls() -> None:
     e = entity()
-    apply(e, assertion("rec_a", 1, id="c1", name="Acme", fleet=12, note=None, ratio=float("nan")))
+    apply(e, assertion("rec_a", 1, id="c1", name="Acme", fleet=12, note=None))
     assert sorted(f.attribute for f in e.facts.values()) == ["fleet", "name"]
     assert all(f.status == "active" for f in e.facts.values())
     name = e.facts[fact_id("carrier:c1", "name", "Acme")]

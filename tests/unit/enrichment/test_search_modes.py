@@ -15,9 +15,9 @@ from engram_enrichment.api.dependencies import EnrichmentDeps
 from engram_enrichment.service.resolution import Resolutions
 from engram_enrichment.service.search import LexicalOff, candidate_pool
 from engram_platform.dependencies import install
-from engram_platform.internal import TENANT_HEADER
 from engram_platform.problems import install_problem_handlers
 from engram_vectors import ExactNumpyStore
+from tests.support.internal import accept_internal_calls, internal_headers
 from tests.unit.enrichment.fakes import StagedEvents
 from tests.unit.enrichment.recall import Harness, facts, harness
 from tests.unit.enrichment.scenario import upserted
@@ -173,6 +173,7 @@ async def test_queries_and_fact_values_never_reach_the_logs(
 
 def _app(h: Harness) -> FastAPI:
     app = FastAPI()
+    accept_internal_calls(app)
     install_problem_handlers(app)
     app.include_router(search_api.router)
     resolutions = Resolutions(h.knowledge, h.handlers.sections, StagedEvents())
@@ -184,7 +185,7 @@ async def _post(h: Harness, body: dict[str, object]) -> httpx.Response:
     transport = httpx.ASGITransport(app=_app(h))
     async with httpx.AsyncClient(transport=transport, base_url="http://enrichment") as client:
         return await client.post(
-            "/internal/v1/knowledge/search", json=body, headers={TENANT_HEADER: "tnt_a"}
+            "/internal/v1/knowledge/search", json=body, headers=internal_headers("tnt_a")
         )
 
 

@@ -13,8 +13,8 @@ from fastapi import FastAPI
 from engram_extraction import api
 from engram_extraction.api import ExtractionDeps
 from engram_platform.dependencies import install
-from engram_platform.internal import TENANT_HEADER
 from engram_platform.problems import install_problem_handlers
+from tests.support.internal import accept_internal_calls, internal_headers
 
 pytestmark = pytest.mark.unit
 AT = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
@@ -66,15 +66,19 @@ class FakeReads:
     async def live_among(self, tenant_id: str, record_ids: Sequence[str]) -> int:
         return sum(1 for rid in record_ids if self.heads.get(rid, {}).get("status") == "active")
 
+    async def known(self, tenant_id: str, record_ids: Sequence[str]) -> set[str]:
+        return {r for r in record_ids if r in self.heads} if tenant_id == "tnt_a" else set()
+
 
 async def get(reads: FakeReads, method: str, path: str, **kwargs: Any) -> httpx.Response:
     app = FastAPI()
+    accept_internal_calls(app)
     install_problem_handlers(app)
     app.include_router(api.router)
     install(app, ExtractionDeps(records=reads))
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://extraction") as client:
-        return await client.request(method, path, headers={TENANT_HEADER: "tnt_a"}, **kwargs)
+        return await client.request(method, path, headers=internal_headers("tnt_a"), **kwargs)
 
 
 async def test_a_record_is_shown_with_its_lineage_and_a_missing_one_is_404() -> None:
@@ -112,3 +116,9 @@ async def test_imports_and_prune_verification_read_the_installed_store() -> None
     assert (await get(reads, "GET", "/internal/v1/imports/imp_2")).status_code == 404
     verified = await get(reads, "POST", "/internal/v1/prune/verify", json={"records": ["r1", "r2"]})
     assert verified.json() == {"references": {"records": 1}}
+
+
+async def test_known_names_only_the_tenants_records() -> None:
+    reads = FakeReads([head("rec_1")])
+    answer = await get(reads, "POST", "/internal/v1/known", json={"ids": ["rec_1", "rec_2"]})
+    assert answer.status_code == 200 and answer.json() == {"known": ["rec_1"]}

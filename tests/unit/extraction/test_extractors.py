@@ -99,6 +99,15 @@ def test_over_long_values_are_rejected_candidates() -> None:
     assert "longer than 100" in (out.candidates[0].problem or "")
 
 
+def test_json_values_storage_cannot_keep_are_rejected_candidates_not_silent_changes() -> None:
+    raw = b'[{"id": "c1", "n": NaN}, {"id": "c2", "n": 1e400}, {"id": "c3", "n": 1180591620717411303424}, {"id": "c4", "n": 7}]'
+    out = extract(raw, "application/json", "x.json", LIMITS)
+    problems = [c.problem for c in out.candidates]
+    assert problems[:2] == ["attribute 'n': numbers must be finite (no NaN or Infinity)"] * 2
+    assert problems[2] == "attribute 'n': integers must fit in signed 64 bits"
+    assert problems[3] is None and out.candidates[3].attributes == {"id": "c4", "n": 7}
+
+
 def test_unknown_type_fails() -> None:
     with pytest.raises(ExtractionFailed, match="no extractor"):
         extract(b"abc", "application/pdf", "x.pdf", LIMITS)

@@ -58,6 +58,7 @@ async def test_extraction_queries_are_indexed_and_scoped() -> None:
         "RecordStore.save_import": lambda: store.save_import(T, "imp_1", status="done"),
         "RecordStore.import_status": lambda: store.import_status(T, "imp_1"),
         "RecordStore.record": lambda: store.record(T, "r1"),
+        "RecordStore.known": lambda: store.known(T, ["r1", "r2"]),
         "RecordStore.list_records": lambda: store.list_records(
             T, filters={}, after=(AT, "r0"), limit=10
         ),

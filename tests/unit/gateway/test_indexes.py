@@ -17,12 +17,15 @@ from engram_events.payloads.memories import AgentDeleted
 from engram_events.payloads.prune import PruneRequested, PruneSelector
 from engram_gateway.adapters import prune_jobs, registry
 from engram_gateway.adapters.dead_letters import DeadLetterBox
+from engram_gateway.adapters.keys import KeyStore
 from engram_gateway.adapters.prune_jobs import ACKS, JOBS, PruneJobs
 from engram_gateway.adapters.registry import AGENTS, API_KEYS, Registry
 from engram_gateway.adapters.submissions import Submissions
 from engram_gateway.adapters.telemetry import TelemetryReader
+from engram_gateway.adapters.usage import UsageCounters
 from engram_gateway.domain.keys import issue_key
 from engram_gateway.domain.prune import Ack
+from engram_gateway.domain.quotas import Usage
 from engram_platform.indexes import merge
 from engram_platform.outbox import Outbox
 from engram_platform.telemetry_store import METRICS_COLLECTION
@@ -75,6 +78,10 @@ UNINDEXED = {
     },
 }
 TENANT_FREE = {
+    **{
+        ("UsageCounters." + name, "tenants"): "a tenant's row: its `_id` is the tenant"
+        for name in ("overrides", "set_overrides")
+    },
     ("Registry.authenticate", API_KEYS): "a key names its tenant only once it is found",
     ("Registry.delete_agent_with", "outbox_markers"): "the outbox's own marker, by its `_id`",
     ("Registry.delete_agent_with", AGENTS): "the outbox moves the events it staged out of the "
@@ -96,6 +103,11 @@ TENANT_FREE = {
         )
     },
 }
+
+
+async def _forget() -> None:
+    """Forgetting a key touches no database."""
+    Registry(RecordingDatabase()).forget_key("k1")
 
 
 async def test_gateway_queries_are_indexed_and_scoped() -> None:
@@ -121,7 +133,21 @@ async def test_gateway_queries_are_indexed_and_scoped() -> None:
         PruneRequested(prune_job_id="job_1", selector=PruneSelector(record_ids=["r1"])),
         tenant_id=T,
     )
+    key_rows = KeyStore(db)
+    usage = UsageCounters(db)
     exercise = {
+        "KeyStore.list": lambda: key_rows.list(T),
+        "KeyStore.get": lambda: key_rows.get(T, "k1"),
+        "KeyStore.active_admins": lambda: key_rows.active_admins(T),
+        "KeyStore.revoke": lambda: key_rows.revoke(T, "k1", AT),
+        "KeyStore.restore": lambda: key_rows.restore(T, "k1", AT),
+        "KeyStore.touch": lambda: key_rows.touch(T, "k1", AT),
+        "KeyStore.grant": lambda: key_rows.grant(T, "k1", "admin"),
+        "UsageCounters.used": lambda: usage.used(T),
+        "UsageCounters.add": lambda: usage.add(T, Usage(memories=1)),
+        "UsageCounters.overrides": lambda: usage.overrides(T),
+        "UsageCounters.set_overrides": lambda: usage.set_overrides(T, {"memories": 1}),
+        "Registry.forget_key": _forget,
         "Registry.create_tenant": lambda: keys.create_tenant("acme"),
         "Registry.add_key": lambda: keys.add_key(T),
         "Registry.authenticate": lambda: keys.authenticate(issue_key().plaintext),
@@ -142,6 +168,8 @@ async def test_gateway_queries_are_indexed_and_scoped() -> None:
         "Submissions.record": lambda: submissions.record(T, "memory", "m1"),
         "Submissions.record_many": lambda: submissions.record_many(T, "memory", [("m1", {})]),
         "Submissions.get": lambda: submissions.get(T, "memory", "m1"),
+        "Submissions.release": lambda: submissions.release(T, "memory", "m1"),
+        "Submissions.held": lambda: submissions.held(T, [("memory", "m1"), ("document", "d1")]),
         "DeadLetterBox.read": lambda: box.read(T),
         "DeadLetterBox.replay": lambda: box.replay(T, {"0-7"}),
         "TelemetryReader.metric_points": lambda: telemetry.metric_points(timedelta(hours=1)),
@@ -154,5 +182,13 @@ async def test_gateway_queries_are_indexed_and_scoped() -> None:
     declared = merge(registry.INDEXES, prune_jobs.INDEXES)
     verdict = judge(db.calls, declared, tenant_id=T, unindexed=UNINDEXED, tenant_free=TENANT_FREE)
     assert not verdict.report(), verdict.report()
-    stores = (Registry, PruneJobs, Submissions, DeadLetterBox, TelemetryReader)
+    stores = (
+        Registry,
+        KeyStore,
+        UsageCounters,
+        PruneJobs,
+        Submissions,
+        DeadLetterBox,
+        TelemetryReader,
+    )
     assert public_methods(*stores) == set(exercise)

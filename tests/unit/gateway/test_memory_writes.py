@@ -52,13 +52,23 @@ class Log:
     def __init__(self) -> None:
         self.noted: list[str] = []
 
-    async def record(self, tenant_id: str, kind: str, item_id: str, **fields: Any) -> None:
+    async def record(
+        self, tenant_id: str, kind: str, item_id: str, **fields: Any
+    ) -> dict[str, Any] | None:
         self.noted.append(item_id)
+        return None
 
     async def record_many(
         self, tenant_id: str, kind: str, items: list[tuple[str, dict[str, Any]]]
-    ) -> None:
+    ) -> int:
         self.noted.extend(item_id for item_id, _ in items)
+        return len(items)
+
+    async def get(self, tenant_id: str, kind: str, item_id: str) -> dict[str, Any] | None:
+        return None
+
+    async def release(self, tenant_id: str, kind: str, item_id: str) -> dict[str, Any] | None:
+        return None
 
 
 def _write(memory_id: str, content: str, **fields: Any) -> Envelope[MemoryWriteRequested]:

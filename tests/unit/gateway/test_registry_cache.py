@@ -7,8 +7,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from engram_gateway.adapters.registry import AGENTS, API_KEYS, Registry
+from engram_gateway.config import GatewaySettings
 from engram_gateway.domain.keys import issue_key
 from engram_gateway.domain.recent import Recent
 
@@ -170,3 +172,28 @@ def test_recent_keeps_at_most_its_size_oldest_out_first() -> None:
     recent.put("b", 2)
     recent.put("c", 3)
     assert (recent.get("a"), recent.get("b"), recent.get("c")) == (None, 2, 3)
+
+
+def test_a_key_revoked_here_is_forgotten_at_once() -> None:
+    clock = Clock()
+    reg, db = registry(60.0, clock)
+    key = add_key(db, "t1")
+
+    async def scenario() -> None:
+        assert await reg.authenticate(key) is not None
+        db[API_KEYS].rows[key.split("_")[1]]["revoked"] = True
+        reg.forget_key(key.split("_")[1])
+        assert await reg.authenticate(key) is None
+
+    asyncio.run(scenario())
+
+
+def test_keys_are_remembered_for_their_own_time() -> None:
+    reg = Registry({}, cache_seconds=5.0, key_seconds=0.5)
+    assert (reg._keys.seconds, reg._agents.seconds) == (0.5, 5.0)
+
+
+def test_a_key_cache_of_a_second_or_more_is_refused() -> None:
+    with pytest.raises(ValidationError):
+        GatewaySettings(key_cache_seconds=1)
+    assert GatewaySettings().key_cache_seconds < 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -30,20 +31,28 @@ class FakeCollection:
             return True
         return False
 
-    def _upsert(self, key: Mapping[str, Any], update: Mapping[str, Any]) -> None:
+    def _upsert(self, key: Mapping[str, Any], update: Mapping[str, Any]) -> dict[str, Any] | None:
+        before = self.rows.get(key["_id"])
+        before = dict(before) if before is not None else None
         self.rows.setdefault(key["_id"], {"_id": key["_id"]}).update(update["$set"])
+        return before
 
-    async def update_one(self, key: dict[str, Any], update: dict[str, Any], upsert: bool) -> None:
+    async def find_one_and_update(
+        self, key: dict[str, Any], update: dict[str, Any], **options: Any
+    ) -> dict[str, Any] | None:
+        assert options["upsert"]
         if self._raced():
             raise DuplicateKeyError("E11000 duplicate key")
-        self._upsert(key, update)
+        return self._upsert(key, update)
 
-    async def bulk_write(self, ops: list[UpdateOne], ordered: bool) -> None:
+    async def bulk_write(self, ops: list[UpdateOne], ordered: bool) -> SimpleNamespace:
         if self._raced():
             raise KeyError("nModified")
+        new = 0
         for op in ops:
             assert isinstance(op._doc, Mapping), "the store sends $set documents, not pipelines"
-            self._upsert(op._filter, op._doc)
+            new += self._upsert(op._filter, op._doc) is None
+        return SimpleNamespace(upserted_count=new)
 
 
 def submissions(collection: FakeCollection) -> Submissions:
@@ -73,3 +82,24 @@ async def test_a_bulk_write_that_lost_a_race_is_written_row_by_row() -> None:
     await submissions(collection).record_many("tnt_1", "memory", items)
     assert collection.trips == 4
     assert sorted(collection.rows) == [f"tnt_1:memory:m{n}" for n in range(3)]
+
+
+async def test_recording_answers_what_it_replaced_so_a_retry_is_not_counted_again() -> None:
+    store = submissions(FakeCollection())
+    assert await store.record("tnt_1", "document", "doc_1", version="v1") is None
+    previous = await store.record("tnt_1", "document", "doc_1", version="v2")
+    assert previous is not None and previous["version"] == "v1"
+
+
+async def test_recording_many_answers_how_many_ids_are_new() -> None:
+    store = submissions(FakeCollection())
+    assert await store.record_many("tnt_1", "memory", [("m1", {}), ("m2", {})]) == 2
+    assert await store.record_many("tnt_1", "memory", [("m2", {}), ("m3", {})]) == 1
+
+
+async def test_a_raced_bulk_write_still_answers_how_many_ids_are_new() -> None:
+    collection = FakeCollection()
+    store = submissions(collection)
+    await store.record("tnt_1", "memory", "m1")
+    collection.races = 1
+    assert await store.record_many("tnt_1", "memory", [("m1", {}), ("m2", {})]) == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import httpx
@@ -11,8 +12,8 @@ from fastapi import FastAPI
 from engram_ingest import api
 from engram_ingest.api import IngestDeps
 from engram_platform.dependencies import install
-from engram_platform.internal import TENANT_HEADER
 from engram_platform.problems import install_problem_handlers
+from tests.support.internal import accept_internal_calls, internal_headers
 
 pytestmark = pytest.mark.unit
 DOC = {
@@ -37,15 +38,19 @@ class FakeReads:
     async def remaining(self, tenant_id: str, document_ids: list[str]) -> tuple[int, int]:
         return len(document_ids), 0
 
+    async def known(self, tenant_id: str, document_ids: Sequence[str]) -> set[str]:
+        return {d for d in document_ids if (tenant_id, d) == ("tnt_a", "doc_1")}
+
 
 async def call(method: str, path: str, **kwargs: Any) -> httpx.Response:
     app = FastAPI()
+    accept_internal_calls(app)
     install_problem_handlers(app)
     app.include_router(api.router)
     install(app, IngestDeps(documents=FakeReads()))
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://ingest") as client:
-        return await client.request(method, path, headers={TENANT_HEADER: "tnt_a"}, **kwargs)
+        return await client.request(method, path, headers=internal_headers("tnt_a"), **kwargs)
 
 
 async def test_a_document_shows_its_latest_version_and_every_version_it_had() -> None:
@@ -61,3 +66,10 @@ async def test_a_document_shows_its_latest_version_and_every_version_it_had() ->
 async def test_prune_verification_reads_the_installed_store() -> None:
     verified = await call("POST", "/internal/v1/prune/verify", json={"documents": ["a", "b"]})
     assert verified.json() == {"references": {"documents": 2, "blobs": 0}}
+
+
+async def test_known_names_only_the_tenants_documents() -> None:
+    answer = await call("POST", "/internal/v1/known", json={"ids": ["doc_1", "doc_9"]})
+    assert answer.status_code == 200 and answer.json() == {"known": ["doc_1"]}
+    refused = await call("POST", "/internal/v1/known", json={"ids": ["doc_1"], "more": 1})
+    assert refused.status_code == 422

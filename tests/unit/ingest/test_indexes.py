@@ -33,6 +33,7 @@ async def test_ingest_queries_are_indexed_and_scoped() -> None:
         "IngestStore.mark_deleted": lambda: store.mark_deleted(T, "doc_1"),
         "IngestStore.add_content_hash": lambda: store.add_content_hash(T, "doc_1", "sha"),
         "IngestStore.remaining": lambda: store.remaining(T, ["doc_1"]),
+        "IngestStore.known": lambda: store.known(T, ["doc_1", "doc_2"]),
     }
     await db.run(exercise)
     verdict = judge(db.calls, INDEXES, tenant_id=T)

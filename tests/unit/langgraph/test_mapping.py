@@ -9,7 +9,7 @@ from langgraph.store.base import InvalidNamespaceError
 
 from engram_client import NotFound
 from engram_langgraph import EngramStore, MemoryNotStored
-from engram_langgraph.filters import keeps, pushdown
+from engram_langgraph.filters import keeps, pushdown, scalar_fields
 from tests.unit.langgraph.fake_engram import AsyncFakeEngram, FakeEngram
 
 pytestmark = pytest.mark.unit
@@ -178,3 +178,8 @@ def test_while_a_put_replaces_an_item_reads_see_only_its_newest_version(
     assert item is not None and item.value == {"text": "tea v2"}
     assert [i.value for i in store.search(("agt_a",))] == [{"text": "tea v2"}]
     assert [i.value for i in store.search(("agt_a",), query="tea")] == [{"text": "tea v2"}]
+
+
+def test_numbers_metadata_cannot_hold_stay_in_the_value_only() -> None:
+    value = {"ok": 2**63 - 1, "big": 2**70, "nan": float("nan"), "inf": float("inf"), "r": 0.5}
+    assert scalar_fields(value) == {"ok": 2**63 - 1, "r": 0.5}

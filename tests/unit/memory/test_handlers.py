@@ -386,7 +386,7 @@ def dead_letter(event: Envelope[Any]) -> DeadLetter:
 async def test_a_dead_lettered_write_ends_rejected_with_ids_and_the_reason_only() -> None:
     pipeline = Pipeline()
     await pipeline.open()
-    event = pipeline.request("m1", "private words", metadata={"a.b": 1}, user_id="u1")
+    event = pipeline.request("m1", "private words", metadata={"topic": "private"}, user_id="u1")
     published = await pipeline.handlers.on_write_dead_lettered(event, dead_letter(event))
     row = pipeline.rows.rows["t1:m1"]
     assert row["status"] == "rejected" and row["agent_id"] == "a1" and row["user_id"] == "u1"

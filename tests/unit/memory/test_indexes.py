@@ -74,6 +74,7 @@ async def test_memory_queries_are_indexed_and_scoped() -> None:
     exercise = {
         "MemoryRows.get": lambda: rows.get(T, "m1"),
         "MemoryRows.get_many": lambda: rows.get_many(T, ["m1", "m2"]),
+        "MemoryRows.owners": lambda: rows.owners(T, ["m1", "m2"]),
         "MemoryRows.set_fields": lambda: rows.set_fields(T, "m1", {"status": "active"}),
         "MemoryRows.set_fields_many": lambda: rows.set_fields_many(T, [("m1", {"a": 1})]),
         "MemoryRows.set_same": lambda: rows.set_same(T, ["m1"], {"a": 1}),
@@ -102,6 +103,7 @@ async def test_memory_queries_are_indexed_and_scoped() -> None:
         "DedupSlots.claim": lambda: slots.claim(T, [("k", "m1")]),
         "DedupSlots.hand_over": lambda: slots.hand_over(T, "k", "m0", "m1"),
         "ConversationStore.get": lambda: conversations.get(T, "c1"),
+        "ConversationStore.owners": lambda: conversations.owners(T, ["c1", "c2"]),
         "ConversationStore.open": lambda: conversations.open(T, {"conversation_id": "c1"}),
         "ConversationStore.update": lambda: conversations.update(T, "c1", {"status": "x"}),
         "ConversationStore.count_attempt": lambda: conversations.count_attempt(T, "c1"),

@@ -30,6 +30,7 @@ QUERY_METHODS = frozenset(
     }
 )
 COVERED = {
+    "libs/platform/engram_platform/held.py": "tests/unit/ingest/test_indexes.py",
     "libs/platform/engram_platform/idempotency.py": "tests/unit/platform/test_indexes.py",
     "libs/platform/engram_platform/outbox/embedded.py": "tests/unit/platform/test_indexes.py",
     "libs/platform/engram_platform/outbox/relay.py": "tests/unit/platform/test_indexes.py",
@@ -44,6 +45,8 @@ COVERED = {
     "services/gateway/engram_gateway/adapters/submissions.py": "tests/unit/gateway/test_indexes.py",
     "services/gateway/engram_gateway/adapters/dead_letters.py": "tests/unit/gateway/test_indexes.py",
     "services/gateway/engram_gateway/adapters/telemetry.py": "tests/unit/gateway/test_indexes.py",
+    "services/gateway/engram_gateway/adapters/keys.py": "tests/unit/gateway/test_indexes.py",
+    "services/gateway/engram_gateway/adapters/usage.py": "tests/unit/gateway/test_indexes.py",
     "services/ingest/engram_ingest/adapters/store.py": "tests/unit/ingest/test_indexes.py",
     "services/memory/engram_memory/adapters/conversations.py": "tests/unit/memory/test_indexes.py",
     "services/memory/engram_memory/adapters/dedup.py": "tests/unit/memory/test_indexes.py",

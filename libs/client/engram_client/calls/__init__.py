@@ -5,12 +5,14 @@ reads; POSTs that only read (recall, knowledge search); DELETEs; memory writes
 and record imports (they carry an idempotency key, generated here once and
 reused on every retry); document uploads (the gateway keys them by name and
 content hash, so a repeat is the same version); DLQ replays (each letter is
-replayed once; a repeat answers `already_replayed`). Creating an agent, starting a
-prune, deleting a document and resolving a contradiction are not repeated
-except when the connection failed before the request was sent.
+replayed once; a repeat answers `already_replayed`); key revocations. Creating an
+agent, starting a prune, deleting a document, resolving a contradiction, and
+issuing or rotating a key are not repeated except when the connection failed
+before the request was sent.
 """
 
 from engram_client.calls.base import Call, Params, new_idempotency_key, segment
+from engram_client.calls.keys import create_key, list_keys, revoke_key, rotate_key
 from engram_client.calls.memories import (
     clear_memories,
     converse,
@@ -61,6 +63,7 @@ __all__ = [
     "converse",
     "count_memories",
     "create_agent",
+    "create_key",
     "delete_agent",
     "delete_conversation",
     "delete_document",
@@ -80,6 +83,7 @@ __all__ = [
     "list_contradictions",
     "list_dead_letters",
     "list_entities",
+    "list_keys",
     "list_memories",
     "list_records",
     "new_idempotency_key",
@@ -88,6 +92,8 @@ __all__ = [
     "replay_dead_letter",
     "replay_dead_letters",
     "resolve_contradiction",
+    "revoke_key",
+    "rotate_key",
     "search_knowledge",
     "segment",
     "start_prune",

@@ -9,6 +9,7 @@ from engram_client.errors import (
     Forbidden,
     NotFound,
     PayloadTooLarge,
+    QuotaExceeded,
     RateLimited,
     ServiceUnavailable,
     Unauthorized,
@@ -56,7 +57,11 @@ def hint_for(exc: EngramError) -> str:
         (PayloadTooLarge, "split the input into smaller files or batches"),
         (UnsupportedMediaType, "use .csv .tsv .md .txt .json .ndjson, or pass --mime"),
         (Conflict, "the resource already changed state; check its status"),
-        (Forbidden, "this key lacks the role; `engram dlq` needs a key with the ops role"),
+        (QuotaExceeded, "the tenant's storage quota is used up; delete data or ask the operator"),
+        (
+            Forbidden,
+            "this key lacks the role: `engram keys` needs the admin role, `engram dlq` the ops role",
+        ),
         (WaitTimeout, "raise --timeout, or check the status again later"),
     ]
     if exc.status is None and isinstance(exc, Unauthorized):

@@ -11,7 +11,8 @@ from engram_client.cli import exit_codes
 from engram_client.cli.output import fail
 
 HELP = (
-    "Create a tenant and print only its new API key. This talks to MongoDB directly through "
+    "Create a tenant and print only its new API key, an admin key (it manages the tenant's "
+    "keys with `engram keys`). This talks to MongoDB directly through "
     "the gateway package (`python -m engram_gateway create-tenant NAME`), so run it where "
     "engram-gateway is installed, with MONGODB_URI (and ENGRAM_DATABASE_PREFIX if used) set "
     "as for the gateway. On the local platform `make tenant name=NAME` does the same."
@@ -29,6 +30,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     create.add_argument(
         "--ops", action="store_true", help="print a key with the ops role (for `engram dlq`)"
     )
+    create.add_argument(
+        "--quota",
+        action="append",
+        default=[],
+        metavar="QUOTA=LIMIT",
+        help="the tenant's own limit for memories, documents or document_bytes (repeatable)",
+    )
     create.set_defaults(handler=create_tenant)
 
 
@@ -43,6 +51,7 @@ def create_tenant(args: argparse.Namespace) -> int:
                 "create-tenant",
                 args.name,
                 *(["--ops"] if args.ops else []),
+                *(arg for quota in args.quota for arg in ("--quota", quota)),
             ],
             capture_output=True,
             text=True,

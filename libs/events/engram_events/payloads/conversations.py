@@ -6,8 +6,9 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from engram_events.ids import Attributes, Id
+from engram_events.ids import Id
 from engram_events.payloads._base import Payload
+from engram_events.values import Metadata, Text
 
 Role = Literal["user", "assistant", "system", "tool"]
 SpeakerName = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[\w.-]+$")]
@@ -19,7 +20,7 @@ class ConversationMessage(Payload):
     """One message as the app sent it; `content` may be absent (a tool call, say)."""
 
     role: Role
-    content: str | None = Field(default=None, max_length=64_000)
+    content: Text | None = Field(default=None, max_length=64_000)
     name: SpeakerName | None = None
     at: datetime | None = None
 
@@ -32,7 +33,7 @@ class ConversationSubmitted(Payload):
     messages: list[ConversationMessage] = Field(min_length=1, max_length=MAX_MESSAGES)
     user_id: Id | None = None
     session_id: Id | None = None
-    metadata: Attributes = Field(default_factory=dict)
+    metadata: Metadata = Field(default_factory=dict)
     idempotency_key: Id | None = None
 
 

@@ -6,6 +6,7 @@ from pydantic import Field, StringConstraints
 
 from engram_events.ids import Count, Id, Sha256
 from engram_events.payloads._base import Payload
+from engram_events.values import Text
 
 DocumentSource = Literal["gateway", "file_drop", "gdrive", "import"]
 DeletionReason = Literal[
@@ -14,7 +15,7 @@ DeletionReason = Literal[
 Mime = Annotated[
     str, StringConstraints(min_length=3, max_length=127, pattern=r"^[\w.+-]+/[\w.+-]+$")
 ]
-Name = Annotated[str, StringConstraints(min_length=1, max_length=512)]
+Name = Annotated[Text, StringConstraints(min_length=1, max_length=512)]
 
 
 class DocumentSubmitted(Payload):

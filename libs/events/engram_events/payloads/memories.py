@@ -2,11 +2,12 @@
 
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import BaseModel, Field, StringConstraints
 
-from engram_events.ids import Attributes, Id, Sha256
+from engram_events.ids import Id, Sha256
 from engram_events.payloads._base import Payload
 from engram_events.payloads.embeddings import VectorProvenance
+from engram_events.values import Metadata, Text
 
 MemoryType = Annotated[
     str, StringConstraints(min_length=1, max_length=64, pattern=r"^[a-z][a-z0-9_]*$")
@@ -24,20 +25,28 @@ class ExtractedBy(Payload):
     output_sha256: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{16,64}$")]
 
 
-class MemoryWriteRequested(Payload):
+class MemoryWrite(BaseModel):
+    """What a caller asks to remember: the gateway validates a request with these fields and
+    the memory service stores them, so one set of constraints holds at both ends."""
+
+    content: Text = Field(max_length=64_000)
+    type: MemoryType = "conversation"
+    metadata: Metadata = Field(default_factory=dict)
+    derived_from: list[Id] = Field(default_factory=list, max_length=100)
+    supersedes: Id | None = None
+    idempotency_key: Id | None = None
+    user_id: Id | None = Field(default=None, description="the end user this memory is about")
+    session_id: Id | None = Field(default=None, description="the session it came from")
+    allow_duplicate: bool = Field(
+        default=False, description="store it even if a live memory in this scope says the same"
+    )
+
+
+class MemoryWriteRequested(Payload, MemoryWrite):
     """An agent wants to remember something; validated again by the memory service."""
 
     memory_id: Id
     agent_id: Id
-    content: str = Field(max_length=64_000)
-    type: MemoryType = "conversation"
-    metadata: Attributes = Field(default_factory=dict)
-    derived_from: list[Id] = Field(default_factory=list, max_length=100)
-    supersedes: Id | None = None
-    idempotency_key: Id | None = None
-    user_id: Id | None = None
-    session_id: Id | None = None
-    allow_duplicate: bool = False
     extracted_by: ExtractedBy | None = None
 
 

@@ -3,10 +3,25 @@
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints
+from pydantic import Field, StrictBool, StrictFloat, StrictInt, StrictStr, StringConstraints
 
-from engram_events.ids import Attributes, Id, Sha256
+from engram_events.ids import AttributeName, Attributes, Id, Sha256
 from engram_events.payloads._base import Payload
+from engram_events.values import Storable, Text
+
+MAX_IMPORT_ATTRIBUTES = 500
+ImportValue = Annotated[
+    Annotated[StrictStr, StringConstraints(max_length=32_000)]
+    | StrictInt
+    | StrictFloat
+    | StrictBool
+    | None,
+    Storable,
+]
+"""One imported value: a scalar as JSON gave it (no coercion), and one storage keeps as given."""
+ImportRow = Annotated[
+    dict[AttributeName, ImportValue], Field(min_length=1, max_length=MAX_IMPORT_ATTRIBUTES)
+]
 
 RecordType = Annotated[
     str, StringConstraints(min_length=1, max_length=100, pattern=r"^[a-z][a-z0-9_]*$")
@@ -54,7 +69,7 @@ class RecordsImportRequested(Payload):
     """Structured rows imported without extraction (the non-AI path)."""
 
     import_id: Id
-    source: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    source: Annotated[Text, StringConstraints(min_length=1, max_length=200)]
     record_type: RecordType
-    rows: list[Attributes] = Field(min_length=1, max_length=10_000)
+    rows: list[ImportRow] = Field(min_length=1, max_length=10_000)
     key_field: str | None = None

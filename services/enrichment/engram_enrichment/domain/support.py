@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from datetime import datetime
 
 from engram_enrichment.domain.ids import fact_id_of, value_sha256
@@ -22,10 +21,9 @@ def is_stale(entity: Entity, record_id: str, revision: int) -> bool:
 
 
 def asserts_something(value: Scalar) -> bool:
-    """Null says nothing; NaN and infinities equal nothing, not even themselves."""
-    if value is None:
-        return False
-    return not isinstance(value, float) or math.isfinite(value)
+    """Null says nothing (a record cannot hold NaN or infinities: the write contract refuses
+    them before any record is made)."""
+    return value is not None
 
 
 def assert_record(entity: Entity, record: RecordAssertion, schema: Schema) -> None:

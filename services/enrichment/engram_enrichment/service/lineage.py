@@ -47,3 +47,12 @@ async def support_of_fact(kb: KnowledgeBase, tenant_id: str, fact_id: str) -> di
     if fact is None:
         raise NoSuchFact(fact_id)
     return fact_summary(entity_id, fact)
+
+
+async def known_facts(kb: KnowledgeBase, tenant_id: str, fact_ids: Sequence[str]) -> set[str]:
+    """Which of these fact ids (`entity:attribute:hash`) the tenant's entities hold, in any
+    status: one read of the entities they name."""
+    entity_ids = sorted({f.rsplit(":", 2)[0] for f in fact_ids if f.count(":") >= 2})
+    wanted = set(fact_ids)
+    entities = await kb.load_many(tenant_id, entity_ids) if entity_ids else []
+    return {fact for entity in entities for fact in entity.facts if fact in wanted}

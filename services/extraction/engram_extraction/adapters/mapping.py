@@ -14,6 +14,7 @@ from typing import Any
 import bson
 
 from engram_events.ids import Scalar
+from engram_events.values import value_problem
 from engram_extraction.domain.records import Rejection, Source
 from engram_extraction.domain.revisions import Change, Entry
 
@@ -21,6 +22,13 @@ from engram_extraction.domain.revisions import Change, Entry
 def pairs(attributes: dict[str, Scalar]) -> list[dict[str, Scalar]]:
     """Attributes as a list of {k, v}: names may hold dots or `$`, which field names cannot."""
     return [{"k": k, "v": v} for k, v in attributes.items()]
+
+
+def storable(attributes: dict[str, Scalar]) -> dict[str, Scalar]:
+    """A rejected row's attributes less those storage could not keep or send back as given."""
+    return {
+        k: v for k, v in attributes.items() if value_problem(k) is None and value_problem(v) is None
+    }
 
 
 def unpairs(stored: list[dict[str, Any]]) -> dict[str, Scalar]:
@@ -101,7 +109,7 @@ def rejected_doc(
         "document_version": source.document_version,
         "locator": rejected.locator,
         "reason": rejected.reason,
-        "attributes": pairs(rejected.attributes),
+        "attributes": pairs(storable(rejected.attributes)),
         "rejected_at": at,
     }
 

@@ -27,6 +27,7 @@ from engram_extraction.adapters.mapping import (
 )
 from engram_extraction.domain.records import Rejection, Source
 from engram_extraction.domain.revisions import Change, Entry
+from engram_platform.held import held_ids
 from engram_platform.indexes import Indexes
 from engram_platform.mongo import insert_new
 
@@ -163,6 +164,10 @@ class RecordStore:
             {"_id": f"{tenant_id}:{import_id}", "tenant_id": tenant_id}, {"_id": 0}
         )
         return doc
+
+    async def known(self, tenant_id: str, record_ids: Sequence[str]) -> set[str]:
+        """Which of these records the tenant has (tombstoned ones too: their id stays theirs)."""
+        return set(await held_ids(self.db[RECORDS], tenant_id, record_ids))
 
     async def record(self, tenant_id: str, record_id: str) -> dict[str, Any] | None:
         """A record head (attributes by name) with its revision history (hashes, timestamps,

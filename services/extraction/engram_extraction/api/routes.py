@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from engram_extraction.api.dependencies import Deps
 from engram_extraction.api.views import record_view
 from engram_extraction.domain.cursor import BadCursor, decode_cursor, encode_cursor
-from engram_platform.internal import TenantDep
+from engram_platform.internal import KNOWN_PATH, KnownIds, TenantDep
 from engram_platform.problems import Problem
 
 router = APIRouter(prefix="/internal/v1", tags=["internal"])
@@ -89,3 +89,9 @@ async def verify_prune(body: VerifyBody, deps: Deps, tenant_id: TenantDep) -> di
     """How many of the tombstoned records are live again (0 means clean)."""
     live = await deps.records.live_among(tenant_id, body.records)
     return {"references": {"records": live}}
+
+
+@router.post(KNOWN_PATH.removeprefix("/internal/v1"))
+async def known_records(body: KnownIds, deps: Deps, tenant_id: TenantDep) -> dict[str, Any]:
+    """Which of the ids are the tenant's records (the gateway checks `derived_from`)."""
+    return {"known": sorted(await deps.records.known(tenant_id, body.ids))}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from engram_events.ids import Scalar
+from engram_events.values import VALUE_PROBLEMS, value_problem
 
 
 class ExtractionFailed(Exception):
@@ -58,7 +59,8 @@ def flatten(
 
 
 def check_values(candidate: Candidate, limits: Limits) -> Candidate:
-    """Reject rows with too many attributes, over-long names or over-long values."""
+    """Reject rows with too many attributes, over-long names or values, or a value storage
+    would not keep as given (NaN, infinities, integers beyond 64 bits, unencodable text)."""
     if candidate.problem:
         return candidate
     if len(candidate.attributes) > limits.max_columns:
@@ -74,5 +76,9 @@ def check_values(candidate: Candidate, limits: Limits) -> Candidate:
             candidate.problem = (
                 f"attribute {name[:50]!r} is longer than {limits.max_value_chars} characters"
             )
+            return candidate
+        problem = value_problem(value) or value_problem(name)
+        if problem is not None:
+            candidate.problem = f"attribute {name[:50]!r}: {VALUE_PROBLEMS[problem]}"
             return candidate
     return candidate

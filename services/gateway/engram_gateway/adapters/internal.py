@@ -7,16 +7,14 @@ from typing import Any
 import httpx
 from opentelemetry import propagate
 
+from engram_platform.internal import TENANT_HEADER, TOKEN_HEADER
 from engram_platform.problems import Problem
-
-TENANT_HEADER = "x-engram-tenant"
-TOKEN_HEADER = "x-engram-internal-token"
 
 
 class InternalServices:
-    """One pooled client; each call names the owning service and carries the tenant."""
+    """One pooled client; each call names the owning service and carries the tenant and token."""
 
-    def __init__(self, urls: dict[str, str], *, token: str | None, timeout: float) -> None:
+    def __init__(self, urls: dict[str, str], *, token: str, timeout: float) -> None:
         self.urls = urls
         self.token = token
         self.client = httpx.AsyncClient(timeout=timeout)
@@ -25,9 +23,7 @@ class InternalServices:
         self, service: str, method: str, path: str, *, tenant_id: str, **kwargs: Any
     ) -> httpx.Response:
         """Call a service; unreachable means 503 with which service, never a hang or a 500."""
-        headers = {TENANT_HEADER: tenant_id}
-        if self.token:
-            headers[TOKEN_HEADER] = self.token
+        headers = {TENANT_HEADER: tenant_id, TOKEN_HEADER: self.token}
         propagate.inject(headers)
         try:
             return await self.client.request(

@@ -3,52 +3,82 @@
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 from pymongo import ASCENDING, IndexModel
 
-from engram_gateway.domain.keys import IssuedKey, issue_key, parse_key, verify
+from engram_gateway.domain.access import ADMIN
+from engram_gateway.domain.keys import (
+    NO_KEY_HASH,
+    NO_KEY_SALT,
+    IssuedKey,
+    issue_key,
+    parse_key,
+    verify,
+)
 from engram_gateway.domain.model import Agent, Caller
 from engram_gateway.domain.recent import Recent
 from engram_platform.indexes import Indexes
 
+KeyCheck = Callable[[str, str, str], bool]
+"""(secret, salt, stored hash) -> whether they match; `keys.verify` outside tests."""
 TENANTS = "tenants"
 API_KEYS = "api_keys"
 AGENTS = "agents"
-INDEXES: Indexes = {AGENTS: [IndexModel([("tenant_id", ASCENDING), ("deleted", ASCENDING)])]}
-"""A tenant's live agents; keys and agents are otherwise read by `_id`."""
+INDEXES: Indexes = {
+    AGENTS: [IndexModel([("tenant_id", ASCENDING), ("deleted", ASCENDING)])],
+    API_KEYS: [
+        IndexModel([("tenant_id", ASCENDING), ("created_at", ASCENDING), ("_id", ASCENDING)])
+    ],
+}
+"""A tenant's live agents and its keys; keys and agents are otherwise read by `_id`."""
 
 
 class Registry:
     """The gateway's store of who may call and which agents they own.
 
-    Found keys and owned agents are remembered for `cache_seconds` (two database trips less per
-    request); unknown ones never are. A key revoked in the database, or an agent deleted through
-    another gateway instance, stops working within that time; this instance forgets an agent it
-    deletes at once.
+    Found keys are remembered for `key_seconds` (default `cache_seconds`) and owned agents for
+    `cache_seconds` (two database trips less per request); unknown ones never are. A key revoked
+    through another gateway instance, or an agent deleted there, stops working within that time;
+    this instance forgets a key it revokes and an agent it deletes at once.
     """
 
-    def __init__(self, db: Any, *, cache_seconds: float = 0.0) -> None:
+    def __init__(
+        self,
+        db: Any,
+        *,
+        cache_seconds: float = 0.0,
+        key_seconds: float | None = None,
+        check: KeyCheck = verify,
+    ) -> None:
         self.db = db
-        self._keys: Recent[dict[str, Any]] = Recent(cache_seconds)
+        self._check = check
+        self._keys: Recent[dict[str, Any]] = Recent(
+            cache_seconds if key_seconds is None else key_seconds
+        )
         self._agents: Recent[Agent] = Recent(cache_seconds)
 
     async def create_tenant(self, name: str) -> tuple[str, IssuedKey]:
-        """A new tenant with its first API key; the plaintext key is only in the return value."""
+        """A new tenant with its first API key, an admin key (it manages the tenant's keys);
+        the plaintext key is only in the return value."""
         tenant_id = f"tnt_{secrets.token_hex(8)}"
         now = datetime.now(UTC)
         await self.db[TENANTS].insert_one({"_id": tenant_id, "name": name, "created_at": now})
-        key = await self.add_key(tenant_id)
+        key = await self.add_key(tenant_id, (ADMIN,))
         return tenant_id, key
 
-    async def add_key(self, tenant_id: str, roles: tuple[str, ...] = ()) -> IssuedKey:
+    async def add_key(
+        self, tenant_id: str, roles: tuple[str, ...] = (), *, name: str | None = None
+    ) -> IssuedKey:
         """Issue another key for a tenant (keys are bound to exactly one tenant)."""
         key = issue_key()
         await self.db[API_KEYS].insert_one(
             {
                 "_id": key.key_id,
                 "tenant_id": tenant_id,
+                "name": name,
                 "secret_hash": key.secret_hash,
                 "salt": key.salt,
                 "roles": list(roles),
@@ -59,20 +89,29 @@ class Registry:
         return key
 
     async def authenticate(self, presented: str) -> Caller | None:
-        """The caller for a presented key, or None (malformed, unknown, revoked or wrong)."""
+        """The caller for a presented key, or None (malformed, unknown, revoked or wrong).
+
+        Only a key that verifies is answered from memory: a wrong secret reads the store like an
+        unknown id does, so neither a 401's work nor its timing tells whether a key id exists."""
         parts = parse_key(presented)
         if parts is None:
             return None
         key_id, secret = parts
         row = self._keys.get(key_id)
-        if row is None:
-            row = await self.db[API_KEYS].find_one({"_id": key_id})
-            if not row or row.get("revoked"):
-                return None
-            self._keys.put(key_id, row)
-        if not verify(secret, row["salt"], row["secret_hash"]):
+        if row is not None and self._check(secret, row["salt"], row["secret_hash"]):
+            return _caller(key_id, row)
+        row = await self.db[API_KEYS].find_one({"_id": key_id})
+        if not row or row.get("revoked"):
+            self._check(secret, NO_KEY_SALT, NO_KEY_HASH)
             return None
-        return Caller(tenant_id=row["tenant_id"], key_id=key_id, roles=tuple(row.get("roles", ())))
+        if not self._check(secret, row["salt"], row["secret_hash"]):
+            return None
+        self._keys.put(key_id, row)
+        return _caller(key_id, row)
+
+    def forget_key(self, key_id: str) -> None:
+        """Stop remembering a key this instance just revoked."""
+        self._keys.forget(key_id)
 
     async def create_agent(self, tenant_id: str, name: str | None) -> Agent:
         """Register an agent under the caller's tenant."""
@@ -128,3 +167,8 @@ def _agent(row: dict[str, Any]) -> Agent:
         name=row.get("name"),
         created_at=row["created_at"],
     )
+
+
+def _caller(key_id: str, row: dict[str, Any]) -> Caller:
+    """The caller a verified key row names."""
+    return Caller(tenant_id=row["tenant_id"], key_id=key_id, roles=tuple(row.get("roles", ())))

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from engram_events import new_event
 from engram_events.catalog import AGENT_DELETED
 from engram_events.payloads.memories import AgentDeleted
+from engram_events.values import Text
 from engram_gateway.api.auth import CallerDep, RegistryDep
 from engram_gateway.api.dependencies import Deps
 from engram_platform.problems import Problem
@@ -24,7 +25,7 @@ class CreateAgent(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str | None = Field(default=None, max_length=200)
+    name: Text | None = Field(default=None, max_length=200)
 
 
 class AgentOut(BaseModel):

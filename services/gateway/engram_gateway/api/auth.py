@@ -27,6 +27,7 @@ async def caller(request: Request, deps: Deps) -> Caller:
     if found is None:
         raise Problem(401, detail="the API key is not valid")
     request.state.tenant_id = found.tenant_id
+    await deps.keys.note_use(found)
     return found
 
 

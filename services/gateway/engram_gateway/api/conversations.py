@@ -19,13 +19,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from engram_events import new_event
 from engram_events.catalog import CONVERSATION_SUBMITTED
 from engram_events.content import PROBLEMS
-from engram_events.ids import Attributes, Id
+from engram_events.ids import Id
 from engram_events.payloads.conversations import (
     MAX_MESSAGES,
     ConversationMessage,
     ConversationSubmitted,
 )
 from engram_events.payloads.prune import PruneSelector
+from engram_events.values import Metadata
 from engram_gateway.api.auth import CallerDep, RegistryDep
 from engram_gateway.api.dependencies import Deps, GatewayDeps
 from engram_gateway.api.memory_proxy import AgentId, MemoryId, owned_agent
@@ -50,7 +51,7 @@ class Conversation(BaseModel):
     messages: list[Message] = Field(min_length=1, max_length=MAX_MESSAGES)
     user_id: Id | None = Field(default=None, description="the end user the conversation is with")
     session_id: Id | None = Field(default=None, description="the session it took place in")
-    metadata: Attributes = Field(
+    metadata: Metadata = Field(
         default_factory=dict, description="copied onto every memory the conversation writes"
     )
     idempotency_key: Id | None = Field(

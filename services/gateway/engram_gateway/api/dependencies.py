@@ -14,8 +14,10 @@ from engram_gateway.adapters.submissions import Submissions
 from engram_gateway.adapters.telemetry import TelemetryReader
 from engram_gateway.config import GatewaySettings
 from engram_gateway.service.intake import Intake
+from engram_gateway.service.keys import KeyManagement
 from engram_gateway.service.memory_writes import MemoryWrites
 from engram_gateway.service.pruning import Pruning
+from engram_gateway.service.sources import SourceCheck
 from engram_platform.dependencies import provider
 from engram_platform.outbox import Outbox
 
@@ -26,12 +28,16 @@ class GatewayDeps:
 
     settings: GatewaySettings
     registry: Registry
+    keys: KeyManagement
+    """A tenant's key lifecycle, and each key's last use."""
     submissions: Submissions
     owners: InternalServices
     """The owning services' internal APIs."""
     intake: Intake
     """Accepts writes: publishes their events, then notes them as submitted."""
     memory_writes: MemoryWrites
+    sources: SourceCheck
+    """Checks the ids a memory write names (`derived_from`, `supersedes`)."""
     outbox: Outbox
     prune: Pruning
     telemetry: TelemetryReader

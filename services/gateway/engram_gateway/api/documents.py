@@ -13,8 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from engram_events import new_event
 from engram_events.catalog import DOCUMENT_SUBMITTED
-from engram_events.payloads.documents import DocumentSubmitted
+from engram_events.payloads.documents import DocumentSubmitted, Name
 from engram_events.payloads.prune import PruneSelector
+from engram_events.values import Text
 from engram_gateway.api.auth import CallerDep
 from engram_gateway.api.dependencies import Deps
 from engram_gateway.api.owned import owner_view_or_pending
@@ -38,9 +39,9 @@ class SubmitDocument(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1, max_length=512)
-    mime: str = Field(min_length=3, max_length=127)
-    text: str | None = None
+    name: Name
+    mime: Text = Field(min_length=3, max_length=127)
+    text: Text | None = None
     content_base64: str | None = None
 
     @model_validator(mode="after")
@@ -146,6 +147,7 @@ async def submit_document(request: Request, deps: Deps, caller: CallerDep) -> JS
         "document",
         doc_id,
         refused="the document could not be queued; retry",
+        size_bytes=len(content),
         version=payload.version,
         name_sha256=hashlib.sha256(name.encode()).hexdigest(),
     )
@@ -172,7 +174,8 @@ async def get_document(doc_id: DocumentId, deps: Deps, caller: CallerDep) -> JSO
 
 @router.delete("/{doc_id}", status_code=202)
 async def delete_document(doc_id: DocumentId, deps: Deps, caller: CallerDep) -> JSONResponse:
-    """Tombstone a document and everything derived from it; returns the prune job to watch."""
+    """Tombstone a document and everything derived from it; returns the prune job to watch.
+    The tenant's document quota gets it back, with its last version's bytes."""
     response = await deps.owners.request(
         "ingest", "GET", f"/internal/v1/documents/{doc_id}", tenant_id=caller.tenant_id
     )
@@ -185,6 +188,7 @@ async def delete_document(doc_id: DocumentId, deps: Deps, caller: CallerDep) -> 
         raise Problem(409, "already-deleted", "the document is already deleted")
     selector = PruneSelector(document_id=doc_id)
     job_id = await deps.prune.start(caller.tenant_id, "document", selector)
+    await deps.intake.release(caller.tenant_id, "document", doc_id)
     return JSONResponse(
         {"prune_job_id": job_id, "status": "running", "status_url": f"/v1/prune-jobs/{job_id}"},
         status_code=202,

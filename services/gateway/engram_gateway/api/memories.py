@@ -207,10 +207,13 @@ async def delete_memory(
     caller: CallerDep,
     registry: RegistryDep,
 ) -> JSONResponse:
-    """Withdraw one memory: its vector goes, its row keeps status and hashes."""
+    """Withdraw one memory: its vector goes, its row keeps status and hashes; the tenant's
+    memory quota gets it back."""
     await owned_agent(registry, caller, agent_id)
     path = f"/internal/v1/agents/{agent_id}/memories/{memory_id}"
-    return JSONResponse(await proxy(deps, caller, "DELETE", path))
+    withdrawn = await proxy(deps, caller, "DELETE", path)
+    await deps.intake.release(caller.tenant_id, "memory", memory_id)
+    return JSONResponse(withdrawn)
 
 
 @router.delete("/v1/agents/{agent_id}/memories")

@@ -19,8 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from engram_events import Envelope, new_event
 from engram_events.catalog import MEMORY_WRITE_REQUESTED
 from engram_events.content import PROBLEMS, ContentLimits, content_problem
-from engram_events.ids import Attributes, Id
-from engram_events.payloads.memories import MemoryType, MemoryWriteRequested
+from engram_events.payloads.memories import MemoryWrite, MemoryWriteRequested
 from engram_gateway.api.auth import CallerDep, RegistryDep
 from engram_gateway.api.dependencies import Deps
 from engram_gateway.api.memory_proxy import AgentId, owned_agent
@@ -32,22 +31,10 @@ router = APIRouter(tags=["memories"])
 MAX_BATCH = 100
 
 
-class WriteMemory(BaseModel):
-    """A memory to store; ids are scalars, never objects."""
+class WriteMemory(MemoryWrite):
+    """A memory to store: the event's own fields and constraints, and nothing else."""
 
     model_config = ConfigDict(extra="forbid")
-
-    content: str = Field(max_length=64_000)
-    type: MemoryType = "conversation"
-    metadata: Attributes = Field(default_factory=dict)
-    derived_from: list[Id] = Field(default_factory=list, max_length=100)
-    supersedes: Id | None = None
-    idempotency_key: Id | None = None
-    user_id: Id | None = Field(default=None, description="the end user this memory is about")
-    session_id: Id | None = Field(default=None, description="the session it came from")
-    allow_duplicate: bool = Field(
-        default=False, description="store it even if a live memory in this scope says the same"
-    )
 
 
 class WriteMemories(BaseModel):
@@ -120,6 +107,7 @@ async def write_memory(
     existing memory's id when a live one in this scope already says the same."""
     await owned_agent(registry, caller, agent_id)
     _check_content([body], deps.settings.memory_limits, ["body"])
+    await deps.sources.check(caller.tenant_id, agent_id, [body], ["body"])
     outcome = await deps.memory_writes.write(_request(caller.tenant_id, agent_id, body))
     return JSONResponse(
         _answer(agent_id, outcome), status_code=200 if outcome.deduplicated else 202
@@ -145,6 +133,7 @@ async def write_memories(
     if len(set(keys)) != len(keys):
         raise Problem(422, detail="idempotency keys must differ within one batch")
     _check_content(body.memories, deps.settings.memory_limits, ["body", "memories"])
+    await deps.sources.check(caller.tenant_id, agent_id, body.memories, ["body", "memories"])
     tenant_id = caller.tenant_id
     events = [_request(tenant_id, agent_id, memory) for memory in body.memories]
     outcomes = await deps.memory_writes.write_batch(tenant_id, agent_id, events)

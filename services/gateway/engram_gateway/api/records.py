@@ -12,17 +12,13 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    StrictBool,
-    StrictFloat,
-    StrictInt,
-    StrictStr,
-    StringConstraints,
     ValidationError,
 )
 
 from engram_events import new_event
 from engram_events.catalog import RECORDS_IMPORT_REQUESTED
-from engram_events.payloads.records import RecordsImportRequested
+from engram_events.payloads.records import ImportRow, RecordsImportRequested
+from engram_events.values import Text
 from engram_gateway.api.auth import CallerDep
 from engram_gateway.api.dependencies import Deps, GatewayDeps
 from engram_gateway.api.owned import owner_view_or_pending
@@ -37,17 +33,6 @@ ImportId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-
 """Starts alphanumeric, as extraction requires: `_x` would be its 422, not a missing import."""
 MAX_IMPORT_BYTES = 8 * 1024 * 1024
 MAX_ROWS = 10_000
-MAX_ATTRIBUTES = 500
-
-AttributeName = Annotated[str, StringConstraints(min_length=1, max_length=200)]
-ScalarValue = (
-    Annotated[StrictStr, StringConstraints(max_length=32_000)]
-    | StrictInt
-    | StrictFloat
-    | StrictBool
-    | None
-)
-Row = Annotated[dict[AttributeName, ScalarValue], Field(min_length=1, max_length=MAX_ATTRIBUTES)]
 
 
 class ImportRecords(BaseModel):
@@ -56,10 +41,10 @@ class ImportRecords(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     record_type: str = Field(min_length=1, max_length=100, pattern=r"^[a-z][a-z0-9_]*$")
-    source: str = Field(min_length=1, max_length=200)
-    rows: list[Row] = Field(min_length=1, max_length=MAX_ROWS)
-    key_field: str | None = Field(default=None, min_length=1, max_length=200)
-    idempotency_key: str | None = Field(default=None, min_length=1, max_length=200)
+    source: Text = Field(min_length=1, max_length=200)
+    rows: list[ImportRow] = Field(min_length=1, max_length=MAX_ROWS)
+    key_field: Text | None = Field(default=None, min_length=1, max_length=200)
+    idempotency_key: Text | None = Field(default=None, min_length=1, max_length=200)
 
 
 class ImportAccepted(BaseModel):

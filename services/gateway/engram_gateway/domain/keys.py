@@ -43,3 +43,9 @@ def parse_key(presented: str) -> tuple[str, str] | None:
 def verify(secret: str, salt: str, expected_hash: str) -> bool:
     """Constant-time comparison."""
     return hmac.compare_digest(hash_secret(secret, salt), expected_hash)
+
+
+NO_KEY_SALT = "0" * 32
+NO_KEY_HASH = "0" * 64
+"""What a key id nobody holds is checked against: the same hashing and comparison as a real
+key (so the answer's timing does not tell whether the id exists), and no secret hashes to it."""

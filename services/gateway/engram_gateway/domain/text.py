@@ -6,6 +6,8 @@ from typing import Annotated
 
 from pydantic import AfterValidator
 
+from engram_events.values import Text
+
 
 def not_blank(value: str) -> str:
     """The embedders refuse whitespace-only text (`str.strip`), so the request is invalid."""
@@ -14,5 +16,5 @@ def not_blank(value: str) -> str:
     return value
 
 
-QueryText = Annotated[str, AfterValidator(not_blank)]
-"""A query to embed: at least one character that is not whitespace."""
+QueryText = Annotated[Text, AfterValidator(not_blank)]
+"""A query to embed: encodable, with at least one character that is not whitespace."""

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from pymongo import ASCENDING, IndexModel
 from pymongo.errors import DuplicateKeyError
 
+from engram_platform.held import held_ids
 from engram_platform.indexes import Indexes
 
 BLOBS = "blobs"
@@ -114,6 +116,10 @@ class IngestStore:
         rows = self.db[EXTRACT_LOG].find({"_id": {"$in": ids}, "tenant_id": tenant_id})
         doc["extract_log"] = {row["version"]: row async for row in rows}
         return doc
+
+    async def known(self, tenant_id: str, document_ids: Sequence[str]) -> set[str]:
+        """Which of these documents the tenant has (deleted ones too: their id stays theirs)."""
+        return set(await held_ids(self.db[DOCUMENTS], tenant_id, document_ids))
 
     async def mark_deleted(self, tenant_id: str, document_id: str) -> dict[str, Any] | None:
         """Mark the document deleted and drop blobs no live document of the tenant still uses."""

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from engram_ingest.api.dependencies import Deps
 from engram_ingest.api.views import document_view
-from engram_platform.internal import TenantDep
+from engram_platform.internal import KNOWN_PATH, KnownIds, TenantDep
 from engram_platform.problems import Problem
 
 router = APIRouter(prefix="/internal/v1", tags=["internal"])
@@ -41,3 +41,9 @@ async def verify_prune(body: VerifyBody, deps: Deps, tenant_id: TenantDep) -> di
     """Documents not marked deleted, and raw content still kept for deleted ones (0 is clean)."""
     live, blobs = await deps.documents.remaining(tenant_id, body.documents)
     return {"references": {"documents": live, "blobs": blobs}}
+
+
+@router.post(KNOWN_PATH.removeprefix("/internal/v1"))
+async def known_documents(body: KnownIds, deps: Deps, tenant_id: TenantDep) -> dict[str, Any]:
+    """Which of the ids are the tenant's documents (the gateway checks `derived_from`)."""
+    return {"known": sorted(await deps.documents.known(tenant_id, body.ids))}

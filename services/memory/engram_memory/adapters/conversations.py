@@ -3,12 +3,13 @@ proposed and every decision. Each query names the tenant and reads or writes by 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 from pymongo import ReturnDocument
 
+from engram_platform.held import held_ids
 from engram_platform.mongo import insert_new
 
 CONVERSATIONS = "conversations"
@@ -34,6 +35,13 @@ class ConversationStore:
             self._key(tenant_id, conversation_id)
         )
         return found
+
+    async def owners(self, tenant_id: str, conversation_ids: Sequence[str]) -> dict[str, str]:
+        """The agent of each of these conversations the tenant has, by conversation id."""
+        rows = await held_ids(self.collection, tenant_id, conversation_ids, ["agent_id"])
+        return {
+            conversation_id: str(row.get("agent_id", "")) for conversation_id, row in rows.items()
+        }
 
     async def open(self, tenant_id: str, record: Mapping[str, Any]) -> dict[str, Any]:
         """Store a new conversation; a replayed or repeated submission (or one whose deletion

@@ -14,6 +14,7 @@ from engram_events.memory_filter import MetadataCondition
 from engram_memory.domain.listing import Order, Position
 from engram_memory.domain.selection import Selection
 from engram_memory.domain.writes import CONTENT_FIELDS
+from engram_platform.held import held_ids
 from engram_platform.indexes import Indexes
 from engram_platform.mongo import insert_new
 
@@ -134,6 +135,11 @@ class MemoryRows:
             {"_id": row_id(tenant_id, memory_id), "tenant_id": tenant_id}
         )
         return row
+
+    async def owners(self, tenant_id: str, memory_ids: Sequence[str]) -> dict[str, str]:
+        """The agent of each of these memories the tenant has (any status), by memory id."""
+        rows = await held_ids(self.collection, tenant_id, memory_ids, ["agent_id"])
+        return {memory_id: str(row.get("agent_id", "")) for memory_id, row in rows.items()}
 
     async def get_many(
         self, tenant_id: str, memory_ids: Sequence[str]

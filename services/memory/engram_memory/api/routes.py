@@ -22,7 +22,7 @@ from engram_memory.domain.listing import BadCursor, decode_cursor, encode_cursor
 from engram_memory.domain.withdrawal import LIVE_STATUSES
 from engram_memory.service.dedup import Candidate
 from engram_memory.service.recall import EmbedderMismatch, LexicalOff
-from engram_platform.internal import TenantDep
+from engram_platform.internal import KNOWN_PATH, KnownIds, TenantDep
 from engram_platform.problems import Problem
 
 router = APIRouter(prefix="/internal/v1", tags=["internal"])
@@ -210,3 +210,14 @@ async def memory_sources(memory_id: MemoryPath, deps: Deps, tenant_id: TenantDep
         "status": row.get("status"),
         "derived_from": row.get("derived_from", []),
     }
+
+
+@router.post(KNOWN_PATH.removeprefix("/internal/v1"))
+async def known(body: KnownIds, deps: Deps, tenant_id: TenantDep) -> dict[str, Any]:
+    """Which of the ids name the tenant's memories or conversations (any status), with the
+    agent of each: the gateway checks a write's `derived_from` and `supersedes` with it."""
+    agents = {
+        **await deps.conversations.owners(tenant_id, body.ids),
+        **await deps.rows.owners(tenant_id, body.ids),
+    }
+    return {"known": sorted(agents), "agents": agents}
