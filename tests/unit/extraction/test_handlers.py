@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
+from engram_events.payloads.dlq import DeadLetter
 from engram_extraction.domain.schema import SchemaRegistry
 from engram_extraction.service.documents import DocumentExtraction
 from engram_platform.retry import PermanentError
@@ -75,3 +78,27 @@ async def test_a_later_success_still_succeeds_after_failed_attempts() -> None:
     done = await extraction(store, outbox).extract(event)
     assert done[-1].event_type == "document.extracted"
     assert done[-1].payload.attempts == 2
+
+
+async def test_a_refused_write_goes_to_the_dead_letter_at_once_and_then_fails_visibly() -> None:
+    store, outbox = FakeStore(), FakeOutbox()
+    store.refuse = OverflowError("MongoDB can only handle up to 8-byte ints")
+    event = ingested(b"id,name\nc1,Acme\n")
+    with pytest.raises(OverflowError):
+        await extraction(store, outbox, attempts=3).extract(event)
+    assert store.attempts == {} and outbox.staged == [], "no attempts spent on a lost cause"
+    letter = DeadLetter(
+        consumer="extraction",
+        topic="engram.documents.v1",
+        partition=0,
+        offset=1,
+        error_type="OverflowError",
+        error="MongoDB can only handle up to 8-byte ints",
+        reason="OverflowError",
+        attempts=1,
+        value_base64="",
+        failed_at=datetime(2026, 1, 1, tzinfo=UTC),
+    )
+    (failed,) = await extraction(store, outbox).dead_lettered(event, letter)
+    assert failed.event_type == "document.extraction_failed"
+    assert failed.payload.error == "dead_lettered: OverflowError" and failed.payload.permanent
