@@ -58,9 +58,10 @@ test-e2e: venv ## only the whole-platform tier
 	@$(BIN)/python -m pytest tests/e2e $(PYTEST_ARGS)
 
 FUZZ_EXAMPLES ?= 500
+POISON_EXAMPLES ?= 300
 
-fuzz: venv ## fuzz the gateway's OpenAPI with many examples per operation, and the write property over random payloads: make fuzz FUZZ_EXAMPLES=N
-	@ENGRAM_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest tests/e2e/test_fuzz_gateway.py tests/integration/memory/test_write_property.py -s $(PYTEST_ARGS)
+fuzz: venv ## fuzz the gateway's OpenAPI, the write property over random payloads and the memory consumer's inputs: make fuzz FUZZ_EXAMPLES=N POISON_EXAMPLES=M
+	@ENGRAM_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) ENGRAM_POISON_EXAMPLES=$(POISON_EXAMPLES) $(BIN)/python -m pytest tests/e2e/test_fuzz_gateway.py tests/integration/memory/test_write_property.py tests/integration/memory/test_poison.py -s $(PYTEST_ARGS)
 
 soak: venv ## 10 minutes of mixed load on the whole platform: RSS, lag, p95 per route, DLQ (bench-results/soak*): make soak SOAK_ARGS="--minutes 3"
 	@$(BIN)/python -m tests.soak $(SOAK_ARGS)

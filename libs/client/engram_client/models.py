@@ -409,6 +409,28 @@ class DeadLetter(ApiModel):
     replayed_at: datetime | None = None
 
 
+class DeadLetterItem(ApiModel):
+    """The item a dead-lettered event named (a memory, a conversation, a document, ...)."""
+
+    type: str
+    id: str
+
+
+class TenantDeadLetter(ApiModel):
+    """One of the caller's dead letters (`/v1/dead-letters`): what failed, why, which item."""
+
+    letter_id: str
+    event_id: str | None = None
+    event_type: str | None = None
+    consumer: str
+    error_type: str
+    reason: str
+    attempts: int
+    failed_at: datetime
+    item: DeadLetterItem | None = None
+    replayed: bool = False
+
+
 class Health(ApiModel):
     """Liveness (`/healthz`) or readiness (`/readyz` with per-dependency checks)."""
 

@@ -590,6 +590,14 @@ class EngramClient:
         """What a record/document derives and what a fact/memory derives from."""
         return self.run(calls.lineage(item_id))
 
+    def tenant_dead_letters(self, limit: int = 50) -> list[models.TenantDeadLetter]:
+        """The caller's own dead letters, newest first: ids, reason, the item; never content."""
+        return self.run(calls.tenant_dead_letters(limit))
+
+    def replay_dead_letter(self, letter_id: str) -> str:
+        """Replay one of the caller's dead letters once (`replayed`; a repeat raises a 409)."""
+        return self.run(calls.replay_dead_letter(letter_id))
+
     def list_dead_letters(self) -> list[models.DeadLetter]:
         """The tenant's dead letters, newest first (needs a key with the `ops` role)."""
         return self.run(calls.list_dead_letters())

@@ -10,6 +10,7 @@ from typing import Any
 from engram_events import Topics, topic_name
 from engram_events.payloads.dlq import DeadLetter
 from engram_platform.outbox.entries import trace_headers
+from engram_platform.retry import failure_reason
 from engram_platform.sending import KafkaSender
 
 log = logging.getLogger(__name__)
@@ -33,9 +34,10 @@ class DeadLetters:
         error: BaseException,
         attempts: int,
         envelope_fields: dict[str, str | None] | None = None,
-        reason: str | None = None,
+        error_type: str | None = None,
     ) -> DeadLetter:
-        """Publish and return the dead letter; raises if the DLQ itself cannot be written."""
+        """Publish and return the dead letter; raises if the DLQ itself cannot be written.
+        `error_type` replaces the error's own name (`retries_exhausted:...`)."""
         value = record.value if isinstance(record.value, bytes | bytearray) else b""
         key = record.key.decode("utf-8", "replace") if isinstance(record.key, bytes) else None
         fields = envelope_fields or {}
@@ -48,8 +50,9 @@ class DeadLetters:
             event_id=fields.get("event_id"),
             event_type=fields.get("event_type"),
             tenant_id=fields.get("tenant_id"),
-            error_type=reason or getattr(error, "reason", None) or type(error).__name__,
+            error_type=error_type or getattr(error, "reason", None) or type(error).__name__,
             error=str(error)[:4000] or type(error).__name__,
+            reason=failure_reason(error)[:400],
             attempts=attempts,
             value_base64=base64.b64encode(bytes(value)).decode(),
             headers={

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from engram_events import Envelope
+from engram_events.payloads.dlq import DeadLetter
 from engram_events.payloads.documents import DocumentIngested, DocumentTombstoned
 from engram_events.payloads.prune import PruneRequested
 from engram_events.payloads.records import RecordsImportRequested
@@ -34,6 +35,18 @@ class ExtractionHandlers:
     async def on_ingested(self, event: Envelope[DocumentIngested]) -> Events:
         """A document version becomes records, or a visible failure."""
         return await self.documents.extract(event)
+
+    async def on_ingested_dead_lettered(
+        self, event: Envelope[DocumentIngested], letter: DeadLetter
+    ) -> Events:
+        """A version the consumer gave up on still fails visibly."""
+        return await self.documents.dead_lettered(event, letter)
+
+    async def on_import_dead_lettered(
+        self, event: Envelope[RecordsImportRequested], letter: DeadLetter
+    ) -> Events:
+        """An import the consumer gave up on still fails visibly."""
+        return await self.imports.dead_lettered(event, letter)
 
     async def on_import_requested(self, event: Envelope[RecordsImportRequested]) -> Events:
         """Structured rows become records."""

@@ -85,8 +85,16 @@ def create_app(
             Tombstoning(TombstoneStore(store), rt.outbox),
             PassageWriter(passages),
         )
-        rt.consumer.on(DOCUMENT_INGESTED, handlers.on_ingested)
-        rt.consumer.on(RECORDS_IMPORT_REQUESTED, handlers.on_import_requested)
+        rt.consumer.on(
+            DOCUMENT_INGESTED,
+            handlers.on_ingested,
+            on_dead_letter=handlers.on_ingested_dead_lettered,
+        )
+        rt.consumer.on(
+            RECORDS_IMPORT_REQUESTED,
+            handlers.on_import_requested,
+            on_dead_letter=handlers.on_import_dead_lettered,
+        )
         rt.consumer.on(PRUNE_REQUESTED, handlers.on_prune_requested)
         rt.consumer.on(DOCUMENT_TOMBSTONED, handlers.on_document_tombstoned)
         install(app, ExtractionDeps(records=store, passages=passages))

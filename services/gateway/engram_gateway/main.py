@@ -18,6 +18,7 @@ from engram_gateway.adapters.usage import UsageCounters
 from engram_gateway.api import (
     agents,
     conversations,
+    dead_letters,
     documents,
     keys,
     knowledge,
@@ -156,6 +157,7 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
             memories.router,
             ops.router,
             lineage.router,
+            dead_letters.router,
         ],
     )
     app.version = "1.0.0"

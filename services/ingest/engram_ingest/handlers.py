@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from engram_events import Envelope
+from engram_events.payloads.dlq import DeadLetter
 from engram_events.payloads.documents import (
     DocumentDeleted,
     DocumentExtracted,
@@ -30,6 +31,12 @@ class IngestHandlers:
         doc = event.payload
         content = decode_content(doc.content_base64, doc.content_sha256, doc.size_bytes)
         return await self.intake.take(event, content)
+
+    async def on_submitted_dead_lettered(
+        self, event: Envelope[DocumentSubmitted], letter: DeadLetter
+    ) -> list[Envelope[Any]]:
+        """A submission the consumer gave up on still fails visibly."""
+        return await self.intake.dead_lettered(event, letter)
 
     async def on_deleted(self, event: Envelope[DocumentDeleted]) -> list[Envelope[Any]]:
         """The document goes, and with it everything downstream derived from it."""

@@ -33,7 +33,11 @@ def create_app(settings: IngestSettings | None = None, *, install_global: bool =
     async def register(rt: ConnectedRuntime, app: FastAPI) -> None:
         store = IngestStore(rt.db)
         handlers = IngestHandlers(Intake(store), Deletions(store), ExtractLog(store))
-        rt.consumer.on(DOCUMENT_SUBMITTED, handlers.on_submitted)
+        rt.consumer.on(
+            DOCUMENT_SUBMITTED,
+            handlers.on_submitted,
+            on_dead_letter=handlers.on_submitted_dead_lettered,
+        )
         rt.consumer.on(DOCUMENT_DELETED, handlers.on_deleted)
         rt.consumer.on(DOCUMENT_EXTRACTED, handlers.on_extracted)
         rt.consumer.on(DOCUMENT_EXTRACTION_FAILED, handlers.on_extraction_failed)

@@ -7,6 +7,7 @@ from typing import Any
 from engram_events import Envelope
 from engram_events.acks import merge_acknowledgements
 from engram_events.payloads.conversations import ConversationDeleted, ConversationSubmitted
+from engram_events.payloads.dlq import DeadLetter
 from engram_events.payloads.documents import DocumentTombstoned
 from engram_events.payloads.embeddings import EmbeddingComputed
 from engram_events.payloads.knowledge import FactWithdrawn
@@ -40,10 +41,22 @@ class MemoryHandlers:
         """The batch route of `memory.write_requested`: each input's answer as if handled alone."""
         return await self.writes.requested(events)
 
+    async def on_write_dead_lettered(
+        self, event: Envelope[MemoryWriteRequested], letter: DeadLetter
+    ) -> list[Envelope[Any]]:
+        """A write the consumer gave up on still ends somewhere its writer can see."""
+        return await self.writes.dead_lettered(event, letter)
+
     async def on_computed(self, event: Envelope[EmbeddingComputed]) -> list[Envelope[Any]]:
         """Write the point and the row for each vector of ours, then announce and retain."""
         [result] = await self.storing.computed([event])
         return result
+
+    async def on_computed_dead_lettered(
+        self, event: Envelope[EmbeddingComputed], letter: DeadLetter
+    ) -> list[Envelope[Any]]:
+        """Vectors that could not be stored still leave their memories somewhere visible."""
+        return await self.storing.dead_lettered(event, letter)
 
     async def on_computed_many(
         self, events: list[Envelope[EmbeddingComputed]]
@@ -97,6 +110,12 @@ class ConversationHandlers:
     async def on_submitted(self, event: Envelope[ConversationSubmitted]) -> list[Envelope[Any]]:
         """Store the conversation, then stage its memory writes."""
         return await self.intake.submitted(event)
+
+    async def on_submitted_dead_lettered(
+        self, event: Envelope[ConversationSubmitted], letter: DeadLetter
+    ) -> list[Envelope[Any]]:
+        """A submission the consumer gave up on still settles, `failed`, with the reason."""
+        return await self.intake.dead_lettered(event, letter)
 
     async def on_deleted(self, event: Envelope[ConversationDeleted]) -> list[Envelope[Any]]:
         """The conversation's texts go; every memory derived from it is withdrawn."""

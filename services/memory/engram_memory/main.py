@@ -99,9 +99,17 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
             cascades,
         )
         rt.consumer.on(
-            MEMORY_WRITE_REQUESTED, handlers.on_write_requested, batch=handlers.on_writes_requested
+            MEMORY_WRITE_REQUESTED,
+            handlers.on_write_requested,
+            batch=handlers.on_writes_requested,
+            on_dead_letter=handlers.on_write_dead_lettered,
         )
-        rt.consumer.on(EMBEDDING_COMPUTED, handlers.on_computed, batch=handlers.on_computed_many)
+        rt.consumer.on(
+            EMBEDDING_COMPUTED,
+            handlers.on_computed,
+            batch=handlers.on_computed_many,
+            on_dead_letter=handlers.on_computed_dead_lettered,
+        )
         rt.consumer.on(
             RECORD_TOMBSTONED, handlers.on_record_tombstoned, batch=handlers.on_records_tombstoned
         )
@@ -125,7 +133,11 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
                 max_attempts=settings.max_attempts,
             )
         )
-        rt.consumer.on(CONVERSATION_SUBMITTED, conversations.on_submitted)
+        rt.consumer.on(
+            CONVERSATION_SUBMITTED,
+            conversations.on_submitted,
+            on_dead_letter=conversations.on_submitted_dead_lettered,
+        )
         rt.consumer.on(CONVERSATION_DELETED, conversations.on_deleted)
         deletions = Deletions(rows, vectors, OutboxWithdrawals(rt.db, rt.outbox))
         install(app, MemoryDeps(rows, conversation_store, recall, dedup, deletions))

@@ -46,6 +46,14 @@ class MemoryRowStore(Protocol):
         self, tenant_id: str, rows: Sequence[tuple[dict[str, Any], str]]
     ) -> list[dict[str, Any] | None]: ...
 
+    async def mark_dead_lettered(
+        self, tenant_id: str, fields: Mapping[str, Any]
+    ) -> dict[str, Any]: ...
+
+    async def reopen_dead_lettered(
+        self, tenant_id: str, rows: Sequence[tuple[dict[str, Any], str]]
+    ) -> list[dict[str, Any] | None]: ...
+
     async def count(self, selection: Mapping[str, Any]) -> int: ...
 
     async def select(
@@ -155,6 +163,10 @@ class ConversationRecords(Protocol):
     ) -> None: ...
 
     async def count_attempt(self, tenant_id: str, conversation_id: str) -> int: ...
+
+    async def mark_failed(
+        self, tenant_id: str, record: Mapping[str, Any], reason: str
+    ) -> dict[str, Any]: ...
 
     async def mark_deleted(
         self, tenant_id: str, agent_id: str, conversation_id: str, record: Mapping[str, Any]

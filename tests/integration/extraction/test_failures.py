@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 from typing import Any
 
 from pymongo import MongoClient
@@ -149,3 +150,32 @@ def _tenant_of(infra: Infra, names: dict[str, str]) -> str:
     db = MongoClient[dict[str, Any]](infra.mongodb_uri)[f"{names['ENGRAM_DATABASE_PREFIX']}gateway"]
     (tenant,) = [t["_id"] for t in db.tenants.find({}, {"_id": 1})]
     return str(tenant)
+
+
+async def test_a_submission_ingest_dead_letters_shows_failed_with_the_reason(
+    pipeline: Pipeline, infra: Infra, names: dict[str, str]
+) -> None:
+    first = await pipeline.submit("carriers.csv", "id,name\nc1,Acme\n")
+    await pipeline.document_when(first["document_id"], finished)
+    tenant = _tenant_of(infra, names)
+    submitted = _submitted(tenant, "doc_tampered", "tampered.csv", b"id,name\nc1,Acme\n")
+    tampered = _with_sha(submitted, "0" * 64)
+    await produce(infra.bootstrap, _topic(names, "engram.documents.v1"), [tampered])
+    doc = await pipeline.document_when("doc_tampered", finished)
+    assert doc["status"] == "failed"
+    assert (
+        doc["error"] == "dead_lettered: PermanentError: content_sha256 does not match the content"
+    )
+    letters = await wait_for(
+        infra.bootstrap,
+        _topic(names, "engram.dlq.v1"),
+        lambda m: m.get("consumer") == "ingest" and m.get("tenant_id") == tenant,
+    )
+    assert letters[0]["attempts"] == 1
+
+
+def _with_sha(value: bytes, sha: str) -> bytes:
+    """The same submission declaring another content hash."""
+    body = json.loads(value)
+    body["payload"]["content_sha256"] = sha
+    return json.dumps(body).encode()

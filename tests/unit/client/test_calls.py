@@ -73,3 +73,30 @@ def test_knowledge_search_sends_the_mode_only_when_given() -> None:
     lexical = calls.search_knowledge("SKU-4585", top_k=3, min_score=0.2, mode="lexical")
     assert plain.json == {"query": "SKU-4585", "top_k": 3}
     assert lexical.json == {"query": "SKU-4585", "top_k": 3, "min_score": 0.2, "mode": "lexical"}
+
+
+def test_the_tenants_dead_letters_are_read_and_replayed_under_v1() -> None:
+    listed = calls.tenant_dead_letters(10)
+    assert (listed.method, listed.path, listed.params) == ("GET", "/v1/dead-letters", {"limit": 10})
+    letters = listed.parse(
+        {
+            "dead_letters": [
+                {
+                    "letter_id": "0-4",
+                    "consumer": "memory",
+                    "error_type": "BulkWriteError",
+                    "reason": "BulkWriteError: write error codes 2",
+                    "attempts": 1,
+                    "failed_at": "2026-12-05T00:00:00+00:00",
+                    "item": {"type": "memory", "id": "mem_1"},
+                }
+            ]
+        }
+    )
+    assert letters[0].item is not None and letters[0].item.id == "mem_1"
+    replay = calls.replay_dead_letter("0-4")
+    assert (replay.method, replay.path, replay.retry_safe) == (
+        "POST",
+        "/v1/dead-letters/0-4:replay",
+        False,
+    )

@@ -18,7 +18,8 @@ CANARY = "canary-7f3e-secret-content"
 
 
 class FakeStore:
-    """The RecordStore surface the handlers use, in memory; `fail_writes` simulates an outage."""
+    """The RecordStore surface the handlers use, in memory; `fail_writes` simulates an outage,
+    `refuse` a write the database refuses every time."""
 
     def __init__(self) -> None:
         self.manifests: dict[str, dict[str, Entry]] = {}
@@ -27,6 +28,7 @@ class FakeStore:
         self.attempts: dict[str, int] = {}
         self.imports: dict[str, dict[str, Any]] = {}
         self.fail_writes = False
+        self.refuse: BaseException | None = None
 
     def revisions(self) -> dict[str, int]:
         return {rid: head["revision"] for rid, head in self.heads.items()}
@@ -49,6 +51,8 @@ class FakeStore:
     ) -> None:
         if self.fail_writes:
             raise ConnectionError(f"database unavailable while writing {CANARY}")
+        if self.refuse is not None:
+            raise self.refuse
         for change in [*created, *revised]:
             draft = change.draft
             self.heads[draft.record_id] = {

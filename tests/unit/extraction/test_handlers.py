@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from engram_events import Envelope, new_event
 from engram_events.catalog import DOCUMENT_TOMBSTONED
+from engram_events.payloads.dlq import DeadLetter
 from engram_events.payloads.documents import DocumentTombstoned
 from engram_extraction.domain.schema import SchemaRegistry
 from engram_extraction.service.documents import DocumentExtraction
@@ -174,3 +176,27 @@ async def test_a_prune_job_hears_of_a_document_that_had_no_passages() -> None:
     (withdrawn,) = await PassageWriter(FakePassages()).document_gone(gone())
     assert withdrawn.payload.passage_ids == [] and withdrawn.payload.prune_job_id == "job_1"
     assert await PassageWriter(FakePassages()).document_gone(gone(None)) == []
+
+
+async def test_a_refused_write_goes_to_the_dead_letter_at_once_and_then_fails_visibly() -> None:
+    store, outbox = FakeStore(), FakeOutbox()
+    store.refuse = OverflowError("MongoDB can only handle up to 8-byte ints")
+    event = ingested(b"id,name\nc1,Acme\n")
+    with pytest.raises(OverflowError):
+        await extraction(store, outbox, attempts=3).extract(event)
+    assert store.attempts == {} and outbox.staged == [], "no attempts spent on a lost cause"
+    letter = DeadLetter(
+        consumer="extraction",
+        topic="engram.documents.v1",
+        partition=0,
+        offset=1,
+        error_type="OverflowError",
+        error="MongoDB can only handle up to 8-byte ints",
+        reason="OverflowError",
+        attempts=1,
+        value_base64="",
+        failed_at=datetime(2026, 1, 1, tzinfo=UTC),
+    )
+    (failed,) = await extraction(store, outbox).dead_lettered(event, letter)
+    assert failed.event_type == "document.extraction_failed"
+    assert failed.payload.error == "dead_lettered: OverflowError" and failed.payload.permanent

@@ -19,8 +19,10 @@ class Keys:
 
     def __init__(self, *rows: dict[str, Any]) -> None:
         self.rows = {row["_id"]: row for row in rows}
+        self.reads = 0
 
     async def find_one(self, query: dict[str, Any]) -> dict[str, Any] | None:
+        self.reads += 1
         return self.rows.get(query["_id"])
 
 
@@ -81,3 +83,18 @@ async def test_the_right_key_still_passes_with_one_check() -> None:
     caller = await registry.authenticate(live)
     assert caller is not None and caller.tenant_id == "tnt_a"
     assert [answer for _, answer in check.calls] == [True]
+
+
+async def test_a_wrong_secret_reads_the_store_like_an_unknown_id_even_for_a_remembered_key() -> (
+    None
+):
+    live, row = stored()
+    keys = Keys(row)
+    registry = Registry({API_KEYS: keys}, cache_seconds=60.0)
+    assert await registry.authenticate(live) is not None
+    assert await registry.authenticate(live) is not None
+    assert keys.reads == 1, "a verified key is answered from memory"
+
+    assert await registry.authenticate(wrong_secret(live)[0]) is None
+    assert await registry.authenticate(f"egk_{'f' * 16}_{'y' * 43}") is None
+    assert keys.reads == 3, "a wrong secret and an unknown id each take one store read"

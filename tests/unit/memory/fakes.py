@@ -55,6 +55,32 @@ class FakeRows:
     ) -> list[dict[str, Any] | None]:
         return [await self.open(tenant_id, fields, status) for fields, status in rows]
 
+    async def reopen_dead_lettered(
+        self, tenant_id: str, rows: Sequence[tuple[dict[str, Any], str]]
+    ) -> list[dict[str, Any] | None]:
+        reopened: list[dict[str, Any] | None] = []
+        for fields, status in rows:
+            key = f"{tenant_id}:{fields['memory_id']}"
+            if "dead_lettered_at" not in self.rows.get(key, {}):
+                reopened.append(None)
+                continue
+            self.rows[key] = {**fields, "_id": key, "tenant_id": tenant_id, "status": status}
+            reopened.append(copy.deepcopy(self.rows[key]))
+        return reopened
+
+    async def mark_dead_lettered(self, tenant_id: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+        if await self.open(tenant_id, dict(fields), "rejected") is None:
+            row = self.rows[f"{tenant_id}:{fields['memory_id']}"]
+            if row["status"] == "pending":
+                marks = {"reason": fields["reason"], "dead_lettered_at": fields["dead_lettered_at"]}
+                await self.set_fields(
+                    tenant_id,
+                    fields["memory_id"],
+                    {**marks, "status": "rejected"},
+                    drop_content=True,
+                )
+        return copy.deepcopy(self.rows[f"{tenant_id}:{fields['memory_id']}"])
+
     async def set_same(
         self, tenant_id: str, memory_ids: Sequence[str], fields: Mapping[str, Any]
     ) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -13,6 +14,8 @@ from engram_events import Envelope, new_event
 from engram_events.catalog import CONVERSATION_SUBMITTED
 from engram_events.content import ContentLimits
 from engram_events.payloads.conversations import ConversationSubmitted
+from engram_events.payloads.dlq import DeadLetter
+from engram_memory.api.views import conversation_view
 from engram_memory.domain.conversations import (
     ModelOptions,
     decision_request,
@@ -66,7 +69,21 @@ class FakeConversations:
 
     async def open(self, tenant_id: str, record: dict[str, Any]) -> dict[str, Any]:
         key = f"{tenant_id}:{record['conversation_id']}"
+        stored = self.docs.get(key, {})
+        if stored.get("dead_lettered_at") is not None and stored.get("status") == "failed":
+            del self.docs[key]
         self.docs.setdefault(key, {**copy.deepcopy(record), "tenant_id": tenant_id})
+        return copy.deepcopy(self.docs[key])
+
+    async def mark_failed(
+        self, tenant_id: str, record: dict[str, Any], reason: str
+    ) -> dict[str, Any]:
+        key = f"{tenant_id}:{record['conversation_id']}"
+        marks = {"status": "failed", "error": reason}
+        if key not in self.docs:
+            self.docs[key] = {**copy.deepcopy(record), "tenant_id": tenant_id, **marks}
+        elif self.docs[key]["status"] not in ("failed", "deleted"):
+            self.docs[key].update(marks)
         return copy.deepcopy(self.docs[key])
 
     async def update(self, tenant_id: str, conversation_id: str, fields: dict[str, Any]) -> None:
@@ -245,3 +262,34 @@ def test_read_facts_drops_repeats_and_decisions_read_back() -> None:
     assert read_decision(reply({"decision": "add", "memory_id": "x"}), set()).action == "add"
     shown = decision_request("fact", [{"memory_id": "m", "content": "c"}], OPTIONS)
     assert shown["model"] == "configured" and shown["temperature"] == 0.0
+
+
+def refused(event: Envelope[Any]) -> DeadLetter:
+    """The letter for a submission the database refused."""
+    return DeadLetter(
+        consumer="memory",
+        topic="engram.memories.v1",
+        partition=0,
+        offset=2,
+        event_id=str(event.event_id),
+        error_type="BulkWriteError",
+        error="batch op errors occurred",
+        reason="BulkWriteError: write error codes 2",
+        attempts=1,
+        value_base64="",
+        failed_at=datetime(2026, 1, 2, tzinfo=UTC),
+    )
+
+
+async def test_a_dead_lettered_submission_settles_failed_without_its_texts_and_replays() -> None:
+    h = handlers()
+    event = submitted(*CHAT)
+    assert await h.on_submitted_dead_lettered(event, refused(event)) == []
+    record = await h.intake.store.get(T, "conv_1")
+    assert record is not None
+    view = conversation_view(record, {})
+    assert (view["status"], view["settled"]) == ("failed", True)
+    assert view["error"] == "dead_lettered: BulkWriteError: write error codes 2"
+    assert view["messages"] == [] and view["metadata"] == {}
+    writes = await h.on_submitted(event)
+    assert [w.payload.content for w in writes] == ["I live in Riga.", "Noted."], "replayed"

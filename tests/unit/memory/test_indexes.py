@@ -79,6 +79,12 @@ async def test_memory_queries_are_indexed_and_scoped() -> None:
         "MemoryRows.set_fields_many": lambda: rows.set_fields_many(T, [("m1", {"a": 1})]),
         "MemoryRows.set_same": lambda: rows.set_same(T, ["m1"], {"a": 1}),
         "MemoryRows.open_many": lambda: rows.open_many(T, [({"memory_id": "m3"}, "pending")]),
+        "MemoryRows.mark_dead_lettered": lambda: rows.mark_dead_lettered(
+            T, {"memory_id": "m1", "reason": "dead_lettered: x", "dead_lettered_at": AT}
+        ),
+        "MemoryRows.reopen_dead_lettered": lambda: rows.reopen_dead_lettered(
+            T, [({"memory_id": "m1"}, "pending")]
+        ),
         "MemoryRows.count": lambda: rows.count(policy.selection(T, "a1")),
         "MemoryRows.select": lambda: rows.select(policy.selection(T, "a1")),
         "MemoryRows.page": lambda: rows.page(WIDE, "recent", Position(AT, "m1"), 10),
@@ -101,6 +107,9 @@ async def test_memory_queries_are_indexed_and_scoped() -> None:
         "ConversationStore.open": lambda: conversations.open(T, {"conversation_id": "c1"}),
         "ConversationStore.update": lambda: conversations.update(T, "c1", {"status": "x"}),
         "ConversationStore.count_attempt": lambda: conversations.count_attempt(T, "c1"),
+        "ConversationStore.mark_failed": lambda: conversations.mark_failed(
+            T, {"conversation_id": "c1"}, "dead_lettered: x"
+        ),
         "ConversationStore.mark_deleted": lambda: conversations.mark_deleted(T, "a1", "c1", {}),
     }
     other_shapes = {

@@ -11,9 +11,11 @@ from opentelemetry import baggage
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from pymongo.errors import BulkWriteError, ServerSelectionTimeoutError
 
 from engram_events import Envelope, derive_event_id, encode, new_event
 from engram_events.catalog import MEMORY_WITHDRAWN, MEMORY_WRITE_REQUESTED
+from engram_events.payloads.dlq import DeadLetter
 from engram_events.payloads.memories import MemoryWithdrawn, MemoryWriteRequested
 from engram_platform.consuming import BatchResult, Consumer, Outcome
 from engram_platform.outbox import Outbox
@@ -365,3 +367,141 @@ async def test_a_shared_span_over_several_partitions_names_no_single_offset() ->
         "messaging.destination.partition.id",
         "engram.last_offset",
     } & set(shared.attributes)
+
+
+def refused_insert(memory_id: str) -> BulkWriteError:
+    """What the local server answers an insert of a row with a dotted metadata key."""
+    error = {"index": 0, "code": 2, "errmsg": 'invalid key: "a.b"', "op": {"_id": memory_id}}
+    return BulkWriteError({"writeErrors": [error], "writeConcernErrors": [], "nInserted": 0})
+
+
+class PoisonedHandlers(FakeHandlers):
+    """The memory write path over a server that refuses one input's row: the whole batch call
+    raises, and so does that input alone, on every attempt."""
+
+    def __init__(self, poison: str) -> None:
+        super().__init__({})
+        self.poison = poison
+        self.marked: list[tuple[str, str | None, int]] = []
+
+    async def batch(self, events: list[Envelope[Any]]) -> list[BatchResult]:
+        self.calls.append(("batch", [e.payload.memory_id for e in events]))
+        raise refused_insert(self.poison)
+
+    async def single(self, event: Envelope[Any]) -> list[Envelope[Any]]:
+        self.calls.append(("single", [event.payload.memory_id]))
+        if event.payload.memory_id == self.poison:
+            raise refused_insert(self.poison)
+        return owed(event)
+
+    async def dead_lettered(self, event: Envelope[Any], letter: DeadLetter) -> list[Envelope[Any]]:
+        self.marked.append((event.payload.memory_id, letter.reason, letter.attempts))
+        announced = MemoryWithdrawn(
+            memory_id=event.payload.memory_id, agent_id="agt_1", reason="deleted"
+        )
+        return [
+            new_event(
+                MEMORY_WITHDRAWN,
+                announced,
+                tenant_id=event.tenant_id,
+                event_id=derive_event_id(event.event_id, "dead-lettered"),
+            )
+        ]
+
+
+def poisoned_consumer(handlers: PoisonedHandlers) -> tuple[Consumer, Broker, Database]:
+    consumer, broker, db = consumer_for(handlers)
+    consumer.on(
+        MEMORY_WRITE_REQUESTED,
+        handlers.single,
+        batch=handlers.batch,
+        on_dead_letter=handlers.dead_lettered,
+    )
+    return consumer, broker, db
+
+
+async def test_a_refused_write_is_dead_lettered_after_one_attempt_and_its_owner_told() -> None:
+    handlers = PoisonedHandlers("mem_1")
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+
+    consumer, broker, db = poisoned_consumer(handlers)
+    consumer.attempts.sleep = sleep
+    event = request(1)
+    assert await consumer.process_batch([record(event)]) == [Outcome.DEAD_LETTERED]
+    (letter,) = broker.letters
+    assert letter["attempts"] == 1 and letter["error_type"] == "BulkWriteError"
+    assert letter["reason"] == "BulkWriteError: write error codes 2"
+    assert slept == [], "no backoff holds the partition for a failure no retry can fix"
+    assert handlers.marked == [("mem_1", "BulkWriteError: write error codes 2", 1)]
+    assert staged_ids(consumer) == [str(derive_event_id(event.event_id, "dead-lettered"))]
+    assert applied_ids(db) == set(), "a replayed letter is handled again"
+
+
+async def test_one_poisoned_input_fails_the_batch_call_but_not_its_neighbours() -> None:
+    handlers = PoisonedHandlers("mem_1")
+    consumer, broker, db = poisoned_consumer(handlers)
+    events = [request(n) for n in range(3)]
+    outcomes = await consumer.process_batch([record(e, i) for i, e in enumerate(events)])
+    assert outcomes == [Outcome.APPLIED, Outcome.DEAD_LETTERED, Outcome.APPLIED]
+    assert [letter["event_id"] for letter in broker.letters] == [str(events[1].event_id)]
+    assert handlers.calls == [
+        ("batch", ["mem_0", "mem_1", "mem_2"]),
+        ("single", ["mem_0"]),
+        ("single", ["mem_1"]),
+        ("single", ["mem_2"]),
+    ]
+    assert applied_ids(db) == {str(events[0].event_id), str(events[2].event_id)}
+
+
+async def test_a_failing_dead_letter_hook_leaves_the_letter_and_the_batch_goes_on() -> None:
+    handlers = PoisonedHandlers("mem_0")
+
+    async def broken(event: Envelope[Any], letter: DeadLetter) -> list[Envelope[Any]]:
+        raise RuntimeError("cannot mark")
+
+    consumer, broker, _ = consumer_for(handlers)
+    consumer.on(MEMORY_WRITE_REQUESTED, handlers.single, on_dead_letter=broken)
+    assert await consumer.process_batch([record(request(0))]) == [Outcome.DEAD_LETTERED]
+    assert len(broker.letters) == 1 and staged_ids(consumer) == []
+
+
+async def test_an_outage_in_the_dead_letter_hook_redelivers_the_batch() -> None:
+    handlers = PoisonedHandlers("mem_0")
+
+    async def away(event: Envelope[Any], letter: DeadLetter) -> list[Envelope[Any]]:
+        raise ServerSelectionTimeoutError("no servers")
+
+    consumer, _, db = consumer_for(handlers)
+    consumer.on(MEMORY_WRITE_REQUESTED, handlers.single, on_dead_letter=away)
+    with pytest.raises(ServerSelectionTimeoutError):
+        await consumer.process_batch([record(request(0))])
+    assert applied_ids(db) == set()
+
+
+async def test_an_event_refused_at_decoding_still_names_its_tenant_and_reaches_the_hook() -> None:
+    handlers = PoisonedHandlers("none")
+    consumer, broker, _ = poisoned_consumer(handlers)
+    event = request(4)
+    wire = json.loads(encode(event))
+    wire["payload"]["metadata"] = "not an object"
+    undecodable = Record(json.dumps(wire).encode())
+    assert await consumer.process_batch([undecodable]) == [Outcome.DEAD_LETTERED]
+    (letter,) = broker.letters
+    assert letter["tenant_id"] == "ten_1" and letter["event_id"] == str(event.event_id)
+    assert letter["error_type"] == "malformed" and letter["attempts"] == 1
+    assert handlers.marked == [("mem_4", "MalformedEvent", 1)]
+    assert staged_ids(consumer) == [str(derive_event_id(event.event_id, "dead-lettered"))]
+
+
+async def test_an_event_whose_ids_are_invalid_is_dead_lettered_without_the_hook() -> None:
+    handlers = PoisonedHandlers("none")
+    consumer, broker, _ = poisoned_consumer(handlers)
+    wire = json.loads(encode(request(5)))
+    wire["payload"]["memory_id"] = {"not": "an id"}
+    assert await consumer.process_batch([Record(json.dumps(wire).encode())]) == [
+        Outcome.DEAD_LETTERED
+    ]
+    assert len(broker.letters) == 1 and handlers.marked == []

@@ -36,8 +36,10 @@ from engram_client.calls.ops import (
     lineage,
     list_dead_letters,
     ready,
+    replay_dead_letter,
     replay_dead_letters,
     start_prune,
+    tenant_dead_letters,
 )
 from engram_client.calls.sources import (
     delete_document,
@@ -87,6 +89,7 @@ __all__ = [
     "new_idempotency_key",
     "ready",
     "recall",
+    "replay_dead_letter",
     "replay_dead_letters",
     "resolve_contradiction",
     "revoke_key",
@@ -94,6 +97,7 @@ __all__ = [
     "search_knowledge",
     "segment",
     "start_prune",
+    "tenant_dead_letters",
     "upload_document",
     "write_memories",
     "write_memory",

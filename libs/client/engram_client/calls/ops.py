@@ -72,6 +72,26 @@ def replay_dead_letters(
     )
 
 
+def tenant_dead_letters(limit: int = 50) -> Call[list[models.TenantDeadLetter]]:
+    """The caller's own dead letters, newest first (any key)."""
+    return Call(
+        "GET",
+        "/v1/dead-letters",
+        lambda b: [models.TenantDeadLetter.model_validate(x) for x in b["dead_letters"]],
+        params={"limit": limit},
+        retry_safe=True,
+    )
+
+
+def replay_dead_letter(letter_id: str) -> Call[str]:
+    """Not retry-safe: a letter replays once, and a repeat is a 409."""
+    return Call(
+        "POST",
+        f"/v1/dead-letters/{segment(letter_id)}:replay",
+        lambda b: str(b["result"]),
+    )
+
+
 def health() -> Call[models.Health]:
     """Liveness; needs no key."""
     return Call(

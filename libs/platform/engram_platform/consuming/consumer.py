@@ -14,6 +14,7 @@ replay delivers the same events.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal, TypeVar, cast
@@ -25,6 +26,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from pydantic import BaseModel
 
 from engram_events import Envelope, EventType
+from engram_events.payloads.dlq import DeadLetter
 from engram_platform.broker import Broker
 from engram_platform.consuming.delivery import OUTBOXED, Delivery, plan
 from engram_platform.consuming.messages import (
@@ -42,9 +44,17 @@ from engram_platform.consuming.spans import ConsumerSpans, count_published, fini
 from engram_platform.dlq import DeadLetters
 from engram_platform.metrics import ConsumerMetrics
 from engram_platform.outbox import Outbox
-from engram_platform.retry import RetryPolicy
+from engram_platform.retry import RetryPolicy, is_outage
 
 P = TypeVar("P", bound=BaseModel)
+log = logging.getLogger(__name__)
+
+
+class _Shared:
+    """A batch call that raised as a whole: no input's own answer."""
+
+
+_SHARED = _Shared()
 
 
 async def _undecoded(message: Any) -> None:
@@ -102,9 +112,10 @@ class Consumer:
         *,
         batch: Callable[[list[Envelope[P]]], Awaitable[Sequence[BatchResult]]] | None = None,
         ahead: Callable[[list[Envelope[P]]], None] | None = None,
+        on_dead_letter: Callable[[Envelope[P], DeadLetter], Awaitable[Published]] | None = None,
     ) -> None:
         """Route one event type to its handler (see `Routes.on`)."""
-        self.routes.on(event_type, handler, batch=batch, ahead=ahead)
+        self.routes.on(event_type, handler, batch=batch, ahead=ahead, on_dead_letter=on_dead_letter)
 
     @property
     def topics(self) -> set[str]:
@@ -155,13 +166,13 @@ class Consumer:
     async def prepare_batch(self, records: Sequence[Any]) -> PreparedBatch:
         """Decode, dead-letter the undecodable, skip what was applied, and tell the look-ahead
         routes what is coming; nothing is handled yet."""
-        decoded, skipped = await decode_records(
+        decoded, skipped, salvaged = await decode_records(
             self.routes, records, self.dead_letters, self.service
         )
         routed = self.routes.single
         ids = [str(e.event_id) for e in decoded if e is not None and e.event_type in routed]
         seen = await self.applied.seen_many(ids)
-        batch = PreparedBatch(outcomes=[None] * len(records))
+        batch = PreparedBatch(outcomes=[None] * len(records), dead_lettered=salvaged)
         for index, (record, envelope) in enumerate(zip(records, decoded, strict=True)):
             event_type = skipped.get(index) or (envelope.event_type if envelope else None)
             if index in skipped:
@@ -186,6 +197,8 @@ class Consumer:
         pending = Pending()
         outcomes, finished = batch.outcomes, batch.finished
         sending: asyncio.Future[None] | None = None
+        for envelope, letter in batch.dead_lettered:
+            await self._dead_lettered(envelope, letter, pending)
         try:
             for run in self.routes.runs(batch.work, self._every):
                 started = time.perf_counter()
@@ -238,11 +251,13 @@ class Consumer:
         with self.spans.batch_call(run, contexts) as (_, spans):
             started = time.perf_counter()
             try:
-                results: Sequence[BatchResult] = await batch_handler([e for _, _, e in run])
+                results: Sequence[BatchResult | _Shared] = await batch_handler(
+                    [e for _, _, e in run]
+                )
                 if len(results) != len(run):
                     raise RuntimeError(f"batch handler answered {len(results)} of {len(run)}")
-            except Exception as exc:
-                results = [exc] * len(run)
+            except Exception:
+                results = [_SHARED] * len(run)
             took = round((time.perf_counter() - started) * 1000, 3)
         outcomes: list[Outcome] = []
         distinct: dict[int, tuple[Any, list[Outcome]]] = {id(span): (span, []) for span in spans}
@@ -268,9 +283,14 @@ class Consumer:
         record: Any,
         pending: Pending,
         span: Any,
-        result: BatchResult,
+        result: BatchResult | _Shared,
     ) -> Outcome:
-        """Take a batch input's events, or give a failed one the single handler's retries."""
+        """Take a batch input's events, or give a failed one the single handler's retries. An
+        input whose own answer was an exception has had its first attempt; when the whole call
+        raised, the failure may be any one input's (a poison write fails its tenant's insert),
+        so each input is tried again alone, and only its own failure decides its fate."""
+        if isinstance(result, _Shared):
+            return await self._apply(envelope, record, pending, span)
         if not isinstance(result, BaseException):
             return self._applied(envelope, list(result or ()), pending, span)
         return await self._apply(envelope, record, pending, span, failed=result)
@@ -295,12 +315,38 @@ class Consumer:
         span: Any,
         failed: BaseException | None = None,
     ) -> Outcome:
-        """The handler's attempts; the input is applied, or dead-lettered."""
+        """The handler's attempts; the input is applied, or dead-lettered and its owner told."""
         handler = self.routes.single[envelope.event_type]
         published = await self.attempts.run(handler, envelope, record, failed)
-        if published is None:
+        if isinstance(published, DeadLetter):
+            await self._dead_lettered(envelope, published, pending)
             return Outcome.DEAD_LETTERED
         return self._applied(envelope, published, pending, span)
+
+    async def _dead_lettered(
+        self, envelope: Envelope[Any], letter: DeadLetter, pending: Pending
+    ) -> None:
+        """Run the route's dead-letter hook and stage what it announces with the batch (the
+        input stays unmarked, so a replayed letter is handled again). An outage redelivers the
+        batch; any other failure of the hook is logged, and the letter stays in the DLQ."""
+        hook = self.routes.dead_lettered.get(envelope.event_type)
+        if hook is None:
+            return
+        try:
+            announced = list(await hook(envelope, letter) or ())
+        except Exception as exc:
+            if is_outage(exc):
+                raise
+            log.warning(
+                "dead-letter hook failed",
+                extra={
+                    "event_id": str(envelope.event_id),
+                    "event_type": envelope.event_type,
+                    "error_type": type(exc).__name__,
+                },
+            )
+            return
+        pending.outbox_docs.extend(self.outbox.entries(announced))
 
     def _applied(
         self, envelope: Envelope[Any], published: list[Envelope[Any]], pending: Pending, span: Any

@@ -8,12 +8,16 @@ from enum import StrEnum
 from typing import Any
 
 from engram_events import Envelope
+from engram_events.payloads.dlq import DeadLetter
 
 Published = Sequence[Envelope[Any]] | None
 Handler = Callable[[Envelope[Any]], Awaitable[Published]]
 BatchResult = Published | BaseException
 """One input's answer from a batch handler: the events to publish, or why it failed."""
 BatchHandler = Callable[[list[Envelope[Any]]], Awaitable[Sequence[BatchResult]]]
+DeadLetterHook = Callable[[Envelope[Any], DeadLetter], Awaitable[Published]]
+"""What the owning service does when one of its inputs is dead-lettered: mark its item failed
+(idempotently: a replayed batch runs it again) and return any events that announce it."""
 Work = tuple[int, Any, Envelope[Any]]
 """One input to handle: its place in the fetch, its Kafka record, its decoded event."""
 
@@ -35,6 +39,8 @@ class PreparedBatch:
     outcomes: list[Outcome | None]
     work: list[Work] = field(default_factory=list)
     finished: list[tuple[str, str, float]] = field(default_factory=list)
+    dead_lettered: list[tuple[Envelope[Any], DeadLetter]] = field(default_factory=list)
+    """Undecodable inputs whose events were salvaged, for their routes' dead-letter hooks."""
 
 
 @dataclass

@@ -1,5 +1,6 @@
 """A handler's attempts: backoff between them, the DLQ (with the reason) when they run out or
-the failure is permanent, and redelivery when the database itself is away."""
+the failure is permanent (`retry.failure_kind` decides, at the first attempt that shows it), and
+redelivery when the database itself is away."""
 
 from __future__ import annotations
 
@@ -7,11 +8,12 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from engram_events import Envelope, PoisonMessage
+from engram_events import Envelope
+from engram_events.payloads.dlq import DeadLetter
 from engram_platform.consuming.messages import Handler
 from engram_platform.dlq import DeadLetters
 from engram_platform.metrics import ConsumerMetrics
-from engram_platform.retry import PermanentError, RetryPolicy, is_outage
+from engram_platform.retry import Failure, RetryPolicy, failure_kind
 
 log = logging.getLogger(__name__)
 
@@ -40,8 +42,8 @@ class Attempts:
         envelope: Envelope[Any],
         record: Any,
         failed: BaseException | None = None,
-    ) -> list[Envelope[Any]] | None:
-        """The events the handler returned, or None once the input is dead-lettered.
+    ) -> list[Envelope[Any]] | DeadLetter:
+        """The events the handler returned, or the dead letter the input became.
 
         `failed` is a batch call's answer for this input, counted as its first attempt.
         Raises when the last attempt failed because the database is unreachable.
@@ -56,21 +58,20 @@ class Attempts:
                 if attempt == 1 and failed is not None:
                     raise failed
                 return list(await handler(envelope) or ())
-            except (PermanentError, PoisonMessage) as exc:
-                await self._dead_letter(record, exc, attempt, fields, None)
-                return None
             except Exception as exc:
+                kind = failure_kind(exc, attempt=attempt)
+                if kind is Failure.PERMANENT:
+                    return await self._dead_letter(record, exc, attempt, fields, None)
                 self.metrics.failure(envelope.event_type, type(exc).__name__)
                 log.warning(
                     "handler attempt failed",
                     extra={**fields, "attempt": attempt, "error_type": type(exc).__name__},
                 )
                 if attempt == self.policy.max_attempts:
-                    if is_outage(exc):
+                    if kind is Failure.OUTAGE:
                         raise
-                    reason = f"retries_exhausted:{type(exc).__name__}"
-                    await self._dead_letter(record, exc, attempt, fields, reason)
-                    return None
+                    error_type = f"retries_exhausted:{type(exc).__name__}"
+                    return await self._dead_letter(record, exc, attempt, fields, error_type)
                 await self.sleep(self.policy.delay(attempt))
         raise AssertionError("unreachable")
 
@@ -80,13 +81,13 @@ class Attempts:
         error: BaseException,
         attempts: int,
         fields: dict[str, str | None],
-        reason: str | None,
-    ) -> None:
-        await self.dead_letters.send(
+        error_type: str | None,
+    ) -> DeadLetter:
+        return await self.dead_letters.send(
             consumer=self.service,
             record=record,
             error=error,
             attempts=attempts,
             envelope_fields=fields,
-            reason=reason,
+            error_type=error_type,
         )

@@ -9,14 +9,17 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from engram_events import Envelope, EventType, PoisonMessage, decode, topic_name
+from engram_events.payloads.dlq import DeadLetter
 from engram_platform.consuming.messages import (
     BatchHandler,
     BatchResult,
+    DeadLetterHook,
     Handler,
     Published,
     Work,
     declared_type,
 )
+from engram_platform.consuming.salvage import salvage
 from engram_platform.dlq import DeadLetters
 
 log = logging.getLogger(__name__)
@@ -31,6 +34,7 @@ class Routes:
         self.single: dict[str, Handler] = {}
         self.batch: dict[str, BatchHandler] = {}
         self.ahead: dict[str, Callable[[list[Envelope[Any]]], None]] = {}
+        self.dead_lettered: dict[str, DeadLetterHook] = {}
         self.topics: set[str] = set()
 
     def on(
@@ -40,10 +44,15 @@ class Routes:
         *,
         batch: Callable[[list[Envelope[P]]], Awaitable[Sequence[BatchResult]]] | None = None,
         ahead: Callable[[list[Envelope[P]]], None] | None = None,
+        on_dead_letter: Callable[[Envelope[P], DeadLetter], Awaitable[Published]] | None = None,
     ) -> None:
         """Route one event type to its handler, and optionally runs of it to a batch handler;
-        `ahead` is told first, in order, every input of that type a batch is about to handle."""
+        `ahead` is told first, in order, every input of that type a batch is about to handle;
+        `on_dead_letter` runs for each input dead-lettered, before the offset moves on, so the
+        item it names reaches a status its owner can see."""
         self.single[event_type.name] = handler
+        if on_dead_letter is not None:
+            self.dead_lettered[event_type.name] = on_dead_letter
         if batch is not None:
             self.batch[event_type.name] = batch
         if ahead is not None:
@@ -82,12 +91,16 @@ class Routes:
 
 async def decode_records(
     routes: Routes, records: Sequence[Any], dead_letters: DeadLetters, consumer: str
-) -> tuple[list[Envelope[Any] | None], dict[int, str]]:
+) -> tuple[list[Envelope[Any] | None], dict[int, str], list[tuple[Envelope[Any], DeadLetter]]]:
     """Each record's event (validated), or None: dead-lettered when it does not decode, or
-    passed over unparsed when its header names a type nobody here handles (returned by index)."""
+    passed over unparsed when its header names a type nobody here handles (returned by index).
+    A dead letter carries what ids the record still yields (so its tenant sees it), and an
+    event whose payload validates without its invalid fields is returned with its letter for
+    its route's dead-letter hook."""
     routed = routes.single
     decoded: list[Envelope[Any] | None] = []
     skipped: dict[int, str] = {}
+    salvaged: list[tuple[Envelope[Any], DeadLetter]] = []
     for index, record in enumerate(records):
         declared = declared_type(record)
         if declared is not None and declared not in routed:
@@ -97,6 +110,15 @@ async def decode_records(
         try:
             decoded.append(decode(record.value))
         except PoisonMessage as exc:
-            await dead_letters.send(consumer=consumer, record=record, error=exc, attempts=1)
+            left = salvage(record.value)
+            letter = await dead_letters.send(
+                consumer=consumer,
+                record=record,
+                error=exc,
+                attempts=1,
+                envelope_fields=left.fields,
+            )
+            if left.envelope is not None and left.envelope.event_type in routes.dead_lettered:
+                salvaged.append((left.envelope, letter))
             decoded.append(None)
-    return decoded, skipped
+    return decoded, skipped, salvaged

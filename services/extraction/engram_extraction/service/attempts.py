@@ -7,7 +7,7 @@ from typing import Any
 
 from engram_events import Envelope
 from engram_extraction.ports import Outbox, RecordWrites
-from engram_platform.retry import PermanentError
+from engram_platform.retry import Failure, PermanentError, failure_kind
 
 Events = list[Envelope[Any]]
 Exhausted = Callable[[Envelope[Any], str, int], Awaitable[Events]]
@@ -25,10 +25,14 @@ class FailureRecord:
     async def run(
         self, event: Envelope[Any], apply: Callable[[], Awaitable[Events]], on_exhausted: Exhausted
     ) -> Events:
-        """Let the consumer retry; on the last attempt stage the failure, then dead-letter."""
+        """Let the consumer retry; on the last attempt stage the failure, then dead-letter. A
+        failure no retry can fix goes straight to the consumer, which dead-letters it at once
+        and runs the route's dead-letter hook (the same visible failure)."""
         try:
             return await apply()
         except Exception as exc:
+            if failure_kind(exc) is Failure.PERMANENT:
+                raise
             attempts = await self.store.count_attempt(event.tenant_id, str(event.event_id))
             if attempts < self.max_attempts:
                 raise

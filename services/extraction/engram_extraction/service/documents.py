@@ -23,6 +23,7 @@ from typing import Any
 
 from engram_events import Envelope, derive_event_id, new_event
 from engram_events.catalog import DOCUMENT_EXTRACTED, DOCUMENT_EXTRACTION_FAILED
+from engram_events.payloads.dlq import DeadLetter
 from engram_events.payloads.documents import (
     DocumentExtracted,
     DocumentExtractionFailed,
@@ -190,6 +191,10 @@ class DocumentExtraction:
         return bounded(
             read_reply(reply, self.limits), self.limits, allow_empty=bool(reading.passages)
         )
+
+    async def dead_lettered(self, event: Envelope[DocumentIngested], letter: DeadLetter) -> Events:
+        """A version the consumer dead-lettered fails visibly, with the letter's reason."""
+        return [failed(event, letter.item_reason(), letter.attempts, permanent=True)]
 
     async def _exhausted(self, event: Envelope[Any], reason: str, attempts: int) -> Events:
         """The document's visible failure: ingest records it in the extract log."""

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from engram_events import Envelope
+from engram_events.payloads.dlq import DeadLetter
 from engram_events.payloads.records import RecordsImportRequested
 from engram_extraction.domain.candidates import Candidate, Limits, check_values
 from engram_extraction.domain.naming import short_hash
@@ -74,6 +75,12 @@ class RecordImports:
             return events
 
         return await self.failures.run(event, apply, self._exhausted)
+
+    async def dead_lettered(
+        self, event: Envelope[RecordsImportRequested], letter: DeadLetter
+    ) -> Events:
+        """An import the consumer dead-lettered fails visibly, with the letter's reason."""
+        return await self._exhausted(event, letter.item_reason(), letter.attempts)
 
     async def _exhausted(self, event: Envelope[Any], reason: str, attempts: int) -> Events:
         """An import's failure is visible at its status URL."""

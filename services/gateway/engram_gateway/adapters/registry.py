@@ -89,21 +89,25 @@ class Registry:
         return key
 
     async def authenticate(self, presented: str) -> Caller | None:
-        """The caller for a presented key, or None (malformed, unknown, revoked or wrong)."""
+        """The caller for a presented key, or None (malformed, unknown, revoked or wrong).
+
+        Only a key that verifies is answered from memory: a wrong secret reads the store like an
+        unknown id does, so neither a 401's work nor its timing tells whether a key id exists."""
         parts = parse_key(presented)
         if parts is None:
             return None
         key_id, secret = parts
         row = self._keys.get(key_id)
-        if row is None:
-            row = await self.db[API_KEYS].find_one({"_id": key_id})
-            if not row or row.get("revoked"):
-                self._check(secret, NO_KEY_SALT, NO_KEY_HASH)
-                return None
-            self._keys.put(key_id, row)
+        if row is not None and self._check(secret, row["salt"], row["secret_hash"]):
+            return _caller(key_id, row)
+        row = await self.db[API_KEYS].find_one({"_id": key_id})
+        if not row or row.get("revoked"):
+            self._check(secret, NO_KEY_SALT, NO_KEY_HASH)
+            return None
         if not self._check(secret, row["salt"], row["secret_hash"]):
             return None
-        return Caller(tenant_id=row["tenant_id"], key_id=key_id, roles=tuple(row.get("roles", ())))
+        self._keys.put(key_id, row)
+        return _caller(key_id, row)
 
     def forget_key(self, key_id: str) -> None:
         """Stop remembering a key this instance just revoked."""
@@ -163,3 +167,8 @@ def _agent(row: dict[str, Any]) -> Agent:
         name=row.get("name"),
         created_at=row["created_at"],
     )
+
+
+def _caller(key_id: str, row: dict[str, Any]) -> Caller:
+    """The caller a verified key row names."""
+    return Caller(tenant_id=row["tenant_id"], key_id=key_id, roles=tuple(row.get("roles", ())))

@@ -6,6 +6,7 @@ from typing import Any
 
 from engram_events import Envelope, derive_event_id, new_event
 from engram_events.catalog import DOCUMENT_INGESTED
+from engram_events.payloads.dlq import DeadLetter
 from engram_events.payloads.documents import DocumentIngested, DocumentSubmitted
 from engram_ingest.ports import DocumentWrites
 
@@ -54,3 +55,28 @@ class Intake:
                 event_id=derive_event_id(event.event_id, "ingested"),
             )
         ]
+
+    async def dead_lettered(
+        self, event: Envelope[DocumentSubmitted], letter: DeadLetter
+    ) -> list[Envelope[Any]]:
+        """A submission the consumer dead-lettered leaves its version `failed` with the reason:
+        the document is recorded by its ids only (its bytes and name may be what was refused)."""
+        doc = event.payload
+        tenant = event.tenant_id
+        meta = {"source": doc.source, "source_item_id": doc.source_item_id}
+        await self.store.record_version(tenant, doc.document_id, doc.version, meta)
+        entry = await self.store.extract_entry(tenant, doc.document_id, doc.version)
+        if entry and entry.get("status") == "extracted":
+            return []
+        await self.store.record_outcome(
+            tenant,
+            doc.document_id,
+            doc.version,
+            {
+                "status": "failed",
+                "attempts": letter.attempts,
+                "last_error": letter.item_reason(),
+                "permanent": True,
+            },
+        )
+        return []

@@ -45,7 +45,8 @@ class ConversationStore:
 
     async def open(self, tenant_id: str, record: Mapping[str, Any]) -> dict[str, Any]:
         """Store a new conversation; a replayed or repeated submission (or one whose deletion
-        came first) leaves the stored record as it is, which is returned."""
+        came first) leaves the stored record as it is, which is returned, unless a dead letter
+        left it failed: its replayed letter stores it again."""
         now = datetime.now(UTC)
         doc = {
             **record,
@@ -58,6 +59,13 @@ class ConversationStore:
             return doc
         stored = await self.get(tenant_id, record["conversation_id"])
         assert stored is not None, "insert_new found it"
+        if stored.get("dead_lettered_at") is not None and stored.get("status") == "failed":
+            left = {**self._key(tenant_id, record["conversation_id"]), "status": "failed"}
+            replaced = await self.collection.replace_one(
+                {**left, "dead_lettered_at": {"$exists": True}}, doc
+            )
+            if replaced.matched_count:
+                return doc
         return stored
 
     async def update(self, tenant_id: str, conversation_id: str, fields: Mapping[str, Any]) -> None:
@@ -66,6 +74,24 @@ class ConversationStore:
             {**self._key(tenant_id, conversation_id), "status": {"$ne": "deleted"}},
             {"$set": {**fields, "updated_at": datetime.now(UTC)}},
         )
+
+    async def mark_failed(
+        self, tenant_id: str, record: Mapping[str, Any], reason: str
+    ) -> dict[str, Any]:
+        """A conversation whose submission was dead-lettered ends `failed` with the reason:
+        created from these fields when it was never stored, else moved there unless it is
+        already failed or deleted. Returns the record as it now stands."""
+        key = self._key(tenant_id, record["conversation_id"])
+        now = datetime.now(UTC)
+        marks = {"status": "failed", "error": reason, "updated_at": now}
+        doc = {**record, **key, **marks, "created_at": now}
+        if not await insert_new(self.collection, [doc]):
+            return doc
+        moved = {**marks, "dead_lettered_at": record.get("dead_lettered_at", now)}
+        await self.collection.update_one(
+            {**key, "status": {"$nin": ["failed", "deleted"]}}, {"$set": moved}
+        )
+        return await self.get(tenant_id, record["conversation_id"]) or doc
 
     async def count_attempt(self, tenant_id: str, conversation_id: str) -> int:
         """One more failed processing attempt; how many there have been."""

@@ -221,6 +221,53 @@ class MemoryRows:
         present = await insert_new(self.collection, docs)
         return [None if n in present else doc for n, doc in enumerate(docs)]
 
+    async def reopen_dead_lettered(
+        self, tenant_id: str, rows: Sequence[tuple[dict[str, Any], str]]
+    ) -> list[dict[str, Any] | None]:
+        """`open_many` for rows that already exist: those a dead letter left rejected are written
+        whole again (the letter was replayed); None for every other row, which stays as it is."""
+        keys = [row_id(tenant_id, fields["memory_id"]) for fields, _ in rows]
+        query = {
+            "_id": {"$in": keys},
+            "tenant_id": tenant_id,
+            "dead_lettered_at": {"$exists": True},
+        }
+        marked = {doc["_id"] async for doc in self.collection.find(query, {"_id": 1})}
+        now = datetime.now(UTC)
+        reopened: list[dict[str, Any] | None] = []
+        for key, (fields, status) in zip(keys, rows, strict=True):
+            if key not in marked:
+                reopened.append(None)
+                continue
+            doc = {
+                **fields,
+                "_id": key,
+                "tenant_id": tenant_id,
+                "status": status,
+                "updated_at": now,
+            }
+            result = await self.collection.replace_one(
+                {"_id": key, "tenant_id": tenant_id, "dead_lettered_at": {"$exists": True}}, doc
+            )
+            reopened.append(doc if result.matched_count else None)
+        return reopened
+
+    async def mark_dead_lettered(self, tenant_id: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+        """A dead-lettered write's row ends `rejected`: created with only these fields when its
+        insert never happened, or moved from `pending` (its content dropped); a row already past
+        pending is left as it is. Returns the row as it now stands."""
+        key = {"_id": row_id(tenant_id, fields["memory_id"]), "tenant_id": tenant_id}
+        now = datetime.now(UTC)
+        doc = {**fields, **key, "status": "rejected", "updated_at": now}
+        if await insert_new(self.collection, [doc]):
+            marks = {name: fields[name] for name in ("reason", "dead_lettered_at")}
+            await self.collection.update_one(
+                {**key, "status": "pending"},
+                _row_update({**marks, "status": "rejected"}, now, drop_content=True),
+            )
+            return await self.get(tenant_id, fields["memory_id"]) or doc
+        return doc
+
     async def count(self, selection: Mapping[str, Any]) -> int:
         """How many rows a selection holds (the same selection `select` returns)."""
         return int(await self.collection.count_documents(mongo_filter(selection)))

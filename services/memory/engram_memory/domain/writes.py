@@ -7,6 +7,7 @@ from typing import Any
 from engram_events import Envelope
 from engram_events.content import content_sha256
 from engram_events.memory_filter import metadata_instants
+from engram_events.payloads.dlq import DeadLetter
 from engram_events.payloads.memories import MemoryWriteRequested
 
 CONTENT_FIELDS = ("content", "metadata", "metadata_at")
@@ -33,6 +34,15 @@ def row_fields(event: Envelope[MemoryWriteRequested]) -> dict[str, Any]:
         "content_chars": len(request.content),
         "created_at": event.occurred_at,
     }
+
+
+def dead_lettered_fields(
+    event: Envelope[MemoryWriteRequested], letter: DeadLetter
+) -> dict[str, Any]:
+    """The row a dead-lettered write leaves: ids, hashes, the reason and when; never the
+    content or metadata, which may be what the database refused."""
+    kept = {k: v for k, v in row_fields(event).items() if k != "extracted_by"}
+    return {**kept, "reason": letter.item_reason(), "dead_lettered_at": letter.failed_at}
 
 
 def content_fields(request: MemoryWriteRequested) -> dict[str, Any]:

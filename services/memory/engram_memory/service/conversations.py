@@ -17,6 +17,7 @@ from engram_events import Envelope
 from engram_events.content import ContentLimits
 from engram_events.memory_filter import MemoryFilter
 from engram_events.payloads.conversations import ConversationDeleted, ConversationSubmitted
+from engram_events.payloads.dlq import DeadLetter
 from engram_memory.domain.conversation_writes import fact_writes, message_writes, without_texts
 from engram_memory.domain.conversations import (
     ModelOptions,
@@ -112,6 +113,40 @@ class ConversationIntake:
             },
         )
         return writes
+
+    async def dead_lettered(
+        self, event: Envelope[ConversationSubmitted], letter: DeadLetter
+    ) -> list[Envelope[Any]]:
+        """A submission the consumer gave up on leaves its conversation `failed` with the
+        reason (settled); a record it never stored keeps ids only, not the messages or the
+        metadata that may be what the database refused."""
+        conversation = event.payload
+        record = await self.store.mark_failed(
+            event.tenant_id,
+            {
+                "conversation_id": conversation.conversation_id,
+                "agent_id": conversation.agent_id,
+                "user_id": conversation.user_id,
+                "session_id": conversation.session_id,
+                "idempotency_key": conversation.idempotency_key,
+                "mode": self.mode,
+                "messages": [],
+                "facts": None,
+                "model_calls": 0,
+                "dead_lettered_at": letter.failed_at,
+            },
+            letter.item_reason(),
+        )
+        log.info(
+            "conversation dead-lettered",
+            extra={
+                "conversation_id": conversation.conversation_id,
+                "agent_id": conversation.agent_id,
+                "status": record.get("status"),
+                "error_type": letter.error_type,
+            },
+        )
+        return []
 
     async def _with_model(self, record: dict[str, Any]) -> dict[str, Any]:
         """The model's work, saved step by step; a reply that is not the promised JSON fails

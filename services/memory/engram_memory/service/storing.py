@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from engram_events import Envelope
+from engram_events.payloads.dlq import DeadLetter
 from engram_events.payloads.embeddings import EmbeddedItem, EmbeddingComputed, VectorProvenance
 from engram_memory.domain import events
 from engram_memory.domain.events import REQUESTER
@@ -54,6 +55,28 @@ class Storing:
             for i, row, provenance in stored:
                 results[i].extend(await self._after_store(row, provenance, computed[i]))
         return results
+
+    async def dead_lettered(
+        self, event: Envelope[EmbeddingComputed], letter: DeadLetter
+    ) -> list[Envelope[Any]]:
+        """Vectors the consumer gave up on storing: each memory of ours they were for that is
+        still pending ends `rejected` with the reason, instead of pending for ever."""
+        if event.payload.requester != REQUESTER:
+            return []
+        named = [x.item_id for x in event.payload.items] + [
+            r.item_id for r in event.payload.rejected
+        ]
+        rows = await self.rows.get_many(event.tenant_id, named)
+        pending = [row for row in rows.values() if row["status"] == "pending"]
+        log.info(
+            "embedding results dead-lettered",
+            extra={
+                "event_id": str(event.event_id),
+                "memories": len(pending),
+                "error_type": letter.error_type,
+            },
+        )
+        return [await self._reject(row, letter.item_reason(), event) for row in pending]
 
     async def _reject(
         self, row: dict[str, Any], reason: str, cause: Envelope[Any]

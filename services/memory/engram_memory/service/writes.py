@@ -7,6 +7,7 @@ from typing import Any
 
 from engram_events import Envelope
 from engram_events.content import ContentLimits, content_problem
+from engram_events.payloads.dlq import DeadLetter
 from engram_events.payloads.memories import MemoryWriteRequested
 from engram_memory.domain import events
 from engram_memory.domain.sources import withdrawn_by
@@ -14,6 +15,7 @@ from engram_memory.domain.writes import (
     Opening,
     as_duplicate,
     content_fields,
+    dead_lettered_fields,
     row_fields,
     still_pending,
 )
@@ -50,6 +52,26 @@ class Writes:
             await self._open_rows(tenant, [(i, requests[i]) for i in mine], results)
         return results
 
+    async def dead_lettered(
+        self, event: Envelope[MemoryWriteRequested], letter: DeadLetter
+    ) -> list[Envelope[Any]]:
+        """A write the consumer dead-lettered ends `rejected` with the reason, announced as any
+        rejection is; a row already past pending is left as it is (announced if rejected)."""
+        row = await self.rows.mark_dead_lettered(
+            event.tenant_id, dead_lettered_fields(event, letter)
+        )
+        log.info(
+            "memory dead-lettered",
+            extra={
+                "memory_id": event.payload.memory_id,
+                "status": row.get("status"),
+                "error_type": letter.error_type,
+            },
+        )
+        if row.get("status") != "rejected":
+            return []
+        return [events.rejected(row, str(row.get("reason")), event, row.get("duplicate_of"))]
+
     async def _open_rows(
         self,
         tenant: str,
@@ -63,6 +85,7 @@ class Writes:
         duplicates = await self.dedup.duplicates(tenant, pending)
         opening = [as_duplicate(entry, duplicates) for entry in opening]
         opened = await self.rows.open_many(tenant, [(f, status) for _, f, status, _ in opening])
+        opened = await self._reopened(tenant, opening, opened)
         replayed = [
             f["memory_id"]
             for (_, f, st, _), r in zip(opening, opened, strict=True)
@@ -80,6 +103,22 @@ class Writes:
                 results[i] = [events.withdrawn(row, "source_tombstoned", event)]
             elif status == "pending" and (row is not None or still_pending(still, fields)):
                 results[i] = [events.embedding_request(event)]
+
+    async def _reopened(
+        self, tenant: str, opening: list[Opening], opened: list[dict[str, Any] | None]
+    ) -> list[dict[str, Any] | None]:
+        """Rows that already existed, opened again where a dead letter had left them rejected:
+        a replayed letter is the write once more, not a replay of one that was applied."""
+        existing = [n for n, row in enumerate(opened) if row is None]
+        if not existing:
+            return opened
+        again = await self.rows.reopen_dead_lettered(
+            tenant, [(opening[n][1], opening[n][2]) for n in existing]
+        )
+        merged = list(opened)
+        for n, row in zip(existing, again, strict=True):
+            merged[n] = row
+        return merged
 
     async def _openings(
         self, tenant: str, inputs: list[tuple[int, Envelope[MemoryWriteRequested]]]
