@@ -15,8 +15,12 @@ MIME_BY_SUFFIX = {
     ".json": "application/json",
     ".ndjson": "application/x-ndjson",
     ".jsonl": "application/x-ndjson",
+    ".pdf": "application/pdf",
+    ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    ".html": "text/html",
+    ".htm": "text/html",
 }
-"""The text types the gateway's extractors read (the gateway's own table, engram_events.mimes, is
+"""The types the gateway's extractors read (the gateway's own table, engram_events.mimes, is
 kept equal by a test: the client installs without the platform's libs)."""
 
 

@@ -23,6 +23,7 @@ from engram_events.payloads.memories import (
     MemoryWithdrawn,
     MemoryWriteRequested,
 )
+from engram_events.payloads.passages import PassagesWithdrawn, PassageUpserted
 from engram_events.payloads.prune import PruneRequested
 from engram_events.payloads.records import RecordsImportRequested, RecordTombstoned, RecordUpserted
 from engram_events.payloads.tombstones import TombstoneApplied
@@ -135,3 +136,23 @@ CONVERSATION_DELETED = register(
     )
 )
 """A conversation deleted at the gateway (keyed like its submission, so it comes after it)."""
+PASSAGE_UPSERTED = register(
+    EventType(
+        "passage.upserted",
+        PassageUpserted,
+        Topics.RECORD_EVENTS,
+        lambda p: p.document_id,
+    )
+)
+"""A passage of a prose document version, durable in extraction; keyed by its document, so a
+document's passages stay in order on one partition. Enrichment indexes it for search."""
+PASSAGES_WITHDRAWN = register(
+    EventType(
+        "passages.withdrawn",
+        PassagesWithdrawn,
+        Topics.RECORD_EVENTS,
+        lambda p: p.document_id,
+    )
+)
+"""Passages a new version replaced or a deletion took, keyed like their upserts so they follow
+them; enrichment deletes their rows and vectors and acknowledges a prune job's."""

@@ -11,6 +11,8 @@ from fastapi import FastAPI
 
 from engram_embedders import make_embedder
 from engram_enrichment.adapters.chat import ChatCompletionsSummariser
+from engram_enrichment.adapters.passages import INDEXES as PASSAGE_INDEXES
+from engram_enrichment.adapters.passages import MongoPassageRows
 from engram_enrichment.adapters.schema_file import load_schema
 from engram_enrichment.adapters.store import INDEXES, MongoEntityStore
 from engram_enrichment.adapters.vectors import KnowledgeVectors
@@ -22,16 +24,23 @@ from engram_enrichment.service.knowledge import KnowledgeBase
 from engram_enrichment.service.resolution import Resolutions
 from engram_enrichment.service.search import KnowledgeSearch
 from engram_enrichment.service.summaries import Summaries
-from engram_events.catalog import EMBEDDING_COMPUTED, RECORD_TOMBSTONED, RECORD_UPSERTED
+from engram_events.catalog import (
+    EMBEDDING_COMPUTED,
+    PASSAGE_UPSERTED,
+    PASSAGES_WITHDRAWN,
+    RECORD_TOMBSTONED,
+    RECORD_UPSERTED,
+)
 from engram_platform.app import service_app
 from engram_platform.dependencies import install
+from engram_platform.indexes import merge
 from engram_platform.runtime import ConnectedRuntime, Runtime
 from engram_vectors import vector_store_from
 from engram_vectors.opening import open_at_start
 
 
 async def open_recall(
-    settings: EnrichmentSettings, knowledge: KnowledgeBase
+    settings: EnrichmentSettings, knowledge: KnowledgeBase, passages: MongoPassageRows
 ) -> tuple[KnowledgeVectors, KnowledgeSearch]:
     """The knowledge collection and the search over it with the query embedder; search refuses
     a foreign vector space, start-up a collection of another lexical encoder (said in the log:
@@ -53,7 +62,10 @@ async def open_recall(
         "change), or set ENGRAM_ENRICHMENT_LEXICAL to match",
         reader="search",
     )
-    return vectors, KnowledgeSearch(embedder, vectors, knowledge, min_score=settings.min_score)
+    search = KnowledgeSearch(
+        embedder, vectors, knowledge, min_score=settings.min_score, passages=passages
+    )
+    return vectors, search
 
 
 def build_summaries(settings: EnrichmentSettings) -> tuple[Summaries, httpx.AsyncClient | None]:
@@ -90,7 +102,12 @@ def create_app(
 ) -> FastAPI:
     """Consumes record upserts and tombstones; serves knowledge to the gateway internally."""
     settings = settings or EnrichmentSettings()
-    runtime = Runtime.build(SERVICE, settings, install_global=install_global, indexes=INDEXES)
+    runtime = Runtime.build(
+        SERVICE,
+        settings,
+        install_global=install_global,
+        indexes=merge(INDEXES, PASSAGE_INDEXES),
+    )
     summaries, summary_client = build_summaries(settings)
 
     async def register(rt: ConnectedRuntime, app: FastAPI) -> None:
@@ -98,18 +115,25 @@ def create_app(
         schema = load_schema(settings.schema_path)
         vectors: KnowledgeVectors | None = None
         search: KnowledgeSearch | None = None
+        passages = MongoPassageRows(rt.db)
         if settings.recall:
-            vectors, search = await open_recall(settings, knowledge)
-        handlers = EnrichmentHandlers(knowledge, schema, vectors)
+            vectors, search = await open_recall(settings, knowledge, passages)
+        handlers = EnrichmentHandlers(knowledge, schema, vectors, passages)
         rt.consumer.on(
             RECORD_UPSERTED, handlers.on_record_upserted, batch=handlers.on_record_upserted_batch
         )
+        rt.consumer.on(PASSAGES_WITHDRAWN, handlers.on_passages_withdrawn)
         rt.consumer.on(
             RECORD_TOMBSTONED,
             handlers.on_record_tombstoned,
             batch=handlers.on_record_tombstoned_batch,
         )
         if vectors is not None:
+            rt.consumer.on(
+                PASSAGE_UPSERTED,
+                handlers.on_passage_upserted,
+                batch=handlers.on_passage_upserted_batch,
+            )
             rt.consumer.on(
                 EMBEDDING_COMPUTED,
                 handlers.on_embedding_computed,
@@ -119,6 +143,8 @@ def create_app(
             knowledge=knowledge,
             resolutions=Resolutions(knowledge, handlers.sections, rt.outbox),
             sections=handlers.sections,
+            passages=passages,
+            vectors=vectors,
             search=search,
             max_top_k=settings.max_top_k,
         )

@@ -13,7 +13,9 @@ from engram_vectors import HybridHit, SparseVector
 
 FACT = "fact"
 ARTICLE_SECTION = "article_section"
-"""The two kinds of point in the knowledge collection (the payload's `kind`)."""
+PASSAGE = "passage"
+KINDS = (FACT, ARTICLE_SECTION, PASSAGE)
+"""The kinds of point in the knowledge collection (the payload's `kind`)."""
 TEXT = "text"
 """The payload field holding the text a point's vectors are of, where search looks for the
 query's identifiers (kept only with lexical vectors)."""
@@ -108,6 +110,28 @@ class Summariser(Protocol):
         ...
 
 
+class PassageRows(Protocol):
+    """The passages enrichment indexes, as `passage.upserted` carried them."""
+
+    async def put(self, tenant_id: str, rows: Sequence[dict[str, Any]]) -> None:
+        """Upsert the passages' rows."""
+        ...
+
+    async def get_many(
+        self, tenant_id: str, passage_ids: Sequence[str]
+    ) -> dict[str, dict[str, Any]]:
+        """The stored rows of those passages that exist, by passage id."""
+        ...
+
+    async def remove(self, tenant_id: str, passage_ids: Sequence[str]) -> None:
+        """Delete the passages' rows."""
+        ...
+
+    async def count_of_documents(self, tenant_id: str, document_ids: Sequence[str]) -> int:
+        """How many rows these documents' passages still have."""
+        ...
+
+
 class KnowledgeIndex(Protocol):
     """The knowledge collection: a point per live fact and per article section."""
 
@@ -140,6 +164,24 @@ class KnowledgeIndex(Protocol):
         """Write sections' points `(entity_id, section, text embedded, vector)`."""
         ...
 
+    async def put_passages(
+        self,
+        tenant_id: str,
+        passages: Sequence[tuple[dict[str, Any], str, Sequence[float]]],
+        fingerprint: str,
+        provenance: dict[str, Any] | None = None,
+    ) -> None:
+        """Write passages' points `(row, text embedded, vector)`."""
+        ...
+
+    async def remove_passages_of(self, tenant_id: str, document_id: str) -> None:
+        """Delete every passage point of a document."""
+        ...
+
+    async def count_passages_of(self, tenant_id: str, document_ids: Sequence[str]) -> int:
+        """How many passage points these documents still have."""
+        ...
+
     async def payloads(self, tenant_id: str, item_ids: Sequence[str]) -> list[dict[str, Any]]:
         """The stored payloads of these facts' or sections' points (missing ones left out)."""
         ...
@@ -156,8 +198,9 @@ class KnowledgeIndex(Protocol):
         limit: int,
         *,
         fingerprint: str,
+        kinds: Sequence[str] | None = None,
     ) -> list[HybridHit]:
-        """Dense and lexical candidates within one tenant, each with both scores."""
+        """Dense and lexical candidates within one tenant (of these kinds), with both scores."""
         ...
 
 

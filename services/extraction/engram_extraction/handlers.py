@@ -11,6 +11,7 @@ from engram_events.payloads.prune import PruneRequested
 from engram_events.payloads.records import RecordsImportRequested
 from engram_extraction.service.documents import DocumentExtraction
 from engram_extraction.service.imports import RecordImports
+from engram_extraction.service.passages import PassageWriter
 from engram_extraction.service.tombstones import Tombstoning
 
 Events = list[Envelope[Any]]
@@ -20,9 +21,14 @@ class ExtractionHandlers:
     """Each input to its use case; what the use case announces is what gets published."""
 
     def __init__(
-        self, documents: DocumentExtraction, imports: RecordImports, tombstoning: Tombstoning
+        self,
+        documents: DocumentExtraction,
+        imports: RecordImports,
+        tombstoning: Tombstoning,
+        passages: PassageWriter,
     ) -> None:
         self.documents = documents
+        self.passages = passages
         self.imports = imports
         self.tombstoning = tombstoning
 
@@ -51,5 +57,6 @@ class ExtractionHandlers:
         return await self.tombstoning.prune(event)
 
     async def on_document_tombstoned(self, event: Envelope[DocumentTombstoned]) -> Events:
-        """A deleted document takes every record it asserted with it."""
-        return await self.tombstoning.document_gone(event)
+        """A deleted document takes every record it asserted and every passage with it."""
+        withdrawn = await self.passages.document_gone(event)
+        return withdrawn + await self.tombstoning.document_gone(event)

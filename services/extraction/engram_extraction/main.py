@@ -13,6 +13,8 @@ from engram_events.catalog import (
     RECORDS_IMPORT_REQUESTED,
 )
 from engram_extraction import api
+from engram_extraction.adapters.passages import INDEXES as PASSAGE_INDEXES
+from engram_extraction.adapters.passages import PassageStore
 from engram_extraction.adapters.store import INDEXES, RecordStore
 from engram_extraction.adapters.tombstones import TombstoneStore
 from engram_extraction.api import ExtractionDeps
@@ -23,10 +25,12 @@ from engram_extraction.domain.schema import SchemaRegistry
 from engram_extraction.handlers import ExtractionHandlers
 from engram_extraction.service.documents import DocumentExtraction
 from engram_extraction.service.imports import RecordImports
+from engram_extraction.service.passages import PassageWriter
 from engram_extraction.service.tombstones import Tombstoning
 from engram_platform.app import service_app
 from engram_platform.chat import ChatModel
 from engram_platform.dependencies import install
+from engram_platform.indexes import merge
 from engram_platform.runtime import ConnectedRuntime, Runtime
 
 SERVICE = "extraction"
@@ -51,10 +55,16 @@ def create_app(
 ) -> FastAPI:
     """Consumes ingested documents and import requests; serves records internally."""
     settings = settings or ExtractionSettings()
-    runtime = Runtime.build(SERVICE, settings, install_global=install_global, indexes=INDEXES)
+    runtime = Runtime.build(
+        SERVICE,
+        settings,
+        install_global=install_global,
+        indexes=merge(INDEXES, PASSAGE_INDEXES),
+    )
 
     async def register(rt: ConnectedRuntime, app: FastAPI) -> None:
         store = RecordStore(rt.db, batch=settings.write_batch)
+        passages = PassageStore(rt.db)
         registry = SchemaRegistry.load(settings.schema_path)
         limits = Limits(settings.max_columns, settings.max_records, settings.max_value_chars)
         model, model_options = llm_parts(settings)
@@ -63,6 +73,7 @@ def create_app(
                 store,
                 registry,
                 rt.outbox,
+                passages=passages,
                 limits=limits,
                 max_attempts=settings.max_attempts,
                 model=model,
@@ -72,6 +83,7 @@ def create_app(
                 store, registry, rt.outbox, limits=limits, max_attempts=settings.max_attempts
             ),
             Tombstoning(TombstoneStore(store), rt.outbox),
+            PassageWriter(passages),
         )
         rt.consumer.on(
             DOCUMENT_INGESTED,
@@ -85,12 +97,12 @@ def create_app(
         )
         rt.consumer.on(PRUNE_REQUESTED, handlers.on_prune_requested)
         rt.consumer.on(DOCUMENT_TOMBSTONED, handlers.on_document_tombstoned)
-        install(app, ExtractionDeps(records=store))
+        install(app, ExtractionDeps(records=store, passages=passages))
 
     app = service_app(
         runtime,
         title="engram-extraction",
         register=register,
-        routers=[api.router],
+        routers=[api.router, api.passages_router],
     )
     return app

@@ -91,6 +91,37 @@ class TombstoneWrites(Protocol):
     ) -> None: ...
 
 
+class PassageWrites(Protocol):
+    """A document version's passage rows, and which version is the document's current one."""
+
+    async def write_passages(
+        self,
+        tenant_id: str,
+        document_id: str,
+        version: str,
+        rows: Sequence[dict[str, Any]],
+        at: datetime,
+    ) -> None: ...
+
+    async def document_passages(self, tenant_id: str, document_id: str) -> list[dict[str, Any]]: ...
+
+    async def withdraw_passages(
+        self, tenant_id: str, passage_ids: Sequence[str], cause: str, at: datetime
+    ) -> None: ...
+
+    async def drop_head(self, tenant_id: str, document_id: str) -> None: ...
+
+
+class PassageReads(Protocol):
+    """A document's current passages in order, and what a prune left live."""
+
+    async def current_passages(
+        self, tenant_id: str, document_id: str, after: int, limit: int
+    ) -> tuple[str, list[dict[str, Any]]] | None: ...
+
+    async def live_passages_of(self, tenant_id: str, document_ids: Sequence[str]) -> int: ...
+
+
 class Outbox(Protocol):
     """Where events and Kafka tombstones are staged, to be published once durable."""
 

@@ -193,7 +193,14 @@ async def test_replays_change_nothing_and_tombstones_withdraw(
             json={"records": ["rec_b"], "facts": acks[0]["payload"]["tombstoned_ids"]},
         )
         assert verified.json() == {
-            "references": {"records": 0, "facts": 0, "article_sections": 0, "section_vectors": 0}
+            "references": {
+                "records": 0,
+                "facts": 0,
+                "article_sections": 0,
+                "section_vectors": 0,
+                "passages": 0,
+                "passage_vectors": 0,
+            }
         }
         berlin = fact_id("carrier:c1", "hq", "Berlin")
         for records in ([], ["rec_b"]):

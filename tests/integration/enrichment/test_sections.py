@@ -99,6 +99,8 @@ async def test_a_section_hit_is_returned_and_replaced_after_its_record_is_tombst
             "facts": 0,
             "article_sections": 1,
             "section_vectors": 1,
+            "passages": 0,
+            "passage_vectors": 0,
         }, "before its tombstone, the record's fact, section and section vector are counted"
 
         tomb = tombstone_event("rec_b", prune_job_id="job_s").model_copy(
@@ -119,6 +121,8 @@ async def test_a_section_hit_is_returned_and_replaced_after_its_record_is_tombst
             "facts": 0,
             "article_sections": 0,
             "section_vectors": 0,
+            "passages": 0,
+            "passage_vectors": 0,
         }
 
         after = await hq_with("rec_b", False)

@@ -105,6 +105,34 @@ class MemoryStore:
         return {r: e for r, e in known if e is not None}
 
 
+class MemoryPassageRows:
+    """The passage rows, in memory, by tenant and passage id."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, dict[str, Any]] = {}
+
+    async def put(self, tenant_id: str, rows: Sequence[dict[str, Any]]) -> None:
+        for row in rows:
+            self.rows[f"{tenant_id}:{row['passage_id']}"] = dict(row)
+
+    async def get_many(
+        self, tenant_id: str, passage_ids: Sequence[str]
+    ) -> dict[str, dict[str, Any]]:
+        found = (self.rows.get(f"{tenant_id}:{pid}") for pid in passage_ids)
+        return {str(row["passage_id"]): row for row in found if row is not None}
+
+    async def remove(self, tenant_id: str, passage_ids: Sequence[str]) -> None:
+        for pid in passage_ids:
+            self.rows.pop(f"{tenant_id}:{pid}", None)
+
+    async def count_of_documents(self, tenant_id: str, document_ids: Sequence[str]) -> int:
+        return sum(
+            1
+            for key, row in self.rows.items()
+            if key.startswith(f"{tenant_id}:") and row["document_id"] in document_ids
+        )
+
+
 class SilentlyIgnoringStore(MemoryStore):
     """Acknowledges every save and keeps nothing: the 'applied: true' defect."""
 

@@ -14,7 +14,7 @@ from engram_events import Envelope, new_event
 from engram_events.catalog import EMBEDDING_COMPUTED
 from engram_events.payloads.embeddings import EmbeddedItem, EmbeddingComputed, VectorProvenance
 from engram_vectors import ExactNumpyStore
-from tests.unit.enrichment.fakes import MemoryStore
+from tests.unit.enrichment.fakes import MemoryPassageRows, MemoryStore
 
 
 class Harness:
@@ -24,8 +24,11 @@ class Harness:
         self.embedder = HashingEmbedder(dimension=64)
         self.knowledge = KnowledgeBase(MemoryStore())
         self.vectors = vectors or KnowledgeVectors(ExactNumpyStore(), "knowledge")
-        self.handlers = EnrichmentHandlers(self.knowledge, Schema(), self.vectors)
-        self.search = KnowledgeSearch(self.embedder, self.vectors, self.knowledge)
+        self.passages = MemoryPassageRows()
+        self.handlers = EnrichmentHandlers(self.knowledge, Schema(), self.vectors, self.passages)
+        self.search = KnowledgeSearch(
+            self.embedder, self.vectors, self.knowledge, passages=self.passages
+        )
 
     async def open(self) -> None:
         p = self.embedder.provenance
@@ -34,6 +37,13 @@ class Harness:
     async def record(self, event: Envelope[Any]) -> list[Envelope[Any]]:
         published = list(await self.handlers.on_record_upserted(event))
         await self.embed(published)
+        return published
+
+    async def passage(self, *events: Envelope[Any], embed: bool = True) -> list[Envelope[Any]]:
+        answers = await self.handlers.on_passage_upserted_batch(list(events))
+        published = [e for answer in answers if not isinstance(answer, Exception) for e in answer]
+        if embed:
+            await self.embed(published)
         return published
 
     async def tombstone(self, event: Envelope[Any], *, embed: bool = True) -> list[Envelope[Any]]:
@@ -83,3 +93,7 @@ def facts(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def sections(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [r for r in results if r["kind"] == "article_section"]
+
+
+def passages(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [r for r in results if r["kind"] == "passage"]

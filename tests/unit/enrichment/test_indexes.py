@@ -6,6 +6,8 @@ from typing import Any
 
 import pytest
 
+from engram_enrichment.adapters.passages import INDEXES as PASSAGE_INDEXES
+from engram_enrichment.adapters.passages import PASSAGES, MongoPassageRows
 from engram_enrichment.adapters.store import (
     CONTRADICTIONS,
     ENTITIES,
@@ -14,6 +16,7 @@ from engram_enrichment.adapters.store import (
     pack_entity,
 )
 from engram_enrichment.ports import ConcurrentUpdate
+from engram_platform.indexes import merge
 from tests.support.recording_db import RecordingDatabase, judge, public_methods
 
 pytestmark = pytest.mark.unit
@@ -68,3 +71,18 @@ async def test_enrichment_queries_are_indexed_and_scoped() -> None:
     verdict = judge(db.calls, INDEXES, tenant_id=T)
     assert not verdict.report(), verdict.report()
     assert public_methods(MongoEntityStore) == set(exercise)
+
+
+async def test_passage_rows_are_read_by_id_within_the_tenant() -> None:
+    db = RecordingDatabase({PASSAGES: [{"passage_id": "psg_1", "tenant_id": T}]})
+    rows = MongoPassageRows(db)
+    exercise = {
+        "MongoPassageRows.put": lambda: rows.put(T, [{"passage_id": "psg_1"}]),
+        "MongoPassageRows.get_many": lambda: rows.get_many(T, ["psg_1", "psg_2"]),
+        "MongoPassageRows.remove": lambda: rows.remove(T, ["psg_1"]),
+        "MongoPassageRows.count_of_documents": lambda: rows.count_of_documents(T, ["doc_1"]),
+    }
+    await db.run(exercise)
+    verdict = judge(db.calls, merge(INDEXES, PASSAGE_INDEXES), tenant_id=T)
+    assert not verdict.report(), verdict.report()
+    assert public_methods(MongoPassageRows) == set(exercise)

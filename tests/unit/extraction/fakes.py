@@ -92,6 +92,49 @@ class FakeStore:
         self.imports[import_id] = fields
 
 
+class FakePassages:
+    """The PassageStore surface, in memory: rows by passage id, each document's current version."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, dict[str, Any]] = {}
+        self.heads: dict[str, str] = {}
+        self.writes = 0
+
+    async def write_passages(
+        self,
+        tenant_id: str,
+        document_id: str,
+        version: str,
+        rows: Sequence[dict[str, Any]],
+        at: datetime,
+    ) -> None:
+        self.writes += 1
+        for row in rows:
+            self.rows[f"{tenant_id}:{row['passage_id']}"] = dict(row)
+        self.heads[f"{tenant_id}:{document_id}"] = version
+
+    async def document_passages(self, tenant_id: str, document_id: str) -> list[dict[str, Any]]:
+        return [
+            dict(row)
+            for key, row in self.rows.items()
+            if key.startswith(f"{tenant_id}:") and row["document_id"] == document_id
+        ]
+
+    async def withdraw_passages(
+        self, tenant_id: str, passage_ids: Sequence[str], cause: str, at: datetime
+    ) -> None:
+        for pid in passage_ids:
+            row = self.rows[f"{tenant_id}:{pid}"]
+            row.update(status="withdrawn", withdrawn_by=cause)
+            row.pop("text", None)
+
+    async def drop_head(self, tenant_id: str, document_id: str) -> None:
+        self.heads.pop(f"{tenant_id}:{document_id}", None)
+
+    def live(self) -> list[str]:
+        return sorted(r["passage_id"] for r in self.rows.values() if r.get("status") is None)
+
+
 class FakeOutbox:
     """Collects what would be staged: envelopes and raw entries (Kafka tombstones)."""
 

@@ -10,7 +10,7 @@ from engram_extraction.domain.records import Draft
 from engram_extraction.domain.revisions import Entry, plan
 from engram_extraction.domain.schema import SchemaRegistry
 from engram_extraction.service.documents import DocumentExtraction
-from tests.unit.extraction.fakes import FakeOutbox, FakeStore, ingested
+from tests.unit.extraction.fakes import FakeOutbox, FakePassages, FakeStore, ingested
 
 pytestmark = pytest.mark.unit
 V1 = b"id,name\nA,Alpha\nB,Beta\nC,Gamma\n"
@@ -40,7 +40,7 @@ def test_plan_retires_live_records_missing_from_a_complete_version() -> None:
 
 
 def extraction(store: FakeStore, outbox: FakeOutbox) -> DocumentExtraction:
-    return DocumentExtraction(store, SchemaRegistry(), outbox)
+    return DocumentExtraction(store, SchemaRegistry(), outbox, passages=FakePassages())
 
 
 def of_type(events: list[Any], event_type: str) -> list[Any]:

@@ -70,12 +70,44 @@ class FakeReads:
         return {r for r in record_ids if r in self.heads} if tenant_id == "tnt_a" else set()
 
 
+class FakePassageReads:
+    """Three passages of one document's current version, `v2`, for tenant `tnt_a`."""
+
+    rows: list[dict[str, Any]] = [
+        {
+            "passage_id": f"psg_{i}",
+            "ordinal": i,
+            "name": "returns.md",
+            "heading_path": ["Returns policy"],
+            "start": 10 * i,
+            "end": 10 * i + 9,
+            "page": None,
+            "page_end": None,
+            "text": f"passage {i}",
+            "text_sha256": "0" * 64,
+            "tenant_id": "tnt_a",
+        }
+        for i in range(3)
+    ]
+
+    async def current_passages(
+        self, tenant_id: str, document_id: str, after: int, limit: int
+    ) -> tuple[str, list[dict[str, Any]]] | None:
+        if tenant_id != "tnt_a" or document_id != "doc_1":
+            return None
+        return "v2", [row for row in self.rows if row["ordinal"] > after][:limit]
+
+    async def live_passages_of(self, tenant_id: str, document_ids: Sequence[str]) -> int:
+        return len(self.rows) if tenant_id == "tnt_a" and "doc_1" in document_ids else 0
+
+
 async def get(reads: FakeReads, method: str, path: str, **kwargs: Any) -> httpx.Response:
     app = FastAPI()
     accept_internal_calls(app)
     install_problem_handlers(app)
     app.include_router(api.router)
-    install(app, ExtractionDeps(records=reads))
+    app.include_router(api.passages_router)
+    install(app, ExtractionDeps(records=reads, passages=FakePassageReads()))
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://extraction") as client:
         return await client.request(method, path, headers=internal_headers("tnt_a"), **kwargs)
@@ -115,10 +147,28 @@ async def test_imports_and_prune_verification_read_the_installed_store() -> None
     assert (await get(reads, "GET", "/internal/v1/imports/imp_1")).json()["status"] == "completed"
     assert (await get(reads, "GET", "/internal/v1/imports/imp_2")).status_code == 404
     verified = await get(reads, "POST", "/internal/v1/prune/verify", json={"records": ["r1", "r2"]})
-    assert verified.json() == {"references": {"records": 1}}
+    assert verified.json() == {"references": {"records": 1, "passages": 0}}
+    body = {"records": [], "documents": ["doc_1"]}
+    left = await get(reads, "POST", "/internal/v1/prune/verify", json=body)
+    assert left.json() == {"references": {"records": 0, "passages": 3}}
 
 
 async def test_known_names_only_the_tenants_records() -> None:
     reads = FakeReads([head("rec_1")])
     answer = await get(reads, "POST", "/internal/v1/known", json={"ids": ["rec_1", "rec_2"]})
     assert answer.status_code == 200 and answer.json() == {"known": ["rec_1"]}
+
+
+async def test_passages_are_listed_in_order_and_paged_after_an_ordinal() -> None:
+    reads = FakeReads([])
+    first = await get(reads, "GET", "/internal/v1/documents/doc_1/passages", params={"limit": 2})
+    assert first.status_code == 200, first.text
+    body = first.json()
+    assert (body["version"], body["name"], body["next_after"]) == ("v2", "returns.md", 1)
+    assert [p["passage_id"] for p in body["passages"]] == ["psg_0", "psg_1"]
+    assert "tenant_id" not in body["passages"][0]
+    rest = await get(reads, "GET", "/internal/v1/documents/doc_1/passages", params={"after": 1})
+    assert [p["ordinal"] for p in rest.json()["passages"]] == [2]
+    assert rest.json()["next_after"] is None
+    missing = await get(reads, "GET", "/internal/v1/documents/doc_2/passages")
+    assert missing.status_code == 404

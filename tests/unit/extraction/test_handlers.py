@@ -3,20 +3,27 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
+from engram_events import Envelope, new_event
+from engram_events.catalog import DOCUMENT_TOMBSTONED
 from engram_events.payloads.dlq import DeadLetter
+from engram_events.payloads.documents import DocumentTombstoned
 from engram_extraction.domain.schema import SchemaRegistry
 from engram_extraction.service.documents import DocumentExtraction
+from engram_extraction.service.passages import PassageWriter
 from engram_platform.retry import PermanentError
-from tests.unit.extraction.fakes import CANARY, FakeOutbox, FakeStore, ingested
+from tests.unit.extraction.fakes import CANARY, FakeOutbox, FakePassages, FakeStore, ingested
 
 pytestmark = pytest.mark.unit
 
 
 def extraction(store: FakeStore, outbox: FakeOutbox, attempts: int = 3) -> DocumentExtraction:
-    return DocumentExtraction(store, SchemaRegistry(), outbox, max_attempts=attempts)
+    return DocumentExtraction(
+        store, SchemaRegistry(), outbox, passages=FakePassages(), max_attempts=attempts
+    )
 
 
 async def test_records_are_announced_after_the_write_and_replays_stage_the_same_ids() -> None:
@@ -78,6 +85,97 @@ async def test_a_later_success_still_succeeds_after_failed_attempts() -> None:
     done = await extraction(store, outbox).extract(event)
     assert done[-1].event_type == "document.extracted"
     assert done[-1].payload.attempts == 2
+
+
+RETURNS = (
+    b"# Returns policy\n\nYou may return most items within 30 days of delivery.\n\n"
+    b"Opened electronics can be returned within 14 days of delivery.\n\n"
+    b"## Damaged goods\n\nIf an item arrives damaged, contact us within 48 hours.\n"
+)
+
+
+async def test_a_prose_document_without_records_is_extracted_into_announced_passages() -> None:
+    store, outbox, passages = FakeStore(), FakeOutbox(), FakePassages()
+    documents = DocumentExtraction(store, SchemaRegistry(), outbox, passages=passages)
+    event = ingested(RETURNS, name="prose.md", mime="text/markdown")
+    first = await documents.extract(event)
+    assert [e.event_type for e in first] == [
+        "passage.upserted",
+        "passage.upserted",
+        "document.extracted",
+    ]
+    summary = first[-1].payload
+    assert (summary.record_count, summary.passage_count) == (0, 2)
+    announced = [e.payload for e in first[:2]]
+    assert [p.heading_path for p in announced] == [
+        ["Returns policy"],
+        ["Returns policy", "Damaged goods"],
+    ]
+    text = RETURNS.decode()
+    for passage in announced:
+        assert text[passage.start : passage.end] == passage.text
+        assert passages.rows[f"tnt_a:{passage.passage_id}"]["text"] == passage.text
+    assert "within 14 days" in announced[0].text
+    assert passages.heads == {"tnt_a:doc_1": event.payload.version}
+
+    replay = await documents.extract(event)
+    assert [e.event_id for e in replay] == [e.event_id for e in first]
+    assert len(passages.rows) == 2
+
+
+async def test_a_markdown_document_of_headings_only_still_fails_with_its_reason() -> None:
+    store, outbox = FakeStore(), FakeOutbox()
+    event = ingested(b"# Title\n\n## Part\n", name="empty.md", mime="text/markdown")
+    (failed,) = await extraction(store, outbox).extract(event)
+    assert failed.event_type == "document.extraction_failed"
+    assert failed.payload.error == "no records found by the markdown extractor"
+
+
+def gone(prune_job_id: str | None = "job_1") -> Envelope[Any]:
+    payload = DocumentTombstoned(
+        document_id="doc_1", reason="user_deleted", prune_job_id=prune_job_id
+    )
+    return new_event(DOCUMENT_TOMBSTONED, payload, tenant_id="tnt_a")
+
+
+async def test_a_new_version_withdraws_the_passages_of_the_one_before() -> None:
+    store, outbox, passages = FakeStore(), FakeOutbox(), FakePassages()
+    documents = DocumentExtraction(store, SchemaRegistry(), outbox, passages=passages)
+    first = await documents.extract(ingested(RETURNS, name="prose.md", mime="text/markdown"))
+    old = sorted(e.payload.passage_id for e in first if e.event_type == "passage.upserted")
+    revised = RETURNS.replace(b"14 days", b"21 days")
+    event = ingested(revised, name="prose.md", mime="text/markdown")
+    second = await documents.extract(event)
+    (withdrawn,) = [e.payload for e in second if e.event_type == "passages.withdrawn"]
+    assert withdrawn.reason == "new_version" and withdrawn.version == event.payload.version
+    assert withdrawn.passage_ids == old
+    new = sorted(e.payload.passage_id for e in second if e.event_type == "passage.upserted")
+    assert passages.live() == new and not set(new) & set(old)
+    assert all("text" not in passages.rows[f"tnt_a:{pid}"] for pid in old), "markers keep no text"
+
+    replay = await documents.extract(event)
+    assert [e.event_id for e in replay] == [e.event_id for e in second]
+
+
+async def test_a_deleted_document_withdraws_every_passage_and_tells_its_prune_job() -> None:
+    store, outbox, passages = FakeStore(), FakeOutbox(), FakePassages()
+    documents = DocumentExtraction(store, SchemaRegistry(), outbox, passages=passages)
+    await documents.extract(ingested(RETURNS, name="prose.md", mime="text/markdown"))
+    writer = PassageWriter(passages)
+    cause = gone()
+    (withdrawn,) = await writer.document_gone(cause)
+    assert withdrawn.event_type == "passages.withdrawn"
+    assert withdrawn.payload.reason == "document_deleted"
+    assert withdrawn.payload.prune_job_id == "job_1" and len(withdrawn.payload.passage_ids) == 2
+    assert passages.live() == [] and passages.heads == {}
+    again = await writer.document_gone(cause)
+    assert [e.event_id for e in again] == [withdrawn.event_id], "a replay announces them again"
+
+
+async def test_a_prune_job_hears_of_a_document_that_had_no_passages() -> None:
+    (withdrawn,) = await PassageWriter(FakePassages()).document_gone(gone())
+    assert withdrawn.payload.passage_ids == [] and withdrawn.payload.prune_job_id == "job_1"
+    assert await PassageWriter(FakePassages()).document_gone(gone(None)) == []
 
 
 async def test_a_refused_write_goes_to_the_dead_letter_at_once_and_then_fails_visibly() -> None:

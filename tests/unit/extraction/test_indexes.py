@@ -7,10 +7,13 @@ from datetime import UTC, datetime
 import pytest
 
 from engram_events.payloads.prune import PruneSelector
+from engram_extraction.adapters.passages import INDEXES as PASSAGE_INDEXES
+from engram_extraction.adapters.passages import PASSAGE_HEADS, PassageStore
 from engram_extraction.adapters.store import INDEXES, RECORDS, RecordStore
 from engram_extraction.adapters.tombstones import TombstoneStore
 from engram_extraction.domain.records import Draft, Rejection, Source
 from engram_extraction.domain.revisions import Change, Entry
+from engram_platform.indexes import merge
 from tests.support.recording_db import RecordingDatabase, judge, public_methods
 
 pytestmark = pytest.mark.unit
@@ -39,9 +42,12 @@ async def test_extraction_queries_are_indexed_and_scoped() -> None:
         {
             RECORDS: [HEAD],
             "attempts": [{"attempts": 1}],
+            PASSAGE_HEADS: [{"_id": f"{T}:doc_1", "tenant_id": T, "version": "v1"}],
         }
     )
     store = RecordStore(db)
+    passages = PassageStore(db)
+    row = {"passage_id": "psg_1", "document_id": "doc_1", "version": "v1", "ordinal": 0}
     tombstones = TombstoneStore(store)
     marker = {"tombstoned_at": AT, "prune_job_id": "job_1"}
     entries = {"r1": Entry(1, "f", "c")}
@@ -70,6 +76,15 @@ async def test_extraction_queries_are_indexed_and_scoped() -> None:
         "TombstoneStore.job_markers": lambda: tombstones.job_markers(T, "job_1"),
         "TombstoneStore.document_record_ids": lambda: tombstones.document_record_ids(T, "doc_1"),
         "TombstoneStore.tombstone": lambda: tombstones.tombstone(T, [HEAD], marker),
+        "PassageStore.write_passages": lambda: passages.write_passages(T, "doc_1", "v1", [row], AT),
+        "PassageStore.current_passages": lambda: passages.current_passages(T, "doc_1", -1, 10),
+        "PassageStore.current_passages after": lambda: passages.current_passages(T, "doc_1", 4, 10),
+        "PassageStore.document_passages": lambda: passages.document_passages(T, "doc_1"),
+        "PassageStore.withdraw_passages": lambda: passages.withdraw_passages(
+            T, ["psg_1"], "cause", AT
+        ),
+        "PassageStore.drop_head": lambda: passages.drop_head(T, "doc_1"),
+        "PassageStore.live_passages_of": lambda: passages.live_passages_of(T, ["doc_1"]),
     }
     listings = {
         f"RecordStore.list_records {filters}": (
@@ -90,6 +105,8 @@ async def test_extraction_queries_are_indexed_and_scoped() -> None:
         for n, selector in enumerate(SELECTORS)
     }
     await db.run({**exercise, **listings, **prunes})
-    verdict = judge(db.calls, INDEXES, tenant_id=T)
+    verdict = judge(db.calls, merge(INDEXES, PASSAGE_INDEXES), tenant_id=T)
     assert not verdict.report(), verdict.report()
-    assert public_methods(RecordStore, TombstoneStore) == set(exercise)
+    assert public_methods(RecordStore, TombstoneStore, PassageStore) == {
+        name for name in exercise if not name.endswith(" after")
+    }

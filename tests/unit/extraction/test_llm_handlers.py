@@ -14,7 +14,7 @@ from engram_extraction.service.documents import DocumentExtraction
 from engram_platform.chat import ModelUnavailable, Reply
 from engram_platform.retry import PermanentError
 from tests.support.chat_fakes import FakeModel
-from tests.unit.extraction.fakes import CANARY, FakeOutbox, FakeStore, ingested
+from tests.unit.extraction.fakes import CANARY, FakeOutbox, FakePassages, FakeStore, ingested
 
 pytestmark = pytest.mark.unit
 REGISTRY = SchemaRegistry(
@@ -32,6 +32,7 @@ def extraction(store: FakeStore, outbox: FakeOutbox, model: FakeModel) -> Docume
         store,
         REGISTRY,
         outbox,
+        passages=FakePassages(),
         max_attempts=3,
         model=model,
         model_options=LlmOptions(model="configured-model"),
@@ -103,3 +104,29 @@ async def test_a_refused_request_is_a_permanent_failure() -> None:
         ingested(PROSE, name="notes.txt", mime="text/plain")
     )
     assert failed.payload.error == "the model endpoint refused the request (HTTP 400)"
+
+
+async def test_prose_the_model_finds_no_rows_in_keeps_its_passages() -> None:
+    store, outbox = FakeStore(), FakeOutbox()
+    model = FakeModel(Reply(json.dumps({"records": []}), model="m"))
+    events = await extraction(store, outbox, model).extract(
+        ingested(PROSE, name="notes.txt", mime="text/plain")
+    )
+    assert [e.event_type for e in events] == ["passage.upserted", "document.extracted"]
+    assert (events[-1].payload.record_count, events[-1].payload.passage_count) == (0, 1)
+
+
+async def test_prose_too_long_for_the_model_is_kept_as_passages_without_a_call() -> None:
+    store, outbox = FakeStore(), FakeOutbox()
+    model = FakeModel(ModelUnavailable("must not be called"))
+    documents = DocumentExtraction(
+        store,
+        REGISTRY,
+        outbox,
+        passages=FakePassages(),
+        model=model,
+        model_options=LlmOptions(model="configured-model", max_input_chars=10),
+    )
+    events = await documents.extract(ingested(PROSE, name="notes.txt", mime="text/plain"))
+    assert events[-1].event_type == "document.extracted" and model.bodies == []
+    assert events[-1].payload.passage_count == 1

@@ -69,6 +69,8 @@ def test_a_document_job_also_waits_for_ingest_and_the_document_in_memory() -> No
     waiting = pending("document", acks, "doc_1")
     assert waiting["ingest"] == {"doc_1"} and waiting["memory"] == {"doc_1"}
     acks += [ack("ingest", {"doc_1"}, {"doc_1"}), ack("memory", {"doc_1"})]
+    assert pending("document", acks, "doc_1")["enrichment"] == {"doc_1"}, "its passages"
+    acks.append(ack("enrichment", {"doc_1"}, vectors=3))
     assert not any(pending("document", acks, "doc_1").values())
 
 
@@ -77,11 +79,13 @@ def test_an_empty_selection_is_done_once_acknowledged() -> None:
 
 
 def needed(progress: Progress, kind: JobKind, document_id: str | None) -> dict[str, set[str]]:
-    """What each stage must cover by definition: the cascade records -> facts -> memories."""
+    """What each stage must cover by definition: the cascade records -> facts -> memories, and
+    a deleted document's passages in enrichment."""
     records, facts = progress.tombstoned["extraction"], progress.tombstoned["enrichment"]
     need = {"extraction": {SELECTION}, "enrichment": set(records), "memory": records | facts}
     if kind == "document" and document_id:
         need["ingest"] = {document_id}
+        need["enrichment"].add(document_id)
         need["memory"].add(document_id)
     return need
 
@@ -102,7 +106,7 @@ def test_what_is_owed_is_kept_as_acknowledgements_arrive_in_any_order(seed: int)
         ack("enrichment", set(rng.sample(records, 4)), set(rng.sample(facts, 3))) for _ in range(5)
     ]
     acks += [ack("memory", set(rng.sample(records + facts + ["doc_1"], 6))) for _ in range(5)]
-    acks += [ack("ingest", {"doc_1"})]
+    acks += [ack("ingest", {"doc_1"}), ack("enrichment", {"doc_1"})]
     rng.shuffle(acks)
     progress = Progress()
     for n, one in enumerate(acks + acks[:3]):

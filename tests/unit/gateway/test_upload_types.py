@@ -6,7 +6,7 @@ import pytest
 
 from engram_client.uploads import MIME_BY_SUFFIX as CLIENT_TABLE
 from engram_events.mimes import MIME_BY_SUFFIX
-from engram_gateway.domain.documents import DocumentRejected, resolve_mime
+from engram_gateway.domain.documents import DocumentRejected, check_content, resolve_mime
 
 pytestmark = pytest.mark.unit
 
@@ -34,3 +34,42 @@ def test_an_unknown_extension_without_a_type_says_what_to_send() -> None:
 
 def test_the_client_guesses_the_types_the_gateway_reads() -> None:
     assert CLIENT_TABLE == MIME_BY_SUFFIX
+
+
+@pytest.mark.parametrize(
+    ("name", "mime"),
+    [
+        ("terms.pdf", "application/pdf"),
+        ("terms.docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document"),
+        ("page.html", "text/html"),
+        ("page.HTM", "text/html"),
+    ],
+)
+def test_prose_documents_are_typed_by_their_extension(name: str, mime: str) -> None:
+    assert resolve_mime("application/octet-stream", name) == mime
+
+
+def test_a_pdf_and_a_word_file_are_accepted_as_bytes_not_as_utf8_text() -> None:
+    check_content(b"%PDF-1.4\n\xff\xfe\x00binary", "application/pdf", 1000)
+    docx = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+    check_content(b"PK\x03\x04\x00\xff", docx, 1000)
+    check_content("<p>caf\xe9</p>".encode("latin-1"), "text/html", 1000)
+
+
+@pytest.mark.parametrize(
+    ("content", "mime"),
+    [
+        (b"just text", "application/pdf"),
+        (b"%PDF-", "application/vnd.openxmlformats-officedocument.wordprocessingml.document"),
+    ],
+)
+def test_a_document_that_does_not_start_as_its_type_is_refused(content: bytes, mime: str) -> None:
+    with pytest.raises(DocumentRejected) as refused:
+        check_content(content, mime, 1000)
+    assert (refused.value.status, refused.value.kind) == (422, "content-mismatch")
+
+
+def test_a_pdf_over_the_size_limit_is_still_a_413() -> None:
+    with pytest.raises(DocumentRejected) as refused:
+        check_content(b"%PDF-" + b"x" * 100, "application/pdf", 50)
+    assert refused.value.status == 413

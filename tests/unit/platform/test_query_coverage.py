@@ -38,7 +38,13 @@ COVERED = {
     "libs/platform/engram_platform/indexes.py": "tests/unit/platform/test_indexes.py",
     "services/connectors/engram_connectors/adapters/ledger.py": "tests/unit/connectors/test_indexes.py",
     "services/enrichment/engram_enrichment/adapters/store.py": "tests/unit/enrichment/test_indexes.py",
+    "services/enrichment/engram_enrichment/adapters/passages.py": (
+        "tests/unit/enrichment/test_indexes.py"
+    ),
     "services/extraction/engram_extraction/adapters/store.py": "tests/unit/extraction/test_indexes.py",
+    "services/extraction/engram_extraction/adapters/passages.py": (
+        "tests/unit/extraction/test_indexes.py"
+    ),
     "services/extraction/engram_extraction/adapters/tombstones.py": "tests/unit/extraction/test_indexes.py",
     "services/gateway/engram_gateway/adapters/prune_jobs.py": "tests/unit/gateway/test_indexes.py",
     "services/gateway/engram_gateway/adapters/registry.py": "tests/unit/gateway/test_indexes.py",

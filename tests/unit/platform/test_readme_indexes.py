@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from engram_enrichment.adapters.passages import INDEXES as ENRICHMENT_PASSAGE_INDEXES
 from engram_enrichment.adapters.store import INDEXES as ENRICHMENT_INDEXES
+from engram_extraction.adapters import passages as extraction_passages
 from engram_extraction.adapters import store as extraction
 from engram_gateway.adapters import prune_jobs, registry
 from engram_ingest.adapters import store as ingest
@@ -22,8 +24,8 @@ DECLARED: dict[str, Indexes] = {
     "every service": merge(idempotency.INDEXES, outbox.INDEXES),
     "gateway": merge(registry.INDEXES, prune_jobs.INDEXES),
     "ingest": ingest.INDEXES,
-    "extraction": extraction.INDEXES,
-    "enrichment": ENRICHMENT_INDEXES,
+    "extraction": merge(extraction.INDEXES, extraction_passages.INDEXES),
+    "enrichment": merge(ENRICHMENT_INDEXES, ENRICHMENT_PASSAGE_INDEXES),
     "memory": memory.INDEXES,
 }
 

@@ -76,6 +76,7 @@ class DocumentExtracted(Payload):
     unchanged_count: Count = 0
     extractor: Annotated[str, StringConstraints(max_length=64)] = ""
     attempts: int = Field(default=1, ge=1)
+    passage_count: Count = 0
 
 
 class DocumentExtractionFailed(Payload):

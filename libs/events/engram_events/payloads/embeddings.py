@@ -7,7 +7,7 @@ from pydantic import Field, StringConstraints
 from engram_events.ids import Id, Sha256
 from engram_events.payloads._base import Payload
 
-Purpose = Literal["memory", "fact", "article_section", "query"]
+Purpose = Literal["memory", "fact", "article_section", "query", "passage"]
 
 
 class VectorProvenance(Payload):

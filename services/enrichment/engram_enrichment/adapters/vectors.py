@@ -1,4 +1,4 @@
-"""The knowledge collection: one point per live fact and per article section, with a dense vector
+"""The knowledge collection: one point per live fact, article section and passage, with a dense vector
 from the embedder and, for hybrid search, a lexical one of the same text."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from engram_enrichment.domain.model import ArticleSection
-from engram_enrichment.ports import ARTICLE_SECTION, FACT, TEXT
+from engram_enrichment.ports import ARTICLE_SECTION, FACT, PASSAGE, TEXT
 from engram_vectors import (
     HybridHit,
     Point,
@@ -99,6 +99,51 @@ class KnowledgeVectors(ServiceCollection):
         if points:
             await self.store.upsert(self.collection, points, fingerprint=fingerprint)
 
+    async def put_passages(
+        self,
+        tenant_id: str,
+        passages: Sequence[tuple[dict[str, Any], str, Sequence[float]]],
+        fingerprint: str,
+        provenance: dict[str, Any] | None = None,
+    ) -> None:
+        """Write (or replace) passages' points `(row, text embedded, vector)` in one upsert: the
+        document it cites and its text hash; the row holds the citation."""
+        points = [
+            self._point(
+                tenant_id,
+                str(row["passage_id"]),
+                vector,
+                {
+                    "tenant_id": tenant_id,
+                    "kind": PASSAGE,
+                    "passage_id": row["passage_id"],
+                    "document_id": row["document_id"],
+                    "text_sha256": row["text_sha256"],
+                    "provenance": provenance,
+                },
+                text,
+            )
+            for row, text, vector in passages
+        ]
+        if points:
+            await self.store.upsert(self.collection, points, fingerprint=fingerprint)
+
+    async def remove_passages_of(self, tenant_id: str, document_id: str) -> None:
+        """Delete every passage point of a document, whatever its version."""
+        await self.store.delete_by_filter(
+            self.collection,
+            {"tenant_id": tenant_id, "kind": PASSAGE, "document_id": document_id},
+        )
+
+    async def count_passages_of(self, tenant_id: str, document_ids: Sequence[str]) -> int:
+        """How many passage points these documents still have (prune verification)."""
+        if not document_ids:
+            return 0
+        return await self.store.count(
+            self.collection,
+            {"tenant_id": tenant_id, "kind": PASSAGE, "document_id": list(document_ids)},
+        )
+
     async def payloads(self, tenant_id: str, item_ids: Sequence[str]) -> list[dict[str, Any]]:
         """The stored payloads of these facts' or sections' points (missing ones left out)."""
         if not item_ids:
@@ -119,16 +164,18 @@ class KnowledgeVectors(ServiceCollection):
         limit: int,
         *,
         fingerprint: str,
+        kinds: Sequence[str] | None = None,
     ) -> list[HybridHit]:
-        """Dense and lexical candidates within one tenant, each with both scores; word weights
-        come from this tenant's points only."""
+        """Dense and lexical candidates within one tenant (of these kinds, when named), each with
+        both scores; word weights come from this tenant's points only."""
         scope = {"tenant_id": tenant_id}
+        wanted: dict[str, Any] = {**scope, "kind": list(kinds)} if kinds else scope
         return await self.store.hybrid_search(
             self.collection,
             vector=vector,
             sparse=sparse if self.lexical else None,
             limit=limit,
-            filter=scope,
+            filter=wanted,
             fingerprint=fingerprint,
             idf_filter=scope,
         )

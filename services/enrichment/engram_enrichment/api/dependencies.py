@@ -7,6 +7,7 @@ from typing import Annotated
 
 from fastapi import Depends
 
+from engram_enrichment.ports import KnowledgeIndex, PassageRows
 from engram_enrichment.service.knowledge import KnowledgeBase
 from engram_enrichment.service.resolution import Resolutions
 from engram_enrichment.service.search import KnowledgeSearch
@@ -16,13 +17,16 @@ from engram_platform.dependencies import provider
 
 @dataclass(frozen=True)
 class EnrichmentDeps:
-    """Built once in `register`; search and section vectors are None with recall off."""
+    """Built once in `register`; search, section vectors and the collection are None with
+    recall off."""
 
     knowledge: KnowledgeBase
     resolutions: Resolutions
     sections: SectionVectors | None = None
     search: KnowledgeSearch | None = None
     max_top_k: int = 100
+    passages: PassageRows | None = None
+    vectors: KnowledgeIndex | None = None
 
 
 Deps = Annotated[EnrichmentDeps, Depends(provider(EnrichmentDeps))]

@@ -24,10 +24,18 @@ class VerifyBody(BaseModel):
 
     records: Ids = Field(default_factory=list)
     facts: Ids = Field(default_factory=list)
+    documents: Ids = Field(default_factory=list, max_length=1000)
 
 
 @router.post("/verify")
 async def verify_prune(body: VerifyBody, deps: Deps, tenant_id: TenantDep) -> dict[str, Any]:
-    """How many live facts, article sections and section vectors still cite tombstoned ids."""
+    """How many live facts, article sections and section vectors still cite tombstoned ids,
+    and how many passage rows and vectors deleted documents still have."""
     found = await references(deps.knowledge, deps.sections, tenant_id, body.records, body.facts)
+    found["passages"] = (
+        await deps.passages.count_of_documents(tenant_id, body.documents) if deps.passages else 0
+    )
+    found["passage_vectors"] = (
+        await deps.vectors.count_passages_of(tenant_id, body.documents) if deps.vectors else 0
+    )
     return {"references": found}

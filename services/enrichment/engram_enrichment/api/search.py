@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
@@ -17,8 +17,9 @@ router = APIRouter(prefix="/internal/v1/knowledge", tags=["internal"])
 
 
 class SearchBody(BaseModel):
-    """A literal query over the tenant's facts and sections, with an optional floor; `mode`
-    picks the retrieval (dense and lexical fused, or either alone)."""
+    """A literal query over the tenant's facts, sections and passages (or the `kinds` named),
+    with an optional floor; `mode` picks the retrieval (dense and lexical fused, or either
+    alone)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -26,6 +27,9 @@ class SearchBody(BaseModel):
     top_k: int = Field(default=5, ge=1, le=1000)
     min_score: float | None = Field(default=None, ge=-1.0, le=1.0)
     mode: Mode = "hybrid"
+    kinds: list[Literal["fact", "article_section", "passage"]] | None = Field(
+        default=None, min_length=1, max_length=3
+    )
 
 
 @router.post("/search")
@@ -39,7 +43,12 @@ async def search_knowledge(body: SearchBody, deps: Deps, tenant_id: TenantDep) -
     top_k = min(body.top_k, deps.max_top_k)
     try:
         found = await deps.search.search(
-            tenant_id, body.query, top_k, min_score=body.min_score, mode=body.mode
+            tenant_id,
+            body.query,
+            top_k,
+            min_score=body.min_score,
+            mode=body.mode,
+            kinds=sorted(set(body.kinds)) if body.kinds else None,
         )
     except EmbedderMismatch:
         raise Problem(

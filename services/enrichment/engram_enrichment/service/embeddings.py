@@ -1,4 +1,5 @@
-"""Vectors computed for us: stored for facts still live and sections still current."""
+"""Vectors computed for us: stored for facts still live, sections still current and passages
+still holding the embedded text."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 from engram_enrichment.ports import KnowledgeIndex
 from engram_enrichment.service.announce import REQUESTER, fact_text
 from engram_enrichment.service.knowledge import KnowledgeBase
+from engram_enrichment.service.passages import PassageIndexing
 from engram_enrichment.service.section_vectors import SectionVectors
 from engram_events import Envelope
 from engram_events.payloads.embeddings import EmbeddingComputed
@@ -22,11 +24,16 @@ class ComputedVectors:
     """Results of other requesters are not ours; a stale one is dropped, not stored."""
 
     def __init__(
-        self, knowledge: KnowledgeBase, vectors: KnowledgeIndex, sections: SectionVectors
+        self,
+        knowledge: KnowledgeBase,
+        vectors: KnowledgeIndex,
+        sections: SectionVectors,
+        passages: PassageIndexing | None = None,
     ) -> None:
         self.knowledge = knowledge
         self.vectors = vectors
         self.sections = sections
+        self.passages = passages
 
     async def store(
         self, events: list[Envelope[EmbeddingComputed]]
@@ -36,17 +43,33 @@ class ComputedVectors:
         results: list[list[Envelope[Any]] | Exception] = [[] for _ in events]
         facts: dict[str, list[int]] = defaultdict(list)
         sections: dict[tuple[str, str], list[int]] = defaultdict(list)
+        passages: dict[tuple[str, str], list[int]] = defaultdict(list)
         for i, event in enumerate(events):
             computed = event.payload
             if computed.requester != REQUESTER:
                 continue
-            if computed.purpose == "article_section":
+            if computed.purpose == "passage":
+                passages[(event.tenant_id, computed.provenance.fingerprint)].append(i)
+            elif computed.purpose == "article_section":
                 sections[(event.tenant_id, computed.provenance.fingerprint)].append(i)
             else:
                 facts[event.tenant_id].append(i)
         for (tenant, fingerprint), mine in sections.items():
             try:
                 await self.sections.store(
+                    tenant,
+                    [item for i in mine for item in events[i].payload.items],
+                    fingerprint,
+                    events[mine[0]].payload.provenance.model_dump(),
+                )
+            except Exception as exc:
+                for i in mine:
+                    results[i] = exc
+        for (tenant, fingerprint), mine in passages.items():
+            if self.passages is None:
+                continue
+            try:
+                await self.passages.store(
                     tenant,
                     [item for i in mine for item in events[i].payload.items],
                     fingerprint,

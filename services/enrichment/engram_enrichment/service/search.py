@@ -1,17 +1,27 @@
 """Knowledge search: embed the query here, refuse a foreign vector space, retrieve dense and
-lexical candidates within the tenant, rank them by the mode, floor, join the entity documents."""
+lexical candidates within the tenant (of the kinds asked for), rank them by the mode, floor,
+join the entity documents and the passages' citations."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from engram_embedders import Embedder
 from engram_enrichment.domain.model import Entity, Fact
+from engram_enrichment.domain.passages import passage_result
 from engram_enrichment.domain.sections import render_section, text_sha256
-from engram_enrichment.ports import ARTICLE_SECTION, FACT, TEXT, KnowledgeIndex
+from engram_enrichment.ports import (
+    ARTICLE_SECTION,
+    FACT,
+    PASSAGE,
+    TEXT,
+    KnowledgeIndex,
+    PassageRows,
+)
 from engram_enrichment.service.knowledge import KnowledgeBase
 from engram_vectors import HybridHit
 from engram_vectors.floor import chosen_floor
@@ -122,8 +132,10 @@ class KnowledgeSearch:
         *,
         min_score: float | None = None,
         fusion: FusionSettings | None = None,
+        passages: PassageRows | None = None,
     ) -> None:
         self.embedder = embedder
+        self.passages = passages
         self.vectors = vectors
         self.knowledge = knowledge
         self.configured_floor = min_score
@@ -141,6 +153,7 @@ class KnowledgeSearch:
         *,
         min_score: float | None = None,
         mode: Mode = "hybrid",
+        kinds: Sequence[str] | None = None,
     ) -> SearchResult:
         """Candidates within the tenant ranked by the mode, then the floor (which never drops an
         exact identifier match); hits no longer live are skipped and the next ones taken."""
@@ -161,6 +174,7 @@ class KnowledgeSearch:
             sparse if sparse.indices else None,
             candidate_pool(top_k),
             fingerprint=mine,
+            kinds=kinds,
         )
         hits = [hit for hit in hits if hit.payload.get("tenant_id") == tenant_id]
         ranked = rank(hits, query, mode, self.fusion, now=datetime.now(UTC), text_of=point_text)
@@ -168,12 +182,13 @@ class KnowledgeSearch:
         dropped = floor_ranked(ranked, floor, top_k).dropped
         passing = floor_ranked(ranked, floor, len(ranked)).kept
         entities: dict[str, Entity | None] = {}
+        passages = await self._passages(tenant_id, [item.hit for item in passing])
         results: list[dict[str, Any]] = []
         matches = 0
         for item in passing:
             if len(results) == top_k:
                 break
-            found = await self._current(tenant_id, item.hit, entities)
+            found = await self._current(tenant_id, item.hit, entities, passages)
             if found is not None:
                 matches += item.identifier_match
                 results.append(
@@ -198,11 +213,29 @@ class KnowledgeSearch:
         )
         return SearchResult(results, floor, dropped, mode)
 
+    async def _passages(
+        self, tenant_id: str, hits: Sequence[HybridHit]
+    ) -> dict[str, dict[str, Any]]:
+        """The stored rows of the passages among the hits, in one read."""
+        ids = [str(h.payload.get("passage_id")) for h in hits if h.payload.get("kind") == PASSAGE]
+        if not ids or self.passages is None:
+            return {}
+        return await self.passages.get_many(tenant_id, ids)
+
     async def _current(
-        self, tenant_id: str, hit: HybridHit, entities: dict[str, Entity | None]
+        self,
+        tenant_id: str,
+        hit: HybridHit,
+        entities: dict[str, Entity | None],
+        passages: dict[str, dict[str, Any]],
     ) -> dict[str, Any] | None:
-        """The fact or section a hit stands for as its entity holds it now (None once it is not
+        """The fact, section or passage a hit stands for as held now (None once it is not
         live), reading each entity once per search."""
+        if hit.payload.get("kind") == PASSAGE:
+            row = passages.get(str(hit.payload.get("passage_id")))
+            if row is None or row.get("text_sha256") != hit.payload.get("text_sha256"):
+                return None
+            return passage_result(row)
         entity_id = str(hit.payload.get("entity_id", ""))
         if entity_id not in entities:
             entities[entity_id] = await self.knowledge.load(tenant_id, entity_id)

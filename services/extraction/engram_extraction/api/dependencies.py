@@ -7,15 +7,16 @@ from typing import Annotated
 
 from fastapi import Depends
 
-from engram_extraction.ports import RecordReads
+from engram_extraction.ports import PassageReads, RecordReads
 from engram_platform.dependencies import provider
 
 
 @dataclass(frozen=True)
 class ExtractionDeps:
-    """The records, imports and prune leftovers the routes read."""
+    """The records, imports, prune leftovers and passages the routes read."""
 
     records: RecordReads
+    passages: PassageReads
 
 
 Deps = Annotated[ExtractionDeps, Depends(provider(ExtractionDeps))]

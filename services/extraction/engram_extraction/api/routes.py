@@ -75,20 +75,25 @@ async def get_import(import_id: IdPath, deps: Deps, tenant_id: TenantDep) -> dic
 
 
 class VerifyBody(BaseModel):
-    """The records a prune job tombstoned."""
+    """The records a prune job tombstoned and the documents it deleted."""
 
     model_config = ConfigDict(extra="ignore")
 
     records: list[Annotated[str, Field(min_length=1, max_length=256)]] = Field(
         default_factory=list, max_length=100_000
     )
+    documents: list[Annotated[str, Field(min_length=1, max_length=256)]] = Field(
+        default_factory=list, max_length=1000
+    )
 
 
 @router.post("/prune/verify")
 async def verify_prune(body: VerifyBody, deps: Deps, tenant_id: TenantDep) -> dict[str, Any]:
-    """How many of the tombstoned records are live again (0 means clean)."""
+    """How many of the tombstoned records are live again, and how many passages of the deleted
+    documents are not withdrawn (0 everywhere means clean)."""
     live = await deps.records.live_among(tenant_id, body.records)
-    return {"references": {"records": live}}
+    passages = await deps.passages.live_passages_of(tenant_id, body.documents)
+    return {"references": {"records": live, "passages": passages}}
 
 
 @router.post(KNOWN_PATH.removeprefix("/internal/v1"))

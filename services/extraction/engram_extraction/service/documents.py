@@ -1,4 +1,8 @@
-"""Extracting a document version into records, or recording why it cannot be.
+"""Extracting a document version into records and passages, or recording why it cannot be.
+
+Prose (Markdown, plain text, PDF, Word, HTML) is also split into passages (`domain.reading`),
+written and announced with the records; a prose document with passages and no records is
+extracted, not failed.
 
 A document whose content cannot be read fails at once with its reason; any other failure is
 retried by the consumer and, on the last attempt, recorded as `document.extraction_failed`
@@ -26,13 +30,16 @@ from engram_events.payloads.documents import (
     DocumentIngested,
 )
 from engram_extraction.domain.candidates import Extraction, ExtractionFailed, Limits
-from engram_extraction.domain.extractors import Unstructured, bounded, extract, extract_or_defer
+from engram_extraction.domain.extractors import bounded
 from engram_extraction.domain.llm import LlmOptions, read_reply, request_body
 from engram_extraction.domain.naming import short_hash, type_from_file_name
+from engram_extraction.domain.passages import Passage
+from engram_extraction.domain.reading import Reading, read
 from engram_extraction.domain.records import Source, build
 from engram_extraction.domain.schema import SchemaRegistry
-from engram_extraction.ports import Outbox, RecordWrites
+from engram_extraction.ports import Outbox, PassageWrites, RecordWrites
 from engram_extraction.service.attempts import FailureRecord
+from engram_extraction.service.passages import PassageWriter
 from engram_extraction.service.recording import RecordWriter
 from engram_platform.chat import ChatModel, ModelFailed
 
@@ -49,6 +56,7 @@ class DocumentExtraction:
         registry: SchemaRegistry,
         outbox: Outbox,
         *,
+        passages: PassageWrites,
         limits: Limits | None = None,
         max_attempts: int = 5,
         model: ChatModel | None = None,
@@ -62,6 +70,7 @@ class DocumentExtraction:
         self.model = model
         self.model_options = model_options
         self.writer = RecordWriter(store, outbox)
+        self.passages = PassageWriter(passages)
         self.failures = FailureRecord(store, outbox, max_attempts)
 
     async def extract(self, event: Envelope[DocumentIngested]) -> Events:
@@ -69,10 +78,7 @@ class DocumentExtraction:
         doc = event.payload
         try:
             content = base64.b64decode(doc.content_base64, validate=True)
-            if self.model is None:
-                found: Extraction | Unstructured = extract(content, doc.mime, doc.name, self.limits)
-            else:
-                found = extract_or_defer(content, doc.mime, doc.name, self.limits)
+            reading = read(content, doc.mime, doc.name, self.limits, defer=self.model is not None)
         except (binascii.Error, ValueError):
             return [failed(event, "content_base64 is not valid base64", 1)]
         except ExtractionFailed as exc:
@@ -84,7 +90,7 @@ class DocumentExtraction:
 
         async def apply() -> Events:
             try:
-                extraction = await self._by_model(event, found)
+                extraction = await self._by_model(event, reading)
             except ExtractionFailed as exc:
                 log.info(
                     "document cannot be extracted by the model",
@@ -92,12 +98,15 @@ class DocumentExtraction:
                 )
                 attempt = await self.store.failed_attempts(event.tenant_id, str(event.event_id))
                 return [failed(event, str(exc), attempt + 1)]
-            return await self._record(event, extraction)
+            return await self._record(event, extraction, reading.passages)
 
         return await self.failures.run(event, apply, self._exhausted)
 
-    async def _record(self, event: Envelope[DocumentIngested], extraction: Extraction) -> Events:
-        """The extraction's records written and announced, then the document's summary."""
+    async def _record(
+        self, event: Envelope[DocumentIngested], extraction: Extraction, passages: list[Passage]
+    ) -> Events:
+        """The extraction's records and passages written and announced, then the document's
+        summary."""
         doc = event.payload
         source = Source(
             tenant_id=event.tenant_id,
@@ -110,6 +119,7 @@ class DocumentExtraction:
         )
         built = build(extraction.candidates, source, self.registry)
         done, events = await self.writer.apply(event, source, short_hash(doc.version), built)
+        events.extend(await self.passages.apply(event, passages))
         summary = DocumentExtracted(
             document_id=doc.document_id,
             version=doc.version,
@@ -118,6 +128,7 @@ class DocumentExtraction:
             unchanged_count=done.unchanged,
             extractor=extraction.extractor,
             attempts=await self.store.failed_attempts(event.tenant_id, str(event.event_id)) + 1,
+            passage_count=len(passages),
         )
         events.append(
             new_event(
@@ -138,17 +149,29 @@ class DocumentExtraction:
                 "announced_count": len(done.announced),
                 "absent_count": len(done.absent),
                 "extractor": extraction.extractor,
+                "passage_count": len(passages),
             },
         )
         return events
 
-    async def _by_model(self, event: Envelope[Any], found: Extraction | Unstructured) -> Extraction:
-        """A built-in extraction as it is, or the model's reading of unstructured text."""
+    async def _by_model(self, event: Envelope[Any], reading: Reading) -> Extraction:
+        """A built-in extraction as it is, or the model's reading of unstructured text (which
+        may find no rows when the document has passages)."""
+        found = reading.found
         if isinstance(found, Extraction):
             return found
         assert self.model is not None and self.model_options is not None
         doc = event.payload
-        body = request_body(found.text, self.registry, self.model_options)
+        try:
+            body = request_body(found.text, self.registry, self.model_options)
+        except ExtractionFailed:
+            if not reading.passages:
+                raise
+            log.info(
+                "document too long for the model; kept as passages only",
+                extra={"document_id": doc.document_id, "input_chars": len(found.text)},
+            )
+            return Extraction("passages", [])
         try:
             reply = await self.model.complete(body)
         except ModelFailed as refused:
@@ -165,7 +188,9 @@ class DocumentExtraction:
                 "finish_reason": reply.finish_reason,
             },
         )
-        return bounded(read_reply(reply, self.limits), self.limits)
+        return bounded(
+            read_reply(reply, self.limits), self.limits, allow_empty=bool(reading.passages)
+        )
 
     async def dead_lettered(self, event: Envelope[DocumentIngested], letter: DeadLetter) -> Events:
         """A version the consumer dead-lettered fails visibly, with the letter's reason."""

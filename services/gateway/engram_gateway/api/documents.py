@@ -7,7 +7,7 @@ import binascii
 import hashlib
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
@@ -170,6 +170,30 @@ async def get_document(doc_id: DocumentId, deps: Deps, caller: CallerDep) -> JSO
         pending={"document_id": doc_id},
         copied=("version",),
     )
+
+
+@router.get("/{doc_id}/passages")
+async def list_passages(
+    doc_id: DocumentId,
+    deps: Deps,
+    caller: CallerDep,
+    after: Annotated[int, Query(ge=-1)] = -1,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+) -> JSONResponse:
+    """The current version's passages in order, each with its heading path, page and span in
+    the extracted text (extraction's); `next_after` pages on. 404 when it has none (yet)."""
+    response = await deps.owners.request(
+        "extraction",
+        "GET",
+        f"/internal/v1/documents/{doc_id}/passages",
+        tenant_id=caller.tenant_id,
+        params={"after": after, "limit": limit},
+    )
+    if response.status_code == 404:
+        raise Problem(404, detail="no passages for this document")
+    if response.status_code != 200:
+        raise Problem(503, "service-unavailable", "the extraction service could not answer")
+    return JSONResponse(response.json())
 
 
 @router.delete("/{doc_id}", status_code=202)

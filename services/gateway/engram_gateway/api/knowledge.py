@@ -116,8 +116,9 @@ async def resolve_contradiction(
 
 
 class SearchKnowledge(BaseModel):
-    """A literal query over the caller's facts and sections, with an optional floor; `mode`
-    picks the retrieval: dense and lexical fused (`hybrid`), or either alone."""
+    """A literal query over the caller's facts, article sections and document passages (or the
+    `kinds` named), with an optional floor; `mode` picks the retrieval: dense and lexical fused
+    (`hybrid`), or either alone."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -125,13 +126,17 @@ class SearchKnowledge(BaseModel):
     top_k: int = Field(default=5, ge=1, le=1000)
     min_score: float | None = Field(default=None, ge=-1.0, le=1.0)
     mode: Literal["hybrid", "dense", "lexical"] = "hybrid"
+    kinds: list[Literal["fact", "article_section", "passage"]] | None = Field(
+        default=None, min_length=1, max_length=3
+    )
 
 
 @router.post("/search")
 async def search_knowledge(body: SearchKnowledge, deps: Deps, caller: CallerDep) -> JSONResponse:
-    """Facts and sections ranked by the mode above the floor (an exact identifier match is
-    kept), with status, contested flag, support and `scores`; 409 `lexical-disabled` for
-    `lexical` where enrichment keeps no lexical vectors."""
+    """Facts, sections and passages ranked by the mode above the floor (an exact identifier
+    match is kept): facts and sections with status, contested flag and support, passages with
+    their citation (document, version, name, heading path, page, span, text), each with
+    `scores`; 409 `lexical-disabled` for `lexical` where enrichment keeps no lexical vectors."""
     return JSONResponse(
         await _proxy(deps, caller, "POST", "/search", json=body.model_dump(exclude_none=True))
     )

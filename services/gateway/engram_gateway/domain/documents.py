@@ -6,7 +6,13 @@ import hashlib
 import re
 import unicodedata
 
-from engram_events.mimes import MIME_BY_SUFFIX, TEXT_MIMES, UNTYPED, mime_for_name
+from engram_events.mimes import (
+    DOCUMENT_SIGNATURES,
+    MIME_BY_SUFFIX,
+    READABLE_MIMES,
+    UNTYPED,
+    mime_for_name,
+)
 
 _NAME_FORBIDDEN = re.compile(r"[\x00-\x1f\x7f/\\]")
 
@@ -41,17 +47,18 @@ def resolve_mime(mime: str, name: str) -> str:
             415,
             "unsupported-media-type",
             f"{name!r} came without a type and its extension names none we read; use one of "
-            f"{sorted(MIME_BY_SUFFIX)} or send the type (one of {sorted(TEXT_MIMES)}), "
+            f"{sorted(MIME_BY_SUFFIX)} or send the type (one of {sorted(READABLE_MIMES)}), "
             "e.g. curl -F 'file=@notes.txt;type=text/plain'",
         )
     return named
 
 
 def check_content(content: bytes, mime: str, max_bytes: int) -> None:
-    """Size, type and encoding checks on the bytes themselves."""
-    if mime not in TEXT_MIMES:
+    """Size, type and encoding checks on the bytes themselves: text must be UTF-8, a PDF or a
+    Word file must start as one."""
+    if mime not in READABLE_MIMES:
         raise DocumentRejected(
-            415, "unsupported-media-type", f"mime must be one of {sorted(TEXT_MIMES)}"
+            415, "unsupported-media-type", f"mime must be one of {sorted(READABLE_MIMES)}"
         )
     if len(content) > max_bytes:
         raise DocumentRejected(
@@ -59,6 +66,13 @@ def check_content(content: bytes, mime: str, max_bytes: int) -> None:
         )
     if not content.strip():
         raise DocumentRejected(422, "empty-document", "the document is empty")
+    if mime in DOCUMENT_SIGNATURES:
+        signatures = DOCUMENT_SIGNATURES[mime]
+        if signatures and not content.startswith(signatures):
+            raise DocumentRejected(
+                422, "content-mismatch", f"the content is not what {mime} starts with"
+            )
+        return
     try:
         content.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -72,8 +72,9 @@ class Progress:
         self.owed[stage] |= ids - self.covered[stage]
 
     def expected_counts(self, kind: JobKind, document_id: str | None = None) -> dict[str, int]:
-        """Per service, how many ids it must cover: the cascade records → facts → memories (a
-        conversation job: memory covers the conversation, `document_id` naming it)."""
+        """Per service, how many ids it must cover: the cascade records → facts → memories, and
+        a deleted document's passages for enrichment (a conversation job: memory covers the
+        conversation, `document_id` naming it)."""
         if kind == "conversation":
             return {"memory": 1}
         counts = {
@@ -83,6 +84,7 @@ class Progress:
         }
         if kind == "document" and document_id:
             counts["ingest"] = 1
+            counts["enrichment"] += 1
             counts["memory"] += document_id not in self.memory_ids
         return counts
 
@@ -97,6 +99,7 @@ class Progress:
         }
         if kind == "document" and document_id:
             waiting["ingest"] = {document_id} - self.covered["ingest"]
+            waiting["enrichment"] |= {document_id} - self.covered["enrichment"]
             waiting["memory"] |= {document_id} - self.covered["memory"]
         return waiting
 

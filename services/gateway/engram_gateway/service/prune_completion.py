@@ -21,8 +21,8 @@ VERIFY_TIMEOUT_SECONDS = 300.0
 """A verification walks every tombstoned id; large prunes need far longer than a read."""
 
 VERIFIERS: dict[str, tuple[str, ...]] = {
-    "extraction": ("records",),
-    "enrichment": ("records", "facts"),
+    "extraction": ("records", "documents"),
+    "enrichment": ("records", "facts", "documents"),
     "memory": ("records", "facts", "documents", "conversations"),
     "ingest": ("documents",),
 }

@@ -73,9 +73,10 @@ def find(mime: str, file_name: str) -> Extractor | None:
     return BY_EXTENSION.get(extension)
 
 
-def bounded(extraction: Extraction, limits: Limits) -> Extraction:
-    """An extraction with at least one row and no more than the per-document limit."""
-    if not extraction.candidates:
+def bounded(extraction: Extraction, limits: Limits, *, allow_empty: bool = False) -> Extraction:
+    """An extraction with at least one row (unless the document has passages instead) and no
+    more than the per-document limit."""
+    if not extraction.candidates and not allow_empty:
         raise ExtractionFailed(f"no records found by the {extraction.extractor} extractor")
     if len(extraction.candidates) > limits.max_records:
         raise ExtractionFailed(
@@ -86,7 +87,7 @@ def bounded(extraction: Extraction, limits: Limits) -> Extraction:
 
 def extract(content: bytes, mime: str, file_name: str, limits: Limits) -> Extraction:
     """Decode and extract with a built-in extractor; ExtractionFailed when no row can be read."""
-    found = _extract(content, mime, file_name, limits, fallback=False)
+    found = read(content, mime, file_name, limits, fallback=False)
     assert isinstance(found, Extraction)
     return found
 
@@ -95,12 +96,27 @@ def extract_or_defer(
     content: bytes, mime: str, file_name: str, limits: Limits
 ) -> Extraction | Unstructured:
     """Like `extract`, but text no built-in extractor can read is deferred to the model."""
-    return _extract(content, mime, file_name, limits, fallback=True)
+    return read(content, mime, file_name, limits, fallback=True)
 
 
-def _extract(
-    content: bytes, mime: str, file_name: str, limits: Limits, *, fallback: bool
+def extract_layout_text(text: str, reader: str, limits: Limits) -> Extraction:
+    """`key: value` blocks in the text a PDF, Word or HTML reader laid out, named after it
+    (none is not a failure here: the caller weighs them with the passages)."""
+    found = Extraction(reader, extract_key_values(text, limits).candidates)
+    return bounded(found, limits, allow_empty=True)
+
+
+def read(
+    content: bytes,
+    mime: str,
+    file_name: str,
+    limits: Limits,
+    *,
+    fallback: bool,
+    allow_empty: bool = False,
 ) -> Extraction | Unstructured:
+    """The built-in extractor's rows (none allowed when the document has passages), or, with
+    `fallback`, text for the model."""
     extractor = find(mime, file_name)
     if extractor is None:
         if not fallback:
@@ -110,4 +126,4 @@ def _extract(
     extraction = extractor(text, limits)
     if fallback and not extraction.candidates and extraction.extractor in PROSE_TOLERANT:
         return Unstructured(text, f"no rows found by the {extraction.extractor} extractor")
-    return bounded(extraction, limits)
+    return bounded(extraction, limits, allow_empty=allow_empty)

@@ -1,0 +1,42 @@
+"""Passages as enrichment indexes and cites them: the text their vectors are of, the embedded
+item that names the exact text, and the search result."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from engram_enrichment.ports import PASSAGE
+
+PATH_SEPARATOR = " > "
+HASH_CHARS = 16
+CITED = ("document_id", "version", "name", "heading_path", "page", "page_end", "text")
+
+
+def passage_text(heading_path: Sequence[str], text: str) -> str:
+    """The heading path, then the passage: headings carry meaning the passage leaves implicit."""
+    if not heading_path:
+        return text
+    return f"{PATH_SEPARATOR.join(heading_path)}\n\n{text}"
+
+
+def passage_item_id(passage_id: str, text_sha256: str) -> str:
+    """`psg_…:hash`: the computed vector names the exact text it was computed from."""
+    return f"{passage_id}:{text_sha256[:HASH_CHARS]}"
+
+
+def parse_passage_item(item_id: str) -> tuple[str, str]:
+    """The passage id and text-hash prefix an embedded item stands for."""
+    passage_id, _, digest = item_id.rpartition(":")
+    return passage_id, digest
+
+
+def passage_result(row: dict[str, Any]) -> dict[str, Any]:
+    """A passage hit with its citation: document, version, name, heading path, page and span."""
+    return {
+        "kind": PASSAGE,
+        "passage_id": row["passage_id"],
+        **{key: row.get(key) for key in CITED},
+        "span": {"start": row["start"], "end": row["end"]},
+        "text_sha256": row["text_sha256"],
+    }
