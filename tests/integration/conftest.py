@@ -12,6 +12,7 @@ from motor.motor_asyncio import AsyncIOMotorClient
 
 from engram_devstack import free_port
 from tests.conftest import Infra
+from tests.integration.memory.conftest import MemoryStack
 from tests.support.services import ServiceProcess
 
 
@@ -43,3 +44,30 @@ async def mongo_db(infra: Infra) -> AsyncIterator[Any]:
     client: AsyncIOMotorClient[Any] = AsyncIOMotorClient(infra.mongodb_uri, tz_aware=True)
     yield client[f"t_{uuid.uuid4().hex[:12]}"]
     client.close()
+
+
+@pytest.fixture
+def start_stack(
+    service: Callable[..., ServiceProcess], tmp_path: Path
+) -> Iterator[Callable[..., MemoryStack]]:
+    """Factory: start embedding, memory and gateway with extra env (hashing embedder by default)."""
+
+    def start(**extra: str) -> MemoryStack:
+        env = {
+            "ENGRAM_EMBEDDING_EMBEDDER": "hashing",
+            "ENGRAM_MEMORY_EMBEDDER": "hashing",
+            "ENGRAM_MEMORY_VECTOR_PATH": str(tmp_path / "vectors"),
+            **extra,
+        }
+        embedding = service("embedding", **env)
+        memory = service("memory", **env)
+        gateway = service("gateway", ENGRAM_GATEWAY_MEMORY_URL=memory.url, **env)
+        return MemoryStack(gateway, memory, embedding, {**gateway.env, **env})
+
+    yield start
+
+
+@pytest.fixture
+def stack(start_stack: Callable[..., MemoryStack]) -> MemoryStack:
+    """The stack with the hashing embedder (fast, deterministic)."""
+    return start_stack()

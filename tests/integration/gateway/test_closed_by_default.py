@@ -8,7 +8,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
-import pytest
 
 from engram_platform.internal import TENANT_HEADER, TOKEN_HEADER
 from tests.integration.memory.conftest import MemoryStack, new_agent, wait_status, write
@@ -17,19 +16,6 @@ from tests.support.services import ServiceProcess
 from tests.support.tenants import tenant_of
 
 PROBLEM = "application/problem+json"
-
-
-@pytest.fixture
-def stack(service: Callable[..., ServiceProcess], tmp_path: Path) -> MemoryStack:
-    env = {
-        "ENGRAM_EMBEDDING_EMBEDDER": "hashing",
-        "ENGRAM_MEMORY_EMBEDDER": "hashing",
-        "ENGRAM_MEMORY_VECTOR_PATH": str(tmp_path / "vectors"),
-    }
-    embedding = service("embedding", **env)
-    memory = service("memory", **env)
-    gateway = service("gateway", ENGRAM_GATEWAY_MEMORY_URL=memory.url, **env)
-    return MemoryStack(gateway, memory, embedding, {**gateway.env, **env})
 
 
 def test_internal_reads_and_deletes_need_the_token(stack: MemoryStack) -> None:

@@ -4,33 +4,14 @@ silently dropped."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 
 from tests.integration.memory.conftest import MemoryStack, new_agent, wait_status, write
 from tests.support.internal import internal_headers
-from tests.support.services import ServiceProcess
 
 PROBLEM = "application/problem+json"
-
-
-@pytest.fixture
-def stack(service: Callable[..., ServiceProcess], tmp_path: Path) -> MemoryStack:
-    """Gateway, memory and embedding with the hashing embedder; no enrichment or extraction
-    runs, so a request that got past the check to them would be a 503, not a 422."""
-    env = {
-        "ENGRAM_EMBEDDING_EMBEDDER": "hashing",
-        "ENGRAM_MEMORY_EMBEDDER": "hashing",
-        "ENGRAM_MEMORY_VECTOR_PATH": str(tmp_path / "vectors"),
-    }
-    embedding = service("embedding", **env)
-    memory = service("memory", **env)
-    gateway = service("gateway", ENGRAM_GATEWAY_MEMORY_URL=memory.url, **env)
-    return MemoryStack(gateway, memory, embedding, {**gateway.env, **env})
 
 
 def _refused(response: httpx.Response, *names: str, kind: str = "unknown-parameter") -> None:

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 
 from tests.support.polling import until
 from tests.support.services import ServiceProcess
@@ -60,33 +57,6 @@ def new_agent(client: httpx.Client) -> str:
     response = client.post("/v1/agents", json={"name": "agent"})
     assert response.status_code == 201, response.text
     return str(response.json()["agent_id"])
-
-
-@pytest.fixture
-def start_stack(
-    service: Callable[..., ServiceProcess], tmp_path: Path
-) -> Iterator[Callable[..., MemoryStack]]:
-    """Factory: start embedding, memory and gateway with extra env (hashing embedder by default)."""
-
-    def start(**extra: str) -> MemoryStack:
-        env = {
-            "ENGRAM_EMBEDDING_EMBEDDER": "hashing",
-            "ENGRAM_MEMORY_EMBEDDER": "hashing",
-            "ENGRAM_MEMORY_VECTOR_PATH": str(tmp_path / "vectors"),
-            **extra,
-        }
-        embedding = service("embedding", **env)
-        memory = service("memory", **env)
-        gateway = service("gateway", ENGRAM_GATEWAY_MEMORY_URL=memory.url, **env)
-        return MemoryStack(gateway, memory, embedding, {**gateway.env, **env})
-
-    yield start
-
-
-@pytest.fixture
-def stack(start_stack: Callable[..., MemoryStack]) -> MemoryStack:
-    """The stack with the hashing embedder (fast, deterministic)."""
-    return start_stack()
 
 
 def topic(stack: MemoryStack, base: str) -> str:

@@ -10,6 +10,8 @@ from typing import Any
 import numpy as np
 
 from engram_embedders import Embeddings, HashingEmbedder, Provenance
+from engram_events import Envelope
+from engram_events.payloads.dlq import DeadLetter
 
 
 def _matches(row: Mapping[str, Any], selection: Mapping[str, Any]) -> bool:
@@ -209,3 +211,20 @@ class CountingEmbedder:
 
 def now() -> datetime:
     return datetime.now(UTC)
+
+
+def refused_write(event: Envelope[Any]) -> DeadLetter:
+    """The letter the consumer sends for an input whose write the database refused."""
+    return DeadLetter(
+        consumer="memory",
+        topic="engram.memories.v1",
+        partition=0,
+        offset=3,
+        event_id=str(event.event_id),
+        error_type="BulkWriteError",
+        error="batch op errors occurred",
+        reason="BulkWriteError: write error codes 2",
+        attempts=1,
+        value_base64="",
+        failed_at=datetime(2026, 1, 2, tzinfo=UTC),
+    )

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 import json
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -14,7 +13,6 @@ from engram_events import Envelope, new_event
 from engram_events.catalog import CONVERSATION_SUBMITTED
 from engram_events.content import ContentLimits
 from engram_events.payloads.conversations import ConversationSubmitted
-from engram_events.payloads.dlq import DeadLetter
 from engram_memory.api.views import conversation_view
 from engram_memory.domain.conversations import (
     ModelOptions,
@@ -28,6 +26,7 @@ from engram_memory.service.conversations import ConversationIntake
 from engram_platform.chat import ModelFailed, ModelUnavailable, Reply
 from engram_platform.retry import PermanentError
 from tests.support.chat_fakes import FakeModel
+from tests.unit.memory.fakes import refused_write
 
 pytestmark = pytest.mark.unit
 
@@ -264,27 +263,10 @@ def test_read_facts_drops_repeats_and_decisions_read_back() -> None:
     assert shown["model"] == "configured" and shown["temperature"] == 0.0
 
 
-def refused(event: Envelope[Any]) -> DeadLetter:
-    """The letter for a submission the database refused."""
-    return DeadLetter(
-        consumer="memory",
-        topic="engram.memories.v1",
-        partition=0,
-        offset=2,
-        event_id=str(event.event_id),
-        error_type="BulkWriteError",
-        error="batch op errors occurred",
-        reason="BulkWriteError: write error codes 2",
-        attempts=1,
-        value_base64="",
-        failed_at=datetime(2026, 1, 2, tzinfo=UTC),
-    )
-
-
 async def test_a_dead_lettered_submission_settles_failed_without_its_texts_and_replays() -> None:
     h = handlers()
     event = submitted(*CHAT)
-    assert await h.on_submitted_dead_lettered(event, refused(event)) == []
+    assert await h.on_submitted_dead_lettered(event, refused_write(event)) == []
     record = await h.intake.store.get(T, "conv_1")
     assert record is not None
     view = conversation_view(record, {})

@@ -13,7 +13,6 @@ from engram_embedding.service.requests import EmbeddingRequests
 from engram_events import Envelope, new_event
 from engram_events.catalog import MEMORY_WRITE_REQUESTED, RECORD_TOMBSTONED
 from engram_events.content import ContentLimits
-from engram_events.payloads.dlq import DeadLetter
 from engram_events.payloads.memories import MemoryWriteRequested
 from engram_events.payloads.records import RecordTombstoned
 from engram_memory.adapters.vectors import MemoryVectors
@@ -27,7 +26,7 @@ from engram_memory.service.withdrawal import Withdrawals
 from engram_memory.service.writes import Writes
 from engram_vectors import ExactNumpyStore, LexicalMismatch
 from engram_vectors.lexical import LEXICAL_ENCODER
-from tests.unit.memory.fakes import CountingEmbedder, FakeRows, FakeSlots
+from tests.unit.memory.fakes import CountingEmbedder, FakeRows, FakeSlots, refused_write
 
 pytestmark = pytest.mark.unit
 
@@ -366,34 +365,17 @@ async def test_a_retried_original_after_a_duplicate_in_one_batch_keeps_its_slot(
     assert live == ["m1"]
 
 
-def dead_letter(event: Envelope[Any]) -> DeadLetter:
-    """The letter the consumer sends for a write the database refused."""
-    return DeadLetter(
-        consumer="memory",
-        topic="engram.memories.v1",
-        partition=0,
-        offset=3,
-        event_id=str(event.event_id),
-        error_type="BulkWriteError",
-        error="batch op errors occurred",
-        reason="BulkWriteError: write error codes 2",
-        attempts=1,
-        value_base64="",
-        failed_at=datetime(2026, 1, 2, tzinfo=UTC),
-    )
-
-
 async def test_a_dead_lettered_write_ends_rejected_with_ids_and_the_reason_only() -> None:
     pipeline = Pipeline()
     await pipeline.open()
     event = pipeline.request("m1", "private words", metadata={"topic": "private"}, user_id="u1")
-    published = await pipeline.handlers.on_write_dead_lettered(event, dead_letter(event))
+    published = await pipeline.handlers.on_write_dead_lettered(event, refused_write(event))
     row = pipeline.rows.rows["t1:m1"]
     assert row["status"] == "rejected" and row["agent_id"] == "a1" and row["user_id"] == "u1"
     assert row["reason"] == "dead_lettered: BulkWriteError: write error codes 2"
     assert "content" not in row and "metadata" not in row and "metadata_at" not in row
     assert _types(published) == ["memory.rejected"]
-    again = await pipeline.handlers.on_write_dead_lettered(event, dead_letter(event))
+    again = await pipeline.handlers.on_write_dead_lettered(event, refused_write(event))
     assert [e.event_id for e in again] == [e.event_id for e in published]
     assert pipeline.rows.rows["t1:m1"] == row
 
@@ -403,12 +385,12 @@ async def test_a_dead_lettered_pending_write_loses_its_content_but_a_stored_one_
     await pipeline.open()
     pending = pipeline.request("m1", "still pending words")
     await pipeline.handlers.on_write_requested(pending)
-    await pipeline.handlers.on_write_dead_lettered(pending, dead_letter(pending))
+    await pipeline.handlers.on_write_dead_lettered(pending, refused_write(pending))
     row = pipeline.rows.rows["t1:m1"]
     assert row["status"] == "rejected" and "content" not in row
     stored = pipeline.request("m2", "stored words")
     await pipeline.write(stored)
-    assert await pipeline.handlers.on_write_dead_lettered(stored, dead_letter(stored)) == []
+    assert await pipeline.handlers.on_write_dead_lettered(stored, refused_write(stored)) == []
     assert pipeline.rows.rows["t1:m2"]["status"] == "active"
 
 
@@ -418,19 +400,21 @@ async def test_vectors_that_could_not_be_stored_leave_their_memories_rejected() 
     event = pipeline.request("m1", "words whose vector never lands")
     requested = await pipeline.handlers.on_write_requested(event)
     (computed,) = await pipeline.embedding.on_requested(requested[0])
-    published = await pipeline.handlers.on_computed_dead_lettered(computed, dead_letter(computed))
+    published = await pipeline.handlers.on_computed_dead_lettered(computed, refused_write(computed))
     row = pipeline.rows.rows["t1:m1"]
     assert row["status"] == "rejected" and "content" not in row
     assert row["reason"] == "dead_lettered: BulkWriteError: write error codes 2"
     assert _types(published) == ["memory.rejected"]
-    assert await pipeline.handlers.on_computed_dead_lettered(computed, dead_letter(computed)) == []
+    assert (
+        await pipeline.handlers.on_computed_dead_lettered(computed, refused_write(computed)) == []
+    )
 
 
 async def test_a_replayed_letter_writes_the_memory_a_dead_letter_left_rejected() -> None:
     pipeline = Pipeline()
     await pipeline.open()
     event = pipeline.request("m1", "words a passing bug once refused")
-    await pipeline.handlers.on_write_dead_lettered(event, dead_letter(event))
+    await pipeline.handlers.on_write_dead_lettered(event, refused_write(event))
     published = await pipeline.write(event)
     assert "memory.stored" in _types(published)
     row = pipeline.rows.rows["t1:m1"]
