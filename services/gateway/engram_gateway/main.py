@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi import FastAPI
+from fastapi import APIRouter, Depends, FastAPI
 
 from engram_events.catalog import TOMBSTONE_APPLIED
 from engram_gateway.adapters import prune_jobs, registry
@@ -13,6 +13,7 @@ from engram_gateway.adapters.publisher import EventPublisher
 from engram_gateway.adapters.registry import AGENTS, Registry
 from engram_gateway.adapters.submissions import Submissions
 from engram_gateway.adapters.telemetry import TelemetryReader
+from engram_gateway.adapters.tenant_limits import TenantLimits
 from engram_gateway.api import (
     agents,
     conversations,
@@ -23,6 +24,7 @@ from engram_gateway.api import (
     memory_writes,
     ops,
     prune,
+    rate_limits,
     records,
 )
 from engram_gateway.api.body_limit import BodyLimit
@@ -32,6 +34,7 @@ from engram_gateway.service.intake import Intake
 from engram_gateway.service.memory_writes import MemoryWrites
 from engram_gateway.service.prune_completion import PruneCompletion
 from engram_gateway.service.pruning import Pruning
+from engram_gateway.service.rate_limiting import RateLimiter
 from engram_platform.app import service_app
 from engram_platform.dependencies import install
 from engram_platform.indexes import merge
@@ -43,6 +46,14 @@ MAX_JSON_BYTES = 1024 * 1024
 """Any other body: a memory is at most 64k characters, a query 8k."""
 MAX_PRUNE_BYTES = 32 * 1024 * 1024
 """A prune may name up to 100,000 record ids of up to 256 characters each."""
+
+
+def limited(*routers: APIRouter) -> APIRouter:
+    """The public routes, each charged to its tenant's rate limit after authentication."""
+    public = APIRouter(dependencies=[Depends(rate_limits.limited)])
+    for router in routers:
+        public.include_router(router)
+    return public
 
 
 def create_app(settings: GatewaySettings | None = None, *, install_global: bool = True) -> FastAPI:
@@ -98,6 +109,8 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
                     db=rt.db,
                     publisher=rt.broker,
                 ),
+                rate_limiter=RateLimiter(settings.rate_limit_defaults()),
+                tenant_limits=TenantLimits(rt.db, cache_seconds=settings.registry_cache_seconds),
             ),
         )
 
@@ -111,19 +124,22 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
         register=register,
         background=[finalize_prune_jobs],
         routers=[
-            agents.router,
-            documents.router,
-            prune.router,
-            knowledge.router,
-            records.router,
-            memory_writes.router,
-            conversations.router,
-            memories.router,
+            limited(
+                agents.router,
+                documents.router,
+                prune.router,
+                knowledge.router,
+                records.router,
+                memory_writes.router,
+                conversations.router,
+                memories.router,
+                lineage.router,
+            ),
             ops.router,
-            lineage.router,
         ],
     )
     app.version = "1.0.0"
+    app.add_middleware(rate_limits.RateLimitHeaders)
     app.add_middleware(
         BodyLimit,
         default=MAX_JSON_BYTES,
