@@ -244,7 +244,7 @@ def ratio(numerator: float, denominator: float) -> float:
     return round(numerator / max(denominator, 1e-9), 2)
 
 
-async def run(memories: int, b_seconds: float) -> dict[str, Any]:
+async def run(memories: int, b_seconds: float, poison: bool = True) -> dict[str, Any]:
     """The four phases on one platform, and the ratios the targets name."""
     seen: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="engram-bench-noisy-") as tmp:
@@ -260,8 +260,12 @@ async def run(memories: int, b_seconds: float) -> dict[str, Any]:
             print(json.dumps({"a_alone": solo_a}), flush=True)
             mixed = await together(gateway, seen, memories, 12, b_seconds, with_poison=False)
             print(json.dumps({"together": mixed}), flush=True)
-            poisoned = await together(gateway, seen, memories, 13, b_seconds, with_poison=True)
-            print(json.dumps({"with_poison": poisoned}), flush=True)
+            poisoned = (
+                await together(gateway, seen, memories, 13, b_seconds, with_poison=True)
+                if poison
+                else mixed
+            )
+            print(json.dumps({"with_poison": poisoned if poison else "skipped"}), flush=True)
     b_p95 = solo_b["store_to_recallable"]["p95_ms"]
     mixed_p95 = mixed["b"]["store_to_recallable"]["p95_ms"]
     return {
@@ -270,7 +274,7 @@ async def run(memories: int, b_seconds: float) -> dict[str, Any]:
         "b_alone": solo_b,
         "a_alone": solo_a,
         "together": mixed,
-        "with_poison": poisoned,
+        "with_poison": poisoned if poison else "skipped",
         "ratios": {
             "b_p95_together_over_alone": ratio(mixed_p95, b_p95),
             "a_throughput_together_over_alone": ratio(
@@ -278,7 +282,9 @@ async def run(memories: int, b_seconds: float) -> dict[str, Any]:
             ),
             "b_p95_with_poison_over_together": ratio(
                 poisoned["b"]["store_to_recallable"]["p95_ms"], mixed_p95
-            ),
+            )
+            if poison
+            else None,
         },
         "targets": {
             "b_p95_together_over_alone": "<= 2",
@@ -293,14 +299,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--memories", type=int, default=20_000, help="tenant A's bulk load")
     parser.add_argument("--b-seconds", type=float, default=20.0, help="tenant B's solo run")
+    parser.add_argument("--without-poison", action="store_true", help="skip phase 4")
     args = parser.parse_args(argv)
-    result = asyncio.run(run(args.memories, args.b_seconds))
+    result = asyncio.run(run(args.memories, args.b_seconds, poison=not args.without_poison))
     result["measured_at"] = datetime.now(UTC).isoformat(timespec="seconds")
     print("embedder: hashing")
+    poisoned = result["with_poison"]
     print(
-        f"B store→recallable p50/p95 ms: alone {result['b_alone']['store_to_recallable']}, "
-        f"together {result['together']['b']['store_to_recallable']}, "
-        f"with poison {result['with_poison']['b']['store_to_recallable']}"
+        f"B store→recallable ms: alone {result['b_alone']['store_to_recallable']}, "
+        f"together {result['together']['b']['store_to_recallable']}, with poison "
+        f"{poisoned['b']['store_to_recallable'] if isinstance(poisoned, dict) else poisoned}"
     )
     print(
         f"A memories/s: alone {result['a_alone']['throughput_per_s']}, "
