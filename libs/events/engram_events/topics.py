@@ -21,6 +21,8 @@ class Topics(StrEnum):
 
 ALL_TOPICS: tuple[str, ...] = tuple(t.value for t in Topics)
 COMPACTED_TOPICS: frozenset[str] = frozenset({Topics.RECORDS.value})
+BULK_TOPICS: frozenset[str] = frozenset({Topics.MEMORIES_BULK.value, Topics.EMBEDDINGS_BULK.value})
+"""The bulk lane: consumers read these apart from the rest, so a backlog here delays nothing else."""
 
 
 def topic_name(base: str, prefix: str = "") -> str:

@@ -3,7 +3,7 @@
 import random
 from dataclasses import dataclass
 
-from pymongo.errors import ConnectionFailure
+from pymongo.errors import ConnectionFailure, WriteError
 
 
 @dataclass(frozen=True)
@@ -27,3 +27,14 @@ class PermanentError(Exception):
 def is_outage(exc: BaseException) -> bool:
     """The database is unreachable: no fault of the message, so redeliver it, never dead-letter."""
     return isinstance(exc, ConnectionFailure)
+
+
+REFUSED_DOCUMENT_CODES = frozenset({2, 52, 55, 57, 121})
+"""Server codes for a document it will never store as written: BadValue (a key with a dot, on
+the local server), DollarPrefixedFieldName, InvalidDBRef, DottedFieldName, validation."""
+
+
+def is_refused_document(exc: BaseException) -> bool:
+    """The database answered that this input's document is invalid: the same write fails on
+    every attempt, so retrying it only holds up the inputs behind it."""
+    return isinstance(exc, WriteError) and exc.code in REFUSED_DOCUMENT_CODES

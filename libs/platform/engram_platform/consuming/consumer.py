@@ -25,6 +25,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from pydantic import BaseModel
 
 from engram_events import Envelope, EventType
+from engram_events.topics import BULK_TOPICS
 from engram_platform.broker import Broker
 from engram_platform.consuming.delivery import OUTBOXED, Delivery, plan
 from engram_platform.consuming.messages import (
@@ -42,7 +43,7 @@ from engram_platform.consuming.spans import ConsumerSpans, count_published, fini
 from engram_platform.dlq import DeadLetters
 from engram_platform.metrics import ConsumerMetrics
 from engram_platform.outbox import Outbox
-from engram_platform.retry import RetryPolicy
+from engram_platform.retry import RetryPolicy, is_outage
 
 P = TypeVar("P", bound=BaseModel)
 
@@ -116,10 +117,21 @@ class Consumer:
         """One consumer group per service; the topic prefix isolates test runs."""
         return f"{self.prefix}engram-{self.service}"
 
+    def lanes(self) -> list[set[str]]:
+        """The routed topics, split into the interactive lane and the bulk lane, each read by a
+        subscriber of its own so that neither waits for the other's batches. A pipelined
+        consumer keeps one subscriber (its look-ahead feeds one model queue) and handles each
+        fetch's interactive inputs first."""
+        bulk = {t for t in self.topics if t.removeprefix(self.prefix) in BULK_TOPICS}
+        if self.overlapped is not None or not bulk or bulk == self.topics:
+            return [set(self.topics)]
+        return [self.topics - bulk, bulk]
+
     def subscribe(
         self, *, auto_offset_reset: Literal["earliest", "latest", "none"] = "earliest"
     ) -> None:
-        """One batch subscriber over every routed topic; the offset moves only after a batch."""
+        """A batch subscriber per lane, all in the service's group; the offset moves only after
+        a batch."""
         if not self.topics:
             raise RuntimeError(f"{self.service}: no handlers registered")
 
@@ -133,17 +145,18 @@ class Consumer:
             else:
                 await overlapped.on_fetch(records, cast(KafkaPositions, msg.consumer))
 
-        self.broker.subscriber(
-            *sorted(self.topics),
-            group_id=self.group_id,
-            batch=True,
-            max_records=self.batch_size,
-            batch_timeout_ms=self.batch_timeout_ms,
-            ack_policy=AckPolicy.NACK_ON_ERROR if overlapped is None else AckPolicy.MANUAL,
-            auto_offset_reset=auto_offset_reset,
-            max_poll_interval_ms=10 * 60 * 1000,
-            decoder=_undecoded,
-        )(on_batch)
+        for topics in self.lanes():
+            self.broker.subscriber(
+                *sorted(topics),
+                group_id=self.group_id,
+                batch=True,
+                max_records=self.batch_size,
+                batch_timeout_ms=self.batch_timeout_ms,
+                ack_policy=AckPolicy.NACK_ON_ERROR if overlapped is None else AckPolicy.MANUAL,
+                auto_offset_reset=auto_offset_reset,
+                max_poll_interval_ms=10 * 60 * 1000,
+                decoder=_undecoded,
+            )(on_batch)
 
     async def process_batch(self, records: Sequence[Any]) -> list[Outcome]:
         """Handle every message, then deliver all outgoing events and mark all inputs applied.
@@ -178,8 +191,14 @@ class Consumer:
                 continue
             self._count(event_type, outcome, 0.0, batch.finished)
             batch.outcomes[index] = outcome
+        batch.work.sort(key=self._in_bulk_lane)
         self.routes.look_ahead(batch.work)
         return batch
+
+    def _in_bulk_lane(self, work: Work) -> bool:
+        """Whether an input came by the bulk lane (handled after a fetch's other inputs; the
+        lanes are different topics, so no partition's order changes)."""
+        return str(work[1].topic).removeprefix(self.prefix) in BULK_TOPICS
 
     async def complete_batch(self, batch: PreparedBatch) -> list[Outcome]:
         """Handle a prepared batch's work, deliver its events, and mark its inputs."""
@@ -237,11 +256,13 @@ class Consumer:
         contexts = [self.spans.parent_context(r) for _, r, _ in run]
         with self.spans.batch_call(run, contexts) as (_, spans):
             started = time.perf_counter()
+            shared: BaseException | None = None
             try:
                 results: Sequence[BatchResult] = await batch_handler([e for _, _, e in run])
                 if len(results) != len(run):
                     raise RuntimeError(f"batch handler answered {len(results)} of {len(run)}")
             except Exception as exc:
+                shared = exc
                 results = [exc] * len(run)
             took = round((time.perf_counter() - started) * 1000, 3)
         outcomes: list[Outcome] = []
@@ -252,7 +273,7 @@ class Consumer:
                 span.set_attribute("engram.batched", True)
             for (_, record, envelope), span, result in zip(run, spans, results, strict=True):
                 with trace.use_span(span):
-                    outcome = await self._settle(envelope, record, pending, span, result)
+                    outcome = await self._settle(envelope, record, pending, span, result, shared)
                 outcomes.append(outcome)
                 distinct[id(span)][1].append(outcome)
             for span, theirs in distinct.values():
@@ -269,11 +290,18 @@ class Consumer:
         pending: Pending,
         span: Any,
         result: BatchResult,
+        shared: BaseException | None = None,
     ) -> Outcome:
-        """Take a batch input's events, or give a failed one the single handler's retries."""
+        """Take a batch input's events, or give a failed one the single handler's retries.
+
+        A failure of the whole call (`shared`) says nothing of each input (one poison input
+        fails them all), so each gets its first single attempt at once, not after a backoff:
+        only a database outage counts as their first attempt.
+        """
         if not isinstance(result, BaseException):
             return self._applied(envelope, list(result or ()), pending, span)
-        return await self._apply(envelope, record, pending, span, failed=result)
+        first = None if shared is not None and not is_outage(shared) else result
+        return await self._apply(envelope, record, pending, span, failed=first)
 
     async def _handle(self, envelope: Envelope[Any], record: Any, pending: Pending) -> Outcome:
         """Run one handler in a span continuing the message's trace; retries, then the DLQ."""

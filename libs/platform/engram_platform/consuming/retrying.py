@@ -11,7 +11,7 @@ from engram_events import Envelope, PoisonMessage
 from engram_platform.consuming.messages import Handler
 from engram_platform.dlq import DeadLetters
 from engram_platform.metrics import ConsumerMetrics
-from engram_platform.retry import PermanentError, RetryPolicy, is_outage
+from engram_platform.retry import PermanentError, RetryPolicy, is_outage, is_refused_document
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +61,10 @@ class Attempts:
                 return None
             except Exception as exc:
                 self.metrics.failure(envelope.event_type, type(exc).__name__)
+                if is_refused_document(exc):
+                    reason = f"refused_document:{type(exc).__name__}"
+                    await self._dead_letter(record, exc, attempt, fields, reason)
+                    return None
                 log.warning(
                     "handler attempt failed",
                     extra={**fields, "attempt": attempt, "error_type": type(exc).__name__},
