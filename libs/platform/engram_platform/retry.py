@@ -3,7 +3,7 @@
 import random
 from dataclasses import dataclass
 
-from pymongo.errors import ConnectionFailure, WriteError
+from pymongo.errors import BulkWriteError, ConnectionFailure, WriteError
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,10 @@ the local server), DollarPrefixedFieldName, InvalidDBRef, DottedFieldName, valid
 
 
 def is_refused_document(exc: BaseException) -> bool:
-    """The database answered that this input's document is invalid: the same write fails on
-    every attempt, so retrying it only holds up the inputs behind it."""
+    """The database answered that this input's document is invalid (alone, or every one a bulk
+    write refused): the same write fails on every attempt, so retrying it only holds up the
+    inputs behind it."""
+    if isinstance(exc, BulkWriteError):
+        errors = exc.details.get("writeErrors") or []
+        return bool(errors) and all(e.get("code") in REFUSED_DOCUMENT_CODES for e in errors)
     return isinstance(exc, WriteError) and exc.code in REFUSED_DOCUMENT_CODES

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from pymongo.errors import AutoReconnect, WriteError
+from pymongo.errors import AutoReconnect, BulkWriteError, WriteError
 
 from engram_events import Envelope
 from engram_events.catalog import MEMORY_WRITE_REQUESTED
@@ -110,3 +110,24 @@ async def test_a_database_outage_still_counts_as_each_inputs_first_attempt() -> 
     assert outcomes == [Outcome.APPLIED]
     assert handlers.calls == [("single", ["mem_0"])]
     assert len(sleeps.asked) == 1, "backs off before trying a database that was away"
+
+
+async def test_a_bulk_write_the_database_refuses_for_its_documents_is_dead_lettered_at_once() -> (
+    None
+):
+    sleeps = Sleeps()
+    refused = BulkWriteError({"writeErrors": [{"index": 0, "code": 2, "errmsg": "invalid key"}]})
+    handlers = PoisonHandlers("mem_0", refused)
+    consumer, broker = consumer_for(handlers, sleeps)
+    assert await consumer.process_batch([record(request(0))]) == [Outcome.DEAD_LETTERED]
+    assert sleeps.asked == []
+    assert broker.letters[0]["error_type"] == "refused_document:BulkWriteError"
+
+
+async def test_a_bulk_write_that_failed_on_a_duplicate_key_is_retried() -> None:
+    sleeps = Sleeps()
+    raced = BulkWriteError({"writeErrors": [{"index": 0, "code": 11000, "errmsg": "duplicate"}]})
+    handlers = PoisonHandlers("mem_0", raced)
+    consumer, _ = consumer_for(handlers, sleeps)
+    assert await consumer.process_batch([record(request(0))]) == [Outcome.DEAD_LETTERED]
+    assert len(sleeps.asked) == 2, "a race may pass on a later attempt"
