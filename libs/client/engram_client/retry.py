@@ -43,5 +43,6 @@ def should_retry_exception(exc: httpx.TransportError, retry_safe: bool) -> bool:
 
 
 def should_retry_status(status: int, retry_safe: bool) -> bool:
-    """429/5xx-unavailable are retried only for requests that are safe to repeat."""
-    return retry_safe and status in RETRIED_STATUSES
+    """A 429 refused the request before applying it, so any request repeats it; 5xx-unavailable
+    may follow a partial effect, so only requests that are safe to repeat are retried."""
+    return status == 429 or (retry_safe and status in RETRIED_STATUSES)

@@ -1,5 +1,7 @@
 """Every event type in the contract, keyed by its aggregate id (docs/architecture.md lists them)."""
 
+from typing import Any
+
 from engram_events.payloads.conversations import ConversationDeleted, ConversationSubmitted
 from engram_events.payloads.documents import (
     DocumentDeleted,
@@ -27,7 +29,7 @@ from engram_events.payloads.passages import PassagesWithdrawn, PassageUpserted
 from engram_events.payloads.prune import PruneRequested
 from engram_events.payloads.records import RecordsImportRequested, RecordTombstoned, RecordUpserted
 from engram_events.payloads.tombstones import TombstoneApplied
-from engram_events.registry import EventType, register
+from engram_events.registry import EventType, P, register
 from engram_events.topics import Topics
 
 DOCUMENT_SUBMITTED = register(
@@ -156,3 +158,40 @@ PASSAGES_WITHDRAWN = register(
 )
 """Passages a new version replaced or a deletion took, keyed like their upserts so they follow
 them; enrichment deletes their rows and vectors and acknowledges a prune job's."""
+MEMORY_BULK_WRITE_REQUESTED = register(
+    EventType(
+        "memory.bulk_write_requested",
+        MemoryWriteRequested,
+        Topics.MEMORIES_BULK,
+        lambda p: p.agent_id,
+    )
+)
+"""A `memories:batch` write: `memory.write_requested` on the bulk lane, so a bulk load queues
+behind itself and never in front of another tenant's single writes."""
+EMBEDDING_BULK_REQUESTED = register(
+    EventType(
+        "embedding.bulk_requested",
+        EmbeddingRequested,
+        Topics.EMBEDDINGS_BULK,
+        lambda p: p.request_id,
+    )
+)
+"""The embedding request of a bulk-lane write (answered on the same lane)."""
+EMBEDDING_BULK_COMPUTED = register(
+    EventType(
+        "embedding.bulk_computed", EmbeddingComputed, Topics.EMBEDDINGS_BULK, lambda p: p.request_id
+    )
+)
+"""The answer to `embedding.bulk_requested`."""
+BULK_LANE: dict[str, EventType[Any]] = {
+    MEMORY_WRITE_REQUESTED.name: MEMORY_BULK_WRITE_REQUESTED,
+    EMBEDDING_REQUESTED.name: EMBEDDING_BULK_REQUESTED,
+    EMBEDDING_COMPUTED.name: EMBEDDING_BULK_COMPUTED,
+}
+"""Each interactive event type with a bulk lane, to its bulk-lane twin (same payload)."""
+BULK_TYPES = frozenset(t.name for t in BULK_LANE.values())
+
+
+def in_lane_of(event_type: EventType[P], cause: str) -> EventType[P]:
+    """`event_type`, or its bulk-lane twin when the event `cause` names travelled that lane."""
+    return BULK_LANE.get(event_type.name, event_type) if cause in BULK_TYPES else event_type

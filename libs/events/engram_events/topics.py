@@ -10,7 +10,9 @@ class Topics(StrEnum):
     RECORDS = "engram.records.v1"
     RECORD_EVENTS = "engram.record-events.v1"
     EMBEDDINGS = "engram.embeddings.v1"
+    EMBEDDINGS_BULK = "engram.embeddings-bulk.v1"
     MEMORIES = "engram.memories.v1"
+    MEMORIES_BULK = "engram.memories-bulk.v1"
     KNOWLEDGE = "engram.knowledge.v1"
     TOMBSTONES = "engram.tombstones.v1"
     PRUNE = "engram.prune.v1"
@@ -19,6 +21,8 @@ class Topics(StrEnum):
 
 ALL_TOPICS: tuple[str, ...] = tuple(t.value for t in Topics)
 COMPACTED_TOPICS: frozenset[str] = frozenset({Topics.RECORDS.value})
+BULK_TOPICS: frozenset[str] = frozenset({Topics.MEMORIES_BULK.value, Topics.EMBEDDINGS_BULK.value})
+"""The bulk lane: consumers read these apart from the rest, so a backlog here delays nothing else."""
 
 
 def topic_name(base: str, prefix: str = "") -> str:

@@ -8,7 +8,7 @@ from engram_embedders import make_embedder
 from engram_embedding.config import EmbeddingSettings
 from engram_embedding.handlers import EmbeddingHandlers
 from engram_embedding.service.requests import EmbeddingRequests
-from engram_events.catalog import EMBEDDING_REQUESTED
+from engram_events.catalog import EMBEDDING_BULK_REQUESTED, EMBEDDING_REQUESTED
 from engram_platform.app import service_app
 from engram_platform.consuming import Pipelined
 from engram_platform.metrics import PipelineMetrics
@@ -40,11 +40,12 @@ def create_app(
         embedder = make_embedder(settings.embedder, **settings.embedder_options())
         metrics = PipelineMetrics(SERVICE, rt.meter_provider)
         handlers = EmbeddingHandlers(EmbeddingRequests(embedder, settings.batch_size, metrics))
-        rt.consumer.on(
-            EMBEDDING_REQUESTED,
-            handlers.on_requested,
-            batch=handlers.on_requested_many,
-            ahead=handlers.prepare,
-        )
+        for requested in (EMBEDDING_REQUESTED, EMBEDDING_BULK_REQUESTED):
+            rt.consumer.on(
+                requested,
+                handlers.on_requested,
+                batch=handlers.on_requested_many,
+                ahead=handlers.prepare,
+            )
 
     return service_app(runtime, title="engram-embedding", register=register)

@@ -3,6 +3,7 @@
 from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
+from engram_gateway.domain.rate_limits import BULK, READ, WRITE, Policy
 from engram_platform.settings import ServiceSettings
 
 
@@ -51,3 +52,22 @@ class GatewaySettings(ServiceSettings):
     prune_verify_grace_seconds: float = Field(
         default=60.0, ge=0, description="how long to keep asking a service that does not answer"
     )
+    rate_limits_enabled: bool = Field(
+        default=True, description="limit each tenant's requests per route class (per instance)"
+    )
+    rate_limit_write_per_second: float = Field(default=500.0, gt=0)
+    rate_limit_write_burst: int = Field(default=2_000, ge=1)
+    rate_limit_bulk_per_second: float = Field(
+        default=5_000.0, gt=0, description="memories a second through memories:batch"
+    )
+    rate_limit_bulk_burst: int = Field(default=50_000, ge=100)
+    rate_limit_read_per_second: float = Field(default=500.0, gt=0)
+    rate_limit_read_burst: int = Field(default=2_000, ge=1)
+
+    def rate_limit_defaults(self) -> dict[str, Policy]:
+        """Each route class's default policy; a tenant's row may override any of them."""
+        return {
+            WRITE: Policy(self.rate_limit_write_per_second, self.rate_limit_write_burst),
+            BULK: Policy(self.rate_limit_bulk_per_second, self.rate_limit_bulk_burst),
+            READ: Policy(self.rate_limit_read_per_second, self.rate_limit_read_burst),
+        }

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi import FastAPI
+from fastapi import APIRouter, Depends, FastAPI
 
 from engram_events.catalog import TOMBSTONE_APPLIED
 from engram_gateway.adapters import prune_jobs, registry
@@ -14,6 +14,7 @@ from engram_gateway.adapters.publisher import EventPublisher
 from engram_gateway.adapters.registry import AGENTS, Registry
 from engram_gateway.adapters.submissions import Submissions
 from engram_gateway.adapters.telemetry import TelemetryReader
+from engram_gateway.adapters.tenant_limits import TenantLimits
 from engram_gateway.adapters.usage import UsageCounters
 from engram_gateway.api import (
     agents,
@@ -27,6 +28,7 @@ from engram_gateway.api import (
     memory_writes,
     ops,
     prune,
+    rate_limits,
     records,
 )
 from engram_gateway.api.body_limit import BodyLimit
@@ -39,6 +41,7 @@ from engram_gateway.service.memory_writes import MemoryWrites
 from engram_gateway.service.prune_completion import PruneCompletion
 from engram_gateway.service.pruning import Pruning
 from engram_gateway.service.quotas import Quotas
+from engram_gateway.service.rate_limiting import RateLimiter
 from engram_gateway.service.sources import SourceCheck
 from engram_platform.app import service_app
 from engram_platform.dependencies import install
@@ -59,6 +62,14 @@ MAX_PRUNE_BYTES = 32 * 1024 * 1024
 
 class MissingInternalToken(RuntimeError):
     """The gateway will not start without the token its reads need: closed, and said so."""
+
+
+def limited(*routers: APIRouter) -> APIRouter:
+    """The public routes, each charged to its tenant's rate limit after authentication."""
+    public = APIRouter(dependencies=[Depends(rate_limits.limited)])
+    for router in routers:
+        public.include_router(router)
+    return public
 
 
 def create_app(settings: GatewaySettings | None = None, *, install_global: bool = True) -> FastAPI:
@@ -133,6 +144,8 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
                     db=rt.db,
                     publisher=rt.broker,
                 ),
+                rate_limiter=RateLimiter(settings.rate_limit_defaults()),
+                tenant_limits=TenantLimits(rt.db, cache_seconds=settings.registry_cache_seconds),
             ),
         )
 
@@ -146,21 +159,24 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
         register=register,
         background=[finalize_prune_jobs],
         routers=[
-            agents.router,
-            documents.router,
-            keys.router,
-            prune.router,
-            knowledge.router,
-            records.router,
-            memory_writes.router,
-            conversations.router,
-            memories.router,
+            limited(
+                agents.router,
+                documents.router,
+                keys.router,
+                prune.router,
+                knowledge.router,
+                records.router,
+                memory_writes.router,
+                conversations.router,
+                memories.router,
+                lineage.router,
+                dead_letters.router,
+            ),
             ops.router,
-            lineage.router,
-            dead_letters.router,
         ],
     )
     app.version = "1.0.0"
+    app.add_middleware(rate_limits.RateLimitHeaders)
     app.add_middleware(
         BodyLimit,
         default=MAX_JSON_BYTES,

@@ -10,8 +10,10 @@ from engram_events.catalog import (
     CONVERSATION_DELETED,
     CONVERSATION_SUBMITTED,
     DOCUMENT_TOMBSTONED,
+    EMBEDDING_BULK_COMPUTED,
     EMBEDDING_COMPUTED,
     FACT_WITHDRAWN,
+    MEMORY_BULK_WRITE_REQUESTED,
     MEMORY_WRITE_REQUESTED,
     RECORD_TOMBSTONED,
 )
@@ -98,18 +100,20 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
             Storing(rows, vectors, retention),
             cascades,
         )
-        rt.consumer.on(
-            MEMORY_WRITE_REQUESTED,
-            handlers.on_write_requested,
-            batch=handlers.on_writes_requested,
-            on_dead_letter=handlers.on_write_dead_lettered,
-        )
-        rt.consumer.on(
-            EMBEDDING_COMPUTED,
-            handlers.on_computed,
-            batch=handlers.on_computed_many,
-            on_dead_letter=handlers.on_computed_dead_lettered,
-        )
+        for write in (MEMORY_WRITE_REQUESTED, MEMORY_BULK_WRITE_REQUESTED):
+            rt.consumer.on(
+                write,
+                handlers.on_write_requested,
+                batch=handlers.on_writes_requested,
+                on_dead_letter=handlers.on_write_dead_lettered,
+            )
+        for computed in (EMBEDDING_COMPUTED, EMBEDDING_BULK_COMPUTED):
+            rt.consumer.on(
+                computed,
+                handlers.on_computed,
+                batch=handlers.on_computed_many,
+                on_dead_letter=handlers.on_computed_dead_lettered,
+            )
         rt.consumer.on(
             RECORD_TOMBSTONED, handlers.on_record_tombstoned, batch=handlers.on_records_tombstoned
         )

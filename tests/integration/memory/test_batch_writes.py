@@ -1,6 +1,9 @@
-"""Batch writes over the real broker: one request, many memories, each as if written alone."""
+"""Batch writes over the real broker: one request, many memories, each as if written alone, on
+the bulk lane (their own topics), so they never queue in front of single writes."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from tests.integration.memory.conftest import MemoryStack, new_agent, topic, wait_status
 from tests.support.kafka import read_all
@@ -35,16 +38,25 @@ async def test_a_batch_stores_each_memory_once_and_names_what_was_already_held(
     assert rows[2]["type"] == "note"
     assert again[0]["memory_id"] == ids[0] and again[1]["memory_id"] == ids[0]
     assert again[2]["memory_id"] == ids[2] and again[2]["deduplicated"]
-    embeddings = await read_all(
-        stack.env["KAFKA_BOOTSTRAP_SERVERS"], topic(stack, "engram.embeddings.v1")
+    bootstrap = stack.env["KAFKA_BOOTSTRAP_SERVERS"]
+    writes = await read_all(bootstrap, topic(stack, "engram.memories-bulk.v1"))
+    bulk = await read_all(bootstrap, topic(stack, "engram.embeddings-bulk.v1"))
+    interactive = await read_all(bootstrap, topic(stack, "engram.embeddings.v1"))
+
+    def items(messages: list[dict[str, Any] | None], event_type: str) -> list[str]:
+        return [
+            item["item_id"]
+            for m in messages
+            if m and m["event_type"] == event_type
+            for item in m["payload"]["items"]
+        ]
+
+    assert {m["event_type"] for m in writes if m} == {"memory.bulk_write_requested"}
+    assert sorted(items(bulk, "embedding.bulk_requested")) == sorted([ids[0], ids[2]])
+    assert sorted(items(bulk, "embedding.bulk_computed")) == sorted([ids[0], ids[2]])
+    assert not set(items(interactive, "embedding.requested")) & set(ids), (
+        "a batch's writes travel the bulk lane only"
     )
-    requested = [
-        item["item_id"]
-        for m in embeddings
-        if m and m["event_type"] == "embedding.requested"
-        for item in m["payload"]["items"]
-    ]
-    assert sorted(requested) == sorted([ids[0], ids[2]])
     assert {m["memory_id"] for m in listed} >= {ids[0], ids[2]}
 
 

@@ -91,3 +91,17 @@ async def test_async_listing_count_and_scoped_clear(stub: StubServer) -> None:
         cleared = await client.clear_memories("agt_1", session_id="s1")
     assert ids == ["m1", "m2"] and counted.count == 2 and cleared.withdrawn == 2
     assert all(r.query.get("session_id") == ["s1"] for r in stub.requests)
+
+
+async def test_async_unkeyed_write_is_repeated_after_429(
+    stub: StubServer, fast_retry: RetryPolicy
+) -> None:
+    stub.on(
+        "POST",
+        "/v1/prune",
+        Reply(429, None, headers={"Retry-After": "0"}),
+        Reply(202, {"prune_job_id": "job_1", "status": "running"}),
+    )
+    async with AsyncEngramClient(stub.url, "egk_test", retry=fast_retry) as client:
+        assert (await client.start_prune(older_than_days=30)).prune_job_id == "job_1"
+    assert len(stub.requests) == 2

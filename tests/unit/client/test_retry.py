@@ -113,7 +113,7 @@ def test_retries_stop_after_max_attempts_with_the_last_error(
     assert len(stub.requests) == fast_retry.max_attempts
 
 
-@pytest.mark.parametrize("status", sorted(RETRIED_STATUSES))
+@pytest.mark.parametrize("status", sorted(RETRIED_STATUSES - {429}))
 def test_unkeyed_writes_are_not_repeated_after_an_answer(
     stub: StubServer, fast_retry: RetryPolicy, status: int
 ) -> None:
@@ -162,3 +162,40 @@ def test_retry_after_seconds_are_waited(stub: StubServer) -> None:
     with EngramClient(stub.url, "egk_test", retry=RetryPolicy(base_delay=0.001)) as client:
         client.list_agents()
     assert time.monotonic() - started >= 0.05, "only the Retry-After could wait this long"
+
+
+def test_unkeyed_writes_are_repeated_after_429_which_refused_them_unapplied(
+    stub: StubServer, fast_retry: RetryPolicy
+) -> None:
+    stub.on(
+        "POST",
+        "/v1/agents",
+        Reply(429, None, headers={"Retry-After": "0"}),
+        Reply(201, {"agent_id": "agt_1", "tenant_id": "t", "created_at": "2026-12-01T00:00:00Z"}),
+    )
+    with EngramClient(stub.url, "egk_test", retry=fast_retry) as client:
+        assert client.create_agent("planner").agent_id == "agt_1"
+    assert len(stub.requests) == 2
+
+
+def test_a_rate_limited_batch_is_retried_after_retry_after_with_the_same_keys(
+    stub: StubServer,
+) -> None:
+    stub.on(
+        "POST",
+        "/v1/agents/agt_1/memories:batch",
+        Reply(
+            429,
+            {"type": "/problems/rate-limited", "status": 429},
+            content_type="application/problem+json",
+            headers={"Retry-After": "0.05"},
+        ),
+        Reply(202, {"memories": [{"memory_id": "m1", "status": "pending"}]}),
+    )
+    started = time.monotonic()
+    with EngramClient(stub.url, "egk_test", retry=RetryPolicy(base_delay=0.001)) as client:
+        client.write_memories("agt_1", [{"content": "the carrier prefers email"}])
+    seen = stub.seen("POST", "/v1/agents/agt_1/memories:batch")
+    assert time.monotonic() - started >= 0.05, "only the Retry-After could wait this long"
+    keys = {r.json()["memories"][0]["idempotency_key"] for r in seen}
+    assert len(seen) == 2 and len(keys) == 1

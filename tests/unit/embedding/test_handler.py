@@ -17,7 +17,12 @@ from engram_embedders import Embeddings
 from engram_embedding.handlers import EmbeddingHandlers
 from engram_embedding.service.requests import EmbeddingRequests
 from engram_events import Envelope, new_event
-from engram_events.catalog import EMBEDDING_REQUESTED
+from engram_events.catalog import (
+    EMBEDDING_BULK_COMPUTED,
+    EMBEDDING_BULK_REQUESTED,
+    EMBEDDING_COMPUTED,
+    EMBEDDING_REQUESTED,
+)
 from engram_events.payloads.embeddings import EmbeddingRequested, TextItem
 from engram_platform.metrics import PipelineMetrics
 from tests.unit.memory.fakes import CountingEmbedder
@@ -198,3 +203,13 @@ async def test_a_failed_batch_fails_only_its_own_requests() -> None:
     results = await requests.answer_run(events)
     assert [isinstance(r, RuntimeError) for r in results] == [True, True, False, False]
     assert not requests._prefetched and not requests._ahead
+
+
+async def test_a_bulk_lane_request_is_answered_on_the_bulk_lane() -> None:
+    requests = EmbeddingRequests(CountingEmbedder(), batch_size=8)
+    interactive = _request("single write")
+    bulk = new_event(EMBEDDING_BULK_REQUESTED, _request("bulk write").payload, tenant_id="t1")
+    [answered] = await requests.answer(interactive)
+    [bulk_answered] = await requests.answer(bulk)
+    assert answered.event_type == EMBEDDING_COMPUTED.name
+    assert bulk_answered.event_type == EMBEDDING_BULK_COMPUTED.name

@@ -22,6 +22,7 @@ from engram_gateway.adapters.prune_jobs import ACKS, JOBS, PruneJobs
 from engram_gateway.adapters.registry import AGENTS, API_KEYS, Registry
 from engram_gateway.adapters.submissions import Submissions
 from engram_gateway.adapters.telemetry import TelemetryReader
+from engram_gateway.adapters.tenant_limits import TENANTS, TenantLimits
 from engram_gateway.adapters.usage import UsageCounters
 from engram_gateway.domain.keys import issue_key
 from engram_gateway.domain.prune import Ack
@@ -83,6 +84,7 @@ TENANT_FREE = {
         for name in ("overrides", "set_overrides")
     },
     ("Registry.authenticate", API_KEYS): "a key names its tenant only once it is found",
+    ("TenantLimits.overrides", TENANTS): "the tenant's own row, by its `_id` (the tenant id)",
     ("Registry.delete_agent_with", "outbox_markers"): "the outbox's own marker, by its `_id`",
     ("Registry.delete_agent_with", AGENTS): "the outbox moves the events it staged out of the "
     "agent it just wrote, by `_id` (the write itself names the tenant)",
@@ -126,6 +128,7 @@ async def test_gateway_queries_are_indexed_and_scoped() -> None:
     submissions = Submissions(db)
     box = OneLetterBox(bootstrap="", topic_prefix="", db=db, publisher=Publisher())
     telemetry = TelemetryReader(db)
+    tenant_limits = TenantLimits(db)
     deleted = new_event(AGENT_DELETED, AgentDeleted(agent_id="a1"), tenant_id=T)
     ack = Ack("memory", frozenset({"r1"}), frozenset())
     prune = new_event(
@@ -177,6 +180,7 @@ async def test_gateway_queries_are_indexed_and_scoped() -> None:
         "TelemetryReader.traces_naming": lambda: telemetry.traces_naming(T, "m1"),
         "TelemetryReader.recent_trace_ids": lambda: telemetry.recent_trace_ids(T),
         "TelemetryReader.spans_of": lambda: telemetry.spans_of(["tr1"]),
+        "TenantLimits.overrides": lambda: tenant_limits.overrides(T),
     }
     await db.run(exercise)
     declared = merge(registry.INDEXES, prune_jobs.INDEXES)
@@ -190,5 +194,6 @@ async def test_gateway_queries_are_indexed_and_scoped() -> None:
         Submissions,
         DeadLetterBox,
         TelemetryReader,
+        TenantLimits,
     )
     assert public_methods(*stores) == set(exercise)

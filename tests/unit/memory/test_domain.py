@@ -6,7 +6,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from engram_events import new_event
+from engram_events.catalog import MEMORY_BULK_WRITE_REQUESTED, MEMORY_WRITE_REQUESTED
 from engram_events.content import ContentLimits, content_problem
+from engram_events.payloads.memories import MemoryWriteRequested
+from engram_events.registry import EventType, event_type_of
+from engram_memory.domain.events import embedding_request
 from engram_memory.domain.retention import Member, RetentionPolicy, evictions, policy_for
 from engram_memory.domain.sources import withdrawn_by
 from engram_vectors.floor import apply_floor, default_floor
@@ -72,3 +77,20 @@ def test_sources_any_or_all() -> None:
     assert not withdrawn_by(["r1", "r2"], {"r1"}, require_all=True)
     assert withdrawn_by(["r1", "r2"], {"r1", "r2"}, require_all=True)
     assert not withdrawn_by([], {"r1"}, require_all=False)
+
+
+@pytest.mark.parametrize(
+    ("write", "expected", "topic"),
+    [
+        (MEMORY_WRITE_REQUESTED, "embedding.requested", "engram.embeddings.v1"),
+        (MEMORY_BULK_WRITE_REQUESTED, "embedding.bulk_requested", "engram.embeddings-bulk.v1"),
+    ],
+)
+def test_a_writes_embedding_request_travels_the_lane_the_write_came_by(
+    write: EventType[MemoryWriteRequested], expected: str, topic: str
+) -> None:
+    payload = MemoryWriteRequested(memory_id="m1", agent_id="a1", content="the carrier called")
+    request = embedding_request(new_event(write, payload, tenant_id="t1"))
+    assert request.event_type == expected
+    assert event_type_of(request.event_type).topic == topic
+    assert request.payload.items[0].item_id == "m1"

@@ -53,6 +53,7 @@ COVERED = {
     "services/gateway/engram_gateway/adapters/telemetry.py": "tests/unit/gateway/test_indexes.py",
     "services/gateway/engram_gateway/adapters/keys.py": "tests/unit/gateway/test_indexes.py",
     "services/gateway/engram_gateway/adapters/usage.py": "tests/unit/gateway/test_indexes.py",
+    "services/gateway/engram_gateway/adapters/tenant_limits.py": "tests/unit/gateway/test_indexes.py",
     "services/ingest/engram_ingest/adapters/store.py": "tests/unit/ingest/test_indexes.py",
     "services/memory/engram_memory/adapters/conversations.py": "tests/unit/memory/test_indexes.py",
     "services/memory/engram_memory/adapters/dedup.py": "tests/unit/memory/test_indexes.py",

@@ -27,6 +27,7 @@ from pydantic import BaseModel
 
 from engram_events import Envelope, EventType
 from engram_events.payloads.dlq import DeadLetter
+from engram_events.topics import BULK_TOPICS
 from engram_platform.broker import Broker
 from engram_platform.consuming.delivery import OUTBOXED, Delivery, plan
 from engram_platform.consuming.messages import (
@@ -127,10 +128,21 @@ class Consumer:
         """One consumer group per service; the topic prefix isolates test runs."""
         return f"{self.prefix}engram-{self.service}"
 
+    def lanes(self) -> list[set[str]]:
+        """The routed topics, split into the interactive lane and the bulk lane, each read by a
+        subscriber of its own so that neither waits for the other's batches. A pipelined
+        consumer keeps one subscriber (its look-ahead feeds one model queue) and handles each
+        fetch's interactive inputs first."""
+        bulk = {t for t in self.topics if t.removeprefix(self.prefix) in BULK_TOPICS}
+        if self.overlapped is not None or not bulk or bulk == self.topics:
+            return [set(self.topics)]
+        return [self.topics - bulk, bulk]
+
     def subscribe(
         self, *, auto_offset_reset: Literal["earliest", "latest", "none"] = "earliest"
     ) -> None:
-        """One batch subscriber over every routed topic; the offset moves only after a batch."""
+        """A batch subscriber per lane, all in the service's group; the offset moves only after
+        a batch."""
         if not self.topics:
             raise RuntimeError(f"{self.service}: no handlers registered")
 
@@ -144,17 +156,18 @@ class Consumer:
             else:
                 await overlapped.on_fetch(records, cast(KafkaPositions, msg.consumer))
 
-        self.broker.subscriber(
-            *sorted(self.topics),
-            group_id=self.group_id,
-            batch=True,
-            max_records=self.batch_size,
-            batch_timeout_ms=self.batch_timeout_ms,
-            ack_policy=AckPolicy.NACK_ON_ERROR if overlapped is None else AckPolicy.MANUAL,
-            auto_offset_reset=auto_offset_reset,
-            max_poll_interval_ms=10 * 60 * 1000,
-            decoder=_undecoded,
-        )(on_batch)
+        for topics in self.lanes():
+            self.broker.subscriber(
+                *sorted(topics),
+                group_id=self.group_id,
+                batch=True,
+                max_records=self.batch_size,
+                batch_timeout_ms=self.batch_timeout_ms,
+                ack_policy=AckPolicy.NACK_ON_ERROR if overlapped is None else AckPolicy.MANUAL,
+                auto_offset_reset=auto_offset_reset,
+                max_poll_interval_ms=10 * 60 * 1000,
+                decoder=_undecoded,
+            )(on_batch)
 
     async def process_batch(self, records: Sequence[Any]) -> list[Outcome]:
         """Handle every message, then deliver all outgoing events and mark all inputs applied.
@@ -189,8 +202,14 @@ class Consumer:
                 continue
             self._count(event_type, outcome, 0.0, batch.finished)
             batch.outcomes[index] = outcome
+        batch.work.sort(key=self._in_bulk_lane)
         self.routes.look_ahead(batch.work)
         return batch
+
+    def _in_bulk_lane(self, work: Work) -> bool:
+        """Whether an input came by the bulk lane (handled after a fetch's other inputs; the
+        lanes are different topics, so no partition's order changes)."""
+        return str(work[1].topic).removeprefix(self.prefix) in BULK_TOPICS
 
     async def complete_batch(self, batch: PreparedBatch) -> list[Outcome]:
         """Handle a prepared batch's work, deliver its events, and mark its inputs."""

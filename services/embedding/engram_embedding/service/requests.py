@@ -16,7 +16,7 @@ import numpy as np
 from engram_embedders import Embedder, Embeddings
 from engram_embedding.domain.validation import screen
 from engram_events import Envelope, derive_event_id, new_event
-from engram_events.catalog import EMBEDDING_COMPUTED
+from engram_events.catalog import EMBEDDING_COMPUTED, in_lane_of
 from engram_events.payloads.embeddings import (
     EmbeddedItem,
     EmbeddingComputed,
@@ -171,7 +171,7 @@ class EmbeddingRequests:
         )
         return [
             new_event(
-                EMBEDDING_COMPUTED,
+                in_lane_of(EMBEDDING_COMPUTED, event.event_type),
                 computed,
                 tenant_id=event.tenant_id,
                 caused_by=event,

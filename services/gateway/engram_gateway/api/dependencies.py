@@ -12,11 +12,13 @@ from engram_gateway.adapters.internal import InternalServices
 from engram_gateway.adapters.registry import Registry
 from engram_gateway.adapters.submissions import Submissions
 from engram_gateway.adapters.telemetry import TelemetryReader
+from engram_gateway.adapters.tenant_limits import TenantLimits
 from engram_gateway.config import GatewaySettings
 from engram_gateway.service.intake import Intake
 from engram_gateway.service.keys import KeyManagement
 from engram_gateway.service.memory_writes import MemoryWrites
 from engram_gateway.service.pruning import Pruning
+from engram_gateway.service.rate_limiting import RateLimiter
 from engram_gateway.service.sources import SourceCheck
 from engram_platform.dependencies import provider
 from engram_platform.outbox import Outbox
@@ -42,6 +44,8 @@ class GatewayDeps:
     prune: Pruning
     telemetry: TelemetryReader
     dead_letters: DeadLetterBox
+    rate_limiter: RateLimiter
+    tenant_limits: TenantLimits
 
 
 Deps = Annotated[GatewayDeps, Depends(provider(GatewayDeps))]

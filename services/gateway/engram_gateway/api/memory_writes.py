@@ -17,9 +17,10 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from engram_events import Envelope, new_event
-from engram_events.catalog import MEMORY_WRITE_REQUESTED
+from engram_events.catalog import MEMORY_BULK_WRITE_REQUESTED, MEMORY_WRITE_REQUESTED
 from engram_events.content import PROBLEMS, ContentLimits, content_problem
 from engram_events.payloads.memories import MemoryWrite, MemoryWriteRequested
+from engram_events.registry import EventType
 from engram_gateway.api.auth import CallerDep, RegistryDep
 from engram_gateway.api.dependencies import Deps
 from engram_gateway.api.memory_proxy import AgentId, owned_agent
@@ -89,14 +90,19 @@ def _answer(agent_id: str, outcome: Outcome) -> dict[str, Any]:
     )
 
 
-def _request(tenant_id: str, agent_id: str, memory: WriteMemory) -> Envelope[MemoryWriteRequested]:
-    """The `memory.write_requested` event of one write."""
+def _request(
+    tenant_id: str,
+    agent_id: str,
+    memory: WriteMemory,
+    kind: EventType[MemoryWriteRequested] = MEMORY_WRITE_REQUESTED,
+) -> Envelope[MemoryWriteRequested]:
+    """The `memory.write_requested` event of one write (its bulk-lane twin for a batch)."""
     payload = MemoryWriteRequested(
         memory_id=memory_id_for(tenant_id, agent_id, memory.idempotency_key),
         agent_id=agent_id,
         **memory.model_dump(),
     )
-    return new_event(MEMORY_WRITE_REQUESTED, payload, tenant_id=tenant_id)
+    return new_event(kind, payload, tenant_id=tenant_id)
 
 
 @router.post("/v1/agents/{agent_id}/memories", status_code=202)
@@ -135,7 +141,8 @@ async def write_memories(
     _check_content(body.memories, deps.settings.memory_limits, ["body", "memories"])
     await deps.sources.check(caller.tenant_id, agent_id, body.memories, ["body", "memories"])
     tenant_id = caller.tenant_id
-    events = [_request(tenant_id, agent_id, memory) for memory in body.memories]
+    bulk = MEMORY_BULK_WRITE_REQUESTED
+    events = [_request(tenant_id, agent_id, memory, bulk) for memory in body.memories]
     outcomes = await deps.memory_writes.write_batch(tenant_id, agent_id, events)
     return JSONResponse(
         {"memories": [_answer(agent_id, outcome) for outcome in outcomes]}, status_code=202

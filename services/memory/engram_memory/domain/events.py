@@ -12,6 +12,7 @@ from engram_events.catalog import (
     MEMORY_REJECTED,
     MEMORY_STORED,
     MEMORY_WITHDRAWN,
+    in_lane_of,
 )
 from engram_events.payloads.embeddings import EmbeddingRequested, TextItem, VectorProvenance
 from engram_events.payloads.memories import (
@@ -27,7 +28,8 @@ REQUESTER = "memory"
 
 
 def embedding_request(event: Envelope[MemoryWriteRequested]) -> Envelope[Any]:
-    """The request for a pending memory's vector, with an id derived from its write request."""
+    """The request for a pending memory's vector, with an id derived from its write request, on
+    the lane the write came by (a bulk write's waits behind bulk writes only)."""
     request = event.payload
     embed = EmbeddingRequested(
         request_id=request.memory_id,
@@ -36,7 +38,7 @@ def embedding_request(event: Envelope[MemoryWriteRequested]) -> Envelope[Any]:
         items=[TextItem(item_id=request.memory_id, text=request.content)],
     )
     return new_event(
-        EMBEDDING_REQUESTED,
+        in_lane_of(EMBEDDING_REQUESTED, event.event_type),
         embed,
         tenant_id=event.tenant_id,
         caused_by=event,

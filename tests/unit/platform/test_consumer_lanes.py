@@ -1,0 +1,108 @@
+"""The bulk lane: read by a subscriber of its own, and handled after a fetch's other inputs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from engram_events import Envelope, encode, new_event
+from engram_events.catalog import (
+    EMBEDDING_BULK_COMPUTED,
+    EMBEDDING_COMPUTED,
+    MEMORY_BULK_WRITE_REQUESTED,
+    MEMORY_WRITE_REQUESTED,
+)
+from engram_events.payloads.memories import MemoryWriteRequested
+from engram_platform.consuming import BatchResult, Consumer, Outcome
+from engram_platform.outbox import Outbox
+from tests.unit.platform.test_consumer_batch import Broker, Database, Record, no_sleep
+
+pytestmark = pytest.mark.unit
+PREFIX = "t1."
+
+
+@dataclass
+class SubscribingBroker(Broker):
+    """Also records each subscriber the consumer asks for."""
+
+    subscribed: list[tuple[tuple[str, ...], str]] = field(default_factory=list)
+
+    def subscriber(self, *topics: str, group_id: str, **_: Any) -> Callable[[Any], Any]:
+        self.subscribed.append((topics, group_id))
+        return lambda handler: handler
+
+
+class Handlers:
+    """Notes the order in which memories are handled."""
+
+    def __init__(self) -> None:
+        self.handled: list[str] = []
+
+    async def batch(self, events: list[Envelope[Any]]) -> list[BatchResult]:
+        self.handled.extend(e.payload.memory_id for e in events)
+        return [[] for _ in events]
+
+    async def single(self, event: Envelope[Any]) -> list[Envelope[Any]]:
+        self.handled.append(event.payload.memory_id)
+        return []
+
+
+def consumer_for(handlers: Handlers) -> tuple[Consumer, SubscribingBroker]:
+    broker, db = SubscribingBroker(), Database()
+    consumer = Consumer(
+        service="memory",
+        broker=broker,  # type: ignore[arg-type]  # a fake of the calls the consumer makes
+        db=db,
+        outbox=Outbox(db),
+        topic_prefix=PREFIX,
+        sleep=no_sleep,
+    )
+    for kind in (MEMORY_WRITE_REQUESTED, MEMORY_BULK_WRITE_REQUESTED):
+        consumer.on(kind, handlers.single, batch=handlers.batch)
+    return consumer, broker
+
+
+def write(kind: Any, memory_id: str, offset: int) -> Record:
+    payload = MemoryWriteRequested(memory_id=memory_id, agent_id="agt_1", content="hi")
+    event = new_event(kind, payload, tenant_id="ten_1")
+    return Record(encode(event), topic=f"{PREFIX}{kind.topic}", offset=offset)
+
+
+def test_each_lane_has_a_subscriber_of_its_own_in_the_services_group() -> None:
+    consumer, broker = consumer_for(Handlers())
+    consumer.on(EMBEDDING_COMPUTED, Handlers().single)
+    consumer.on(EMBEDDING_BULK_COMPUTED, Handlers().single)
+    consumer.subscribe()
+    assert sorted(broker.subscribed) == [
+        (
+            (f"{PREFIX}engram.embeddings-bulk.v1", f"{PREFIX}engram.memories-bulk.v1"),
+            consumer.group_id,
+        ),
+        ((f"{PREFIX}engram.embeddings.v1", f"{PREFIX}engram.memories.v1"), consumer.group_id),
+    ]
+
+
+def test_a_consumer_without_a_bulk_lane_keeps_one_subscriber() -> None:
+    handlers = Handlers()
+    broker, db = SubscribingBroker(), Database()
+    consumer = Consumer(service="gateway", broker=broker, db=db, outbox=Outbox(db))  # type: ignore[arg-type]
+    consumer.on(MEMORY_WRITE_REQUESTED, handlers.single)
+    consumer.subscribe()
+    assert broker.subscribed == [(("engram.memories.v1",), consumer.group_id)]
+
+
+async def test_a_fetchs_interactive_inputs_are_handled_before_its_bulk_ones() -> None:
+    handlers = Handlers()
+    consumer, _ = consumer_for(handlers)
+    records = [
+        write(MEMORY_BULK_WRITE_REQUESTED, "bulk_1", 0),
+        write(MEMORY_BULK_WRITE_REQUESTED, "bulk_2", 1),
+        write(MEMORY_WRITE_REQUESTED, "single_1", 0),
+        write(MEMORY_BULK_WRITE_REQUESTED, "bulk_3", 2),
+    ]
+    outcomes = await consumer.process_batch(records)
+    assert outcomes == [Outcome.APPLIED] * 4
+    assert handlers.handled == ["single_1", "bulk_1", "bulk_2", "bulk_3"]
