@@ -68,7 +68,12 @@ def test_a_prose_policy_is_found_by_a_question_with_its_citation(platform: Platf
             assert found.status_code == 200, found.text
             return list(found.json()["results"])
 
-        results = until(answer, "a passage found by the question", timeout=120)
+        results = until(
+            answer,
+            "the passages indexed and found by the question",
+            timeout=120,
+            ready=lambda hits: any(hit.get("heading_path") == ["Returns policy"] for hit in hits),
+        )
         top = results[0]
         assert top["kind"] == "passage", results
         assert top["document_id"] == document_id and top["name"] == "prose.md"
