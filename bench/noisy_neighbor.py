@@ -58,6 +58,56 @@ B_WRITES_PER_S = 2.0
 POISON_PER_S = 1.0
 DRAIN_SECONDS = 300.0
 """How long a phase waits for its last memory to be stored; later ones count as lost."""
+HOPS = ("memory.write_requested", "embedding.requested", "embedding.computed")
+"""The interactive lane's events before `memory.stored`, whose arrival splits B's wait by hop."""
+Arrivals = dict[tuple[str, str], float]
+
+
+async def hops_listener(env: dict[str, str], arrivals: Arrivals, ready: asyncio.Event) -> None:
+    """When each of B's interactive-lane events arrives (keyed by event type and memory id; A's
+    events travel the bulk lane's topics, so this reads only B's and the warm-up's)."""
+    from aiokafka import AIOKafkaConsumer
+
+    prefix = env["ENGRAM_TOPIC_PREFIX"]
+    consumer = AIOKafkaConsumer(
+        f"{prefix}engram.memories.v1",
+        f"{prefix}engram.embeddings.v1",
+        bootstrap_servers=env["KAFKA_BOOTSTRAP_SERVERS"],
+        auto_offset_reset="earliest",
+    )
+    await consumer.start()
+    ready.set()
+    try:
+        while True:
+            batch = await consumer.getmany(timeout_ms=100)
+            now = time.perf_counter()
+            for records in batch.values():
+                for record in records:
+                    kind = dict(record.headers).get("event_type", b"").decode()
+                    if kind not in HOPS:
+                        continue
+                    payload = json.loads(record.value)["payload"]
+                    memory_id = payload.get("memory_id") or payload.get("request_id")
+                    arrivals.setdefault((kind, str(memory_id)), now)
+    finally:
+        await consumer.stop()
+
+
+def hop_split(
+    sent: dict[str, float], seen: dict[str, float], arrivals: Arrivals
+) -> dict[str, dict[str, float]]:
+    """Percentiles of each hop of B's writes: the gateway (POST to `memory.write_requested`),
+    memory's first pass, embedding, and memory's second pass (to `memory.stored`)."""
+    names = ("gateway", "memory_write", "embedding", "memory_store")
+    spans: dict[str, list[float]] = {name: [] for name in names}
+    for memory_id, posted in sent.items():
+        marks = [posted, *(arrivals.get((kind, memory_id)) for kind in HOPS), seen.get(memory_id)]
+        if any(mark is None for mark in marks):
+            continue
+        times = [float(mark) for mark in marks if mark is not None]
+        for name, start, end in zip(names, times, times[1:], strict=False):
+            spans[name].append(end - start)
+    return {name: percentiles(values) for name, values in spans.items() if values}
 
 
 class Tenant:
@@ -76,7 +126,9 @@ async def tenant(gateway: ServiceProcess, name: str) -> Tenant:
     return Tenant(gateway, key, agent_id)
 
 
-async def interactive(b: Tenant, seen: dict[str, float], until: asyncio.Event) -> dict[str, Any]:
+async def interactive(
+    b: Tenant, seen: dict[str, float], until: asyncio.Event, arrivals: Arrivals
+) -> dict[str, Any]:
     """B: one POST every half second and one recall a second until `until` is set; then waits
     for its writes to be stored. Store→recallable and recall latency."""
     sent: dict[str, float] = {}
@@ -117,6 +169,7 @@ async def interactive(b: Tenant, seen: dict[str, float], until: asyncio.Event) -
             "lost": len(sent) - len([m for m in sent if m in seen]),
         },
         "recall": percentiles(recalls),
+        "hops": hop_split(sent, seen, arrivals),
     }
 
 
@@ -219,6 +272,7 @@ async def poison(a: Tenant, until: asyncio.Event) -> dict[str, int]:
 async def together(
     gateway: ServiceProcess,
     seen: dict[str, float],
+    arrivals: Arrivals,
     memories: int,
     seed: int,
     b_seconds: float,
@@ -227,7 +281,7 @@ async def together(
     """A's bulk load with B writing (and A's poison) until A's last memory is stored."""
     a, b = await tenant(gateway, "bulk"), await tenant(gateway, "interactive")
     done = asyncio.Event()
-    b_task = asyncio.create_task(interactive(b, seen, done))
+    b_task = asyncio.create_task(interactive(b, seen, done, arrivals))
     p_task = asyncio.create_task(poison(a, done)) if with_poison else None
     started = time.perf_counter()
     a_result = await bulk(a, seen, memories, seed)
@@ -247,25 +301,32 @@ def ratio(numerator: float, denominator: float) -> float:
 async def run(memories: int, b_seconds: float, poison: bool = True) -> dict[str, Any]:
     """The four phases on one platform, and the ratios the targets name."""
     seen: dict[str, float] = {}
+    arrivals: Arrivals = {}
     with tempfile.TemporaryDirectory(prefix="engram-bench-noisy-") as tmp:
         async with write_platform(Path(tmp), "noisy", seen, HASHING) as (gateway, _, _):
+            listening = asyncio.Event()
+            hops = asyncio.create_task(hops_listener(gateway.env, arrivals, listening))
+            await listening.wait()
             b_alone = await tenant(gateway, "interactive-alone")
             done = asyncio.Event()
-            b_task = asyncio.create_task(interactive(b_alone, seen, done))
+            b_task = asyncio.create_task(interactive(b_alone, seen, done, arrivals))
             await asyncio.sleep(b_seconds)
             done.set()
             solo_b = await b_task
             print(json.dumps({"b_alone": solo_b}), flush=True)
             solo_a = await bulk(await tenant(gateway, "bulk-alone"), seen, memories, seed=11)
             print(json.dumps({"a_alone": solo_a}), flush=True)
-            mixed = await together(gateway, seen, memories, 12, b_seconds, with_poison=False)
+            mixed = await together(
+                gateway, seen, arrivals, memories, 12, b_seconds, with_poison=False
+            )
             print(json.dumps({"together": mixed}), flush=True)
             poisoned = (
-                await together(gateway, seen, memories, 13, b_seconds, with_poison=True)
+                await together(gateway, seen, arrivals, memories, 13, b_seconds, with_poison=True)
                 if poison
                 else mixed
             )
             print(json.dumps({"with_poison": poisoned if poison else "skipped"}), flush=True)
+            hops.cancel()
     b_p95 = solo_b["store_to_recallable"]["p95_ms"]
     mixed_p95 = mixed["b"]["store_to_recallable"]["p95_ms"]
     return {
@@ -314,6 +375,12 @@ def main(argv: list[str] | None = None) -> int:
         f"A memories/s: alone {result['a_alone']['throughput_per_s']}, "
         f"together {result['together']['a']['throughput_per_s']}"
     )
+    for phase in ("b_alone", "together"):
+        hops = (result[phase] if phase == "b_alone" else result[phase]["b"])["hops"]
+        print(
+            f"B hops {phase} (p50/p95 ms): "
+            + ", ".join(f"{name} {v['p50_ms']}/{v['p95_ms']}" for name, v in hops.items())
+        )
     print(json.dumps(result["ratios"]))
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "noisy_neighbor.json").write_text(json.dumps(result, indent=2))

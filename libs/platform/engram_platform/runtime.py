@@ -104,6 +104,7 @@ class Runtime:
             ),
             batch_size=self.batch_size or settings.consumer_batch_size,
             batch_timeout_ms=self.batch_timeout_ms,
+            bulk_part=settings.consumer_bulk_part,
             tracer_provider=self.tracer_provider,
             metrics=ConsumerMetrics(self.service, self.meter_provider),
         )

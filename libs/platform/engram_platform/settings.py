@@ -91,6 +91,14 @@ class ServiceSettings(BaseSettings):
     retry_base_seconds: float = Field(default=0.2, ge=0)
     retry_max_seconds: float = Field(default=5.0, ge=0)
     consumer_batch_size: int = consumer_batch_field(100, "inputs per consumer batch")
+    consumer_bulk_part: int = Field(
+        default=25,
+        ge=1,
+        le=5000,
+        validation_alias=AliasChoices("ENGRAM_CONSUMER_BULK_PART", "consumer_bulk_part"),
+        description="bulk-lane inputs handled between turns of the interactive lane: the most "
+        "an interactive write waits behind",
+    )
     relay_interval_seconds: float = Field(default=0.05, gt=0)
     outbox_relay: bool = Field(
         default=True,

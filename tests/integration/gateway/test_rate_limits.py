@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from collections.abc import Callable
 
 import httpx
 import pytest
-from pymongo import MongoClient
 
-from engram_gateway.domain.keys import parse_key
 from tests.support.services import ServiceProcess
 from tests.support.tenants import create_tenant
 
@@ -71,23 +73,57 @@ def test_a_batch_costs_one_token_per_memory(
     assert third.status_code == 429
 
 
-def test_a_tenants_row_overrides_the_default(
+def test_the_operator_changes_a_tenants_limits_and_the_gateway_applies_them(
     gateway: ServiceProcess, stack_env: dict[str, str]
 ) -> None:
     key = create_tenant(stack_env, "roomy")
-    parts = parse_key(key)
-    assert parts is not None
-    mongo: MongoClient[dict[str, object]] = MongoClient(stack_env["MONGODB_URI"])
-    try:
-        db = mongo[f"{stack_env['ENGRAM_DATABASE_PREFIX']}gateway"]
-        row = db["api_keys"].find_one({"_id": parts[0]})
-        assert row is not None
-        db["tenants"].update_one(
-            {"_id": row["tenant_id"]}, {"$set": {"rate_limits": {"write": {"rate": 1, "burst": 5}}}}
-        )
-    finally:
-        mongo.close()
+    changed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "engram_client",
+            "tenant",
+            "limits",
+            "--rate",
+            "write=1/5",
+            "--quota",
+            "memories=100",
+        ],
+        input=key,
+        env={**os.environ, **gateway.env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    limits = json.loads(changed.stdout)
+    assert limits["rate_limits"] == {"write": {"rate": 1.0, "burst": 5}}
+    assert limits["quotas"] == {"memories": 100}
     with _client(gateway, key) as client:
         answers = [client.post("/v1/agents", json={}) for _ in range(6)]
     assert [r.status_code for r in answers] == [201] * 5 + [429]
     assert answers[0].headers["ratelimit-policy"] == '"write";q=5;w=5'
+
+
+def test_limits_for_no_such_tenant_are_refused_with_the_reason(
+    gateway: ServiceProcess,
+) -> None:
+    refused = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "engram_gateway",
+            "set-limits",
+            "--tenant",
+            "ten_missing",
+            "--rate",
+            "read=5/5",
+        ],
+        env={**os.environ, **gateway.env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert refused.returncode == 1
+    assert "no such tenant" in refused.stderr

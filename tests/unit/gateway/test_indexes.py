@@ -27,6 +27,7 @@ from engram_gateway.adapters.usage import UsageCounters
 from engram_gateway.domain.keys import issue_key
 from engram_gateway.domain.prune import Ack
 from engram_gateway.domain.quotas import Usage
+from engram_gateway.domain.rate_limits import Policy
 from engram_platform.indexes import merge
 from engram_platform.outbox import Outbox
 from engram_platform.telemetry_store import METRICS_COLLECTION
@@ -84,7 +85,10 @@ TENANT_FREE = {
         for name in ("overrides", "set_overrides")
     },
     ("Registry.authenticate", API_KEYS): "a key names its tenant only once it is found",
-    ("TenantLimits.overrides", TENANTS): "the tenant's own row, by its `_id` (the tenant id)",
+    **{
+        ("TenantLimits." + name, TENANTS): "the tenant's own row, by its `_id` (the tenant id)"
+        for name in ("overrides", "set_overrides")
+    },
     ("Registry.delete_agent_with", "outbox_markers"): "the outbox's own marker, by its `_id`",
     ("Registry.delete_agent_with", AGENTS): "the outbox moves the events it staged out of the "
     "agent it just wrote, by `_id` (the write itself names the tenant)",
@@ -181,6 +185,9 @@ async def test_gateway_queries_are_indexed_and_scoped() -> None:
         "TelemetryReader.recent_trace_ids": lambda: telemetry.recent_trace_ids(T),
         "TelemetryReader.spans_of": lambda: telemetry.spans_of(["tr1"]),
         "TenantLimits.overrides": lambda: tenant_limits.overrides(T),
+        "TenantLimits.set_overrides": lambda: tenant_limits.set_overrides(
+            T, {"write": Policy(rate=1.0, burst=5)}
+        ),
     }
     await db.run(exercise)
     declared = merge(registry.INDEXES, prune_jobs.INDEXES)

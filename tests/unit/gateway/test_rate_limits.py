@@ -14,6 +14,7 @@ from engram_gateway.domain.rate_limits import (
     Bucket,
     Policy,
     limit_header,
+    parse_rate_override,
     policy_header,
     route_class,
     take,
@@ -166,3 +167,23 @@ async def test_a_tenants_overrides_are_read_from_its_row_and_remembered() -> Non
     assert await limits.overrides("ten_a") == {BULK: Policy(rate=1.0, burst=100)}
     assert await limits.overrides("ten_b") == {}
     assert tenants.trips == 2
+
+
+def test_an_operators_rate_override_is_read_with_its_class() -> None:
+    assert parse_rate_override("bulk=200/1000") == ("bulk", Policy(rate=200.0, burst=1000))
+    assert parse_rate_override("read=0.5/2") == ("read", Policy(rate=0.5, burst=2))
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("writes=1/5", "CLASS=RATE/BURST"),
+        ("write=5", "CLASS=RATE/BURST"),
+        ("write=0/5", "positive"),
+        ("write=nan/5", "positive"),
+        ("write=1/0", "burst at least 1"),
+    ],
+)
+def test_a_malformed_rate_override_says_what_is_wrong(text: str, why: str) -> None:
+    with pytest.raises(ValueError, match=why):
+        parse_rate_override(text)

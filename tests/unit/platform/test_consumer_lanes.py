@@ -29,10 +29,16 @@ class SubscribingBroker(Broker):
     """Also records each subscriber the consumer asks for."""
 
     subscribed: list[tuple[tuple[str, ...], str]] = field(default_factory=list)
+    handlers: list[tuple[tuple[str, ...], Callable[[Any], Any]]] = field(default_factory=list)
 
     def subscriber(self, *topics: str, group_id: str, **_: Any) -> Callable[[Any], Any]:
         self.subscribed.append((topics, group_id))
-        return lambda handler: handler
+
+        def keep(handler: Callable[[Any], Any]) -> Callable[[Any], Any]:
+            self.handlers.append((topics, handler))
+            return handler
+
+        return keep
 
 
 class Handlers:

@@ -42,6 +42,7 @@ from engram_platform.consuming.overlap import KafkaPositions, OverlappedFetches
 from engram_platform.consuming.retrying import Attempts
 from engram_platform.consuming.routing import Routes, decode_records
 from engram_platform.consuming.spans import ConsumerSpans, count_published, finish_span
+from engram_platform.consuming.turns import LaneTurns
 from engram_platform.dlq import DeadLetters
 from engram_platform.metrics import ConsumerMetrics
 from engram_platform.outbox import Outbox
@@ -80,6 +81,7 @@ class Consumer:
         retry: RetryPolicy | None = None,
         batch_size: int = 100,
         batch_timeout_ms: int = 50,
+        bulk_part: int = 25,
         tracer_provider: TracerProvider | None = None,
         metrics: ConsumerMetrics | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
@@ -91,6 +93,7 @@ class Consumer:
         self.batch_size = max(1, batch_size)
         self.batch_timeout_ms = batch_timeout_ms
         self.routes = Routes(topic_prefix)
+        self.turns = LaneTurns(bulk_part=bulk_part)
         self.metrics = metrics or ConsumerMetrics(service)
         self.dead_letters = DeadLetters(broker.sender, topic_prefix=topic_prefix)
         self.attempts = Attempts(
@@ -147,16 +150,21 @@ class Consumer:
             raise RuntimeError(f"{self.service}: no handlers registered")
 
         overlapped = self.overlapped
+        lanes = self.lanes()
+        interactive_lane = lanes[0] if len(lanes) > 1 else set()
 
         async def on_batch(msg: KafkaMessage) -> None:
             raw = msg.raw_message
             records = list(raw) if isinstance(raw, tuple) else [raw]
-            if overlapped is None:
-                await self.process_batch(records)
-            else:
+            if overlapped is not None:
                 await overlapped.on_fetch(records, cast(KafkaPositions, msg.consumer))
+            elif records and records[0].topic in interactive_lane:
+                with self.turns.interactive():
+                    await self.process_batch(records)
+            else:
+                await self.process_batch(records)
 
-        for topics in self.lanes():
+        for topics in lanes:
             self.broker.subscriber(
                 *sorted(topics),
                 group_id=self.group_id,
@@ -203,6 +211,7 @@ class Consumer:
             self._count(event_type, outcome, 0.0, batch.finished)
             batch.outcomes[index] = outcome
         batch.work.sort(key=self._in_bulk_lane)
+        batch.bulk = bool(batch.work) and all(self._in_bulk_lane(w) for w in batch.work)
         self.routes.look_ahead(batch.work)
         return batch
 
@@ -218,8 +227,11 @@ class Consumer:
         sending: asyncio.Future[None] | None = None
         for envelope, letter in batch.dead_lettered:
             await self._dead_lettered(envelope, letter, pending)
+        cap = self._every or (self.turns.bulk_part if batch.bulk else None)
         try:
-            for run in self.routes.runs(batch.work, self._every):
+            for run in self.routes.runs(batch.work, cap):
+                if batch.bulk:
+                    await self.turns.bulk_turn()
                 started = time.perf_counter()
                 if run[0][2].event_type in self.routes.batch:
                     handled = await self._handle_run(run, pending)

@@ -41,6 +41,8 @@ class PreparedBatch:
     finished: list[tuple[str, str, float]] = field(default_factory=list)
     dead_lettered: list[tuple[Envelope[Any], DeadLetter]] = field(default_factory=list)
     """Undecodable inputs whose events were salvaged, for their routes' dead-letter hooks."""
+    bulk: bool = False
+    """Every input came by the bulk lane: handled in parts that yield to interactive batches."""
 
 
 @dataclass

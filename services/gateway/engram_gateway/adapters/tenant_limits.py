@@ -32,6 +32,17 @@ class TenantLimits:
         self._known.put(tenant_id, found)
         return found
 
+    async def set_overrides(self, tenant_id: str, policies: Mapping[str, Policy]) -> bool:
+        """Set some classes' policies on the tenant's row (the others keep theirs); False when
+        there is no such tenant."""
+        fields = {
+            f"rate_limits.{name}": {"rate": policy.rate, "burst": policy.burst}
+            for name, policy in policies.items()
+        }
+        result = await self.db[TENANTS].update_one({"_id": tenant_id}, {"$set": fields})
+        self._known.forget(tenant_id)
+        return bool(result.matched_count)
+
 
 def parse_overrides(raw: Any) -> Mapping[str, Policy]:
     """The well-formed entries of a row's `rate_limits`; anything else is ignored."""

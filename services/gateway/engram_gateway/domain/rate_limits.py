@@ -47,6 +47,19 @@ class Decision:
     """Whole seconds until this charge would be allowed (0 when it was)."""
 
 
+def parse_rate_override(text: str) -> tuple[str, Policy]:
+    """`write=50/100` as (class, a refill of 50 a second into a bucket of 100); ValueError
+    names what is wrong."""
+    name, sep, value = text.partition("=")
+    rate, slash, burst = value.partition("/")
+    if not sep or name not in CLASSES or not slash:
+        raise ValueError(f"give CLASS=RATE/BURST with CLASS one of {', '.join(CLASSES)}")
+    policy = Policy(rate=float(rate), burst=int(burst))
+    if not (math.isfinite(policy.rate) and policy.rate > 0 and policy.burst >= 1):
+        raise ValueError("a rate is a positive number a second and a burst at least 1")
+    return name, policy
+
+
 def take(bucket: Bucket, policy: Policy, now: float, cost: int) -> Decision:
     """Refill the bucket to `now`, then take `cost` tokens if it holds them.
 

@@ -1,0 +1,57 @@
+"""Turns between a consumer's lanes: interactive inputs go first.
+
+Both lanes run on one event loop and share one database, so a bulk batch being handled slows
+an interactive write that arrives meanwhile. The bulk lane therefore handles its batch in
+parts, and before each part waits while an interactive batch is being handled (at most
+`max_wait`, so a steady interactive stream cannot starve a bulk load). An interactive write
+waits for at most the one bulk part already under way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+class LaneTurns:
+    """Who may go next: the bulk lane yields to interactive batches in flight."""
+
+    def __init__(self, *, bulk_part: int = 25, max_wait: float = 0.5) -> None:
+        self.bulk_part = max(1, bulk_part)
+        """Inputs per bulk part: the most an interactive write waits behind."""
+        self.max_wait = max_wait
+        self._interactive = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self.yielded = 0
+        """How many bulk parts waited for an interactive batch (for tests and metrics)."""
+
+    @contextmanager
+    def interactive(self) -> Iterator[None]:
+        """Mark an interactive batch in flight while the block runs."""
+        self._interactive += 1
+        self._idle.clear()
+        try:
+            yield
+        finally:
+            self._interactive -= 1
+            if self._interactive == 0:
+                self._idle.set()
+
+    @property
+    def interactive_in_flight(self) -> bool:
+        """Whether an interactive batch is being handled now."""
+        return self._interactive > 0
+
+    async def bulk_turn(self) -> None:
+        """Return when no interactive batch is in flight, or after `max_wait`; always lets
+        the event loop run the interactive lane's ready callbacks first."""
+        await asyncio.sleep(0)
+        if self._idle.is_set():
+            return
+        self.yielded += 1
+        try:
+            await asyncio.wait_for(self._idle.wait(), self.max_wait)
+        except TimeoutError:
+            return

@@ -1,0 +1,105 @@
+"""Turns between lanes: the bulk lane handles its batch in parts and yields to interactive
+batches in flight, so a bulk load delays an interactive write by at most one part."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from engram_events.catalog import MEMORY_BULK_WRITE_REQUESTED, MEMORY_WRITE_REQUESTED
+from engram_platform.consuming import Outcome
+from engram_platform.consuming.turns import LaneTurns
+from tests.unit.platform.test_consumer_lanes import Handlers, consumer_for, write
+
+pytestmark = pytest.mark.unit
+
+
+class PartsNoted(Handlers):
+    """Also notes the size of each batch call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[int] = []
+
+    async def batch(self, events: list[Any]) -> list[Any]:
+        self.calls.append(len(events))
+        return await super().batch(events)
+
+
+def bulk(count: int) -> list[Any]:
+    return [write(MEMORY_BULK_WRITE_REQUESTED, f"bulk_{i}", i) for i in range(count)]
+
+
+async def settle() -> None:
+    """Let every ready task run a few steps."""
+    for _ in range(20):
+        await asyncio.sleep(0)
+
+
+async def test_a_bulk_batch_goes_to_its_handler_in_parts() -> None:
+    handlers = PartsNoted()
+    consumer, _ = consumer_for(handlers)
+    consumer.turns = LaneTurns(bulk_part=2)
+    assert await consumer.process_batch(bulk(5)) == [Outcome.APPLIED] * 5
+    assert handlers.calls == [2, 2, 1]
+
+
+async def test_an_interactive_batch_is_never_cut_into_parts() -> None:
+    handlers = PartsNoted()
+    consumer, _ = consumer_for(handlers)
+    consumer.turns = LaneTurns(bulk_part=2)
+    records = [write(MEMORY_WRITE_REQUESTED, f"single_{i}", i) for i in range(5)]
+    await consumer.process_batch(records)
+    assert handlers.calls == [5]
+
+
+async def test_the_bulk_lane_waits_while_an_interactive_batch_is_in_flight() -> None:
+    handlers = Handlers()
+    consumer, _ = consumer_for(handlers)
+    consumer.turns = LaneTurns(bulk_part=2, max_wait=60)
+    with consumer.turns.interactive():
+        loading = asyncio.create_task(consumer.process_batch(bulk(4)))
+        await settle()
+        assert handlers.handled == []
+        assert not loading.done()
+    assert await loading == [Outcome.APPLIED] * 4
+    assert handlers.handled == ["bulk_0", "bulk_1", "bulk_2", "bulk_3"]
+    assert consumer.turns.yielded == 1
+
+
+async def test_an_interactive_stream_cannot_starve_a_bulk_load() -> None:
+    handlers = Handlers()
+    consumer, _ = consumer_for(handlers)
+    consumer.turns = LaneTurns(bulk_part=2, max_wait=0.001)
+    with consumer.turns.interactive():
+        assert await consumer.process_batch(bulk(4)) == [Outcome.APPLIED] * 4
+    assert consumer.turns.yielded == 2
+
+
+async def test_the_interactive_lanes_subscriber_marks_its_batches_in_flight() -> None:
+    consumer, broker = consumer_for(Handlers())
+    seen: list[bool] = []
+
+    async def noting(records: Any) -> list[Outcome]:
+        seen.append(consumer.turns.interactive_in_flight)
+        return []
+
+    consumer.process_batch = noting  # type: ignore[method-assign]
+    consumer.subscribe()
+    lanes = dict(broker.handlers)
+    interactive = next(h for topics, h in lanes.items() if "memories.v1" in topics[0])
+    bulk_lane = next(h for topics, h in lanes.items() if "memories-bulk" in topics[0])
+    await interactive(Message(write(MEMORY_WRITE_REQUESTED, "single", 0)))
+    await bulk_lane(Message(bulk(1)[0]))
+    assert seen == [True, False]
+    assert not consumer.turns.interactive_in_flight
+
+
+class Message:
+    """What the subscriber hands the consumer: one raw record."""
+
+    def __init__(self, record: Any) -> None:
+        self.raw_message = record
+        self.consumer = None
