@@ -15,8 +15,9 @@ import numpy as np
 
 from engram_embedders import Embedder, Embeddings
 from engram_embedding.domain.validation import screen
+from engram_embedding.service.model_turns import ModelTurns
 from engram_events import Envelope, derive_event_id, new_event
-from engram_events.catalog import EMBEDDING_COMPUTED, in_lane_of
+from engram_events.catalog import BULK_TYPES, EMBEDDING_COMPUTED, in_lane_of
 from engram_events.payloads.embeddings import (
     EmbeddedItem,
     EmbeddingComputed,
@@ -27,7 +28,13 @@ from engram_platform.metrics import PipelineMetrics
 
 log = logging.getLogger(__name__)
 KEPT_FETCHES = 2
-"""Fetches whose queued batches are kept: the one being answered and the one read ahead."""
+"""Fetches per lane whose queued batches are kept: the one being answered and the one read
+ahead."""
+
+
+def in_bulk_lane(events: Sequence[Envelope[EmbeddingRequested]]) -> bool:
+    """Whether these requests came by the bulk lane (a fetch holds one lane's only)."""
+    return bool(events) and events[0].event_type in BULK_TYPES
 
 
 def vector_provenance(embeddings: Embeddings | None, embedder: Embedder) -> VectorProvenance:
@@ -47,14 +54,17 @@ class EmbeddingRequests:
         self.metrics = metrics or PipelineMetrics("embedding")
         self._prefetched: dict[str, tuple[np.ndarray[Any, Any], VectorProvenance]] = {}
         self._ahead: dict[str, asyncio.Future[None]] = {}
-        self._fetches: deque[set[str]] = deque()
+        self._fetches: dict[bool, deque[set[str]]] = {False: deque(), True: deque()}
+        self.turns = ModelTurns()
         self.embed_calls = 0
 
-    async def _embed(self, texts: list[str]) -> Embeddings:
-        """One embedder call, counted: texts, batch size and duration per model."""
-        self.embed_calls += 1
-        started = time.perf_counter()
-        result = await self.embedder.embed(texts)
+    async def _embed(self, texts: list[str], *, bulk: bool = False) -> Embeddings:
+        """One embedder call when the model is ours (interactive calls first), counted: texts,
+        batch size and duration per model."""
+        async with self.turns.turn(bulk=bulk):
+            self.embed_calls += 1
+            started = time.perf_counter()
+            result = await self.embedder.embed(texts)
         self.metrics.embedded(
             model=result.provenance.model_id,
             batch_size=len(texts),
@@ -65,9 +75,10 @@ class EmbeddingRequests:
     async def prefetch(self, events: Sequence[Envelope[EmbeddingRequested]]) -> None:
         """Embed the valid texts of many requests together, in chunks of `batch_size`."""
         wanted = [(e, item) for e in events for item in screen(list(e.payload.items)).accepted]
+        bulk = in_bulk_lane(events)
         for start in range(0, len(wanted), self.batch_size):
             chunk = wanted[start : start + self.batch_size]
-            result = await self._embed([item.text for _, item in chunk])
+            result = await self._embed([item.text for _, item in chunk], bulk=bulk)
             provenance = vector_provenance(result, self.embedder)
             for (event, item), vector in zip(chunk, result.vectors, strict=True):
                 self._prefetched[f"{event.event_id}:{item.item_id}"] = (vector, provenance)
@@ -99,17 +110,18 @@ class EmbeddingRequests:
     def prepare(self, events: list[Envelope[EmbeddingRequested]]) -> None:
         """The consumer's look-ahead: every embedder batch of the fetch is queued for the
         embedder now, behind the fetch still being answered, so the model does not wait
-        between runs or between fetches. What the fetch before the previous one left
-        unclaimed (it failed, or was dropped) is cancelled and its vectors dropped."""
-        if len(self._fetches) == KEPT_FETCHES:
-            newer = set().union(*list(self._fetches)[1:])
-            stale = self._fetches.popleft() - newer - {str(e.event_id) for e in events}
+        between runs or between fetches. What the same lane's fetch before the previous one
+        left unclaimed (it failed, or was dropped) is cancelled and its vectors dropped."""
+        fetches = self._fetches[in_bulk_lane(events)]
+        if len(fetches) == KEPT_FETCHES:
+            newer = set().union(*list(fetches)[1:])
+            stale = fetches.popleft() - newer - {str(e.event_id) for e in events}
             for event_id in stale:
                 task = self._ahead.pop(event_id, None)
                 if task is not None:
                     task.cancel()
             self._drop_vectors(stale)
-        self._fetches.append({str(e.event_id) for e in events})
+        fetches.append({str(e.event_id) for e in events})
         self._queue(events)
 
     def _queue(self, events: Sequence[Envelope[EmbeddingRequested]]) -> None:
