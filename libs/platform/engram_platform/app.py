@@ -108,8 +108,7 @@ def service_app(
             finally:
                 connected.clear()
                 await _cancel(tasks)
-                if rt.consumer.overlapped is not None:
-                    await rt.consumer.overlapped.drain()
+                await rt.consumer.drain()
                 await rt.broker.stop()
 
     async def ready() -> dict[str, bool]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,6 +18,7 @@ from engram_events.catalog import (
 )
 from engram_events.payloads.memories import MemoryWriteRequested
 from engram_platform.consuming import BatchResult, Consumer, Outcome
+from engram_platform.consuming.delivery import Pipelined
 from engram_platform.outbox import Outbox
 from tests.unit.platform.test_consumer_batch import Broker, Database, Record, no_sleep
 
@@ -112,3 +114,66 @@ async def test_a_fetchs_interactive_inputs_are_handled_before_its_bulk_ones() ->
     outcomes = await consumer.process_batch(records)
     assert outcomes == [Outcome.APPLIED] * 4
     assert handlers.handled == ["single_1", "bulk_1", "bulk_2", "bulk_3"]
+
+
+class Positions:
+    """The aiokafka calls an overlapped fetch makes: commits noted, seeks ignored."""
+
+    def __init__(self) -> None:
+        self.committed: list[dict[Any, int]] = []
+
+    async def commit(self, offsets: dict[Any, int]) -> None:
+        self.committed.append(offsets)
+
+    def seek(self, partition: Any, offset: int) -> None:
+        return None
+
+
+class Fetched:
+    """A fetch as the subscriber hands it over."""
+
+    def __init__(self, record: Record, positions: Positions) -> None:
+        self.raw_message = (record,)
+        self.consumer = positions
+
+
+async def test_a_pipelined_consumers_lanes_complete_their_fetches_apart() -> None:
+    bulk_may_finish = asyncio.Event()
+    handled: list[str] = []
+
+    async def handle(event: Envelope[Any]) -> list[Envelope[Any]]:
+        if event.event_type == MEMORY_BULK_WRITE_REQUESTED.name:
+            await bulk_may_finish.wait()
+        handled.append(event.payload.memory_id)
+        return []
+
+    broker, db = SubscribingBroker(), Database()
+    consumer = Consumer(
+        service="embedding",
+        broker=broker,  # type: ignore[arg-type]  # a fake of the calls the consumer makes
+        db=db,
+        outbox=Outbox(db),
+        topic_prefix=PREFIX,
+        delivery=Pipelined(every=10),
+        sleep=no_sleep,
+    )
+    for kind in (MEMORY_WRITE_REQUESTED, MEMORY_BULK_WRITE_REQUESTED):
+        consumer.on(kind, handle)
+    consumer.subscribe()
+    assert len(broker.handlers) == 2 and len(consumer.fetches) == 2
+    readers = {topics[0].removeprefix(PREFIX): reader for topics, reader in broker.handlers}
+    bulk_positions, interactive_positions = Positions(), Positions()
+    await readers["engram.memories-bulk.v1"](
+        Fetched(write(MEMORY_BULK_WRITE_REQUESTED, "bulk_1", 0), bulk_positions)
+    )
+    await readers["engram.memories.v1"](
+        Fetched(write(MEMORY_WRITE_REQUESTED, "single_1", 0), interactive_positions)
+    )
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert handled == ["single_1"], "the interactive fetch did not wait for the bulk one"
+    assert interactive_positions.committed and not bulk_positions.committed
+    bulk_may_finish.set()
+    await consumer.drain()
+    assert handled == ["single_1", "bulk_1"]
+    assert bulk_positions.committed

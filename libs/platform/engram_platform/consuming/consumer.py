@@ -107,7 +107,9 @@ class Consumer:
         self.spans = ConsumerSpans(tracer, service=service, group_id=self.group_id)
         chosen = plan(delivery, outbox=outbox, broker=broker, db=db, service=service)
         self._deliver, self._every, self.applied = chosen.deliver, chosen.every, chosen.applied
-        self.overlapped = OverlappedFetches(self) if chosen.overlapped else None
+        self.pipelined = chosen.overlapped
+        self.fetches: list[OverlappedFetches] = []
+        """A pipelined consumer's overlapped fetches, one per lane (see `subscribe`)."""
 
     def on(
         self,
@@ -133,11 +135,10 @@ class Consumer:
 
     def lanes(self) -> list[set[str]]:
         """The routed topics, split into the interactive lane and the bulk lane, each read by a
-        subscriber of its own so that neither waits for the other's batches. A pipelined
-        consumer keeps one subscriber (its look-ahead feeds one model queue) and handles each
-        fetch's interactive inputs first."""
+        subscriber of its own so that neither waits for the other's batches (a pipelined
+        consumer's lanes overlap their fetches each on their own)."""
         bulk = {t for t in self.topics if t.removeprefix(self.prefix) in BULK_TOPICS}
-        if self.overlapped is not None or not bulk or bulk == self.topics:
+        if not bulk or bulk == self.topics:
             return [set(self.topics)]
         return [self.topics - bulk, bulk]
 
@@ -149,33 +150,45 @@ class Consumer:
         if not self.topics:
             raise RuntimeError(f"{self.service}: no handlers registered")
 
-        overlapped = self.overlapped
         lanes = self.lanes()
-        interactive_lane = lanes[0] if len(lanes) > 1 else set()
-
-        async def on_batch(msg: KafkaMessage) -> None:
-            raw = msg.raw_message
-            records = list(raw) if isinstance(raw, tuple) else [raw]
-            if overlapped is not None:
-                await overlapped.on_fetch(records, cast(KafkaPositions, msg.consumer))
-            elif records and records[0].topic in interactive_lane:
-                with self.turns.interactive():
-                    await self.process_batch(records)
-            else:
-                await self.process_batch(records)
-
-        for topics in lanes:
+        for number, topics in enumerate(lanes):
+            interactive = len(lanes) > 1 and number == 0
             self.broker.subscriber(
                 *sorted(topics),
                 group_id=self.group_id,
                 batch=True,
                 max_records=self.batch_size,
                 batch_timeout_ms=self.batch_timeout_ms,
-                ack_policy=AckPolicy.NACK_ON_ERROR if overlapped is None else AckPolicy.MANUAL,
+                ack_policy=AckPolicy.MANUAL if self.pipelined else AckPolicy.NACK_ON_ERROR,
                 auto_offset_reset=auto_offset_reset,
                 max_poll_interval_ms=10 * 60 * 1000,
                 decoder=_undecoded,
-            )(on_batch)
+            )(self._lane_reader(interactive=interactive))
+
+    def _lane_reader(self, *, interactive: bool) -> Callable[[KafkaMessage], Awaitable[None]]:
+        """What one lane's subscriber runs per fetch: its own overlapped fetches when pipelined,
+        else the batch, marked in flight on the interactive lane so the bulk lane waits."""
+        overlapped = OverlappedFetches(self) if self.pipelined else None
+        if overlapped is not None:
+            self.fetches.append(overlapped)
+
+        async def on_batch(msg: KafkaMessage) -> None:
+            raw = msg.raw_message
+            records = list(raw) if isinstance(raw, tuple) else [raw]
+            if overlapped is not None:
+                await overlapped.on_fetch(records, cast(KafkaPositions, msg.consumer))
+            elif interactive:
+                with self.turns.interactive():
+                    await self.process_batch(records)
+            else:
+                await self.process_batch(records)
+
+        return on_batch
+
+    async def drain(self) -> None:
+        """Let each lane's fetch in flight finish (on shutdown)."""
+        for fetches in self.fetches:
+            await fetches.drain()
 
     async def process_batch(self, records: Sequence[Any]) -> list[Outcome]:
         """Handle every message, then deliver all outgoing events and mark all inputs applied.
