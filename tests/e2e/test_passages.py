@@ -1,15 +1,19 @@
 """Documents as people write them, through the whole platform (MiniLM, every service): a
 Markdown returns policy uploaded as `curl -F file=@prose.md` is extracted into passages, and
 knowledge search answers a question with the right passage first, cited by heading path and
-span; a PDF keeps its pages."""
+span; a PDF keeps its pages; a new version re-embeds only its changed passages."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import httpx
+from pymongo import MongoClient
 
+from engram_events.topics import Topics
 from tests.support.documents import pdf_bytes
+from tests.support.kafka import read_all
 from tests.support.platform import Platform
 from tests.support.polling import until
 
@@ -140,4 +144,113 @@ def test_a_new_version_replaces_passages_and_deletion_withdraws_them(platform: P
         )
         assert job["verified_empty"] is True, job
         assert versions() == []
+        assert api.get(f"/v1/documents/{document_id}/passages").status_code == 404
+
+
+HANDBOOK = {
+    "Opening hours": "The shop opens at nine and closes at six on weekdays.",
+    "Parking": "Customers park free of charge behind the building for two hours.",
+    "Gift cards": "Gift cards never expire and can be spent on anything in the shop.",
+    "Loyalty points": "Every euro spent earns one point; a hundred points make a voucher.",
+}
+
+
+def handbook(sections: dict[str, str]) -> bytes:
+    return "\n\n".join(f"## {title}\n\n{text}" for title, text in sections.items()).encode()
+
+
+def searchable(api: httpx.Client, document_id: str) -> dict[str, str]:
+    """The document's passages knowledge search can find (so their vectors are stored), by id."""
+    body = {"query": "shop", "top_k": 200, "kinds": ["passage"], "min_score": -1.0}
+    found = api.post("/v1/knowledge/search", json=body)
+    assert found.status_code == 200, found.text
+    hits = found.json()["results"]
+    return {h["passage_id"]: h["text"] for h in hits if h["document_id"] == document_id}
+
+
+def listed_ids(api: httpx.Client, document_id: str) -> set[str]:
+    listed = api.get(f"/v1/documents/{document_id}/passages")
+    assert listed.status_code == 200, listed.text
+    return {p["passage_id"] for p in listed.json()["passages"]}
+
+
+def embeddings_requested_for(platform: Platform, passage_ids: set[str]) -> set[str]:
+    """Which of these passages enrichment asked the embedding service to embed."""
+    topic = f"{platform.prefix}{Topics.EMBEDDINGS.value}"
+    messages = asyncio.run(read_all(platform.env["KAFKA_BOOTSTRAP_SERVERS"], topic))
+    return {
+        item["item_id"].rsplit(":", 1)[0]
+        for m in messages
+        if m and m.get("event_type") == "embedding.requested"
+        for item in m["payload"]["items"]
+        if item["item_id"].rsplit(":", 1)[0] in passage_ids
+    }
+
+
+def passage_vectors_counted(platform: Platform) -> dict[str, float]:
+    """Enrichment's reused/requested passage-vector counts in the local metrics store."""
+    db = MongoClient[dict[str, Any]](platform.env["MONGODB_URI"])[
+        f"{platform.env['ENGRAM_DATABASE_PREFIX']}telemetry"
+    ]
+    points = db.metrics.find(
+        {"name": "engram.enrichment.passage_vectors", "service": "engram-enrichment"}
+    )
+    counts: dict[str, float] = {}
+    for point in points:
+        outcome = point["labels"]["outcome"]
+        counts[outcome] = counts.get(outcome, 0) + point["value"]
+    return counts
+
+
+def test_a_changed_version_re_embeds_only_its_changed_passages(platform: Platform) -> None:
+    changed = {**HANDBOOK, "Parking": "Customers park free of charge behind the building all day."}
+    with platform.client() as api:
+        document_id = upload(api, "handbook.md", handbook(HANDBOOK))
+        first = listed_ids(api, document_id)
+        assert len(first) == len(HANDBOOK)
+        until(
+            lambda: searchable(api, document_id),
+            "every passage of the first version searchable",
+            timeout=120,
+            ready=lambda found: set(found) == first,
+        )
+        assert embeddings_requested_for(platform, first) == first
+
+        assert upload(api, "handbook.md", handbook(changed)) == document_id
+        second = until(
+            lambda: listed_ids(api, document_id),
+            "the second version's passages listed",
+            timeout=120,
+            ready=lambda ids: ids != first,
+        )
+        assert len(second) == len(HANDBOOK) and not second & first
+        found = until(
+            lambda: searchable(api, document_id),
+            "only the second version's passages searchable",
+            timeout=120,
+            ready=lambda found: set(found) == second,
+        )
+        assert changed["Parking"] in found.values()
+        assert HANDBOOK["Parking"] not in found.values()
+        [parking] = [pid for pid, text in found.items() if text == changed["Parking"]]
+        assert embeddings_requested_for(platform, second) == {parking}
+        until(
+            lambda: passage_vectors_counted(platform).get("reused"),
+            "enrichment's count of reused vectors",
+            timeout=60,
+            ready=lambda reused: reused == len(HANDBOOK) - 1,
+        )
+
+        deleting = api.delete(f"/v1/documents/{document_id}")
+        assert deleting.status_code == 202, deleting.text
+        job = until(
+            lambda: api.get(deleting.json()["status_url"]).json(),
+            "the document's prune job to complete",
+            timeout=120,
+            ready=lambda job: job["status"] == "completed",
+        )
+        assert job["verified_empty"] is True, job
+        left = job["verification"]["references"]["enrichment"]
+        assert (left["passages"], left["passage_vectors"]) == (0, 0), job
+        assert searchable(api, document_id) == {}
         assert api.get(f"/v1/documents/{document_id}/passages").status_code == 404

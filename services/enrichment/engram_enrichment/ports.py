@@ -131,6 +131,22 @@ class PassageRows(Protocol):
         """How many rows these documents' passages still have."""
         ...
 
+    async def with_embedded_text(
+        self, tenant_id: str, document_id: str, digests: Sequence[str]
+    ) -> list[dict[str, Any]]:
+        """The document's rows whose embedded text has one of these digests (`embedded_sha256`),
+        any version: passages whose vectors a new version's may copy."""
+        ...
+
+
+@dataclass(frozen=True)
+class StoredPassage:
+    """A passage point as the collection holds it: what a copy of its vector needs checked."""
+
+    passage_id: str
+    vector: Sequence[float]
+    payload: dict[str, Any]
+
 
 class KnowledgeIndex(Protocol):
     """The knowledge collection: a point per live fact and per article section."""
@@ -180,6 +196,12 @@ class KnowledgeIndex(Protocol):
 
     async def count_passages_of(self, tenant_id: str, document_ids: Sequence[str]) -> int:
         """How many passage points these documents still have."""
+        ...
+
+    async def passage_points(
+        self, tenant_id: str, passage_ids: Sequence[str]
+    ) -> list[StoredPassage]:
+        """The stored points of those passages that have one, with their vectors."""
         ...
 
     async def payloads(self, tenant_id: str, item_ids: Sequence[str]) -> list[dict[str, Any]]:

@@ -132,6 +132,17 @@ class MemoryPassageRows:
             if key.startswith(f"{tenant_id}:") and row["document_id"] in document_ids
         )
 
+    async def with_embedded_text(
+        self, tenant_id: str, document_id: str, digests: Sequence[str]
+    ) -> list[dict[str, Any]]:
+        return [
+            row
+            for key, row in self.rows.items()
+            if key.startswith(f"{tenant_id}:")
+            and row["document_id"] == document_id
+            and row.get("embedded_sha256") in digests
+        ]
+
 
 class SilentlyIgnoringStore(MemoryStore):
     """Acknowledges every save and keeps nothing: the 'applied: true' defect."""

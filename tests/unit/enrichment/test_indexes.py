@@ -81,6 +81,9 @@ async def test_passage_rows_are_read_by_id_within_the_tenant() -> None:
         "MongoPassageRows.get_many": lambda: rows.get_many(T, ["psg_1", "psg_2"]),
         "MongoPassageRows.remove": lambda: rows.remove(T, ["psg_1"]),
         "MongoPassageRows.count_of_documents": lambda: rows.count_of_documents(T, ["doc_1"]),
+        "MongoPassageRows.with_embedded_text": lambda: rows.with_embedded_text(
+            T, "doc_1", ["a" * 64]
+        ),
     }
     await db.run(exercise)
     verdict = judge(db.calls, merge(INDEXES, PASSAGE_INDEXES), tenant_id=T)

@@ -14,7 +14,8 @@ PASSAGES = "passages"
 INDEXES: Indexes = {
     PASSAGES: [IndexModel([("tenant_id", ASCENDING), ("document_id", ASCENDING)])],
 }
-"""Prune verification counts a deleted document's passages; everything else is by `_id`."""
+"""Prune verification counts a deleted document's passages, and a new version looks up the
+document's rows of the same embedded text; everything else is by `_id`."""
 
 
 class MongoPassageRows:
@@ -65,3 +66,16 @@ class MongoPassageRows:
             return 0
         query = {"tenant_id": tenant_id, "document_id": {"$in": list(document_ids)}}
         return int(await self.db[PASSAGES].count_documents(query))
+
+    async def with_embedded_text(
+        self, tenant_id: str, document_id: str, digests: Sequence[str]
+    ) -> list[dict[str, Any]]:
+        """The document's rows with one of these embedded-text digests, in one query."""
+        if not digests:
+            return []
+        query = {
+            "tenant_id": tenant_id,
+            "document_id": document_id,
+            "embedded_sha256": {"$in": sorted(set(digests))},
+        }
+        return list(await self.db[PASSAGES].find(query).to_list(None))

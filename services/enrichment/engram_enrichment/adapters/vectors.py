@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from engram_enrichment.domain.model import ArticleSection
-from engram_enrichment.ports import ARTICLE_SECTION, FACT, PASSAGE, TEXT
+from engram_enrichment.ports import ARTICLE_SECTION, FACT, PASSAGE, TEXT, StoredPassage
 from engram_vectors import (
     HybridHit,
     Point,
@@ -107,7 +107,8 @@ class KnowledgeVectors(ServiceCollection):
         provenance: dict[str, Any] | None = None,
     ) -> None:
         """Write (or replace) passages' points `(row, text embedded, vector)` in one upsert: the
-        document it cites and its text hash; the row holds the citation."""
+        document it cites, its text hash and the embedded text's (a later version may copy the
+        vector); the row holds the citation."""
         points = [
             self._point(
                 tenant_id,
@@ -119,6 +120,7 @@ class KnowledgeVectors(ServiceCollection):
                     "passage_id": row["passage_id"],
                     "document_id": row["document_id"],
                     "text_sha256": row["text_sha256"],
+                    "embedded_sha256": row.get("embedded_sha256"),
                     "provenance": provenance,
                 },
                 text,
@@ -143,6 +145,21 @@ class KnowledgeVectors(ServiceCollection):
             self.collection,
             {"tenant_id": tenant_id, "kind": PASSAGE, "document_id": list(document_ids)},
         )
+
+    async def passage_points(
+        self, tenant_id: str, passage_ids: Sequence[str]
+    ) -> list[StoredPassage]:
+        """The stored points of those passages that have one, vectors included, in one read."""
+        if not passage_ids:
+            return []
+        points = await self.store.get(
+            self.collection, [point_id(tenant_id, i) for i in passage_ids]
+        )
+        return [
+            StoredPassage(str(p.payload["passage_id"]), list(p.vector), dict(p.payload))
+            for p in points
+            if p.payload.get("tenant_id") == tenant_id and p.payload.get("kind") == PASSAGE
+        ]
 
     async def payloads(self, tenant_id: str, item_ids: Sequence[str]) -> list[dict[str, Any]]:
         """The stored payloads of these facts' or sections' points (missing ones left out)."""

@@ -1,9 +1,11 @@
 """Passages as enrichment indexes and cites them: the text their vectors are of, the embedded
-item that names the exact text, and the search result."""
+item that names the exact text, the vector another passage's may stand in for, and the search
+result."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engram_enrichment.ports import PASSAGE
@@ -18,6 +20,26 @@ def passage_text(heading_path: Sequence[str], text: str) -> str:
     if not heading_path:
         return text
     return f"{PATH_SEPARATOR.join(heading_path)}\n\n{text}"
+
+
+def embedded_sha256(text: str) -> str:
+    """The digest of the text a passage's vector is of: equal digests, interchangeable vectors."""
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def reusable_digest(payload: Mapping[str, Any], fingerprint: str) -> str | None:
+    """The embedded-text digest a stored passage point's vector may be copied for, or None when
+    it is not a passage's, names no digest, or another embedder computed it."""
+    provenance = payload.get("provenance")
+    digest = payload.get("embedded_sha256")
+    if (
+        payload.get("kind") != PASSAGE
+        or not isinstance(digest, str)
+        or not isinstance(provenance, Mapping)
+        or provenance.get("fingerprint") != fingerprint
+    ):
+        return None
+    return digest
 
 
 def passage_item_id(passage_id: str, text_sha256: str) -> str:

@@ -1,21 +1,27 @@
-"""Passages in the knowledge collection: each `passage.upserted` is kept and its embedding
-requested; a computed vector is stored only while its passage still holds the text it was
-computed from; `passages.withdrawn` deletes rows and vectors, and acknowledges a prune job."""
+"""Passages in the knowledge collection: each `passage.upserted` is kept, and given the vector of
+the same document's passage of the same embedded text when one is stored (a new version
+re-embeds only what changed), else its embedding is requested; a vector is stored only while
+its passage still holds the text it was computed from; `passages.withdrawn` deletes rows and
+vectors, and acknowledges a prune job."""
 
 from __future__ import annotations
 
 import logging
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+from opentelemetry import metrics
+
 from engram_enrichment.domain.passages import (
+    embedded_sha256,
     parse_passage_item,
     passage_item_id,
     passage_text,
 )
 from engram_enrichment.ports import KnowledgeIndex, PassageRows
 from engram_enrichment.service.announce import MAX_TEXT, REQUESTER
+from engram_enrichment.service.passage_reuse import Copy, donated
 from engram_events import Envelope, derive_event_id, new_event
 from engram_events.acks import tombstone_applied
 from engram_events.catalog import EMBEDDING_REQUESTED
@@ -25,6 +31,7 @@ from engram_vectors import FingerprintMismatch
 
 log = logging.getLogger(__name__)
 SERVICE = "enrichment"
+PASSAGE_VECTORS = "engram.enrichment.passage_vectors"
 
 
 class PassageIndexing:
@@ -33,27 +40,70 @@ class PassageIndexing:
     def __init__(self, rows: PassageRows, vectors: KnowledgeIndex | None) -> None:
         self.rows = rows
         self.vectors = vectors
+        self.counts: Counter[str] = Counter()
+        self._counter = metrics.get_meter("engram").create_counter(
+            PASSAGE_VECTORS,
+            unit="{passage}",
+            description="upserted passages by how their vector comes: reused or requested",
+        )
 
     async def upserted(
         self, events: Sequence[Envelope[PassageUpserted]]
     ) -> list[list[Envelope[Any]] | Exception]:
-        """One write per tenant; each input's answer is its embedding request, or why its
-        tenant's write failed (retried alone)."""
+        """One write per tenant; each input's answer is nothing when a vector of its text was
+        copied, else its embedding request, or why its tenant's write failed (retried alone)."""
         results: list[list[Envelope[Any]] | Exception] = [[] for _ in events]
         by_tenant: dict[str, list[int]] = defaultdict(list)
         for i, event in enumerate(events):
             by_tenant[event.tenant_id].append(i)
+        digests = {e.payload.passage_id: embedded_digest(e.payload) for e in events}
+        reused = requested = 0
         for tenant, mine in by_tenant.items():
             try:
-                await self.rows.put(tenant, [events[i].payload.model_dump() for i in mine])
+                await self.rows.put(tenant, [kept(events[i].payload, digests) for i in mine])
+                copied = await self._reuse(tenant, [events[i] for i in mine], digests)
             except Exception as exc:
                 for i in mine:
                     results[i] = exc
                 continue
             for i in mine:
-                results[i] = [embedding_request(events[i])]
-        log.info("passages kept", extra={"count": len(events), "tenants": len(by_tenant)})
+                if events[i].payload.passage_id in copied:
+                    reused += 1
+                else:
+                    results[i] = [embedding_request(events[i])]
+                    requested += 1
+        self._count(reused=reused, requested=requested)
+        log.info(
+            "passages kept",
+            extra={
+                "count": len(events),
+                "tenants": len(by_tenant),
+                "reused": reused,
+                "requested": requested,
+            },
+        )
         return results
+
+    def _count(self, *, reused: int, requested: int) -> None:
+        for outcome, n in (("reused", reused), ("requested", requested)):
+            if n:
+                self.counts[outcome] += n
+                self._counter.add(n, {"outcome": outcome})
+
+    async def _reuse(
+        self,
+        tenant_id: str,
+        events: Sequence[Envelope[PassageUpserted]],
+        digests: dict[str, str],
+    ) -> set[str]:
+        """The passages given a copy of a stored vector of their embedded text."""
+        if self.vectors is None:
+            return set()
+        fingerprint = await self.vectors.fingerprint()
+        found = await donated(self.rows, self.vectors, tenant_id, events, digests, fingerprint)
+        if not found.copies:
+            return set()
+        return set(await self._put(tenant_id, found.copies, fingerprint, found.provenance))
 
     async def store(
         self,
@@ -62,30 +112,38 @@ class PassageIndexing:
         fingerprint: str,
         provenance: dict[str, Any] | None = None,
     ) -> int:
-        """Write vectors of passages that still hold the embedded text; read again after the
-        write, so a passage withdrawn meanwhile leaves no vector behind."""
+        """Write computed vectors of passages that still hold the embedded text."""
+        wanted = [(*parse_passage_item(item.item_id), item.vector) for item in items]
+        return len(await self._put(tenant_id, wanted, fingerprint, provenance))
+
+    async def _put(
+        self,
+        tenant_id: str,
+        wanted: Sequence[Copy],
+        fingerprint: str,
+        provenance: dict[str, Any] | None,
+    ) -> list[str]:
+        """Write vectors `(passage id, text hash or its prefix, vector)` of passages that still
+        hold that text; read again after the write, so a passage withdrawn meanwhile leaves no
+        vector behind. Returns the passages that kept their vector."""
         if self.vectors is None:
-            return 0
-        wanted = [(*parse_passage_item(item.item_id), item) for item in items]
+            return []
         before = await self.rows.get_many(tenant_id, [pid for pid, _, _ in wanted])
         current = [
-            (before[pid], item)
-            for pid, digest, item in wanted
+            (before[pid], vector)
+            for pid, digest, vector in wanted
             if pid in before and digest and before[pid]["text_sha256"].startswith(digest)
         ]
         try:
             await self.vectors.put_passages(
                 tenant_id,
-                [
-                    (row, passage_text(row.get("heading_path") or [], row["text"]), item.vector)
-                    for row, item in current
-                ],
+                [point_of(row, vector) for row, vector in current],
                 fingerprint,
                 provenance,
             )
         except FingerprintMismatch:
             log.warning("embedder mismatch", extra={"tenant_id": tenant_id, "count": len(current)})
-            return 0
+            return []
         ids = [str(row["passage_id"]) for row, _ in current]
         after = await self.rows.get_many(tenant_id, ids)
         stale = [pid for pid in ids if pid not in after]
@@ -94,7 +152,7 @@ class PassageIndexing:
             "passage vectors stored",
             extra={"tenant_id": tenant_id, "count": len(ids) - len(stale)},
         )
-        return len(ids) - len(stale)
+        return [pid for pid in ids if pid in after]
 
     async def withdrawn(self, event: Envelope[PassagesWithdrawn]) -> list[Envelope[Any]]:
         """Vectors first, then rows (a vector computed meanwhile finds no row and is dropped);
@@ -127,6 +185,25 @@ class PassageIndexing:
                 tombstoned_ids=[],
             )
         ]
+
+
+def embedded_digest(passage: PassageUpserted) -> str:
+    """The digest of the text a passage's vector is of."""
+    return embedded_sha256(passage_text(passage.heading_path, passage.text))
+
+
+def kept(passage: PassageUpserted, digests: dict[str, str]) -> dict[str, Any]:
+    """The row of a passage: as announced, with the digest a later version looks it up by."""
+    return {**passage.model_dump(), "embedded_sha256": digests[passage.passage_id]}
+
+
+def point_of(
+    row: dict[str, Any], vector: Sequence[float]
+) -> tuple[dict[str, Any], str, Sequence[float]]:
+    """A passage's point: its row, named by the digest of the text embedded, that text, the
+    vector."""
+    text = passage_text(row.get("heading_path") or [], row["text"])
+    return {**row, "embedded_sha256": embedded_sha256(text)}, text, vector
 
 
 def embedding_request(event: Envelope[PassageUpserted]) -> Envelope[Any]:
