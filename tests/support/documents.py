@@ -30,6 +30,11 @@ def pdf_bytes(pages: list[list[str]]) -> bytes:
         )
         objects.append(b"<< /Length %d >>\nstream\n" % len(body) + body + b"\nendstream")
     objects.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    return _pdf(objects)
+
+
+def _pdf(objects: list[bytes]) -> bytes:
+    """A PDF file of numbered objects (the first the catalog) with its cross-reference table."""
     out = io.BytesIO()
     out.write(b"%PDF-1.4\n")
     offsets = []
@@ -86,3 +91,63 @@ def docx_bytes(parts: list[tuple[str, str]]) -> bytes:
     out = io.BytesIO()
     document.save(out)
     return out.getvalue()
+
+
+def zip_bomb_docx(unpacked_bytes: int = 2 * 1024**3) -> bytes:
+    """A zip named like a Word file whose one XML part inflates to `unpacked_bytes` of zeros
+    (2 GiB by default from ~2 MB packed), written in chunks so building it stays small."""
+    import zipfile
+
+    out = io.BytesIO()
+    chunk = b"\x00" * (1024 * 1024)
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        with archive.open("word/document.xml", "w", force_zip64=True) as part:
+            for _ in range(unpacked_bytes // len(chunk)):
+                part.write(chunk)
+    return out.getvalue()
+
+
+def many_parts_docx(parts: int = 5000) -> bytes:
+    """A zip named like a Word file holding thousands of tiny parts."""
+    import zipfile
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for number in range(parts):
+            archive.writestr(f"word/media/p{number}.xml", b"<a/>")
+    return out.getvalue()
+
+
+def nested_html(depth: int = 200_000) -> bytes:
+    """A page of `<div>` nested `depth` deep around one sentence (~2 MB at the default)."""
+    return (
+        b"<html><body>"
+        + b"<div>" * depth
+        + b"<p>Deep words.</p>"
+        + b"</div>" * depth
+        + b"</body></html>"
+    )
+
+
+def flate_bomb_pdf(unpacked_bytes: int = 200 * 1024 * 1024) -> bytes:
+    """A one-page PDF whose content stream inflates to `unpacked_bytes` of spaces (~200 KB
+    packed at the default)."""
+    import zlib
+
+    packer = zlib.compressobj(9)
+    chunk = b" " * (1024 * 1024)
+    packed = [packer.compress(b"BT /F1 12 Tf 72 720 Td (Bomb.) Tj ET\n")]
+    packed += [packer.compress(chunk) for _ in range(unpacked_bytes // len(chunk))]
+    stream = b"".join([*packed, packer.flush()])
+    return _pdf(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            b"/Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>",
+            b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream)
+            + stream
+            + b"\nendstream",
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        ]
+    )

@@ -19,9 +19,10 @@ from urllib.parse import parse_qs, urlsplit
 
 PREFIX = "/drive/v3/"
 EXPORTS = {
-    "application/vnd.google-apps.document": "text/plain",
-    "application/vnd.google-apps.spreadsheet": "text/csv",
+    "application/vnd.google-apps.document": {"text/html", "text/plain", "application/pdf"},
+    "application/vnd.google-apps.spreadsheet": {"text/csv"},
 }
+"""Types Drive exports each Google-native type to (a subset of what the real API offers)."""
 
 
 @dataclass
@@ -240,7 +241,7 @@ class DriveStub:
         if not isinstance(stub, StubFile):
             return stub
         wanted = query.get("mimeType", [""])[0]
-        if EXPORTS.get(stub.mime_type) != wanted:
+        if wanted not in EXPORTS.get(stub.mime_type, set()):
             return _error(400, "badRequest", "unsupported export type")
         return 200, wanted, stub.content
 

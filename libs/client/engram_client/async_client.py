@@ -410,6 +410,12 @@ class AsyncEngramClient:
         """A document's status and versions."""
         return await self.run(calls.get_document(document_id))
 
+    async def list_passages(
+        self, document_id: str, *, after: int | None = None, limit: int | None = None
+    ) -> models.PassagePage:
+        """One page of a document's current passages, in order (404 while it has none)."""
+        return await self.run(calls.list_passages(document_id, after=after, limit=limit))
+
     async def delete_document(self, document_id: str) -> models.PruneJobAccepted:
         """Tombstone a document and everything derived from it; returns the prune job."""
         return await self.run(calls.delete_document(document_id))
@@ -533,10 +539,12 @@ class AsyncEngramClient:
         top_k: int = 5,
         min_score: float | None = None,
         mode: str | None = None,
+        kinds: Sequence[str] | None = None,
     ) -> models.KnowledgeSearch:
-        """Facts and article sections matching the query (`mode`: hybrid, dense or lexical)."""
+        """Facts, article sections and document passages matching the query (`mode`: hybrid,
+        dense or lexical; `kinds` keeps only those kinds: fact, article_section, passage)."""
         return await self.run(
-            calls.search_knowledge(query, top_k=top_k, min_score=min_score, mode=mode)
+            calls.search_knowledge(query, top_k=top_k, min_score=min_score, mode=mode, kinds=kinds)
         )
 
     async def list_contradictions(

@@ -347,9 +347,18 @@ class EntityPage(ApiModel):
     next_after: str | None = None
 
 
+class Span(ApiModel):
+    """Where a passage's text sits in its document version's extracted text."""
+
+    start: int
+    end: int
+
+
 class KnowledgeHit(ApiModel):
-    """One fact or article section found, with its status, contested flag and support;
-    `score` is the dense score the floor applies to, `scores` every score that placed it."""
+    """One fact, article section or document passage found: facts and sections with their
+    status, contested flag and support, passages with their citation (document, version, name,
+    heading path, page, span, text); `score` is the dense score the floor applies to, `scores`
+    every score that placed it."""
 
     kind: str | None = None
     score: float | None = None
@@ -361,6 +370,39 @@ class KnowledgeHit(ApiModel):
     status: str | None = None
     contested: bool = False
     support: list[dict[str, Any]] = Field(default_factory=list)
+    passage_id: str | None = None
+    document_id: str | None = None
+    version: str | None = None
+    name: str | None = None
+    heading_path: list[str] | None = None
+    page: int | None = None
+    page_end: int | None = None
+    span: Span | None = None
+    text: str | None = None
+
+
+class Passage(ApiModel):
+    """One passage of a document version, in order, with its heading path, pages and span."""
+
+    passage_id: str
+    ordinal: int
+    heading_path: list[str] = Field(default_factory=list)
+    start: int
+    end: int
+    page: int | None = None
+    page_end: int | None = None
+    text: str
+    text_sha256: str | None = None
+
+
+class PassagePage(ApiModel):
+    """A page of a document's current passages; `next_after` continues the listing."""
+
+    document_id: str
+    version: str | None = None
+    name: str | None = None
+    passages: list[Passage] = Field(default_factory=list)
+    next_after: int | None = None
 
 
 class KnowledgeSearch(ApiModel):

@@ -35,6 +35,14 @@ MemoryType = Annotated[
     ),
 ]
 Mode = Literal["hybrid", "dense", "lexical"]
+KnowledgeKinds = Annotated[
+    list[Literal["fact", "article_section", "passage"]] | None,
+    Field(
+        min_length=1,
+        max_length=3,
+        description="only hits of these kinds (default all); passage = cited document text",
+    ),
+]
 MinScore = Annotated[
     float | None,
     Field(

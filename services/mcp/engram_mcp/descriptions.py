@@ -65,11 +65,15 @@ MEMORY_FORGET = (
 
 KNOWLEDGE_SEARCH = (
     "Search the knowledge Engram built from submitted documents and imported records: facts "
-    "(an entity's attribute and value, with status, `contested` flag and supporting records) and "
-    "sections of entity articles. Each hit names its `entity_id`: read the whole entity with "
-    "knowledge_entity. `mode` works as in memory_recall. A contested fact means sources "
-    "disagree: see contradictions_list before relying on it. `results: []` means nothing "
-    "relevant is known."
+    "(an entity's attribute and value, with status, `contested` flag and supporting records), "
+    "sections of entity articles, and passages of prose documents (Markdown, text, PDF, Word, "
+    "HTML). A fact or section names its `entity_id`: read the whole entity with "
+    "knowledge_entity. A passage (`kind: passage`) carries its citation: `document_id`, "
+    "`version`, `name`, `heading_path`, `page`/`page_end` (PDF) and `span` in the extracted "
+    "text, with the passage's `text`; quote it with that citation. `kinds` keeps only the kinds "
+    'named (e.g. ["passage"]). `mode` works as in memory_recall. A contested fact means '
+    "sources disagree: see contradictions_list before relying on it. `results: []` means "
+    "nothing relevant is known."
 )
 
 KNOWLEDGE_ENTITY = (

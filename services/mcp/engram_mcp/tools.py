@@ -16,6 +16,7 @@ from engram_mcp import descriptions
 from engram_mcp.arguments import (
     AgentId,
     Filter,
+    KnowledgeKinds,
     MemoryId,
     MemoryStatus,
     MemoryType,
@@ -237,12 +238,13 @@ class EngramTools:
         top_k: Annotated[int, Field(ge=1, le=1000, description="at most this many hits")] = 5,
         mode: Annotated[Mode, Field(description="how hits are ranked")] = "hybrid",
         min_score: MinScore = None,
+        kinds: KnowledgeKinds = None,
     ) -> CallToolResult:
-        """Search facts and article sections."""
+        """Search facts, article sections and document passages."""
         return await self._run(
             ctx,
             lambda client: client.search_knowledge(
-                query, top_k=top_k, mode=mode, min_score=min_score
+                query, top_k=top_k, mode=mode, min_score=min_score, kinds=kinds
             ),
         )
 

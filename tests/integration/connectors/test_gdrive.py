@@ -139,7 +139,7 @@ async def test_a_changed_checksum_resubmits_a_new_version_of_the_same_document(
     assert first["event_id"] != second["event_id"]
 
 
-async def test_google_docs_and_sheets_are_exported_as_text(
+async def test_google_docs_are_exported_as_html_and_sheets_as_csv(
     service: Callable[..., ServiceProcess],
     infra: Infra,
     drive: DriveStub,
@@ -147,12 +147,13 @@ async def test_google_docs_and_sheets_are_exported_as_text(
     documents_topic: str,
 ) -> None:
     await _started(service, drive, connectors_db)
-    drive.add_file("Notes", b"owner: acme\n", mime_type="application/vnd.google-apps.document")
+    page = b"<html><body><h1>Owners</h1><p>owner: acme</p></body></html>"
+    drive.add_file("Notes", page, mime_type="application/vnd.google-apps.document")
     drive.add_file("Rates", b"id,rate\n1,2\n", mime_type="application/vnd.google-apps.spreadsheet")
 
     submitted = await wait_for(infra.bootstrap, documents_topic, _of("document.submitted"), count=2)
 
-    assert sorted(m["payload"]["mime"] for m in submitted) == ["text/csv", "text/plain"]
+    assert sorted(m["payload"]["mime"] for m in submitted) == ["text/csv", "text/html"]
     assert any("/export" in r for r in drive.requests)
 
 

@@ -100,3 +100,61 @@ def test_the_tenants_dead_letters_are_read_and_replayed_under_v1() -> None:
         "/v1/dead-letters/0-4:replay",
         False,
     )
+
+
+PASSAGE_HIT = {
+    "kind": "passage",
+    "score": 0.71,
+    "passage_id": "psg_1",
+    "document_id": "doc_1",
+    "version": "v1",
+    "name": "terms.pdf",
+    "heading_path": ["Returns policy"],
+    "page": 2,
+    "page_end": 2,
+    "span": {"start": 10, "end": 52},
+    "text": "Opened electronics: 14 days.",
+    "scores": {"fused": 0.016, "dense": 0.71},
+}
+
+
+def test_knowledge_search_sends_kinds_and_reads_passage_citations() -> None:
+    call = calls.search_knowledge("returns", top_k=3, min_score=None, kinds=["passage"])
+    assert call.json == {"query": "returns", "top_k": 3, "kinds": ["passage"]}
+    (hit,) = call.parse({"results": [PASSAGE_HIT]}).results
+    assert (hit.document_id, hit.version, hit.name) == ("doc_1", "v1", "terms.pdf")
+    assert hit.heading_path == ["Returns policy"] and hit.page == 2
+    assert hit.span is not None and (hit.span.start, hit.span.end) == (10, 52)
+    assert hit.text == "Opened electronics: 14 days."
+
+
+def test_a_documents_passages_are_a_retry_safe_paged_read() -> None:
+    call = calls.list_passages("doc_1", after=4, limit=2)
+    assert (call.method, call.path, call.params, call.retry_safe) == (
+        "GET",
+        "/v1/documents/doc_1/passages",
+        {"after": 4, "limit": 2},
+        True,
+    )
+    page = call.parse(
+        {
+            "document_id": "doc_1",
+            "version": "v1",
+            "name": "terms.pdf",
+            "passages": [
+                {
+                    "passage_id": "psg_1",
+                    "ordinal": 5,
+                    "heading_path": [],
+                    "start": 0,
+                    "end": 6,
+                    "page": None,
+                    "page_end": None,
+                    "text": "Terms.",
+                    "text_sha256": "ab",
+                }
+            ],
+            "next_after": None,
+        }
+    )
+    assert page.passages[0].ordinal == 5 and page.passages[0].text == "Terms."

@@ -145,3 +145,52 @@ def test_an_unreachable_gateway_exits_1_with_what_to_do(
     assert main(["agents", "list", "--env-file", str(env), "--http-timeout", "1"]) == 1
     err = capsys.readouterr().err
     assert "is the gateway up?" in err and "egk_x" not in err
+
+
+def test_knowledge_search_sends_kinds_and_prints_passages_with_their_citation(
+    stub: StubServer, env_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    hit = {
+        "kind": "passage",
+        "score": 0.71,
+        "document_id": "doc_1",
+        "version": "v1",
+        "name": "terms.pdf",
+        "heading_path": ["Returns policy", "Electronics"],
+        "page": 2,
+        "span": {"start": 10, "end": 38},
+        "text": "Opened electronics: 14 days.",
+    }
+    stub.on("POST", "/v1/knowledge/search", Reply(200, {"results": [hit]}))
+    assert run(env_file, "knowledge", "search", "returns", "--kinds", "passage") == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "passage  0.710  terms.pdf  Returns policy > Electronics  p.2  [10:38]",
+        "  Opened electronics: 14 days.",
+    ]
+    sent = stub.seen("POST", "/v1/knowledge/search")[0].json()
+    assert sent == {"query": "returns", "top_k": 5, "kinds": ["passage"]}
+
+
+def test_an_unknown_kind_is_a_usage_error_before_anything_is_sent(
+    stub: StubServer, env_file: Path
+) -> None:
+    with pytest.raises(SystemExit) as refused:
+        run(env_file, "knowledge", "search", "returns", "--kinds", "memo")
+    assert refused.value.code == 2
+    assert stub.seen("POST", "/v1/knowledge/search") == []
+
+
+def test_docs_passages_lists_a_documents_passages_in_order(
+    stub: StubServer, env_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    passage = {"passage_id": "psg_1", "ordinal": 0, "start": 0, "end": 6, "text": "Terms."}
+    page = {"document_id": "doc_1", "version": "v1", "name": "t.md", "passages": [passage]}
+    stub.on("GET", "/v1/documents/doc_1/passages", Reply(200, {**page, "next_after": 0}))
+    assert run(env_file, "docs", "passages", "doc_1", "--limit", "1") == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "doc_1  version=v1  t.md",
+        "0  -  p.-  [0:6]",
+        "  Terms.",
+        "more: --after 0",
+    ]
+    assert stub.seen("GET", "/v1/documents/doc_1/passages")[0].query == {"limit": ["1"]}

@@ -87,6 +87,7 @@ class FakeDrive:
     files: dict[str, FakeFile] = field(default_factory=dict)
     log: list[Change] = field(default_factory=list)
     broken_downloads: set[str] = field(default_factory=set)
+    exported: list[tuple[str, str]] = field(default_factory=list)
 
     def put(self, file_id: str, name: str, content: bytes, **kw: Any) -> None:
         existing = self.files.get(file_id)
@@ -145,4 +146,5 @@ class FakeDrive:
         return self.files[file_id].content
 
     async def export(self, file_id: str, mime: str) -> bytes:
+        self.exported.append((file_id, mime))
         return self.files[file_id].content

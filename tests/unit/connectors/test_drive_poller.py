@@ -152,11 +152,13 @@ async def test_unknown_files_that_vanish_publish_nothing() -> None:
 
 async def test_google_docs_are_exported_and_binary_files_rejected() -> None:
     drive, state, publisher, poller = await _started()
-    drive.put("doc", "Notes", b"owner: acme\n", mime_type="application/vnd.google-apps.document")
+    page = b"<html><body><h1>Owners</h1><p>owner: acme</p></body></html>"
+    drive.put("doc", "Notes", page, mime_type="application/vnd.google-apps.document")
     drive.put("bin", "x.csv", b"\x00\x01binary")
     await poller.poll_once()
     (doc,) = publisher.of_type("document.submitted")
-    assert doc.payload.mime == "text/plain" and doc.payload.source_item_id == "doc"
+    assert doc.payload.mime == "text/html" and doc.payload.source_item_id == "doc"
+    assert drive.exported == [("doc", "text/html")]
     assert state.items[(TENANT, "bin")]["last_rejection"] == "binary"
 
 

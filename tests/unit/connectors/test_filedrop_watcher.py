@@ -100,6 +100,8 @@ async def test_a_restart_finishes_the_move_without_resubmitting(tmp_path: Path) 
         ("latin1.csv", "id,name\nc1,Zürich\n".encode("latin-1"), "invalid_utf8"),
         ("big.csv", b"x" * 1001, "too_large"),
         ("photo.png", b"\x89PNG", "unsupported_type"),
+        ("terms.docx", b"%PDF-1.7\n%\xe2\xe3", "content_mismatch"),
+        ("notes.pdf", b"just words\n", "content_mismatch"),
     ],
 )
 async def test_bad_files_go_to_failed_with_an_error_report(
@@ -115,6 +117,30 @@ async def test_bad_files_go_to_failed_with_an_error_report(
     report = json.loads((inbox / "failed" / f"{name}.error.json").read_text())
     assert report["reason"] == reason
     assert "Zürich" not in json.dumps(report)
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "mime"),
+    [
+        ("terms.pdf", b"%PDF-1.7\n%\xe2\xe3\xcf\xd3", "application/pdf"),
+        (
+            "terms.docx",
+            b"PK\x03\x04\x14\x00\x00",
+            "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        ),
+        ("page.htm", "<p>caf\xe9</p>".encode("latin-1"), "text/html"),
+    ],
+)
+async def test_pdf_word_and_html_files_are_submitted_with_their_types(
+    tmp_path: Path, name: str, content: bytes, mime: str
+) -> None:
+    inbox = tmp_path / "tnt_a"
+    inbox.mkdir()
+    (inbox / name).write_bytes(content)
+    publisher = FakePublisher()
+    await _two_passes(_watcher(tmp_path, FakeLedger(), publisher))
+    (event,) = publisher.published
+    assert event.payload.mime == mime and event.payload.name == name
 
 
 async def test_symlinks_are_never_followed(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from engram_connectors.domain.paths import is_ignored_name, is_within, safe_rela
 from engram_connectors.domain.stability import Observation, StabilityTracker
 
 pytestmark = pytest.mark.unit
+DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 
 
 @pytest.mark.parametrize(
@@ -29,6 +30,11 @@ pytestmark = pytest.mark.unit
         ("a.jsonl", "application/x-ndjson"),
         ("notes.md", "text/markdown"),
         ("notes.txt", "text/plain"),
+        ("terms.PDF", "application/pdf"),
+        ("terms.docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document"),
+        ("page.html", "text/html"),
+        ("page.htm", "text/html"),
+        ("legacy.doc", None),
         ("image.png", None),
         ("archive.csv.gz", None),
         ("no_extension", None),
@@ -40,7 +46,8 @@ def test_mime_from_extension(name: str, mime: str | None) -> None:
 
 def test_drive_mime_prefers_declared_type_then_export_then_extension() -> None:
     assert mime_for_drive("text/csv", "x.bin") == "text/csv"
-    assert mime_for_drive("application/vnd.google-apps.document", "Doc") == "text/plain"
+    assert mime_for_drive("application/vnd.google-apps.document", "Doc") == "text/html"
+    assert mime_for_drive("application/pdf", "Terms") == "application/pdf"
     assert mime_for_drive("application/vnd.google-apps.spreadsheet", "Sheet") == "text/csv"
     assert mime_for_drive("application/vnd.google-apps.presentation", "x.csv") is None
     assert mime_for_drive("application/octet-stream", "rows.ndjson") == "application/x-ndjson"
@@ -113,15 +120,38 @@ def test_forgotten_and_vanished_paths_start_over() -> None:
         (b"id,name\x00\n", "binary"),
         (b"id,name\n\xff\xfe", "invalid_utf8"),
         (b"x" * 11, "too_large"),
+        (b"%PDF-1.7\n", "content_mismatch"),
     ],
 )
 def test_bad_content_is_refused_with_a_reason(content: bytes, reason: str) -> None:
-    rejection = check_content(content, max_bytes=10)
+    rejection = check_content(content, "text/csv", max_bytes=10)
     assert rejection is not None and rejection.reason == reason
 
 
 def test_text_is_accepted() -> None:
-    assert check_content("id,name\nc1,Zürich\n".encode(), max_bytes=100) is None
+    assert check_content("id,name\nc1,Zürich\n".encode(), "text/csv", max_bytes=100) is None
+
+
+def test_pdf_word_and_html_bytes_are_accepted_as_what_they_are() -> None:
+    assert check_content(b"%PDF-1.7\n\xff\x00", "application/pdf", max_bytes=100) is None
+    assert check_content(b"PK\x03\x04\x00\xff", DOCX, max_bytes=100) is None
+    assert check_content("<p>caf\xe9</p>".encode("latin-1"), "text/html", max_bytes=100) is None
+
+
+@pytest.mark.parametrize(
+    ("content", "mime", "said"),
+    [
+        (b"%PDF-1.7\n", DOCX, "the content is a PDF, not a Word (.docx) file"),
+        (b"PK\x03\x04\x00", "application/pdf", "the content is a zip archive"),
+        (b"just words", "application/pdf", "the content is UTF-8 text, not a PDF"),
+    ],
+)
+def test_a_file_named_as_another_kind_is_refused_saying_what_it_is(
+    content: bytes, mime: str, said: str
+) -> None:
+    rejection = check_content(content, mime, max_bytes=100)
+    assert rejection is not None and rejection.reason == "content_mismatch"
+    assert rejection.detail.startswith(said)
 
 
 def test_ids_are_deterministic_and_distinct() -> None:

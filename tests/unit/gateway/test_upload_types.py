@@ -56,17 +56,46 @@ def test_a_pdf_and_a_word_file_are_accepted_as_bytes_not_as_utf8_text() -> None:
     check_content("<p>caf\xe9</p>".encode("latin-1"), "text/html", 1000)
 
 
+DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+
+
 @pytest.mark.parametrize(
-    ("content", "mime"),
+    ("content", "name", "said"),
     [
-        (b"just text", "application/pdf"),
-        (b"%PDF-", "application/vnd.openxmlformats-officedocument.wordprocessingml.document"),
+        (b"just text", "terms.pdf", "the content is UTF-8 text, not a PDF; send it as text/plain"),
+        (
+            b"%PDF-1.7\n",
+            "terms.docx",
+            "is a PDF, not a Word (.docx) file; send it as application/pdf",
+        ),
+        (
+            b"PK\x03\x04\x14\x00",
+            "terms.pdf",
+            "is a zip archive (as a Word .docx file is), not a PDF",
+        ),
+        (
+            b"%PDF-1.7\n",
+            "terms.txt",
+            "is a PDF, not text/plain; send it as application/pdf or name it .pdf",
+        ),
+        (b"PK\x03\x04\x14\x00", "page.html", f"not text/html; send it as {DOCX} or name it .docx"),
+        (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "old.docx", "a legacy Office file (.doc or .xls)"),
     ],
 )
-def test_a_document_that_does_not_start_as_its_type_is_refused(content: bytes, mime: str) -> None:
+def test_a_file_whose_bytes_are_another_kind_is_refused_saying_what_it_is(
+    content: bytes, name: str, said: str
+) -> None:
     with pytest.raises(DocumentRejected) as refused:
-        check_content(content, mime, 1000)
+        check_content(content, resolve_mime("application/octet-stream", name), 1000)
     assert (refused.value.status, refused.value.kind) == (422, "content-mismatch")
+    assert said in refused.value.detail
+
+
+def test_an_empty_file_is_refused_at_the_door() -> None:
+    for empty in (b"", b" \n"):
+        with pytest.raises(DocumentRejected) as refused:
+            check_content(empty, "application/pdf", 1000)
+        assert (refused.value.status, refused.value.kind) == (422, "empty-document")
 
 
 def test_a_pdf_over_the_size_limit_is_still_a_413() -> None:

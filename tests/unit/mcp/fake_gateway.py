@@ -65,7 +65,19 @@ class FakeGateway:
 
     async def search_knowledge(self, *args: Any, **kwargs: Any) -> models.KnowledgeSearch:
         self._called("search_knowledge", *args, **kwargs)
-        return models.KnowledgeSearch(mode=kwargs.get("mode"))
+        passage = models.KnowledgeHit(
+            kind="passage",
+            score=0.7,
+            document_id="doc_1",
+            version="v1",
+            name="terms.pdf",
+            heading_path=["Returns policy"],
+            page=2,
+            page_end=2,
+            span=models.Span(start=10, end=38),
+            text="Opened electronics: 14 days.",
+        )
+        return models.KnowledgeSearch(mode=kwargs.get("mode"), results=[passage])
 
     async def get_entity(self, *args: Any, **kwargs: Any) -> models.Entity:
         self._called("get_entity", *args, **kwargs)

@@ -197,6 +197,21 @@ async def test_reads_pass_their_options_through() -> None:
     assert by_name["upload_document"][1:] == (("a.csv", "id\n1\n"), {"mime": None})
 
 
+async def test_knowledge_search_passes_kinds_and_answers_passages_with_their_citation() -> None:
+    gateway = FakeGateway()
+    found = await call(gateway, "knowledge_search", {"query": "returns", "kinds": ["passage"]})
+    assert not found.is_error
+    (hit,) = found.structured_content["results"]
+    assert hit["kind"] == "passage"
+    assert (hit["document_id"], hit["version"], hit["name"]) == ("doc_1", "v1", "terms.pdf")
+    assert hit["heading_path"] == ["Returns policy"] and hit["page"] == 2
+    assert hit["span"] == {"start": 10, "end": 38}
+    assert hit["text"] == "Opened electronics: 14 days."
+    assert gateway.calls[0][2]["kinds"] == ["passage"]
+    unknown = await call(gateway, "knowledge_search", {"query": "returns", "kinds": ["memo"]})
+    assert unknown.is_error
+
+
 async def test_agents_are_registered_and_listed_under_the_callers_key() -> None:
     gateway = FakeGateway()
     created = await call(gateway, "agent_create", {"name": "support"})

@@ -45,6 +45,19 @@ def get_document(document_id: str) -> Call[models.Document]:
     )
 
 
+def list_passages(
+    document_id: str, *, after: int | None = None, limit: int | None = None
+) -> Call[models.PassagePage]:
+    """One page of the current version's passages, in order; follow `next_after`."""
+    return Call(
+        "GET",
+        f"/v1/documents/{segment(document_id)}/passages",
+        models.PassagePage.model_validate,
+        params=only_set({"after": after, "limit": limit}),
+        retry_safe=True,
+    )
+
+
 def delete_document(document_id: str) -> Call[models.PruneJobAccepted]:
     """Not retry-safe: a second delete starts a second job or answers 409 already-deleted."""
     return Call(
@@ -153,14 +166,22 @@ def list_entities(
 
 
 def search_knowledge(
-    query: str, *, top_k: int, min_score: float | None, mode: str | None = None
+    query: str,
+    *,
+    top_k: int,
+    min_score: float | None,
+    mode: str | None = None,
+    kinds: Sequence[str] | None = None,
 ) -> Call[models.KnowledgeSearch]:
-    """A read despite the POST, so it is retry-safe."""
+    """A read despite the POST, so it is retry-safe; `kinds` (fact, article_section, passage)
+    keeps only hits of those kinds."""
     body: dict[str, Any] = {"query": query, "top_k": top_k}
     if min_score is not None:
         body["min_score"] = min_score
     if mode is not None:
         body["mode"] = mode
+    if kinds:
+        body["kinds"] = list(kinds)
     return Call(
         "POST",
         "/v1/knowledge/search",

@@ -1,4 +1,5 @@
-"""`engram docs upload | upload-dir | status | delete`: documents through the gateway."""
+"""`engram docs upload | upload-dir | status | delete | passages`: documents through the
+gateway."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from engram_client import models
-from engram_client.cli import exit_codes
+from engram_client.cli import exit_codes, knowledge
 from engram_client.cli.common import UsageError, add_wait_timeout, client_from
 from engram_client.cli.output import ProgressBar, StatusLine, emit, fail, note
 from engram_client.cli.prune import follow_job, job_exit_code, show_job
@@ -64,6 +65,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     delete.add_argument("--follow", action="store_true", help="follow the prune job to the end")
     add_wait_timeout(delete, 300)
     delete.set_defaults(handler=delete_document)
+    knowledge.register_passages(actions)
 
 
 def _upload_options(parser: argparse.ArgumentParser) -> None:

@@ -5,7 +5,18 @@ from __future__ import annotations
 import argparse
 import sys
 
-from engram_client.cli import dlq, docs, exit_codes, keys, memory, misc, prune, records, tenant
+from engram_client.cli import (
+    dlq,
+    docs,
+    exit_codes,
+    keys,
+    knowledge,
+    memory,
+    misc,
+    prune,
+    records,
+    tenant,
+)
 from engram_client.cli.common import UsageError, add_common
 from engram_client.cli.output import fail
 from engram_client.errors import EngramError
@@ -27,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_common(parser, top=True)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (tenant, keys, docs, records, memory, prune, dlq, misc):
+    for module in (tenant, keys, docs, records, knowledge, memory, prune, dlq, misc):
         module.register(commands)
     for sub in _all_parsers(parser):
         if sub is not parser:

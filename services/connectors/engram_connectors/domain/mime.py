@@ -4,24 +4,20 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
-BY_EXTENSION: dict[str, str] = {
-    ".csv": "text/csv",
-    ".tsv": "text/tab-separated-values",
-    ".json": "application/json",
-    ".ndjson": "application/x-ndjson",
-    ".jsonl": "application/x-ndjson",
-    ".md": "text/markdown",
-    ".txt": "text/plain",
-}
-"""The built-in extractors' formats; anything else is refused as unsupported."""
+from engram_events.mimes import MIME_BY_SUFFIX
+
+BY_EXTENSION: dict[str, str] = MIME_BY_SUFFIX
+"""What extraction reads (text, tables, Markdown, PDF, Word, HTML); anything else is refused as
+unsupported."""
 
 SUPPORTED = frozenset(BY_EXTENSION.values())
 
 GOOGLE_EXPORTS: dict[str, str] = {
-    "application/vnd.google-apps.document": "text/plain",
+    "application/vnd.google-apps.document": "text/html",
     "application/vnd.google-apps.spreadsheet": "text/csv",
 }
-"""Google-native files have no bytes of their own; Drive exports them to these types."""
+"""Google-native files have no bytes of their own; Drive exports them to these types (a Doc as
+HTML, so its headings become the passages' heading paths)."""
 
 GOOGLE_FOLDER = "application/vnd.google-apps.folder"
 GOOGLE_PREFIX = "application/vnd.google-apps."

@@ -152,7 +152,7 @@ class FileDropWatcher:
         content = await asyncio.to_thread(folder.read, relative, seen, self.max_bytes + 1)
         if content is None:
             return
-        rejection = check_content(content, max_bytes=self.max_bytes)
+        rejection = check_content(content, mime, max_bytes=self.max_bytes)
         if rejection is not None:
             await self._fail(folder, relative, rejection, report, content)
             return

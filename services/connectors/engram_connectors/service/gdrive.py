@@ -145,7 +145,7 @@ class DrivePoller:
         except ItemUnavailable:
             await self._delete(change.file_id, item, "permission_lost", report)
             return
-        rejection = check_content(content, max_bytes=self.max_bytes)
+        rejection = check_content(content, decision.mime, max_bytes=self.max_bytes)
         if rejection is not None:
             await self._reject(meta, item, rejection.reason, report)
             return

@@ -7,7 +7,7 @@ from __future__ import annotations
 import io
 import re
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +21,7 @@ XHTML = "application/xhtml+xml"
 _BLANK_LINES = re.compile(r"\n[ \t\f\v]*\n")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _HEADING_STYLE = re.compile(r"^heading (\d)$", re.IGNORECASE)
+_RATIO_FROM = 1024 * 1024
 _DROPPED = (
     "script",
     "style",
@@ -50,6 +51,11 @@ class FormatLimits:
     max_chars: int = 5_000_000
     max_unzipped_bytes: int = 100 * 1024 * 1024
     max_zip_entries: int = 2000
+    max_xml_part_bytes: int = 20 * 1024 * 1024
+    """Each XML part of a Word file is parsed whole: 20 MiB is ~400 MB of parse tree."""
+    max_zip_ratio: int = 100
+    """Word's XML packs 5 to 20 to 1; a part packed tighter than this (and over 1 MiB) is a
+    zip bomb."""
 
 
 def storable(text: str) -> str:
@@ -93,7 +99,7 @@ def read_pdf(content: bytes, limits: FormatLimits | None = None) -> Layout:
     blank lines), split into paragraphs there; blocks carry their page
     (1-based). An encrypted PDF, or one without any text layer (a scan), fails with that reason."""
     from pypdf import PdfReader
-    from pypdf.errors import PyPdfError
+    from pypdf.errors import LimitReachedError, PyPdfError
 
     limits = limits or FormatLimits()
     try:
@@ -109,6 +115,10 @@ def read_pdf(content: bytes, limits: FormatLimits | None = None) -> Layout:
                 out.add(_join_lines(paragraph), "paragraph", page=number)
     except ExtractionFailed:
         raise
+    except LimitReachedError:
+        raise ExtractionFailed(
+            "the PDF holds a stream that unpacks past the reader's limit (a decompression bomb)"
+        ) from None
     except (PyPdfError, ValueError, KeyError, TypeError, AttributeError, OSError) as exc:
         raise ExtractionFailed(f"the PDF cannot be read ({type(exc).__name__})") from None
     if not out.blocks:
@@ -140,7 +150,10 @@ def _join_lines(paragraph: str) -> str:
 
 
 def _check_zip(content: bytes, limits: FormatLimits) -> None:
-    """A Word file is a zip: refuse one that unpacks too large or holds too many entries."""
+    """A Word file is a zip: refuse one that unpacks too large, holds too many entries, packs
+    a part too tightly or has an XML part too large to parse, from the sizes its directory
+    declares (zipfile never inflates a part past its declared size: a part that lies fails its
+    CRC check), before anything is inflated."""
     try:
         with zipfile.ZipFile(io.BytesIO(content)) as archive:
             entries = archive.infolist()
@@ -152,6 +165,18 @@ def _check_zip(content: bytes, limits: FormatLimits) -> None:
         raise ExtractionFailed(
             f"the Word document unpacks to more than {limits.max_unzipped_bytes} bytes"
         )
+    for entry in entries:
+        packed = max(entry.compress_size, 1)
+        if entry.file_size > _RATIO_FROM and entry.file_size > limits.max_zip_ratio * packed:
+            raise ExtractionFailed(
+                f"the Word document is a zip bomb: a part unpacks to {entry.file_size // packed} "
+                f"times its packed size (the limit is {limits.max_zip_ratio})"
+            )
+        xml = entry.filename.lower().endswith((".xml", ".rels"))
+        if xml and entry.file_size > limits.max_xml_part_bytes:
+            raise ExtractionFailed(
+                f"the Word document has an XML part of more than {limits.max_xml_part_bytes} bytes"
+            )
 
 
 def read_docx(content: bytes, limits: FormatLimits | None = None) -> Layout:
@@ -177,6 +202,7 @@ def _docx_blocks(document: Any) -> Iterator[tuple[BlockKind, int, str]]:
     from docx.table import Table
     from docx.text.paragraph import Paragraph
 
+    style_name = _paragraph_styles(document)
     for item in document.iter_inner_content():
         if isinstance(item, Table):
             for row in item.rows:
@@ -184,7 +210,7 @@ def _docx_blocks(document: Any) -> Iterator[tuple[BlockKind, int, str]]:
                 yield "paragraph", 0, " | ".join(c for c in cells if c)
             continue
         assert isinstance(item, Paragraph)
-        style = (item.style.name if item.style is not None else "") or ""
+        style = style_name(item._p.style)
         heading = _HEADING_STYLE.match(style)
         if heading or style.lower() == "title":
             yield "heading", int(heading.group(1)) if heading else 0, item.text
@@ -192,6 +218,18 @@ def _docx_blocks(document: Any) -> Iterator[tuple[BlockKind, int, str]]:
             yield "item", 0, item.text
         else:
             yield "paragraph", 0, item.text
+
+
+def _paragraph_styles(document: Any) -> Callable[[str | None], str]:
+    """Paragraph style names by id, looked up once: python-docx scans every style for each
+    paragraph's (a second per thousand paragraphs), so a long document took minutes."""
+    from docx.enum.style import WD_STYLE_TYPE
+
+    kind = WD_STYLE_TYPE.PARAGRAPH
+    names = {s.style_id: s.name or "" for s in document.styles if s.type == kind}
+    default = document.styles.default(kind)
+    fallback = (default.name or "") if default is not None else ""
+    return lambda style_id: names.get(style_id, fallback) if style_id else fallback
 
 
 def _numbered(paragraph: Any) -> bool:

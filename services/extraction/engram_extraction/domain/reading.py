@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from engram_events.mimes import mismatch
 from engram_extraction.domain.candidates import Extraction, ExtractionFailed, Limits
 from engram_extraction.domain.extractors import Unstructured, decode_text, extract_layout_text
 from engram_extraction.domain.extractors import read as read_records
@@ -29,6 +30,8 @@ TEXT_LAYOUTS: dict[str, Callable[[str], Layout]] = {
     "plain": plain_layout,
 }
 BINARY_READERS: dict[str, BinaryReader] = {"pdf": read_pdf, "docx": read_docx, "html": read_html}
+READ_AS = {"pdf": PDF, "docx": DOCX}
+"""The type a reader checks the bytes against when it was chosen by the file's extension."""
 PROSE_BY_MIME = {
     "text/markdown": "markdown",
     "text/plain": "plain",
@@ -80,10 +83,16 @@ def read(
     formats: FormatLimits | None = None,
     defer: bool = False,
 ) -> Reading:
-    """Records and passages; ExtractionFailed when the document cannot be read or holds neither.
+    """Records and passages; ExtractionFailed when the document is empty, is another kind of
+    file than it was sent as (the reason says which), cannot be read or holds neither.
     With `defer`, text in which no built-in extractor or reader found rows (a PDF's, Word
     file's or page's laid-out text included) is handed back for the model."""
     kind = prose_kind(mime, file_name)
+    if not content.strip():
+        raise ExtractionFailed("the document is empty")
+    wrong = mismatch(content, READ_AS.get(kind or "", mime))
+    if wrong is not None:
+        raise ExtractionFailed(wrong)
     reader = BINARY_READERS.get(kind or "")
     if reader is not None:
         layout = reader(content, formats or FormatLimits())

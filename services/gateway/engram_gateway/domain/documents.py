@@ -12,6 +12,7 @@ from engram_events.mimes import (
     READABLE_MIMES,
     UNTYPED,
     mime_for_name,
+    mismatch,
 )
 
 _NAME_FORBIDDEN = re.compile(r"[\x00-\x1f\x7f/\\]")
@@ -54,8 +55,9 @@ def resolve_mime(mime: str, name: str) -> str:
 
 
 def check_content(content: bytes, mime: str, max_bytes: int) -> None:
-    """Size, type and encoding checks on the bytes themselves: text must be UTF-8, a PDF or a
-    Word file must start as one."""
+    """Size, type and encoding checks on the bytes themselves: a PDF or a Word file must start
+    as one, any other type must not start as a PDF, zip or other binary (the refusal says what
+    the bytes are), text must be UTF-8."""
     if mime not in READABLE_MIMES:
         raise DocumentRejected(
             415, "unsupported-media-type", f"mime must be one of {sorted(READABLE_MIMES)}"
@@ -66,12 +68,10 @@ def check_content(content: bytes, mime: str, max_bytes: int) -> None:
         )
     if not content.strip():
         raise DocumentRejected(422, "empty-document", "the document is empty")
+    wrong = mismatch(content, mime)
+    if wrong is not None:
+        raise DocumentRejected(422, "content-mismatch", wrong)
     if mime in DOCUMENT_SIGNATURES:
-        signatures = DOCUMENT_SIGNATURES[mime]
-        if signatures and not content.startswith(signatures):
-            raise DocumentRejected(
-                422, "content-mismatch", f"the content is not what {mime} starts with"
-            )
         return
     try:
         content.decode("utf-8")

@@ -1,0 +1,94 @@
+"""`engram knowledge search` and `engram docs passages`: what the platform knows, with citations."""
+
+from __future__ import annotations
+
+import argparse
+
+from engram_client import models
+from engram_client.cli import exit_codes
+from engram_client.cli.common import client_from
+from engram_client.cli.output import emit
+
+KINDS = ("fact", "article_section", "passage")
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the `knowledge` commands."""
+    knowledge = commands.add_parser("knowledge", help="search facts, article sections and passages")
+    actions = knowledge.add_subparsers(dest="action", required=True, metavar="ACTION")
+    search = actions.add_parser(
+        "search",
+        help="search the knowledge built from documents and records",
+        description="Print one line per hit, best first: a passage as `passage  SCORE  NAME  "
+        "HEADING > PATH  p.PAGE  [START:END]` and its text, a fact as `fact  SCORE  ENTITY  "
+        "ATTRIBUTE = VALUE`, a section as `article_section  SCORE  ENTITY  ATTRIBUTE`.",
+    )
+    search.add_argument("query", metavar="QUERY", help="what to look for, in words")
+    search.add_argument(
+        "--kinds", nargs="+", choices=KINDS, metavar="KIND", help=f"only these: {', '.join(KINDS)}"
+    )
+    search.add_argument("--top-k", type=int, default=5, help="at most this many hits (default 5)")
+    search.add_argument("--mode", choices=("hybrid", "dense", "lexical"), help="how hits rank")
+    search.add_argument("--min-score", type=float, help="the dense score floor (-1 to 1)")
+    search.set_defaults(handler=search_knowledge)
+
+
+def register_passages(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add `docs passages` under the `docs` commands."""
+    passages = actions.add_parser(
+        "passages",
+        help="list a document's passages",
+        description="Print the current version's passages in order: `ORDINAL  HEADING > PATH  "
+        "p.PAGE  [START:END]` and the text. 404 (exit 3) while it has none.",
+    )
+    passages.add_argument("document_id", metavar="ID", help="the id `docs upload` printed")
+    passages.add_argument("--after", type=int, help="start after this ordinal (next_after)")
+    passages.add_argument("--limit", type=int, help="at most this many (the gateway caps 500)")
+    passages.set_defaults(handler=list_passages)
+
+
+def search_knowledge(args: argparse.Namespace) -> int:
+    """Print the hits, passages with their citation."""
+    with client_from(args) as client:
+        found = client.search_knowledge(
+            args.query, top_k=args.top_k, min_score=args.min_score, mode=args.mode, kinds=args.kinds
+        )
+    emit(found, args.json, _hits_text)
+    return exit_codes.OK
+
+
+def list_passages(args: argparse.Namespace) -> int:
+    """Print one page of the document's passages."""
+    with client_from(args) as client:
+        page = client.list_passages(args.document_id, after=args.after, limit=args.limit)
+    emit(page, args.json, _passages_text)
+    return exit_codes.OK
+
+
+def _where(path: list[str] | None, page: int | None, start: int, end: int) -> str:
+    heading = " > ".join(path or []) or "-"
+    return f"{heading}  p.{page if page is not None else '-'}  [{start}:{end}]"
+
+
+def _hits_text(found: models.KnowledgeSearch) -> str:
+    lines = []
+    for hit in found.results:
+        score = f"{hit.score:.3f}" if hit.score is not None else "-"
+        if hit.kind == "passage":
+            span = hit.span or models.Span(start=0, end=0)
+            where = _where(hit.heading_path, hit.page, span.start, span.end)
+            lines.append(f"passage  {score}  {hit.name}  {where}\n  {hit.text}")
+        elif hit.kind == "fact":
+            lines.append(f"fact  {score}  {hit.entity_id}  {hit.attribute} = {hit.value}")
+        else:
+            lines.append(f"{hit.kind}  {score}  {hit.entity_id}  {hit.attribute}")
+    return "\n".join(lines) or "no results"
+
+
+def _passages_text(page: models.PassagePage) -> str:
+    lines = [f"{page.document_id}  version={page.version}  {page.name}"]
+    for p in page.passages:
+        lines.append(f"{p.ordinal}  {_where(p.heading_path, p.page, p.start, p.end)}\n  {p.text}")
+    if page.next_after is not None:
+        lines.append(f"more: --after {page.next_after}")
+    return "\n".join(lines)
