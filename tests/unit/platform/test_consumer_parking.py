@@ -20,7 +20,7 @@ from engram_platform.consuming import BatchResult, Consumer, Outcome
 from engram_platform.consuming.lane import ParkedLane
 from engram_platform.outbox import Outbox
 from engram_platform.retry import RetryPolicy
-from tests.support.parked import InMemoryParkedInputs
+from tests.support.parked import InMemoryParkedInputs, check_parked_store
 
 pytestmark = pytest.mark.unit
 
@@ -327,3 +327,7 @@ async def test_a_row_another_run_has_leased_is_left_to_it() -> None:
     s.clock.later()
     await s.lane.retrier.run_due()
     assert s.handlers.calls == ["mem_a1", "mem_a1"], "an expired lease is taken over"
+
+
+async def test_the_fake_store_keeps_the_lane_contract() -> None:
+    await check_parked_store(InMemoryParkedInputs())

@@ -25,7 +25,8 @@ def _aware(when: datetime | None) -> datetime | None:
 
 
 def to_doc(row: ParkedInput) -> dict[str, Any]:
-    """The row as stored: the record's fields flat, its bytes as binary."""
+    """The row as stored: the record's fields flat, its bytes as binary, each header a
+    document (the local server stores no arrays within arrays)."""
     record = row.record
     return {
         "_id": row.event_id,
@@ -37,7 +38,7 @@ def to_doc(row: ParkedInput) -> dict[str, Any]:
         "offset": record.offset,
         "kafka_key": record.key,
         "value": record.value,
-        "headers": [[name, value] for name, value in record.headers],
+        "headers": [{"name": name, "value": value} for name, value in record.headers],
         "status": row.status,
         "attempts": row.attempts,
         "reason": row.reason,
@@ -61,7 +62,9 @@ def from_doc(doc: dict[str, Any]) -> ParkedInput:
             offset=int(doc["offset"]),
             key=None if kafka_key is None else bytes(kafka_key),
             value=bytes(doc["value"]),
-            headers=tuple((str(name), bytes(value)) for name, value in doc.get("headers") or ()),
+            headers=tuple(
+                (str(header["name"]), bytes(header["value"])) for header in doc.get("headers") or ()
+            ),
         ),
         status=doc["status"],
         attempts=int(doc["attempts"]),
