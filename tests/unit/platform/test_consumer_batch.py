@@ -142,11 +142,11 @@ class Clock:
 
 async def retry_parked(consumer: Consumer) -> None:
     """Let the parked inputs' backoff pass and the retrier run them."""
-    assert consumer.lane is not None
-    clock = consumer.lane.lot.clock
+    assert consumer.parked_lane is not None
+    clock = consumer.parked_lane.lot.clock
     assert isinstance(clock, Clock)
     clock.now += timedelta(minutes=1)
-    await consumer.lane.retrier.run_due()
+    await consumer.parked_lane.retrier.run_due()
 
 
 def consumer_for(

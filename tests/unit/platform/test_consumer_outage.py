@@ -119,11 +119,11 @@ async def test_database_outage_raises_for_redelivery_and_dead_letters_nothing() 
 async def test_a_failing_handler_is_still_dead_lettered_after_its_retries() -> None:
     consumer, broker, _ = consumer_with(RuntimeError("bug"))
     assert await consumer.process_batch([a_record()]) == [Outcome.PARKED]
-    assert consumer.lane is not None
-    clock = consumer.lane.lot.clock
+    assert consumer.parked_lane is not None
+    clock = consumer.parked_lane.lot.clock
     assert isinstance(clock, Clock)
     for _ in range(2):
         assert broker.published == []
         clock.now += timedelta(minutes=1)
-        await consumer.lane.retrier.run_due()
+        await consumer.parked_lane.retrier.run_due()
     assert broker.published == ["engram.dlq.v1"]

@@ -17,7 +17,7 @@ from engram_events.catalog import MEMORY_WITHDRAWN, MEMORY_WRITE_REQUESTED
 from engram_events.payloads.dlq import DeadLetter
 from engram_events.payloads.memories import MemoryWithdrawn, MemoryWriteRequested
 from engram_platform.consuming import BatchResult, Consumer, Outcome
-from engram_platform.consuming.lane import ParkedLane
+from engram_platform.consuming.parked_lane import ParkedLane
 from engram_platform.outbox import Outbox
 from engram_platform.retry import RetryPolicy
 from tests.support.parked import InMemoryParkedInputs, check_parked_store
@@ -127,7 +127,7 @@ class Handlers:
 @dataclass
 class Setup:
     consumer: Consumer
-    lane: ParkedLane
+    parked_lane: ParkedLane
     handlers: Handlers
     broker: Broker
     db: Database
@@ -162,8 +162,8 @@ def setup(
         batch=handlers.batch if batch else None,
         on_dead_letter=handlers.dead_lettered,
     )
-    assert consumer.lane is not None
-    return Setup(consumer, consumer.lane, handlers, broker, db, store, clock, slept)
+    assert consumer.parked_lane is not None
+    return Setup(consumer, consumer.parked_lane, handlers, broker, db, store, clock, slept)
 
 
 def write(memory_id: str, tenant: str, agent: str) -> Envelope[Any]:
@@ -199,13 +199,13 @@ async def test_a_transient_failure_is_parked_and_another_tenants_input_behind_it
     assert (row.attempts, row.reason, row.record.offset) == (1, "RuntimeError", 0)
     assert row.due > s.clock.now and row.record.value == encode(a1)
 
-    assert await s.lane.retrier.run_due() > 0, "not due yet: nothing runs"
+    assert await s.parked_lane.retrier.run_due() > 0, "not due yet: nothing runs"
     assert s.handlers.calls == ["mem_a1", "mem_b1"]
     s.clock.later()
-    await s.lane.retrier.run_due()
+    await s.parked_lane.retrier.run_due()
     assert s.handlers.calls == ["mem_a1", "mem_b1", "mem_a1"]
     assert applied(s) == ids(a1, b1) and s.parked.rows == {}
-    assert not s.lane.lot.holds(row.key), "the key is released"
+    assert not s.parked_lane.lot.holds(row.key), "the key is released"
 
 
 async def test_a_later_input_of_the_key_waits_behind_the_parked_one_and_runs_after_it() -> None:
@@ -226,7 +226,7 @@ async def test_a_later_input_of_the_key_waits_behind_the_parked_one_and_runs_aft
     assert applied(s) == ids(b1)
 
     s.clock.later()
-    await s.lane.retrier.run_due()
+    await s.parked_lane.retrier.run_due()
     assert s.handlers.calls == ["mem_a1", "mem_b1", "mem_a1", "mem_a2", "mem_a3"]
     assert applied(s) == ids(a1, a2, a3, b1) and s.parked.rows == {}
 
@@ -239,7 +239,7 @@ async def test_a_batch_call_that_fails_parks_the_failed_input_and_its_key_behind
     assert outcomes == [Outcome.PARKED, Outcome.PARKED, Outcome.APPLIED]
     assert s.handlers.calls == ["batch:mem_a1,mem_a2,mem_b1", "mem_a1", "mem_b1"]
     s.clock.later()
-    await s.lane.retrier.run_due()
+    await s.parked_lane.retrier.run_due()
     assert s.handlers.calls[3:] == ["mem_a1", "mem_a2"]
     assert applied(s) == ids(a1, a2, b1)
 
@@ -249,11 +249,11 @@ async def test_attempts_run_out_to_the_dlq_with_the_hook_and_the_key_goes_on() -
     a1, a2 = write("mem_a1", "ten_a", "agt_a"), write("mem_a2", "ten_a", "agt_a")
     assert await s.consumer.process_batch([record(a1, 0), record(a2, 1)]) == [Outcome.PARKED] * 2
     s.clock.later()
-    await s.lane.retrier.run_due()
+    await s.parked_lane.retrier.run_due()
     assert s.parked.rows[str(a1.event_id)].attempts == 2 and s.broker.letters == []
     assert s.handlers.calls == ["mem_a1", "mem_a1"], "mem_a2 still waits"
     s.clock.later()
-    await s.lane.retrier.run_due()
+    await s.parked_lane.retrier.run_due()
     (letter,) = s.broker.letters
     assert letter["event_id"] == str(a1.event_id) and letter["attempts"] == 3
     assert letter["error_type"] == "retries_exhausted:RuntimeError"
@@ -282,7 +282,7 @@ async def test_an_outage_when_a_parked_input_runs_again_keeps_it_without_countin
     handlers.fails["mem_a1"] = 99
     handlers.error = ServerSelectionTimeoutError("no servers")
     s.clock.later()
-    await s.lane.retrier.run_due()
+    await s.parked_lane.retrier.run_due()
     row = s.parked.rows[str(a1.event_id)]
     assert row.attempts == 1 and row.leased_until is None and row.due > s.clock.now
     assert s.broker.letters == [] and applied(s) == set()
@@ -297,7 +297,7 @@ async def test_a_replayed_batch_parks_the_same_rows_and_an_applied_input_is_a_du
     assert await s.consumer.process_batch(batch) == [Outcome.PARKED] * 2
     assert s.parked.rows == parked, "the same rows, the first attempt's count kept"
     s.clock.later()
-    await s.lane.retrier.run_due()
+    await s.parked_lane.retrier.run_due()
     assert await s.consumer.process_batch(batch) == [Outcome.DUPLICATE] * 2
     assert s.handlers.calls == ["mem_a1", "mem_a1", "mem_a2"]
 
@@ -307,11 +307,11 @@ async def test_a_restarted_consumer_holds_the_parked_keys_and_runs_the_rows() ->
     a1, a2 = write("mem_a1", "ten_a", "agt_a"), write("mem_a2", "ten_a", "agt_a")
     await first.consumer.process_batch([record(a1, 0)])
     again = setup(Handlers({}), parked=first.parked)
-    await again.lane.lot.load()
+    await again.parked_lane.lot.load()
     assert await again.consumer.process_batch([record(a2, 1)]) == [Outcome.PARKED]
     assert again.handlers.calls == []
     again.clock.later()
-    await again.lane.retrier.run_due()
+    await again.parked_lane.retrier.run_due()
     assert again.handlers.calls == ["mem_a1", "mem_a2"] and again.parked.rows == {}
 
 
@@ -322,10 +322,10 @@ async def test_a_row_another_run_has_leased_is_left_to_it() -> None:
     s.clock.later()
     lease = s.clock.now + timedelta(seconds=30)
     assert await s.parked.claim(str(a1.event_id), s.clock.now, lease) is not None
-    await s.lane.retrier.run_due()
+    await s.parked_lane.retrier.run_due()
     assert s.handlers.calls == ["mem_a1"], "the other replica's row is not run twice"
     s.clock.later()
-    await s.lane.retrier.run_due()
+    await s.parked_lane.retrier.run_due()
     assert s.handlers.calls == ["mem_a1", "mem_a1"], "an expired lease is taken over"
 
 

@@ -33,7 +33,6 @@ from engram_events.payloads.dlq import DeadLetter
 from engram_events.topics import BULK_TOPICS
 from engram_platform.broker import Broker
 from engram_platform.consuming.delivery import OUTBOXED, Delivery, plan
-from engram_platform.consuming.lane import ParkedLane
 from engram_platform.consuming.messages import (
     BatchResult,
     Outcome,
@@ -43,6 +42,7 @@ from engram_platform.consuming.messages import (
     Work,
 )
 from engram_platform.consuming.overlap import KafkaPositions, OverlappedFetches
+from engram_platform.consuming.parked_lane import ParkedLane
 from engram_platform.consuming.parked_store import MongoParkedInputs
 from engram_platform.consuming.parking import ParkedInput, ParkedInputs, utcnow
 from engram_platform.consuming.retrying import Attempts, Backoff
@@ -120,9 +120,9 @@ class Consumer:
         self.pipelined = chosen.overlapped
         self.fetches: list[OverlappedFetches] = []
         """A pipelined consumer's overlapped fetches, one per lane (see `subscribe`)."""
-        self.lane: ParkedLane | None = None
+        self.parked_lane: ParkedLane | None = None
         if not chosen.overlapped:
-            self.lane = ParkedLane(
+            self.parked_lane = ParkedLane(
                 parked or MongoParkedInputs(db),
                 self.rerun,
                 policy=policy,
@@ -165,13 +165,13 @@ class Consumer:
     async def start(self) -> None:
         """Load the parked keys and start the retrier, once, before the first batch is handled
         (a pipelined consumer has no parked lane: it backs off in place)."""
-        if self.lane is not None:
-            await self.lane.start()
+        if self.parked_lane is not None:
+            await self.parked_lane.start()
 
     async def stop(self) -> None:
         """Stop the retrier; the row in hand finishes first, for a while."""
-        if self.lane is not None:
-            await self.lane.stop()
+        if self.parked_lane is not None:
+            await self.parked_lane.stop()
 
     def subscribe(
         self, *, auto_offset_reset: Literal["earliest", "latest", "none"] = "earliest"
@@ -300,8 +300,8 @@ class Consumer:
         finally:
             if sending is not None and not sending.done():
                 sending.cancel()
-        if self.lane is not None:
-            await self.lane.write(pending)
+        if self.parked_lane is not None:
+            await self.parked_lane.write(pending)
         await self.applied.mark_many(pending.applied)
         return [outcome for outcome in outcomes if outcome is not None]
 
@@ -398,7 +398,7 @@ class Consumer:
     ) -> Outcome:
         """The handler's attempts; the input is applied, parked (behind its key's parked input,
         or after a transient failure), or dead-lettered and its owner told."""
-        lane = self.lane
+        lane = self.parked_lane
         if lane is not None and lane.held(record, envelope, pending):
             return lane.park(record, envelope, pending, None)
         handler = self.routes.single[envelope.event_type]
@@ -457,9 +457,9 @@ class Consumer:
         """The run without the inputs whose key has an input parked ahead: those are parked
         behind it, unhandled. (Inputs answered in one batch call with a parked one are already
         applied; the parked one alone waits.)"""
-        if self.lane is None:
+        if self.parked_lane is None:
             return run
-        free, behind = self.lane.wait_behind(run, pending)
+        free, behind = self.parked_lane.wait_behind(run, pending)
         for index, _, envelope in behind:
             outcomes[index] = Outcome.PARKED
             self._count(envelope.event_type, Outcome.PARKED, 0.0, finished)
