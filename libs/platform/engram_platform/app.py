@@ -91,6 +91,8 @@ def service_app(
             if rt.consumer.topics:
                 rt.consumer.subscribe()
             await _with_backoff("kafka", rt.broker.start)
+            if rt.consumer.topics:
+                await _with_backoff("mongodb-parked", rt.consumer.start)
             if settings.outbox_relay:
                 rt.start_relay()
             connected.append(rt)
@@ -108,6 +110,7 @@ def service_app(
             finally:
                 connected.clear()
                 await _cancel(tasks)
+                await rt.consumer.stop()
                 await rt.consumer.drain()
                 await rt.broker.stop()
 

@@ -27,6 +27,9 @@ METER = "engram"
 PROCESSED = "engram.consumer.processed"
 FAILED = "engram.consumer.failed"
 DEAD_LETTERED = "engram.consumer.dead_lettered"
+PARKED = "engram.consumer.parked"
+RETRIED = "engram.consumer.retried"
+RELEASED = "engram.consumer.released"
 HANDLER_DURATION = "engram.consumer.handler.duration"
 LAG = "engram.consumer.lag"
 EMBEDDER_TEXTS = "engram.embedder.texts"
@@ -84,6 +87,15 @@ class ConsumerMetrics:
         self.dead_lettered = meter.create_counter(
             DEAD_LETTERED, unit="{message}", description="messages sent to the DLQ"
         )
+        self.parked_inputs = meter.create_counter(
+            PARKED, unit="{message}", description="inputs parked, by status (parked or waiting)"
+        )
+        self.retried_inputs = meter.create_counter(
+            RETRIED, unit="{message}", description="parked inputs run again, by result"
+        )
+        self.released_inputs = meter.create_counter(
+            RELEASED, unit="{message}", description="parked inputs that left the lane"
+        )
         self.duration = meter.create_histogram(
             HANDLER_DURATION,
             unit="s",
@@ -114,6 +126,22 @@ class ConsumerMetrics:
         self.failed.add(
             1, {"service": self.service, "event_type": event_type, "error_type": error_type}
         )
+
+    def parked(self, event_type: str, status: str) -> None:
+        """One input parked: its own attempt failed, or it waits behind its key's."""
+        self.parked_inputs.add(
+            1, {"service": self.service, "event_type": event_type, "status": status}
+        )
+
+    def retried(self, event_type: str, result: str) -> None:
+        """One parked input run again, and what became of it."""
+        self.retried_inputs.add(
+            1, {"service": self.service, "event_type": event_type, "result": result}
+        )
+
+    def released(self, event_type: str) -> None:
+        """One parked input left the lane (applied, dead-lettered or found applied)."""
+        self.released_inputs.add(1, {"service": self.service, "event_type": event_type})
 
 
 class PipelineMetrics:

@@ -17,7 +17,7 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from engram_platform import idempotency, outbox
 from engram_platform.broker import Broker, make_broker
-from engram_platform.consuming import OUTBOXED, Consumer, Delivery
+from engram_platform.consuming import OUTBOXED, Consumer, Delivery, parked_store
 from engram_platform.indexes import Expiry, Indexes, ensure_indexes, merge
 from engram_platform.logs import configure_logging
 from engram_platform.metrics import ConsumerLagSampler, ConsumerMetrics, setup_metrics
@@ -107,6 +107,7 @@ class Runtime:
             bulk_part=settings.consumer_bulk_part,
             tracer_provider=self.tracer_provider,
             metrics=ConsumerMetrics(self.service, self.meter_provider),
+            parked_poll_seconds=settings.parked_poll_seconds,
         )
         relay = OutboxRelay(
             box,
@@ -130,6 +131,7 @@ class Runtime:
                 indexes=self.indexes or {},
             )
         finally:
+            await consumer.stop()
             await relay.stop()
             self.tracer_provider.force_flush(5000)
             if self.meter_provider is not None:
@@ -161,7 +163,7 @@ class ConnectedRuntime:
 
     async def ensure_indexes(self) -> list[Expiry]:
         """Create the platform's and the service's declared indexes; the expiries to sweep."""
-        declared = merge(idempotency.INDEXES, outbox.INDEXES, self.indexes)
+        declared = merge(idempotency.INDEXES, outbox.INDEXES, parked_store.INDEXES, self.indexes)
         return await ensure_indexes(self.db, declared)
 
     def start_relay(self) -> None:

@@ -90,6 +90,12 @@ class ServiceSettings(BaseSettings):
     max_attempts: int = Field(default=5, ge=1, le=100)
     retry_base_seconds: float = Field(default=0.2, ge=0)
     retry_max_seconds: float = Field(default=5.0, ge=0)
+    parked_poll_seconds: float = Field(
+        default=1.0,
+        gt=0,
+        description="the longest the retrier waits before looking at the parked lane again "
+        "(a park wakes it at once, and it sleeps only until the earliest row is due)",
+    )
     consumer_batch_size: int = consumer_batch_field(100, "inputs per consumer batch")
     consumer_bulk_part: int = Field(
         default=25,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -20,6 +21,7 @@ from engram_events.payloads.memories import MemoryWithdrawn, MemoryWriteRequeste
 from engram_platform.consuming import BatchResult, Consumer, Outcome
 from engram_platform.outbox import Outbox
 from engram_platform.retry import PermanentError, RetryPolicy
+from tests.support.parked import InMemoryParkedInputs
 
 pytestmark = pytest.mark.unit
 TRACE_ID = "0af7651916cd43dd8448eb211c80319c"
@@ -128,6 +130,25 @@ async def no_sleep(seconds: float) -> None:
     return None
 
 
+class Clock:
+    """The parked lane's time, moved by the test."""
+
+    def __init__(self) -> None:
+        self.now = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+async def retry_parked(consumer: Consumer) -> None:
+    """Let the parked inputs' backoff pass and the retrier run them."""
+    assert consumer.parked_lane is not None
+    clock = consumer.parked_lane.lot.clock
+    assert isinstance(clock, Clock)
+    clock.now += timedelta(minutes=1)
+    await consumer.parked_lane.retrier.run_due()
+
+
 def consumer_for(
     handlers: FakeHandlers, tracer_provider: TracerProvider | None = None
 ) -> tuple[Consumer, Broker, Database]:
@@ -140,6 +161,8 @@ def consumer_for(
         retry=RetryPolicy(max_attempts=3),
         sleep=no_sleep,
         tracer_provider=tracer_provider,
+        parked=InMemoryParkedInputs(),
+        clock=Clock(),
     )
     consumer.on(MEMORY_WRITE_REQUESTED, handlers.single, batch=handlers.batch)
     consumer.on(MEMORY_WITHDRAWN, handlers.single)
@@ -166,12 +189,14 @@ async def test_a_run_of_one_type_is_one_batch_call_and_every_input_is_applied() 
     assert broker.letters == []
 
 
-async def test_a_failed_input_alone_is_retried_on_the_single_path_and_then_applied() -> None:
+async def test_a_failed_input_alone_is_parked_then_applied_on_the_single_path() -> None:
     handlers = FakeHandlers({"mem_1": RuntimeError("conflict")})
     consumer, _, db = consumer_for(handlers)
     events = [request(n) for n in range(3)]
     outcomes = await consumer.process_batch([record(e, i) for i, e in enumerate(events)])
-    assert outcomes == [Outcome.APPLIED] * 3
+    assert outcomes == [Outcome.APPLIED, Outcome.PARKED, Outcome.APPLIED]
+    assert applied_ids(db) == {str(events[0].event_id), str(events[2].event_id)}
+    await retry_parked(consumer)
     assert handlers.calls == [("batch", ["mem_0", "mem_1", "mem_2"]), ("single", ["mem_1"])]
     assert sorted(staged_ids(consumer)) == sorted(
         str(derive_event_id(e.event_id, "follow-up")) for e in events
@@ -184,7 +209,9 @@ async def test_an_input_that_keeps_failing_is_dead_lettered_and_the_others_appli
     consumer, broker, db = consumer_for(handlers)
     events = [request(n) for n in range(3)]
     outcomes = await consumer.process_batch([record(e, i) for i, e in enumerate(events)])
-    assert outcomes == [Outcome.APPLIED, Outcome.DEAD_LETTERED, Outcome.APPLIED]
+    assert outcomes == [Outcome.APPLIED, Outcome.PARKED, Outcome.APPLIED]
+    await retry_parked(consumer)
+    await retry_parked(consumer)
     assert handlers.calls == [
         ("batch", ["mem_0", "mem_1", "mem_2"]),
         ("single", ["mem_1"]),
@@ -274,7 +301,7 @@ async def test_each_batched_input_has_its_own_span_under_its_message_trace() -> 
     assert {format(s.context.trace_id, "032x") for s in inputs} == {TRACE_ID}
     assert all(s.links[0].context.span_id == batch.context.span_id for s in inputs)
     attributes = [dict(s.attributes or {}) for s in inputs]
-    assert [a["engram.outcome"] for a in attributes] == ["applied", "applied"]
+    assert [a["engram.outcome"] for a in attributes] == ["applied", "parked"]
     assert [
         {k: v for k, v in a.items() if k in {"engram.memory_id", "engram.agent_id"}}
         for a in attributes

@@ -20,6 +20,7 @@ from engram_events.payloads.memories import MemoryWriteRequested
 from engram_platform.consuming import BatchResult, Consumer, Outcome
 from engram_platform.consuming.delivery import Pipelined
 from engram_platform.outbox import Outbox
+from tests.support.parked import InMemoryParkedInputs
 from tests.unit.platform.test_consumer_batch import Broker, Database, Record, no_sleep
 
 pytestmark = pytest.mark.unit
@@ -67,6 +68,7 @@ def consumer_for(handlers: Handlers) -> tuple[Consumer, SubscribingBroker]:
         outbox=Outbox(db),
         topic_prefix=PREFIX,
         sleep=no_sleep,
+        parked=InMemoryParkedInputs(),
     )
     for kind in (MEMORY_WRITE_REQUESTED, MEMORY_BULK_WRITE_REQUESTED):
         consumer.on(kind, handlers.single, batch=handlers.batch)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from engram_events.payloads.memories import MemoryWriteRequested
 from engram_platform.consuming import Consumer, Outcome
 from engram_platform.outbox import Outbox
 from engram_platform.retry import RetryPolicy
+from tests.support.parked import InMemoryParkedInputs
 
 pytestmark = pytest.mark.unit
 
@@ -71,6 +73,16 @@ async def no_sleep(seconds: float) -> None:
     return None
 
 
+class Clock:
+    """The parked lane's time, moved by the test."""
+
+    def __init__(self) -> None:
+        self.now = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
 def consumer_with(error: Exception) -> tuple[Consumer, Broker, Database]:
     broker, db = Broker(), Database()
     consumer = Consumer(
@@ -80,6 +92,8 @@ def consumer_with(error: Exception) -> tuple[Consumer, Broker, Database]:
         outbox=Outbox(db),
         retry=RetryPolicy(max_attempts=3),
         sleep=no_sleep,
+        parked=InMemoryParkedInputs(),
+        clock=Clock(),
     )
 
     async def handler(event: Any) -> list[Any]:
@@ -104,5 +118,12 @@ async def test_database_outage_raises_for_redelivery_and_dead_letters_nothing() 
 
 async def test_a_failing_handler_is_still_dead_lettered_after_its_retries() -> None:
     consumer, broker, _ = consumer_with(RuntimeError("bug"))
-    assert await consumer.process_batch([a_record()]) == [Outcome.DEAD_LETTERED]
+    assert await consumer.process_batch([a_record()]) == [Outcome.PARKED]
+    assert consumer.parked_lane is not None
+    clock = consumer.parked_lane.lot.clock
+    assert isinstance(clock, Clock)
+    for _ in range(2):
+        assert broker.published == []
+        clock.now += timedelta(minutes=1)
+        await consumer.parked_lane.retrier.run_due()
     assert broker.published == ["engram.dlq.v1"]

@@ -16,6 +16,9 @@ from engram_events import new_event
 from engram_events.catalog import MEMORY_WRITE_REQUESTED
 from engram_events.payloads.memories import MemoryWriteRequested
 from engram_platform import idempotency, outbox
+from engram_platform.consuming import parked_store
+from engram_platform.consuming.parked_store import PARKED, MongoParkedInputs, to_doc
+from engram_platform.consuming.parking import ParkingLot
 from engram_platform.idempotency import APPLIED, AppliedEvents
 from engram_platform.indexes import Expiry, ensure_indexes, merge, sweep_once
 from engram_platform.outbox import LEASES, MARKERS, OUTBOX, Outbox, OutboxRelay
@@ -196,3 +199,51 @@ async def test_the_platform_queries_are_served_and_every_tenant_free_one_is_list
     verdict = judge(db.calls, declared, tenant_id="t", unindexed=UNINDEXED, tenant_free=TENANT_FREE)
     assert not verdict.report(), verdict.report()
     assert public_methods(AppliedEvents) <= set(exercise)
+
+
+PARKED_TENANT_FREE = {
+    (f"MongoParkedInputs.{name}", PARKED): "a consumer's parked lane holds every tenant's inputs "
+    "of its partitions, ordered by Kafka key; rows are read by event id or key"
+    for name in ("places", "claim", "reschedule", "release", "delete", "holds")
+}
+PARKED_UNINDEXED = {
+    ("MongoParkedInputs.places", PARKED): "the retrier reads the whole lane (ids, keys, offsets, "
+    "due times: no bytes); it holds only inputs that failed transiently and their keys' followers",
+}
+
+
+async def test_the_parked_lane_queries_are_served_and_every_scan_is_listed() -> None:
+    now = datetime.now(UTC)
+    event = new_event(
+        MEMORY_WRITE_REQUESTED,
+        MemoryWriteRequested(memory_id="m1", agent_id="a1", content="hi"),
+        tenant_id="t",
+    )
+    record = SimpleNamespace(
+        topic="engram.memories.v1", partition=0, offset=3, key=b"a1", value=b"{}", headers=()
+    )
+    db = RecordingDatabase()
+    store = MongoParkedInputs(db)
+    parked = ParkingLot(store).row(record, event, status="waiting")
+    db.rows[PARKED] = [to_doc(parked)]
+    exercise: dict[str, Callable[[], Awaitable[Any]]] = {
+        "MongoParkedInputs.park_many": lambda: store.park_many([parked]),
+        "MongoParkedInputs.places": store.places,
+        "MongoParkedInputs.claim": lambda: store.claim(parked.event_id, now, now),
+        "MongoParkedInputs.reschedule": lambda: store.reschedule(
+            parked.event_id, attempts=2, reason="RuntimeError", due=now
+        ),
+        "MongoParkedInputs.release": lambda: store.release(parked.event_id),
+        "MongoParkedInputs.delete": lambda: store.delete(parked.event_id),
+        "MongoParkedInputs.holds": lambda: store.holds(parked.key),
+    }
+    await db.run(exercise)
+    verdict = judge(
+        db.calls,
+        parked_store.INDEXES,
+        tenant_id="t",
+        unindexed=PARKED_UNINDEXED,
+        tenant_free=PARKED_TENANT_FREE,
+    )
+    assert not verdict.report(), verdict.report()
+    assert public_methods(MongoParkedInputs) <= set(exercise)

@@ -95,6 +95,7 @@ async def test_the_interactive_lanes_subscriber_marks_its_batches_in_flight() ->
     await bulk_lane(Message(bulk(1)[0]))
     assert seen == [True, False]
     assert not consumer.turns.interactive_in_flight
+    await consumer.stop()
 
 
 class Message:

@@ -31,6 +31,9 @@ QUERY_METHODS = frozenset(
 )
 COVERED = {
     "libs/platform/engram_platform/held.py": "tests/unit/ingest/test_indexes.py",
+    "libs/platform/engram_platform/consuming/parked_store.py": (
+        "tests/unit/platform/test_indexes.py"
+    ),
     "libs/platform/engram_platform/idempotency.py": "tests/unit/platform/test_indexes.py",
     "libs/platform/engram_platform/outbox/embedded.py": "tests/unit/platform/test_indexes.py",
     "libs/platform/engram_platform/outbox/relay.py": "tests/unit/platform/test_indexes.py",

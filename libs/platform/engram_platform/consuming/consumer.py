@@ -1,14 +1,16 @@
 """The consumer: decode, dedup, handle with retries, deliver outgoing events, then ack.
 
 A handler takes one typed event and returns the events to publish. Messages arrive in
-batches; for each one the runtime runs its handler (retrying with backoff, dead-lettering
-what cannot succeed) under the trace context the message carried. An event type may also have
-a batch handler: consecutive messages of that type go to it in one call, it answers per input
-(events or an exception), and a failed input falls back to the single handler's retries.
-Then, for the whole batch, it delivers the outgoing events (see `delivery`) and marks the
-inputs applied, and only then is the offset committed. A crash at any point replays the batch:
-handlers' writes are idempotent upserts and outgoing events have deterministic ids, so a
-replay delivers the same events.
+batches; for each one the runtime runs its handler (dead-lettering what cannot succeed) under
+the trace context the message carried. An input whose attempt fails transiently is parked (see
+`parking`): it waits out its backoff in the database, and so does every later input of its key,
+while the batch goes on; the consumer's retrier runs it again when due. An event type may also
+have a batch handler: consecutive messages of that type go to it in one call, it answers per
+input (events or an exception), and a failed input falls back to the single handler. Then, for
+the whole batch, it delivers the outgoing events (see `delivery`), writes the parked rows and
+marks the inputs applied, and only then is the offset committed. A crash at any point replays
+the batch: handlers' writes are idempotent upserts, outgoing events have deterministic ids and
+parked rows are keyed by event id, so a replay delivers the same events and parks the same rows.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime
 from typing import Any, Literal, TypeVar, cast
 
 from faststream import AckPolicy
@@ -25,7 +28,7 @@ from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 from pydantic import BaseModel
 
-from engram_events import Envelope, EventType
+from engram_events import Envelope, EventType, PoisonMessage, decode
 from engram_events.payloads.dlq import DeadLetter
 from engram_events.topics import BULK_TOPICS
 from engram_platform.broker import Broker
@@ -39,7 +42,10 @@ from engram_platform.consuming.messages import (
     Work,
 )
 from engram_platform.consuming.overlap import KafkaPositions, OverlappedFetches
-from engram_platform.consuming.retrying import Attempts
+from engram_platform.consuming.parked_lane import ParkedLane
+from engram_platform.consuming.parked_store import MongoParkedInputs
+from engram_platform.consuming.parking import ParkedInput, ParkedInputs, utcnow
+from engram_platform.consuming.retrying import Attempts, Backoff
 from engram_platform.consuming.routing import Routes, decode_records
 from engram_platform.consuming.spans import ConsumerSpans, count_published, finish_span
 from engram_platform.consuming.turns import LaneTurns
@@ -85,6 +91,9 @@ class Consumer:
         tracer_provider: TracerProvider | None = None,
         metrics: ConsumerMetrics | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        parked: ParkedInputs | None = None,
+        parked_poll_seconds: float = 1.0,
+        clock: Callable[[], datetime] = utcnow,
     ) -> None:
         self.service = service
         self.broker = broker
@@ -96,9 +105,10 @@ class Consumer:
         self.turns = LaneTurns(bulk_part=bulk_part)
         self.metrics = metrics or ConsumerMetrics(service)
         self.dead_letters = DeadLetters(broker.sender, topic_prefix=topic_prefix)
+        policy = retry or RetryPolicy()
         self.attempts = Attempts(
             service=service,
-            policy=retry or RetryPolicy(),
+            policy=policy,
             dead_letters=self.dead_letters,
             metrics=self.metrics,
             sleep=sleep,
@@ -110,6 +120,16 @@ class Consumer:
         self.pipelined = chosen.overlapped
         self.fetches: list[OverlappedFetches] = []
         """A pipelined consumer's overlapped fetches, one per lane (see `subscribe`)."""
+        self.parked_lane: ParkedLane | None = None
+        if not chosen.overlapped:
+            self.parked_lane = ParkedLane(
+                parked or MongoParkedInputs(db),
+                self.rerun,
+                policy=policy,
+                metrics=self.metrics,
+                clock=clock,
+                poll_seconds=parked_poll_seconds,
+            )
 
     def on(
         self,
@@ -141,6 +161,17 @@ class Consumer:
         if not bulk or bulk == self.topics:
             return [set(self.topics)]
         return [self.topics - bulk, bulk]
+
+    async def start(self) -> None:
+        """Load the parked keys and start the retrier, once, before the first batch is handled
+        (a pipelined consumer has no parked lane: it backs off in place)."""
+        if self.parked_lane is not None:
+            await self.parked_lane.start()
+
+    async def stop(self) -> None:
+        """Stop the retrier; the row in hand finishes first, for a while."""
+        if self.parked_lane is not None:
+            await self.parked_lane.stop()
 
     def subscribe(
         self, *, auto_offset_reset: Literal["earliest", "latest", "none"] = "earliest"
@@ -175,6 +206,7 @@ class Consumer:
         async def on_batch(msg: KafkaMessage) -> None:
             raw = msg.raw_message
             records = list(raw) if isinstance(raw, tuple) else [raw]
+            await self.start()
             if overlapped is not None:
                 await overlapped.on_fetch(records, cast(KafkaPositions, msg.consumer))
             elif interactive:
@@ -242,9 +274,12 @@ class Consumer:
             await self._dead_lettered(envelope, letter, pending)
         cap = self._every or (self.turns.bulk_part if batch.bulk else None)
         try:
-            for run in self.routes.runs(batch.work, cap):
+            for whole in self.routes.runs(batch.work, cap):
                 if batch.bulk:
                     await self.turns.bulk_turn()
+                run = self._wait_behind(whole, pending, outcomes, finished)
+                if not run:
+                    continue
                 started = time.perf_counter()
                 if run[0][2].event_type in self.routes.batch:
                     handled = await self._handle_run(run, pending)
@@ -265,6 +300,8 @@ class Consumer:
         finally:
             if sending is not None and not sending.done():
                 sending.cancel()
+        if self.parked_lane is not None:
+            await self.parked_lane.write(pending)
         await self.applied.mark_many(pending.applied)
         return [outcome for outcome in outcomes if outcome is not None]
 
@@ -359,9 +396,18 @@ class Consumer:
         span: Any,
         failed: BaseException | None = None,
     ) -> Outcome:
-        """The handler's attempts; the input is applied, or dead-lettered and its owner told."""
+        """The handler's attempts; the input is applied, parked (behind its key's parked input,
+        or after a transient failure), or dead-lettered and its owner told."""
+        lane = self.parked_lane
+        if lane is not None and lane.held(record, envelope, pending):
+            return lane.park(record, envelope, pending, None)
         handler = self.routes.single[envelope.event_type]
-        published = await self.attempts.run(handler, envelope, record, failed)
+        published = await self.attempts.run(
+            handler, envelope, record, failed, park=lane is not None
+        )
+        if isinstance(published, Backoff):
+            assert lane is not None
+            return lane.park(record, envelope, pending, published)
         if isinstance(published, DeadLetter):
             await self._dead_lettered(envelope, published, pending)
             return Outcome.DEAD_LETTERED
@@ -400,3 +446,65 @@ class Consumer:
         pending.applied.append((str(envelope.event_id), envelope.event_type))
         count_published(span, len(published))
         return Outcome.APPLIED
+
+    def _wait_behind(
+        self,
+        run: list[Work],
+        pending: Pending,
+        outcomes: list[Outcome | None],
+        finished: list[tuple[str, str, float]],
+    ) -> list[Work]:
+        """The run without the inputs whose key has an input parked ahead: those are parked
+        behind it, unhandled. (Inputs answered in one batch call with a parked one are already
+        applied; the parked one alone waits.)"""
+        if self.parked_lane is None:
+            return run
+        free, behind = self.parked_lane.wait_behind(run, pending)
+        for index, _, envelope in behind:
+            outcomes[index] = Outcome.PARKED
+            self._count(envelope.event_type, Outcome.PARKED, 0.0, finished)
+        return free
+
+    async def rerun(self, row: ParkedInput) -> Outcome | Backoff:
+        """A parked input's next attempts, settled as a batch settles them: its events delivered
+        and it marked applied, or dead-lettered with its route's hook run; one applied meanwhile
+        (a replayed batch) is a duplicate. Raises when it cannot be settled now."""
+        record = row.record
+        try:
+            envelope = decode(record.value)
+        except PoisonMessage as exc:
+            fields = {"event_id": row.event_id, "event_type": row.event_type}
+            await self.dead_letters.send(
+                consumer=self.service,
+                record=record,
+                error=exc,
+                attempts=row.attempts + 1,
+                envelope_fields={**fields, "tenant_id": row.tenant_id},
+            )
+            return Outcome.DEAD_LETTERED
+        handler = self.routes.single.get(envelope.event_type)
+        if handler is None:
+            return Outcome.IGNORED
+        event_id = str(envelope.event_id)
+        if event_id in await self.applied.seen_many([event_id]):
+            return Outcome.DUPLICATE
+        pending = Pending()
+        started = time.perf_counter()
+        span = self.spans.start(envelope, record)
+        with trace.use_span(span, end_on_exit=True):
+            result = await self.attempts.run(
+                handler, envelope, record, done=row.attempts, park=True
+            )
+            if isinstance(result, Backoff):
+                finish_span(span, [Outcome.PARKED])
+                return result
+            if isinstance(result, DeadLetter):
+                await self._dead_lettered(envelope, result, pending)
+                outcome = Outcome.DEAD_LETTERED
+            else:
+                outcome = self._applied(envelope, result, pending, span)
+            finish_span(span, [outcome])
+        await self._deliver(pending.outbox_docs)
+        await self.applied.mark_many(pending.applied)
+        self.metrics.outcome(envelope.event_type, outcome.value, time.perf_counter() - started)
+        return outcome

@@ -9,6 +9,7 @@ from typing import Any
 
 from engram_events import Envelope
 from engram_events.payloads.dlq import DeadLetter
+from engram_platform.consuming.parking import ParkedInput
 
 Published = Sequence[Envelope[Any]] | None
 Handler = Callable[[Envelope[Any]], Awaitable[Published]]
@@ -29,6 +30,9 @@ class Outcome(StrEnum):
     DUPLICATE = "duplicate"
     IGNORED = "ignored"
     DEAD_LETTERED = "dead_lettered"
+    PARKED = "parked"
+    """Left in the parked lane: its attempt failed transiently, or an input of its key is
+    parked ahead of it; the retrier runs it later."""
 
 
 @dataclass
@@ -51,6 +55,8 @@ class Pending:
 
     outbox_docs: list[dict[str, Any]] = field(default_factory=list)
     applied: list[tuple[str, str]] = field(default_factory=list)
+    parked: list[ParkedInput] = field(default_factory=list)
+    parked_keys: set[str] = field(default_factory=set)
 
 
 def declared_type(record: Any) -> str | None:

@@ -11,6 +11,10 @@ behind it is dropped and its partitions sought back too (to the failed fetch's f
 where they share one), whether it was read before the failed fetch's seek or after. A commit refused
 by a rebalance is logged: the partition's new owner reads those inputs again, and their
 answers have derived ids that consumers dedupe.
+
+A pipelined consumer has no parked lane (it keeps no state, and its look-ahead has already
+queued the model's work in fetch order): a transient failure backs off in place, holding the
+fetch, as `retrying.Attempts` does without `park`.
 """
 
 from __future__ import annotations
