@@ -15,7 +15,7 @@ from engram_enrichment.adapters.passages import INDEXES as PASSAGE_INDEXES
 from engram_enrichment.adapters.passages import MongoPassageRows
 from engram_enrichment.adapters.schema_file import load_schema
 from engram_enrichment.adapters.store import INDEXES, MongoEntityStore
-from engram_enrichment.adapters.vectors import KnowledgeVectors
+from engram_enrichment.adapters.vectors import KEYWORD_INDEXES, KnowledgeVectors
 from engram_enrichment.api import ROUTERS
 from engram_enrichment.api.dependencies import EnrichmentDeps
 from engram_enrichment.config import EnrichmentSettings
@@ -47,7 +47,9 @@ async def open_recall(
     exception messages are left out of it)."""
     embedder = make_embedder(settings.embedder, **settings.embedder_options())
     vectors = KnowledgeVectors(
-        vector_store_from(settings.qdrant_url, settings.vector_path),
+        vector_store_from(
+            settings.qdrant_url, settings.vector_path, keyword_indexes=KEYWORD_INDEXES
+        ),
         settings.collection,
         lexical=settings.lexical,
     )

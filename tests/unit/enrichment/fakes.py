@@ -110,6 +110,7 @@ class MemoryPassageRows:
 
     def __init__(self) -> None:
         self.rows: dict[str, dict[str, Any]] = {}
+        self.reads: list[list[str]] = []
 
     async def put(self, tenant_id: str, rows: Sequence[dict[str, Any]]) -> None:
         for row in rows:
@@ -118,6 +119,7 @@ class MemoryPassageRows:
     async def get_many(
         self, tenant_id: str, passage_ids: Sequence[str]
     ) -> dict[str, dict[str, Any]]:
+        self.reads.append(list(passage_ids))
         found = (self.rows.get(f"{tenant_id}:{pid}") for pid in passage_ids)
         return {str(row["passage_id"]): row for row in found if row is not None}
 

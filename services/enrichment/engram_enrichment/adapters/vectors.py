@@ -16,6 +16,11 @@ from engram_vectors import (
 from engram_vectors.lexical import document_vector
 from engram_vectors.opening import ServiceCollection
 
+KEYWORD_INDEXES = ("tenant_id", "kind", "document_id")
+"""Payload fields the collection's queries filter on, each with a keyword index: an unindexed
+`kind` beside the tenant made every passage search check each point's payload (40 ms against
+5 ms for the engine's part at 20k passages)."""
+
 
 def point_id(tenant_id: str, fact_id: str) -> str:
     """Point ids start with the tenant, like entity ids."""

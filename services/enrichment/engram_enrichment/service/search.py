@@ -121,6 +121,41 @@ def section_result(entity: Entity, payload: dict[str, Any]) -> dict[str, Any] | 
     }
 
 
+class PassageWindows:
+    """The rows of the passages among ranked hits, read `window` hits at a time in rank order:
+    a search whose first hits are live reads top_k rows once, not every candidate's."""
+
+    def __init__(
+        self,
+        rows: PassageRows | None,
+        tenant_id: str,
+        hits: Sequence[HybridHit],
+        window: int,
+    ) -> None:
+        self.source = rows
+        self.tenant_id = tenant_id
+        self.hits = hits
+        self.window = max(1, window)
+        self.read_until = 0
+        self.reads = 0
+        self.rows: dict[str, dict[str, Any]] = {}
+
+    async def row(self, position: int) -> dict[str, Any] | None:
+        """The stored row of the passage hit at `position`, reading its window on first need."""
+        while position >= self.read_until:
+            await self._read_next()
+        return self.rows.get(str(self.hits[position].payload.get("passage_id")))
+
+    async def _read_next(self) -> None:
+        """One read of the passage rows among the next window of hits."""
+        window = self.hits[self.read_until : self.read_until + self.window]
+        self.read_until += self.window
+        ids = [str(h.payload.get("passage_id")) for h in window if h.payload.get("kind") == PASSAGE]
+        if ids and self.source is not None:
+            self.rows.update(await self.source.get_many(self.tenant_id, ids))
+            self.reads += 1
+
+
 class KnowledgeSearch:
     """Hits are re-checked against the entity documents: status and support come from there."""
 
@@ -182,13 +217,13 @@ class KnowledgeSearch:
         dropped = floor_ranked(ranked, floor, top_k).dropped
         passing = floor_ranked(ranked, floor, len(ranked)).kept
         entities: dict[str, Entity | None] = {}
-        passages = await self._passages(tenant_id, [item.hit for item in passing])
+        passages = PassageWindows(self.passages, tenant_id, [item.hit for item in passing], top_k)
         results: list[dict[str, Any]] = []
         matches = 0
-        for item in passing:
+        for position, item in enumerate(passing):
             if len(results) == top_k:
                 break
-            found = await self._current(tenant_id, item.hit, entities, passages)
+            found = await self._current(tenant_id, item.hit, entities, passages, position)
             if found is not None:
                 matches += item.identifier_match
                 results.append(
@@ -209,30 +244,23 @@ class KnowledgeSearch:
                 "dropped_below_floor": dropped,
                 "identifier_matches": matches,
                 "entities_read": len(entities),
+                "passage_reads": passages.reads,
             },
         )
         return SearchResult(results, floor, dropped, mode)
-
-    async def _passages(
-        self, tenant_id: str, hits: Sequence[HybridHit]
-    ) -> dict[str, dict[str, Any]]:
-        """The stored rows of the passages among the hits, in one read."""
-        ids = [str(h.payload.get("passage_id")) for h in hits if h.payload.get("kind") == PASSAGE]
-        if not ids or self.passages is None:
-            return {}
-        return await self.passages.get_many(tenant_id, ids)
 
     async def _current(
         self,
         tenant_id: str,
         hit: HybridHit,
         entities: dict[str, Entity | None],
-        passages: dict[str, dict[str, Any]],
+        passages: PassageWindows,
+        position: int,
     ) -> dict[str, Any] | None:
         """The fact, section or passage a hit stands for as held now (None once it is not
         live), reading each entity once per search."""
         if hit.payload.get("kind") == PASSAGE:
-            row = passages.get(str(hit.payload.get("passage_id")))
+            row = await passages.row(position)
             if row is None or row.get("text_sha256") != hit.payload.get("text_sha256"):
                 return None
             return passage_result(row)
