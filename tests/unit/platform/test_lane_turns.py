@@ -1,5 +1,6 @@
-"""Turns between lanes: the bulk lane handles its batch in parts and yields to interactive
-batches in flight, so a bulk load delays an interactive write by at most one part."""
+"""Turns between lanes: while interactive batches are coming, the bulk lane handles its batch
+in parts and yields to interactive batches in flight, so a bulk load delays an interactive
+write by at most one part; alone, a bulk batch goes whole."""
 
 from __future__ import annotations
 
@@ -38,12 +39,39 @@ async def settle() -> None:
         await asyncio.sleep(0)
 
 
-async def test_a_bulk_batch_goes_to_its_handler_in_parts() -> None:
+class Clock:
+    """Monotonic seconds the test moves."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_while_interactive_batches_come_a_bulk_batch_goes_in_parts() -> None:
     handlers = PartsNoted()
     consumer, _ = consumer_for(handlers)
-    consumer.turns = LaneTurns(bulk_part=2)
+    clock = Clock()
+    consumer.turns = LaneTurns(bulk_part=2, recent=5.0, clock=clock)
+    with consumer.turns.interactive():
+        pass
+    clock.now += 4.0
     assert await consumer.process_batch(bulk(5)) == [Outcome.APPLIED] * 5
     assert handlers.calls == [2, 2, 1]
+
+
+async def test_with_no_interactive_batch_lately_a_bulk_batch_goes_whole() -> None:
+    handlers = PartsNoted()
+    consumer, _ = consumer_for(handlers)
+    clock = Clock()
+    consumer.turns = LaneTurns(bulk_part=2, recent=5.0, clock=clock)
+    assert await consumer.process_batch(bulk(5)) == [Outcome.APPLIED] * 5
+    with consumer.turns.interactive():
+        pass
+    clock.now += 6.0
+    assert await consumer.process_batch(bulk(3)) == [Outcome.APPLIED] * 3
+    assert handlers.calls == [5, 3]
 
 
 async def test_an_interactive_batch_is_never_cut_into_parts() -> None:

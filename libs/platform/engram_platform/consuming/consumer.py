@@ -272,7 +272,7 @@ class Consumer:
         sending: asyncio.Future[None] | None = None
         for envelope, letter in batch.dead_lettered:
             await self._dead_lettered(envelope, letter, pending)
-        cap = self._every or (self.turns.bulk_part if batch.bulk else None)
+        cap = self._every or (self.turns.part_size() if batch.bulk else None)
         try:
             for whole in self.routes.runs(batch.work, cap):
                 if batch.bulk:
