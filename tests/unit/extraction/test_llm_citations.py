@@ -4,6 +4,7 @@ mapped to passage ids, and a record revised when a new version's passages cite i
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 import pytest
 
@@ -38,7 +39,7 @@ Acme Freight is known by the code ACM.
 """
 
 
-def reply(*records: dict[str, object]) -> Reply:
+def reply(*records: Mapping[str, object]) -> Reply:
     return Reply(json.dumps({"records": list(records)}), model="served-model")
 
 
