@@ -47,6 +47,7 @@ def upserted(
     tenant: str = "tnt_a",
     entity_id: str = "carrier:c1",
     event_id: uuid.UUID | None = None,
+    passage_ids: tuple[str, ...] = (),
 ) -> Envelope[Any]:
     payload = RecordUpserted(
         record_id=record_id,
@@ -55,7 +56,12 @@ def upserted(
         revision=revision,
         attributes=attributes,
         content_sha256=SHA,
-        lineage=Lineage(document_id=f"doc_{record_id}", document_version="v1", locator="row:2"),
+        lineage=Lineage(
+            document_id=f"doc_{record_id}",
+            document_version="v1",
+            locator="row:2",
+            passage_ids=list(passage_ids),
+        ),
         observed_at=at(minute),
     )
     return new_event(RECORD_UPSERTED, payload, tenant_id=tenant, event_id=event_id)

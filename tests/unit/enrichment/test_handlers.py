@@ -102,6 +102,20 @@ async def test_a_tombstone_withdraws_resolves_and_acknowledges_the_prune() -> No
     assert resolved.mode == "automatic" and "tombstoned" in resolved.reason
 
 
+async def test_a_fact_from_a_record_that_cites_a_passage_carries_it_until_withdrawn() -> None:
+    store = MemoryStore()
+    h = handlers(store)
+    cited = upserted("rec_a", 1, {"hq": "Riga"}, passage_ids=("psg_2",))
+    (changed,) = await h.on_record_upserted(cited)
+    assert [(s.record_id, s.passage_ids) for s in changed.payload.support] == [("rec_a", ["psg_2"])]
+    entity = await KnowledgeBase(store).load("tnt_a", "carrier:c1")
+    assert entity is not None
+    (fact,) = entity.facts.values()
+    assert [s.model_dump()["passage_ids"] for s in fact.support] == [["psg_2"]]
+    events = await h.on_record_tombstoned(tombstoned("rec_a", prune_job_id="job_1"))
+    assert "fact.withdrawn" in kinds(events)
+
+
 async def test_a_tombstone_for_an_unknown_record_still_acknowledges() -> None:
     h = handlers(MemoryStore())
     events = await h.on_record_tombstoned(tombstoned("rec_x", prune_job_id="job_2"))

@@ -6,6 +6,7 @@ from pydantic import Field
 
 from engram_events.ids import Id, Scalar
 from engram_events.payloads._base import Payload
+from engram_events.payloads.records import MAX_CITED_PASSAGES
 
 FactStatus = Literal["active", "contested", "superseded", "withdrawn"]
 
@@ -16,6 +17,8 @@ class Support(Payload):
     record_id: Id
     revision: int = Field(ge=1)
     document_id: Id | None = None
+    passage_ids: list[Id] = Field(default_factory=list, max_length=MAX_CITED_PASSAGES)
+    """The passages of the document the record was read from, when it cites any."""
 
 
 class FactChanged(Payload):

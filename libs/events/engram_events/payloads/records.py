@@ -23,6 +23,8 @@ ImportRow = Annotated[
     dict[AttributeName, ImportValue], Field(min_length=1, max_length=MAX_IMPORT_ATTRIBUTES)
 ]
 
+MAX_CITED_PASSAGES = 32
+"""Passages one record may cite (the LLM extractor keeps the first, in document order)."""
 RecordType = Annotated[
     str, StringConstraints(min_length=1, max_length=100, pattern=r"^[a-z][a-z0-9_]*$")
 ]
@@ -38,6 +40,9 @@ class Lineage(Payload):
     source_item_id: str | None = None
     model: Annotated[str, StringConstraints(max_length=200)] | None = None
     """The model id the extractor's endpoint reported (LLM extraction only)."""
+    passage_ids: list[Id] = Field(default_factory=list, max_length=MAX_CITED_PASSAGES)
+    """The passages of the document version the record was read from (LLM extraction of a
+    document with passages; see `passage.upserted`)."""
 
 
 class RecordUpserted(Payload):

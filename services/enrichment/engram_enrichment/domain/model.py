@@ -15,12 +15,14 @@ LIVE: frozenset[str] = frozenset({"active", "contested"})
 
 
 class SupportRef(BaseModel):
-    """One record revision asserting a fact, with the document it came from."""
+    """One record revision asserting a fact, with the document (and the passages of it, when the
+    record cites any) it came from."""
 
     record_id: str
     revision: int
     document_id: str | None = None
     locator: str = ""
+    passage_ids: list[str] = Field(default_factory=list)
 
 
 class HistoryEntry(BaseModel):
@@ -159,4 +161,5 @@ class RecordAssertion(BaseModel):
     attributes: dict[str, Scalar]
     document_id: str | None = None
     locator: str = ""
+    passage_ids: list[str] = Field(default_factory=list)
     observed_at: datetime

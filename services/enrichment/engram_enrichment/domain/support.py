@@ -38,6 +38,7 @@ def assert_record(entity: Entity, record: RecordAssertion, schema: Schema) -> No
         revision=record.revision,
         document_id=record.document_id,
         locator=record.locator,
+        passage_ids=record.passage_ids,
     )
     digests = {a: value_sha256(v) for a, v in claims.items()}
     wanted = {fact_id_of(entity.entity_id, a, digests[a]): (a, v) for a, v in claims.items()}

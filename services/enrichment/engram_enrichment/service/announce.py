@@ -34,7 +34,13 @@ HASH_CHARS = 16
 
 def _support(refs: list[SupportRef]) -> list[Support]:
     return [
-        Support(record_id=r.record_id, revision=r.revision, document_id=r.document_id) for r in refs
+        Support(
+            record_id=r.record_id,
+            revision=r.revision,
+            document_id=r.document_id,
+            passage_ids=r.passage_ids,
+        )
+        for r in refs
     ]
 
 

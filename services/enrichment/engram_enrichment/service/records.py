@@ -55,6 +55,7 @@ class RecordChanges:
             attributes=record.attributes,
             document_id=record.lineage.document_id,
             locator=record.lineage.locator,
+            passage_ids=list(record.lineage.passage_ids),
             observed_at=as_utc(record.observed_at),
         )
         why = f"record {record.record_id} revision {record.revision} no longer asserts it"

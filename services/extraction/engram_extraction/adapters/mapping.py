@@ -15,7 +15,7 @@ import bson
 
 from engram_events.ids import Scalar
 from engram_events.values import value_problem
-from engram_extraction.domain.records import Rejection, Source
+from engram_extraction.domain.records import Draft, Rejection, Source
 from engram_extraction.domain.revisions import Change, Entry
 
 
@@ -50,16 +50,19 @@ def unpack_manifest(doc: dict[str, Any] | None) -> dict[str, Entry]:
     return {rid: Entry.decode(raw) for rid, raw in entries.items()}
 
 
-def lineage(source: Source, locator: str) -> dict[str, Any]:
-    """Where a row came from; `model` only when the LLM extractor read it."""
-    found = {
+def lineage(source: Source, draft: Draft) -> dict[str, Any]:
+    """Where a row came from; `model` only when the LLM extractor read it, `passage_ids` only
+    when it cites passages."""
+    found: dict[str, Any] = {
         "document_id": source.document_id,
         "document_version": source.document_version,
-        "locator": locator,
+        "locator": draft.locator,
         "source_item_id": source.source_item_id,
     }
     if source.model is not None:
         found["model"] = source.model
+    if draft.passage_ids:
+        found["passage_ids"] = list(draft.passage_ids)
     return found
 
 
@@ -78,7 +81,7 @@ def head_doc(tenant_id: str, source: Source, change: Change, at: datetime) -> di
         "revision": change.revision,
         "attributes": pairs(draft.attributes),
         "content_sha256": draft.content_sha256,
-        "lineage": lineage(source, draft.locator),
+        "lineage": lineage(source, draft),
         "updated_at": at,
     }
 
@@ -92,7 +95,7 @@ def revision_doc(tenant_id: str, source: Source, change: Change, at: datetime) -
         "record_id": draft.record_id,
         "revision": change.revision,
         "content_sha256": draft.content_sha256,
-        "lineage": lineage(source, draft.locator),
+        "lineage": lineage(source, draft),
         "observed_at": at,
     }
 

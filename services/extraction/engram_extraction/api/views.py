@@ -6,7 +6,8 @@ from typing import Any
 
 
 def _lineage(stored: dict[str, Any] | None) -> dict[str, Any]:
-    """Where a record came from; `model` (the id the endpoint reported) only for LLM rows."""
+    """Where a record came from; `model` (the id the endpoint reported) only for LLM rows, and
+    `passage_ids` only for rows read from passages."""
     stored = stored or {}
     lineage = {
         "document_id": stored.get("document_id"),
@@ -16,6 +17,8 @@ def _lineage(stored: dict[str, Any] | None) -> dict[str, Any]:
     }
     if stored.get("model"):
         lineage["model"] = stored["model"]
+    if stored.get("passage_ids"):
+        lineage["passage_ids"] = list(stored["passage_ids"])
     return lineage
 
 

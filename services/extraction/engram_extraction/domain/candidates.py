@@ -23,21 +23,25 @@ class Limits:
 
 @dataclass
 class Candidate:
-    """One extracted row; `problem` set means it is kept as a rejected candidate."""
+    """One extracted row; `problem` set means it is kept as a rejected candidate; `passage_ids`
+    are the passages of its document it was read from (the model's rows only)."""
 
     locator: str
     attributes: dict[str, Scalar] = field(default_factory=dict)
     type_hint: str | None = None
     problem: str | None = None
+    passage_ids: tuple[str, ...] = ()
 
 
 @dataclass
 class Extraction:
-    """Everything one extractor found in one document (and the model, when one read it)."""
+    """Everything one extractor found in one document (and the model, when one read it, with
+    how many of its passage numbers named no passage it was sent)."""
 
     extractor: str
     candidates: list[Candidate]
     model: str | None = None
+    unknown_citations: int = 0
 
 
 def flatten(

@@ -3,17 +3,29 @@
 The request asks for `{"records": [{"type", "attributes"}]}` through a JSON-schema
 `response_format` built from the schema registry, so declared types carry their id and
 required fields. The reply's rows are only candidates: `records.build` validates them like
-any other extractor's, and each is located as `llm:item/<index in records>`. A reply that is
-not the promised JSON is a permanent failure of that document (a retry would ask again for
-the same output); the endpoint being down is `ModelUnavailable`, which the consumer retries
-(the rules and the endpoint are shared: `engram_platform.chat`).
+any other extractor's, and each is located as `llm:item/<index in records>`.
+
+A document with passages is sent as its passages, numbered `[P1]`, `[P2]`, ... under their
+heading paths, and each record is asked for the `passages` it was read from; the reply's numbers
+become the record's passage ids. A number the request did not send is dropped and the record
+kept (cited by its other passages, or by none): its values are validated on their own, and a
+wrong pointer is no reason to lose them, while citing a passage that does not exist would be.
+The input bound applies to what is sent: a document whose numbered passages do not fit is not
+sent at all (the caller keeps it as passages only).
+
+A reply that is not the promised JSON is a permanent failure of that document (a retry would
+ask again for the same output); the endpoint being down is `ModelUnavailable`, which the
+consumer retries (the rules and the endpoint are shared: `engram_platform.chat`).
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from engram_events.payloads.records import MAX_CITED_PASSAGES
 from engram_extraction.domain.candidates import (
     Candidate,
     Extraction,
@@ -23,6 +35,7 @@ from engram_extraction.domain.candidates import (
     flatten,
 )
 from engram_extraction.domain.naming import type_name
+from engram_extraction.domain.passages import Passage
 from engram_extraction.domain.schema import RecordSchema, SchemaRegistry
 from engram_platform.chat import ModelFailed, Reply, json_output, json_schema_format
 
@@ -37,6 +50,13 @@ INSTRUCTIONS = (
     "including an `id` when the document gives one. Use only what the document says; never "
     "invent values. Answer with JSON matching the response schema and nothing else."
 )
+CITING = (
+    " The document is given as numbered passages: each starts with its marker `[P<n>]` on a "
+    "line of its own, then its heading path (when it has one) and its text. In each record's "
+    "`passages`, list the numbers n of the passages its facts are read from."
+)
+MARKER = "[P{number}]"
+_NUMBER = re.compile(r"^\s*\[?[Pp]?(\d{1,9})\]?\s*$")
 
 
 @dataclass(frozen=True)
@@ -48,8 +68,9 @@ class LlmOptions:
     temperature: float | None = 0.0
 
 
-def _item_schema(schema: RecordSchema | None, declared: list[str]) -> dict[str, Any]:
-    """One record's shape: a declared type with its key and required fields, or any other type."""
+def _item_schema(schema: RecordSchema | None, declared: list[str], cited: int) -> dict[str, Any]:
+    """One record's shape: a declared type with its key and required fields, or any other type;
+    with `cited` numbered passages, the numbers of those it was read from."""
     attributes: dict[str, Any] = {"type": "object", "additionalProperties": SCALAR}
     if schema is not None:
         needed = list(dict.fromkeys([*schema.id_fields, *schema.required_fields]))
@@ -61,19 +82,28 @@ def _item_schema(schema: RecordSchema | None, declared: list[str]) -> dict[str, 
         type_spec = {"type": "string", "pattern": TYPE_PATTERN}
         if declared:
             type_spec["not"] = {"enum": declared}
-    return {
+    item: dict[str, Any] = {
         "type": "object",
         "additionalProperties": False,
         "required": ["type", "attributes"],
         "properties": {"type": type_spec, "attributes": attributes},
     }
+    if cited:
+        item["required"].append("passages")
+        item["properties"]["passages"] = {
+            "type": "array",
+            "items": {"type": "integer", "minimum": 1, "maximum": cited},
+        }
+    return item
 
 
-def response_format(registry: SchemaRegistry) -> dict[str, Any]:
-    """The `response_format` for the registry's record types (plus undeclared ones)."""
+def response_format(registry: SchemaRegistry, cited: int = 0) -> dict[str, Any]:
+    """The `response_format` for the registry's record types (plus undeclared ones), asking
+    each record for its passage numbers when `cited` passages are sent."""
     schemas = sorted(registry.by_name.values(), key=lambda s: s.name)
     declared = [s.name for s in schemas]
-    variants = [_item_schema(s, declared) for s in schemas] + [_item_schema(None, declared)]
+    variants = [_item_schema(s, declared, cited) for s in schemas]
+    variants.append(_item_schema(None, declared, cited))
     items = variants[0] if len(variants) == 1 else {"anyOf": variants}
     return json_schema_format(
         SCHEMA_NAME,
@@ -86,24 +116,69 @@ def response_format(registry: SchemaRegistry) -> dict[str, Any]:
     )
 
 
-def request_body(text: str, registry: SchemaRegistry, options: LlmOptions) -> dict[str, Any]:
-    """The chat-completions request for one document; over-long text fails it at once."""
-    if len(text) > options.max_input_chars:
+def numbered(passages: Sequence[Passage]) -> str:
+    """The passages as the model reads them, passage n being `passages[n - 1]`: its marker
+    `[Pn]`, then its heading path and text."""
+    return "\n\n".join(
+        f"{MARKER.format(number=n)}\n{p.embedded_text}" for n, p in enumerate(passages, 1)
+    )
+
+
+def request_body(
+    text: str,
+    registry: SchemaRegistry,
+    options: LlmOptions,
+    passages: Sequence[Passage] = (),
+) -> dict[str, Any]:
+    """The chat-completions request for one document (its numbered passages when it has some);
+    input over the bound fails it at once."""
+    content = numbered(passages) if passages else text
+    if len(content) > options.max_input_chars:
+        what = f"{len(passages)} numbered passages have" if passages else "document has"
         raise ExtractionFailed(
-            f"the document has {len(text)} characters; the LLM extractor reads at most "
+            f"the {what} {len(content)} characters; the LLM extractor reads at most "
             f"{options.max_input_chars}"
         )
     body: dict[str, Any] = {
         "model": options.model,
         "messages": [
-            {"role": "system", "content": INSTRUCTIONS},
-            {"role": "user", "content": text},
+            {"role": "system", "content": INSTRUCTIONS + (CITING if passages else "")},
+            {"role": "user", "content": content},
         ],
-        "response_format": response_format(registry),
+        "response_format": response_format(registry, len(passages)),
     }
     if options.temperature is not None:
         body["temperature"] = options.temperature
     return body
+
+
+def _number(entry: Any) -> int | None:
+    """A passage number as the model wrote it: 2, 2.0, "2", "P2" or "[P2]"."""
+    if isinstance(entry, bool):
+        return None
+    if isinstance(entry, int):
+        return entry
+    if isinstance(entry, float) and entry.is_integer():
+        return int(entry)
+    if isinstance(entry, str) and (match := _NUMBER.match(entry)):
+        return int(match.group(1))
+    return None
+
+
+def cited(raw: Any, passage_ids: Sequence[str]) -> tuple[tuple[str, ...], int]:
+    """The passage ids a record's `passages` names, in passage order (at most
+    `MAX_CITED_PASSAGES`), and how many of its entries name no passage that was sent."""
+    entries = raw if isinstance(raw, list) else [] if raw is None else [raw]
+    numbers: set[int] = set()
+    unknown = 0
+    for entry in entries:
+        number = _number(entry)
+        if number is None or not 1 <= number <= len(passage_ids):
+            unknown += 1
+        else:
+            numbers.add(number)
+    chosen = sorted(numbers)[:MAX_CITED_PASSAGES]
+    return tuple(passage_ids[n - 1] for n in chosen), unknown
 
 
 def _candidate(index: int, item: Any, limits: Limits) -> Candidate:
@@ -123,8 +198,10 @@ def _candidate(index: int, item: Any, limits: Limits) -> Candidate:
     return check_values(Candidate(locator, flat, type_hint=hint), limits)
 
 
-def read_reply(reply: Reply, limits: Limits) -> Extraction:
-    """The reply's rows as candidates, or a permanent, content-free reason it has none."""
+def read_reply(reply: Reply, limits: Limits, passage_ids: Sequence[str] = ()) -> Extraction:
+    """The reply's rows as candidates, each citing the passages it names when `passage_ids`
+    (the ids of passages 1..n as sent) were numbered; or a permanent, content-free reason it
+    has none."""
     if reply.refused:
         raise ExtractionFailed("the model refused to extract this document")
     try:
@@ -135,4 +212,10 @@ def read_reply(reply: Reply, limits: Limits) -> Extraction:
     if not isinstance(items, list):
         raise ExtractionFailed("the model's output has no `records` array")
     candidates = [_candidate(i, item, limits) for i, item in enumerate(items)]
-    return Extraction(EXTRACTOR, candidates, model=reply.model)
+    unknown = 0
+    if passage_ids:
+        for candidate, item in zip(candidates, items, strict=True):
+            raw = item.get("passages") if isinstance(item, dict) else None
+            candidate.passage_ids, dropped = cited(raw, passage_ids)
+            unknown += dropped
+    return Extraction(EXTRACTOR, candidates, model=reply.model, unknown_citations=unknown)

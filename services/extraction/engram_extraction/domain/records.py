@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
 from engram_events.ids import Scalar
@@ -32,6 +33,9 @@ class Source:
     model: str | None = None
 
 
+FINGERPRINT_CHARS = 16
+
+
 @dataclass(frozen=True)
 class Draft:
     """A record as this source version asserts it, before revisions are decided."""
@@ -42,6 +46,17 @@ class Draft:
     attributes: dict[str, Scalar]
     content_sha256: str
     locator: str
+    passage_ids: tuple[str, ...] = ()
+
+    @property
+    def fingerprint(self) -> str:
+        """What a new revision is decided on: the content, and the passages it cites (a passage
+        id names its version, so a new version's citations revise the record and its facts
+        never cite a withdrawn passage)."""
+        if not self.passage_ids:
+            return self.content_sha256[:FINGERPRINT_CHARS]
+        cited = "\x1f".join([self.content_sha256, *self.passage_ids])
+        return hashlib.sha256(cited.encode()).hexdigest()[:FINGERPRINT_CHARS]
 
 
 @dataclass(frozen=True)
@@ -126,6 +141,14 @@ def build(candidates: list[Candidate], source: Source, registry: SchemaRegistry)
             continue
         first_seen[rid] = candidate.locator
         built.drafts.append(
-            Draft(rid, rtype, entity_id(rtype, key), attributes, digest, candidate.locator)
+            Draft(
+                rid,
+                rtype,
+                entity_id(rtype, key),
+                attributes,
+                digest,
+                candidate.locator,
+                candidate.passage_ids,
+            )
         )
     return built

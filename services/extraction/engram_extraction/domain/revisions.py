@@ -1,9 +1,10 @@
 """Deciding revisions against a source's manifest: new, revised, unchanged, or replayed.
 
 The manifest is one small document per source item: for each record it has asserted, the
-current revision, a content fingerprint and which source version (the cause) produced it.
-It is written last, so a crash before it replays the same plan; a crash after it is seen as
-`replayed` (same cause, same content) and its events are staged again under the same ids.
+current revision, a fingerprint of its content (and of the passages it cites) and which source
+version (the cause) produced it. It is written last, so a crash before it replays the same
+plan; a crash after it is seen as `replayed` (same cause, same content) and its events are
+staged again under the same ids.
 
 A document version is the whole of what its source item asserts, so a record an earlier
 version produced and this one does not is `absent`: its entry is marked `absent:<cause>`,
@@ -17,7 +18,6 @@ from dataclasses import dataclass, field
 
 from engram_extraction.domain.records import Draft
 
-FINGERPRINT_CHARS = 16
 TOMBSTONED_CAUSE = "tombstoned"
 """The cause a manifest entry gets when its record is tombstoned by a prune or a deletion."""
 ABSENT_PREFIX = "absent:"
@@ -92,7 +92,7 @@ def plan(
     """
     result = Plan(manifest=dict(manifest))
     for draft in drafts:
-        fingerprint = draft.content_sha256[:FINGERPRINT_CHARS]
+        fingerprint = draft.fingerprint
         known = manifest.get(draft.record_id)
         if known is None:
             result.created.append(Change(draft, 1))

@@ -11,7 +11,9 @@ before the input is dead-lettered.
 When the optional LLM extractor is configured, text no built-in extractor can read (see
 `domain.extractors`) is sent to the model inside the retried step: an unreachable endpoint is
 retried and then dead-lettered; a reply that is not the promised JSON fails the document at
-once. Its rows go through the same validation as every other extractor's.
+once. Its rows go through the same validation as every other extractor's. A document with
+passages is sent as its numbered passages, and each row cites (`Lineage.passage_ids`) the ones
+the model says it was read from, by the same ids the passages are announced with.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from engram_extraction.domain.candidates import Extraction, ExtractionFailed, Li
 from engram_extraction.domain.extractors import bounded
 from engram_extraction.domain.llm import LlmOptions, read_reply, request_body
 from engram_extraction.domain.naming import short_hash, type_from_file_name
-from engram_extraction.domain.passages import Passage
+from engram_extraction.domain.passages import Passage, passage_id
 from engram_extraction.domain.reading import Reading, read
 from engram_extraction.domain.records import Source, build
 from engram_extraction.domain.schema import SchemaRegistry
@@ -163,7 +165,7 @@ class DocumentExtraction:
         assert self.model is not None and self.model_options is not None
         doc = event.payload
         try:
-            body = request_body(found.text, self.registry, self.model_options)
+            body = request_body(found.text, self.registry, self.model_options, reading.passages)
         except ExtractionFailed:
             if not reading.passages:
                 raise
@@ -184,13 +186,28 @@ class DocumentExtraction:
                 "model": reply.model,
                 "deferred_because": found.why,
                 "input_chars": len(found.text),
+                "passage_count": len(reading.passages),
                 "output_sha256": reply.output_sha256,
                 "finish_reason": reply.finish_reason,
             },
         )
-        return bounded(
-            read_reply(reply, self.limits), self.limits, allow_empty=bool(reading.passages)
-        )
+        ids = [
+            passage_id(event.tenant_id, doc.document_id, doc.version, p.start, p.end)
+            for p in reading.passages
+        ]
+        extraction = read_reply(reply, self.limits, ids)
+        if ids:
+            log.info(
+                "model rows cite passages",
+                extra={
+                    "document_id": doc.document_id,
+                    "version": doc.version,
+                    "row_count": len(extraction.candidates),
+                    "cited_count": sum(1 for c in extraction.candidates if c.passage_ids),
+                    "unknown_citations": extraction.unknown_citations,
+                },
+            )
+        return bounded(extraction, self.limits, allow_empty=bool(reading.passages))
 
     async def dead_lettered(self, event: Envelope[DocumentIngested], letter: DeadLetter) -> Events:
         """A version the consumer dead-lettered fails visibly, with the letter's reason."""

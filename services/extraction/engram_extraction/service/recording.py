@@ -92,6 +92,7 @@ def record_events(event: Envelope[Any], source: Source, change: Change, at: date
             locator=draft.locator,
             source_item_id=source.source_item_id,
             model=source.model,
+            passage_ids=list(draft.passage_ids),
         ),
         observed_at=at,
     )
