@@ -9,10 +9,17 @@ from typing import Any
 
 import pytest
 
-from engram_events.catalog import MEMORY_BULK_WRITE_REQUESTED, MEMORY_WRITE_REQUESTED
+from engram_events import encode, new_event
+from engram_events.catalog import (
+    AGENT_DELETED,
+    MEMORY_BULK_WRITE_REQUESTED,
+    MEMORY_WRITE_REQUESTED,
+)
+from engram_events.payloads.memories import AgentDeleted
 from engram_platform.consuming import Outcome
 from engram_platform.consuming.turns import LaneTurns
-from tests.unit.platform.test_consumer_lanes import Handlers, consumer_for, write
+from tests.unit.platform.test_consumer_batch import Record
+from tests.unit.platform.test_consumer_lanes import PREFIX, Handlers, consumer_for, write
 
 pytestmark = pytest.mark.unit
 
@@ -107,14 +114,14 @@ async def test_an_interactive_stream_cannot_starve_a_bulk_load() -> None:
 
 
 async def test_the_interactive_lanes_subscriber_marks_its_batches_in_flight() -> None:
-    consumer, broker = consumer_for(Handlers())
     seen: list[bool] = []
 
-    async def noting(records: Any) -> list[Outcome]:
-        seen.append(consumer.turns.interactive_in_flight)
-        return []
+    class Noting(Handlers):
+        async def batch(self, events: list[Any]) -> list[Any]:
+            seen.append(consumer.turns.interactive_in_flight)
+            return await super().batch(events)
 
-    consumer.process_batch = noting  # type: ignore[method-assign]
+    consumer, broker = consumer_for(Noting())
     consumer.subscribe()
     lanes = dict(broker.handlers)
     interactive = next(h for topics, h in lanes.items() if "memories.v1" in topics[0])
@@ -123,7 +130,17 @@ async def test_the_interactive_lanes_subscriber_marks_its_batches_in_flight() ->
     await bulk_lane(Message(bulk(1)[0]))
     assert seen == [True, False]
     assert not consumer.turns.interactive_in_flight
-    await consumer.stop()
+    assert consumer.turns.part_size() == consumer.turns.bulk_part
+
+
+async def test_events_the_service_ignores_are_no_interactive_traffic() -> None:
+    consumer, broker = consumer_for(Handlers())
+    consumer.subscribe()
+    interactive = next(h for topics, h in broker.handlers if "memories.v1" in topics[0])
+    unrouted = new_event(AGENT_DELETED, AgentDeleted(agent_id="agt_1"), tenant_id="ten_1")
+    record = Record(encode(unrouted), topic=f"{PREFIX}engram.memories.v1", offset=0)
+    await interactive(Message(record))
+    assert consumer.turns.part_size() is None, "a bulk load's own answers cut it into parts"
 
 
 class Message:

@@ -209,11 +209,8 @@ class Consumer:
             await self.start()
             if overlapped is not None:
                 await overlapped.on_fetch(records, cast(KafkaPositions, msg.consumer))
-            elif interactive:
-                with self.turns.interactive():
-                    await self.process_batch(records)
             else:
-                await self.process_batch(records)
+                await self.process_batch(records, interactive=interactive)
 
         return on_batch
 
@@ -222,12 +219,20 @@ class Consumer:
         for fetches in self.fetches:
             await fetches.drain()
 
-    async def process_batch(self, records: Sequence[Any]) -> list[Outcome]:
+    async def process_batch(
+        self, records: Sequence[Any], *, interactive: bool = False
+    ) -> list[Outcome]:
         """Handle every message, then deliver all outgoing events and mark all inputs applied.
+        An `interactive` lane's batch with inputs to handle is marked in flight, so the bulk
+        lane waits (one of only events this service ignores is not).
 
         Raises only when the DLQ or the database is unreachable; the batch is then redelivered.
         """
-        return await self.complete_batch(await self.prepare_batch(records))
+        batch = await self.prepare_batch(records)
+        if not (interactive and batch.work):
+            return await self.complete_batch(batch)
+        with self.turns.interactive():
+            return await self.complete_batch(batch)
 
     async def prepare_batch(self, records: Sequence[Any]) -> PreparedBatch:
         """Decode, dead-letter the undecodable, skip what was applied, and tell the look-ahead
