@@ -98,7 +98,7 @@ class ServiceSettings(BaseSettings):
     )
     consumer_batch_size: int = consumer_batch_field(100, "inputs per consumer batch")
     consumer_bulk_part: int = Field(
-        default=25,
+        default=50,
         ge=1,
         le=5000,
         validation_alias=AliasChoices("ENGRAM_CONSUMER_BULK_PART", "consumer_bulk_part"),

@@ -87,7 +87,7 @@ class Consumer:
         retry: RetryPolicy | None = None,
         batch_size: int = 100,
         batch_timeout_ms: int = 50,
-        bulk_part: int = 25,
+        bulk_part: int = 50,
         tracer_provider: TracerProvider | None = None,
         metrics: ConsumerMetrics | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
