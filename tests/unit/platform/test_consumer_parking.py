@@ -4,8 +4,7 @@ retrier runs them when due, to the DLQ when the attempts run out; an outage stil
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -21,47 +20,9 @@ from engram_platform.consuming.parked_lane import ParkedLane
 from engram_platform.outbox import Outbox
 from engram_platform.retry import RetryPolicy
 from tests.support.parked import InMemoryParkedInputs, check_parked_store
+from tests.unit.platform.test_consumer_batch import Broker, Database
 
 pytestmark = pytest.mark.unit
-
-
-class Collection:
-    """The few collection calls the consumer makes, over a dict."""
-
-    def __init__(self) -> None:
-        self.docs: dict[str, Any] = {}
-
-    def find(self, query: dict[str, Any], projection: Any = None) -> Any:
-        found = [{"_id": key} for key in query["_id"]["$in"] if key in self.docs]
-
-        async def rows() -> Any:
-            for row in found:
-                yield row
-
-        return rows()
-
-    async def insert_many(self, docs: list[dict[str, Any]], ordered: bool = True) -> None:
-        self.docs.update({d["_id"]: d for d in docs})
-
-
-class Database(dict[str, Collection]):
-    def __missing__(self, name: str) -> Collection:
-        self[name] = Collection()
-        return self[name]
-
-
-@dataclass
-class Broker:
-    """Keeps what its sender would send to Kafka (here: only dead letters)."""
-
-    letters: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def sender(self) -> Broker:
-        return self
-
-    async def send(self, entries: list[dict[str, Any]]) -> None:
-        self.letters.extend(json.loads(entry["value"]) for entry in entries)
 
 
 @dataclass
