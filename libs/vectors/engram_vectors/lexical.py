@@ -180,10 +180,13 @@ def encoded_terms(text: str, encoder_id: str = LEXICAL_ENCODER) -> list[str]:
     """The terms an encoder indexes: those of terms(), words stemmed when the encoder stems."""
     if not encoder_of(encoder_id).stems:
         return [term.text for term in terms(text)]
-    return [
-        term.text if term.identifier or not _PLAIN.fullmatch(term.text) else stem(term.text)
-        for term in terms(text)
-    ]
+    found: list[str] = []
+    for token in _normalise(text).split(maxsplit=MAX_TOKENS)[:MAX_TOKENS]:
+        if len(token) <= MAX_TOKEN_CHARS:
+            found.extend(_token_stems(token))
+            if len(found) >= MAX_TERMS:
+                return found[:MAX_TERMS]
+    return found
 
 
 def document_vector(text: str, encoder_id: str = LEXICAL_ENCODER) -> SparseVector:
@@ -265,6 +268,15 @@ def _token_terms(raw: str) -> tuple[Term, ...]:
     out: list[Term] = []
     _token(_strip(raw), out)
     return tuple(out)
+
+
+@functools.lru_cache(maxsize=TOKEN_CACHE_SIZE)
+def _token_stems(raw: str) -> tuple[str, ...]:
+    """The terms of one raw token with its words stemmed, remembered like _token_terms."""
+    return tuple(
+        term.text if term.identifier or not _PLAIN.fullmatch(term.text) else stem(term.text)
+        for term in _token_terms(raw)
+    )
 
 
 def _token(token: str, out: list[Term]) -> None:
