@@ -25,11 +25,16 @@ async def write_collection(
     provenance: Mapping[str, Any],
     *,
     lexical: bool = True,
+    encoder: str | None = None,
 ) -> float:
-    """Create the service's collection in `directory` and write one active point per row;
-    returns the seconds taken (optimisation included)."""
+    """Create the service's collection in `directory` (built with lexical `encoder` when given,
+    else the current one) and write one active point per row; returns the seconds taken
+    (optimisation included)."""
     started = time.perf_counter()
     store = QdrantEdgeStore(directory, keyword_indexes=KEYWORD_INDEXES)
+    if lexical and encoder is not None:
+        fingerprint = str(provenance["fingerprint"])
+        await store.ensure_collection(COLLECTION, vectors.shape[1], fingerprint, lexical=encoder)
     memories = MemoryVectors(store, COLLECTION, lexical=lexical)
     await memories.open(vectors.shape[1], str(provenance["fingerprint"]))
     for start in range(0, len(rows), CHUNK):

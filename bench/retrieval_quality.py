@@ -56,6 +56,7 @@ from bench.memory_recall import (  # noqa: E402
 from engram_devstack import free_port  # noqa: E402
 from engram_embedders import MiniLMEmbedder  # noqa: E402
 from engram_events.memory_filter import metadata_instants  # noqa: E402
+from engram_vectors.lexical import ENCODERS, LEXICAL_ENCODER  # noqa: E402
 from tests.fixtures.retrieval.quality import load_fixture  # noqa: E402
 from tests.support.services import ServiceProcess  # noqa: E402
 
@@ -228,6 +229,7 @@ async def measure_size(
     provenance: dict[str, Any],
     work: Path,
     sweep: bool,
+    encoder: str,
 ) -> dict[str, Any]:
     """Load one corpus size, then ask every question in every mode (and, with `sweep`, under
     other fusion weights and floors)."""
@@ -247,7 +249,7 @@ async def measure_size(
         rows = [row(m, agents[m.agent]) for m in memories]
         matrix = np.vstack([vectors[m.content] for m in memories])
         result["load_seconds"] = round(
-            await write_collection(directory, rows, matrix, provenance), 1
+            await write_collection(directory, rows, matrix, provenance, encoder=encoder), 1
         )
         asker = Asker(gateway, agents)
         plans = {"modes": MAIN}
@@ -374,6 +376,12 @@ async def main() -> None:
     parser.add_argument("--pairs", type=int, default=3, help="write runs with and without")
     parser.add_argument("--skip-writes", action="store_true")
     parser.add_argument(
+        "--encoder",
+        choices=sorted(ENCODERS),
+        default=LEXICAL_ENCODER,
+        help="the lexical encoder the collection is built with (the service adopts it)",
+    )
+    parser.add_argument(
         "--no-sweep",
         dest="sweep",
         action="store_false",
@@ -396,6 +404,7 @@ async def main() -> None:
     results: dict[str, Any] = {
         "seed": SEED,
         "top_k": TOP_K,
+        "encoder": args.encoder,
         "date": time.strftime("%Y-%m-%d"),
         "sizes": [],
     }
@@ -408,7 +417,14 @@ async def main() -> None:
             random.Random(size).shuffle(asked)
             results["sizes"].append(
                 await measure_size(
-                    size, memories + extra, asked, vectors, provenance, work, args.sweep
+                    size,
+                    memories + extra,
+                    asked,
+                    vectors,
+                    provenance,
+                    work,
+                    args.sweep,
+                    args.encoder,
                 )
             )
         if not args.skip_writes:

@@ -42,7 +42,8 @@ class LexicalMismatch(VectorStoreError, ValueError):
         self.stored = stored
         self.asked = asked
         super().__init__(
-            f"collection {collection!r} holds {_holding(stored)}; asked for {_holding(asked)}"
+            f"collection {collection!r} holds {_holding(stored)}; this service encodes "
+            f"{_holding(asked)}"
         )
 
 

@@ -1,5 +1,6 @@
-"""Opening a service's collection at start-up: created if new, refused if its lexical encoder
-differs, and its stored embedder fingerprint returned (a foreign one is refused per query)."""
+"""Opening a service's collection at start-up: created if new, its lexical encoder adopted (or,
+for a service that cannot, refused) if it differs, and its stored embedder fingerprint returned
+(a foreign one is refused per query)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from engram_vectors.errors import CollectionNotFound, LexicalMismatch
-from engram_vectors.lexical import LEXICAL_ENCODER
+from engram_vectors.lexical import ENCODERS, LEXICAL_ENCODER
 from engram_vectors.port import VectorStore
 
 log = logging.getLogger(__name__)
@@ -31,19 +32,43 @@ async def open_collection(
 
 class ServiceCollection:
     """A service's one collection, tied to the embedder fingerprint it was created for; a
-    service's vectors adapter extends it with its own points and queries."""
+    service's vectors adapter extends it with its own points and queries.
 
-    def __init__(self, store: VectorStore, collection: str, *, lexical: bool = True) -> None:
+    With `adopts`, the service encodes with `self.lexical` (passing it to document_vector and
+    query_vector), so opening a collection built with an earlier known encoder adopts that
+    encoder instead of refusing it; without, any other encoder is refused."""
+
+    def __init__(
+        self, store: VectorStore, collection: str, *, lexical: bool = True, adopts: bool = False
+    ) -> None:
         self.store = store
         self.collection = collection
         self.lexical = LEXICAL_ENCODER if lexical else None
+        self.adopts = adopts
 
     async def open(self, dimension: int, fingerprint: str) -> str:
         """Create the collection for this embedder if new; return the fingerprint it holds
-        (LexicalMismatch when it was built with another lexical encoder, or without)."""
+        (LexicalMismatch when it was built with another lexical encoder it cannot adopt, or
+        without lexical vectors)."""
+        if self.adopts and self.lexical is not None:
+            await self._adopt()
         return await open_collection(
             self.store, self.collection, dimension, fingerprint, lexical=self.lexical
         )
+
+    async def _adopt(self) -> None:
+        """Take the known lexical encoder an existing collection was built with."""
+        try:
+            info = await self.store.collection_info(self.collection)
+        except CollectionNotFound:
+            return
+        if info.lexical in ENCODERS and info.lexical != self.lexical:
+            log.info(
+                f"collection built with lexical encoder {info.lexical!r}: encoding with it "
+                f"(new collections get {LEXICAL_ENCODER!r})",
+                extra={"collection": self.collection},
+            )
+            self.lexical = info.lexical
 
     async def fingerprint(self) -> str:
         """The embedder fingerprint stored with the collection."""

@@ -13,6 +13,7 @@ import httpx
 import pytest
 from pymongo import MongoClient
 
+from engram_vectors.lexical import LEXICAL_ENCODER
 from tests.conftest import Infra
 from tests.integration.enrichment.helpers import send
 from tests.support.internal import internal_headers
@@ -141,7 +142,7 @@ async def test_an_sku_and_an_entity_id_come_first_in_hybrid_and_lexical_mode(
     with pytest.raises(RuntimeError) as refused_at_start:
         mismatched.start()
     reason = str(refused_at_start.value)
-    assert "holds lexical vectors of encoder 'engram-lexical-v1'" in reason
+    assert f"holds lexical vectors of encoder {LEXICAL_ENCODER!r}" in reason
     assert "ENGRAM_ENRICHMENT_COLLECTION" in reason
     logged = "".join(s.logs() for s in (enrichment, gateway, embedding))
     assert sku(185) not in logged and "4585" not in logged, "queries and values stay out of logs"

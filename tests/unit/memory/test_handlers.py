@@ -20,12 +20,13 @@ from engram_memory.domain.retention import RetentionPolicy
 from engram_memory.handlers import MemoryHandlers
 from engram_memory.service.cascades import Cascades
 from engram_memory.service.dedup import Dedup
+from engram_memory.service.recall import Recall
 from engram_memory.service.retention import Retention
 from engram_memory.service.storing import Storing
 from engram_memory.service.withdrawal import Withdrawals
 from engram_memory.service.writes import Writes
 from engram_vectors import ExactNumpyStore, LexicalMismatch
-from engram_vectors.lexical import LEXICAL_ENCODER
+from engram_vectors.lexical import LEXICAL_ENCODER, V1, V2, document_vector
 from tests.unit.memory.fakes import CountingEmbedder, FakeRows, FakeSlots, refused_write
 
 pytestmark = pytest.mark.unit
@@ -349,6 +350,42 @@ async def test_a_collection_without_lexical_vectors_is_refused_at_open() -> None
         await MemoryVectors(store, "memories").open(32, "fp")
     assert refused.value.stored is None and refused.value.asked == LEXICAL_ENCODER
     assert await MemoryVectors(store, "memories", lexical=False).open(32, "other") == "fp"
+
+
+async def test_a_collection_built_with_lexical_v1_opens_and_answers_with_v1() -> None:
+    """Memories written before v2 are still found: the service encodes with the stored v1."""
+    pipe = Pipeline()
+    p = pipe.embedder.provenance
+    await pipe.store.ensure_collection("memories", p.dimension, p.fingerprint, lexical=V1.id)
+    await pipe.open()
+    assert pipe.vectors.lexical == V1.id
+    content = "Order ORD-48213 was delayed at customs"
+    await pipe.write(pipe.request("m1", content))
+    await pipe.write(pipe.request("m2", "the office moved to Lyon"))
+    [point] = await pipe.store.get("memories", ["t1:m1"])
+    assert point.sparse is not None
+    assert point.sparse.indices == document_vector(content, V1.id).indices
+    assert point.sparse.indices != document_vector(content, V2.id).indices
+    recall = Recall(pipe.embedder, pipe.vectors)
+    answer = await recall.recall("t1", "a1", "delayed ORD-48213", 5, mode="lexical", min_score=0)
+    assert [r["memory_id"] for r in answer.results][:1] == ["m1"]
+    assert (await pipe.store.collection_info("memories")).lexical == V1.id
+
+
+async def test_a_new_collection_is_built_with_the_current_lexical_encoder() -> None:
+    pipe = Pipeline()
+    await pipe.open()
+    assert pipe.vectors.lexical == LEXICAL_ENCODER == V2.id
+    assert (await pipe.store.collection_info("memories")).lexical == V2.id
+
+
+async def test_a_collection_of_an_unknown_lexical_encoder_is_still_refused() -> None:
+    pipe = Pipeline()
+    p = pipe.embedder.provenance
+    await pipe.store.ensure_collection("memories", p.dimension, p.fingerprint, lexical="bm25-x")
+    with pytest.raises(LexicalMismatch) as refused:
+        await pipe.open()
+    assert refused.value.stored == "bm25-x" and refused.value.asked == LEXICAL_ENCODER
 
 
 async def test_a_retried_original_after_a_duplicate_in_one_batch_keeps_its_slot() -> None:

@@ -7,13 +7,19 @@ import itertools
 import pytest
 
 from engram_vectors.lexical import (
-    AVG_TERMS,
     BM25_B,
     BM25_K1,
+    ENCODERS,
+    LEXICAL_ENCODER,
     MAX_TERM_CHARS,
     MAX_TERMS,
+    V1,
+    V2,
+    Encoder,
     Term,
     document_vector,
+    encoded_terms,
+    encoder_of,
     fold_plural,
     identifiers,
     query_vector,
@@ -261,17 +267,64 @@ def test_document_indices_are_sorted_unique_and_collisions_add_up() -> None:
     assert weights[term_index("114403")] > weights[term_index("order")]
 
 
-def bm25(tf: int, length: int) -> float:
+def bm25(tf: int, length: int, encoder: Encoder) -> float:
     """The documented weight, written out."""
-    return tf * (BM25_K1 + 1) / (tf + BM25_K1 * (1 - BM25_B + BM25_B * length / AVG_TERMS))
+    norm = BM25_K1 * (1 - BM25_B + BM25_B * length / encoder.avg_terms)
+    return tf * (BM25_K1 + 1) / (tf + norm)
 
 
-def test_document_weights_are_bm25_term_frequencies() -> None:
-    """k1 1.2, b 0.75, length in terms; no IDF."""
-    vector = document_vector("parcel parcel customs")
+@pytest.mark.parametrize("encoder", [V1, V2], ids=lambda e: e.id)
+def test_document_weights_are_bm25_term_frequencies(encoder: Encoder) -> None:
+    """k1 1.2, b 0.75, length in terms over the encoder's average; no IDF."""
+    vector = document_vector("parcel parcel customs", encoder.id)
     weights = dict(zip(vector.indices, vector.values, strict=True))
-    assert weights[term_index("parcel")] == pytest.approx(bm25(2, 3))
-    assert weights[term_index("custom")] == pytest.approx(bm25(1, 3))
+    assert weights[term_index("parcel")] == pytest.approx(bm25(2, 3, encoder))
+    assert weights[term_index("custom")] == pytest.approx(bm25(1, 3, encoder))
+
+
+def test_v2_normalises_by_an_abstracts_length_and_v1_by_a_short_memorys() -> None:
+    """A long text's length is measured against each encoder's own average length."""
+    text = " ".join(f"word{n}" for n in range(199)) + " parcel"
+    for encoder in (V1, V2):
+        length = len(encoded_terms(text, encoder.id))
+        vector = document_vector(text, encoder.id)
+        weights = dict(zip(vector.indices, vector.values, strict=True))
+        assert weights[term_index("parcel")] == pytest.approx(bm25(1, length, encoder))
+    assert V2.avg_terms == 100 and V1.avg_terms == 7.3
+
+
+def test_v2_stems_words_so_inflections_match() -> None:
+    """regulates, regulation and regulated are one term; the query meets the document."""
+    assert encoded_terms("regulates regulation regulated regulating") == ["regul"] * 4
+    assert set(query_vector("regulating").indices) <= set(document_vector("it regulates").indices)
+    assert encoded_terms("studies running cells", V2.id) == ["studi", "run", "cell"]
+
+
+def test_v2_keeps_identifiers_whole_and_stems_only_words() -> None:
+    """Codes, versions, numbers and addresses are never stemmed; their word parts are."""
+    text = "ORD-48213 shipped v1.2.3 to ops@acme.example; 12kg of proteins, SKU-4471-B running"
+    found = encoded_terms(text, V2.id)
+    for code in ("ord-48213", "48213", "v1.2.3", "ops@acme.example", "12kg", "sku-4471-b", "4471"):
+        assert code in found
+    assert "protein" in found and "run" in found and "running" not in found
+    assert identifiers(text) == {t.text for t in terms(text) if t.identifier}
+    assert set(query_vector("ORD-48213").indices) <= set(document_vector(text).indices)
+    assert term_index("48213") in document_vector(text).indices
+
+
+def test_v1_stays_as_it_was_without_stemming() -> None:
+    """Collections built with v1 keep meeting their queries: v1's terms are terms() unchanged."""
+    text = "Deliveries were regulated; orders ORD-48213 running"
+    assert encoded_terms(text, V1.id) == [term.text for term in terms(text)]
+    assert "regulated" in encoded_terms(text, V1.id) and "delivery" in encoded_terms(text, V1.id)
+    assert document_vector(text, V1.id) != document_vector(text, V2.id)
+
+
+def test_encoders_are_known_by_id_and_new_collections_get_v2() -> None:
+    assert LEXICAL_ENCODER == V2.id and ENCODERS == {V1.id: V1, V2.id: V2}
+    assert encoder_of(V1.id) is V1
+    with pytest.raises(ValueError, match="unknown lexical encoder"):
+        encoder_of("engram-lexical-v0")
 
 
 def test_document_weights_fall_with_length() -> None:

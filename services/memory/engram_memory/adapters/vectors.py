@@ -19,6 +19,7 @@ from engram_vectors import (
 )
 from engram_vectors.lexical import document_vector
 from engram_vectors.opening import ServiceCollection
+from engram_vectors.port import VectorStore
 
 KEYWORD_INDEXES = ("tenant_id", "agent_id", "status", "type", "user_id", "session_id")
 """Payload fields recall filters on, each with a keyword index (metadata keys are free-form
@@ -68,7 +69,11 @@ def payload_filter(selection: Selection) -> dict[str, Any]:
 
 
 class MemoryVectors(ServiceCollection):
-    """The collection tied to one embedder fingerprint; every query names tenant and agent."""
+    """The collection tied to one embedder fingerprint; every query names tenant and agent.
+    Memories are encoded with the lexical encoder the collection was built with."""
+
+    def __init__(self, store: VectorStore, collection: str, *, lexical: bool = True) -> None:
+        super().__init__(store, collection, lexical=lexical, adopts=True)
 
     async def put(
         self,
@@ -97,12 +102,16 @@ class MemoryVectors(ServiceCollection):
                 point_id(row["tenant_id"], row["memory_id"]),
                 vector,
                 _payload(row, provenance, status),
-                sparse=document_vector(str(row.get("content") or "")) if self.lexical else None,
+                sparse=self._sparse(str(row.get("content") or "")),
             )
             for row, vector, status in entries
         ]
         if points:
             await self.store.upsert(self.collection, points, fingerprint=fingerprint)
+
+    def _sparse(self, content: str) -> SparseVector | None:
+        """The content's lexical vector, by the collection's encoder (None: dense only)."""
+        return None if self.lexical is None else document_vector(content, self.lexical)
 
     async def set_status(
         self, tenant_id: str, memory_id: str, status: str, *, superseded_by: str | None = None

@@ -124,11 +124,12 @@ class Recall:
         if selection.wanted_types() == ():
             return RecallResult([], floor, 0, mode)
         embedded = await self.embedder.embed([query])
-        sparse = query_vector(query)
+        lexical = self.vectors.lexical
+        sparse = query_vector(query, lexical) if lexical is not None else None
         hits = await self.vectors.candidates(
             selection,
             embedded.vectors[0],
-            sparse if sparse.indices else None,
+            sparse if sparse is not None and sparse.indices else None,
             min(max(MIN_CANDIDATES, 4 * top_k), MAX_CANDIDATES),
             fingerprint=mine,
         )
