@@ -33,6 +33,7 @@ from engram_vectors.models import (
     CollectionInfo,
     Hit,
     HybridHit,
+    Listed,
     Payload,
     PayloadFilter,
     Point,
@@ -100,6 +101,10 @@ class BaseVectorStore(ABC):
     @abstractmethod
     async def _count(self, name: str, conditions: Conditions) -> int:
         """Exact count of matching points."""
+
+    @abstractmethod
+    async def _scroll(self, name: str, conditions: Conditions, limit: int) -> list[Listed]:
+        """Up to `limit` matching points' caller ids and payloads, in the engine's order."""
 
     @abstractmethod
     async def _get(self, name: str, ids: list[uuid.UUID]) -> list[Point]:
@@ -259,6 +264,13 @@ class BaseVectorStore(ABC):
         """Exact number of points matching the filter."""
         await self._info(name)
         return await self._count(name, parse_filter(filter))
+
+    async def scroll(
+        self, name: str, filter: PayloadFilter | None = None, *, limit: int
+    ) -> list[Listed]:
+        """Up to `limit` points matching the filter, ids and payloads only (no cursor)."""
+        await self._info(name)
+        return await self._scroll(name, parse_filter(filter), check_top_k(limit, "limit"))
 
     async def get(self, name: str, ids: Sequence[str]) -> list[Point]:
         """Stored points (with their lexical vectors) in the order asked for; missing ids are

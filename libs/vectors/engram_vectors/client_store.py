@@ -30,7 +30,7 @@ from engram_vectors.defaults import (
 from engram_vectors.errors import VectorStoreError
 from engram_vectors.filters import Conditions
 from engram_vectors.hybrid import Batch, DenseQuery, EngineQuery, Scored
-from engram_vectors.models import CollectionInfo, Hit, Payload, Point
+from engram_vectors.models import CollectionInfo, Hit, Listed, Payload, Point
 
 METADATA_FORMAT_KEY = "engram_format"
 METADATA_DIMENSION_KEY = "engram_dimension"
@@ -218,6 +218,20 @@ class QdrantClientStore(BaseVectorStore):
             name, count_filter=to_client_filter(conditions), exact=True
         )
         return int(result.count)
+
+    async def _scroll(self, name: str, conditions: Conditions, limit: int) -> list[Listed]:
+        records, _ = await self._client.scroll(
+            name,
+            scroll_filter=to_client_filter(conditions),
+            limit=limit,
+            with_payload=True,
+            with_vectors=False,
+        )
+        found = []
+        for record in records:
+            original, payload = split_payload(record.payload, str(record.id))
+            found.append(Listed(id=original, payload=payload))
+        return found
 
     async def _get(self, name: str, ids: list[uuid.UUID]) -> list[Point]:
         records = await self._client.retrieve(

@@ -43,7 +43,7 @@ from engram_vectors.edge_payload import decode_payload, encode_payload
 from engram_vectors.errors import CollectionNotFound, StoreUnavailable, VectorStoreError
 from engram_vectors.filters import Conditions
 from engram_vectors.hybrid import Batch, DenseQuery, EngineQuery, HybridPlan, Scored
-from engram_vectors.models import CollectionInfo, Hit, HybridHit, Payload, Point
+from engram_vectors.models import CollectionInfo, Hit, HybridHit, Listed, Payload, Point
 
 T = TypeVar("T")
 
@@ -295,6 +295,20 @@ class QdrantEdgeStore(BaseVectorStore):
 
     async def _count(self, name: str, conditions: Conditions) -> int:
         return await self._run(self._count_sync, name, conditions)
+
+    def _scroll_sync(self, name: str, conditions: Conditions, limit: int) -> list[Listed]:
+        request = edge.ScrollRequest(
+            limit=limit, filter=to_edge_filter(conditions), with_payload=True, with_vector=False
+        )
+        records, _ = self._shard_sync(name).scroll(request)
+        found = []
+        for record in records:
+            original, payload = split_payload(decode_payload(record.payload), str(record.id))
+            found.append(Listed(id=original, payload=payload))
+        return found
+
+    async def _scroll(self, name: str, conditions: Conditions, limit: int) -> list[Listed]:
+        return await self._run(self._scroll_sync, name, conditions, limit)
 
     def _get_sync(self, name: str, ids: list[uuid.UUID]) -> list[Point]:
         records = {

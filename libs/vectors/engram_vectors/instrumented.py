@@ -15,6 +15,7 @@ from engram_vectors.models import (
     CollectionInfo,
     Hit,
     HybridHit,
+    Listed,
     Payload,
     PayloadFilter,
     Point,
@@ -189,6 +190,16 @@ class InstrumentedVectorStore:
             total = await self.inner.count(name, filter)
             span.set_attribute(RETURNED, total)
             return total
+
+    async def scroll(
+        self, name: str, filter: PayloadFilter | None = None, *, limit: int
+    ) -> list[Listed]:
+        """Matching ids and payloads (traced with the limit, filter field count and found)."""
+        counts = {TOP_K: limit, FILTER_FIELDS: len(filter or {})}
+        with self._observe("scroll", name, counts) as span:
+            found = await self.inner.scroll(name, filter, limit=limit)
+            span.set_attribute(RETURNED, len(found))
+            return found
 
     async def get(self, name: str, ids: Sequence[str]) -> list[Point]:
         """Stored points by id (traced with the asked and found counts)."""

@@ -70,6 +70,14 @@ class Hit:
 
 
 @dataclass(frozen=True)
+class Listed:
+    """A point as a scroll returns it: the caller's id and the payload, no vectors."""
+
+    id: str
+    payload: Payload
+
+
+@dataclass(frozen=True)
 class HybridHit:
     """A hybrid-search candidate with both of its scores, whichever list it came from.
 

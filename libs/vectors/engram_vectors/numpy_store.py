@@ -17,7 +17,7 @@ from engram_vectors.base import BaseVectorStore
 from engram_vectors.checks import PreparedPoint, PreparedSparse, UnitVector, split_payload
 from engram_vectors.filters import Conditions, payload_matches
 from engram_vectors.hybrid import Batch, DenseQuery, EngineQuery, LexicalQuery, Scored
-from engram_vectors.models import CollectionInfo, Hit, Payload, Point
+from engram_vectors.models import CollectionInfo, Hit, Listed, Payload, Point
 
 
 @dataclass
@@ -168,6 +168,16 @@ class ExactNumpyStore(BaseVectorStore):
     async def _count(self, name: str, conditions: Conditions) -> int:
         points = self._collections[name].points.values()
         return sum(1 for point in points if payload_matches(point.payload, conditions))
+
+    async def _scroll(self, name: str, conditions: Conditions, limit: int) -> list[Listed]:
+        found: list[Listed] = []
+        for point in self._collections[name].points.values():
+            if len(found) == limit:
+                break
+            if payload_matches(point.payload, conditions):
+                original, payload = split_payload(point.payload, str(point.engine_id))
+                found.append(Listed(id=original, payload=payload))
+        return found
 
     async def _get(self, name: str, ids: list[uuid.UUID]) -> list[Point]:
         collection = self._collections[name]

@@ -10,6 +10,7 @@ from engram_vectors.models import (
     CollectionInfo,
     Hit,
     HybridHit,
+    Listed,
     Payload,
     PayloadFilter,
     Point,
@@ -87,6 +88,13 @@ class VectorStore(Protocol):
 
     async def count(self, name: str, filter: PayloadFilter | None = None) -> int:
         """Exact number of points matching the filter."""
+        ...
+
+    async def scroll(
+        self, name: str, filter: PayloadFilter | None = None, *, limit: int
+    ) -> list[Listed]:
+        """Up to `limit` points matching the filter, ids and payloads only; no cursor, so a
+        caller that changes what the filter matches (a backfill) asks again until none are left."""
         ...
 
     async def get(self, name: str, ids: Sequence[str]) -> list[Point]:

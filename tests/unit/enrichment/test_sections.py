@@ -51,6 +51,7 @@ async def test_each_attribute_section_is_embedded_and_found_with_its_facts() -> 
         "tenant_id",
         "entity_id",
         "kind",
+        "scope",
         "section_id",
         "text_sha256",
         "fact_ids",

@@ -14,6 +14,7 @@ from engram_vectors import (
     BaseVectorStore,
     CollectionNotFound,
     DimensionMismatch,
+    Exists,
     FingerprintMismatch,
     InvalidFilter,
     InvalidPoint,
@@ -343,3 +344,38 @@ async def test_set_payload_refuses_reserved_fields(store: BaseVectorStore) -> No
         await store.set_payload("nowhere", ["m-t1-a1-near"], {"status": "x"})
     (point,) = await store.get(COLLECTION, ["m-t1-a1-near"])
     assert point.payload == {"tenant_id": "t1", "agent_id": "a1", "type": "fact"}
+
+
+async def test_scroll_returns_matching_ids_and_payloads_up_to_the_limit(
+    store: BaseVectorStore,
+) -> None:
+    await seeded(store)
+    found = await store.scroll(COLLECTION, {"tenant_id": "t1"}, limit=10)
+    assert sorted(item.id for item in found) == [
+        "m-t1-a1-far",
+        "m-t1-a1-near",
+        "m-t1-a1-tagged",
+        "m-t1-a2-mid",
+    ]
+    near = next(item for item in found if item.id == "m-t1-a1-near")
+    assert near.payload == {"tenant_id": "t1", "agent_id": "a1", "type": "fact"}
+    assert len(await store.scroll(COLLECTION, {"tenant_id": "t1"}, limit=2)) == 2
+    assert len(await store.scroll(COLLECTION, limit=10)) == 5
+    assert [item.id for item in await store.scroll(COLLECTION, {"tags": "y"}, limit=3)] == [
+        "m-t1-a1-tagged"
+    ]
+    with pytest.raises(CollectionNotFound):
+        await store.scroll("nowhere", limit=1)
+
+
+async def test_scrolling_for_a_missing_field_until_none_is_left_backfills_it(
+    store: BaseVectorStore,
+) -> None:
+    await seeded(store)
+    missing = {"status": Exists(False)}
+    rounds = 0
+    while batch := await store.scroll(COLLECTION, missing, limit=2):
+        rounds += 1
+        await store.set_payload(COLLECTION, [item.id for item in batch], {"status": "active"})
+    assert rounds == 3
+    assert await store.count(COLLECTION, {"status": "active"}) == 5

@@ -3,23 +3,36 @@ from the embedder and, for hybrid search, a lexical one of the same text."""
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Sequence
 from typing import Any
 
 from engram_enrichment.domain.model import ArticleSection
 from engram_enrichment.ports import ARTICLE_SECTION, FACT, PASSAGE, TEXT, StoredPassage
 from engram_vectors import (
+    Exists,
     HybridHit,
+    Listed,
+    PayloadFilter,
     Point,
     SparseVector,
 )
 from engram_vectors.lexical import document_vector
 from engram_vectors.opening import ServiceCollection
 
-KEYWORD_INDEXES = ("tenant_id", "kind", "document_id")
+log = logging.getLogger(__name__)
+
+SCOPE = "scope"
+"""The payload field holding `tenant_id:kind`, what a search by kind filters on alone."""
+KEYWORD_INDEXES = ("tenant_id", "kind", "document_id", SCOPE)
 """Payload fields the collection's queries filter on, each with a keyword index: an unindexed
 `kind` beside the tenant made every passage search check each point's payload (40 ms against
 5 ms for the engine's part at 20k passages)."""
+UNSCOPED: PayloadFilter = {SCOPE: Exists(False), "tenant_id": Exists(True), "kind": Exists(True)}
+"""Points written before `scope` was: the backfill's selection, which it empties."""
+BACKFILL_BATCH = 512
+"""Points read and written per backfill round, to bound one engine call."""
 
 
 def point_id(tenant_id: str, fact_id: str) -> str:
@@ -27,8 +40,69 @@ def point_id(tenant_id: str, fact_id: str) -> str:
     return f"{tenant_id}:{fact_id}"
 
 
+def scope_of(tenant_id: str, kind: str) -> str:
+    """Tenant and kind as one keyword: the unoptimised engine checks each filter condition on
+    every point, and one condition took half the time of the two at 100k points. Kinds hold no
+    ':', so no other tenant's scope can spell the same."""
+    return f"{tenant_id}:{kind}"
+
+
+def scope_groups(listed: Sequence[Listed]) -> dict[str, list[str]]:
+    """Point ids by the scope their payload's tenant and kind give, for one write per scope."""
+    groups: dict[str, list[str]] = {}
+    for item in listed:
+        scope = scope_of(str(item.payload["tenant_id"]), str(item.payload["kind"]))
+        groups.setdefault(scope, []).append(item.id)
+    return groups
+
+
+def candidate_filter(tenant_id: str, kinds: Sequence[str] | None) -> PayloadFilter:
+    """The tenant's scopes of these kinds as the one condition; the tenant alone for all kinds."""
+    if kinds:
+        return {SCOPE: [scope_of(tenant_id, kind) for kind in kinds]}
+    return {"tenant_id": tenant_id}
+
+
 class KnowledgeVectors(ServiceCollection):
     """The collection tied to one embedder fingerprint; every search names the tenant."""
+
+    async def open(self, dimension: int, fingerprint: str) -> str:
+        """Open as every service collection does, then scope the points written before `scope`
+        was, so searches by kind find them."""
+        held = await super().open(dimension, fingerprint)
+        await self.backfill_scope()
+        return held
+
+    async def backfill_scope(self) -> int:
+        """Set `scope` on points that lack it, a batch at a time; each batch is written before the
+        next is read, so a crash midway leaves only unscoped points to redo. Returns how many."""
+        started = time.perf_counter()
+        scoped = batches = 0
+        seen: set[str] = set()
+        while batch := await self.store.scroll(self.collection, UNSCOPED, limit=BACKFILL_BATCH):
+            ids = {item.id for item in batch}
+            if ids <= seen:
+                log.warning(
+                    "knowledge scope backfill made no progress",
+                    extra={"collection": self.collection, "points": len(ids)},
+                )
+                break
+            seen |= ids
+            for scope, members in scope_groups(batch).items():
+                await self.store.set_payload(self.collection, members, {SCOPE: scope})
+            scoped += len(batch)
+            batches += 1
+        if scoped:
+            log.info(
+                "knowledge scope backfilled",
+                extra={
+                    "collection": self.collection,
+                    "points": scoped,
+                    "batches": batches,
+                    "seconds": round(time.perf_counter() - started, 3),
+                },
+            )
+        return scoped
 
     def _point(
         self,
@@ -40,6 +114,7 @@ class KnowledgeVectors(ServiceCollection):
     ) -> Point:
         """A point whose lexical vector (when this collection keeps them) is of the text that was
         embedded, kept in the payload for identifier matches; without, the payload is ids only."""
+        payload = {**payload, SCOPE: scope_of(tenant_id, payload["kind"])}
         if self.lexical is None:
             return Point(point_id(tenant_id, item_id), vector, payload)
         full = {**payload, TEXT: text}
@@ -188,16 +263,14 @@ class KnowledgeVectors(ServiceCollection):
         fingerprint: str,
         kinds: Sequence[str] | None = None,
     ) -> list[HybridHit]:
-        """Dense and lexical candidates within one tenant (of these kinds, when named), each with
-        both scores; word weights come from this tenant's points only."""
-        scope = {"tenant_id": tenant_id}
-        wanted: dict[str, Any] = {**scope, "kind": list(kinds)} if kinds else scope
+        """Dense and lexical candidates within one tenant (of these kinds, when named: one
+        `scope` condition), each with both scores; word weights come from this tenant's points."""
         return await self.store.hybrid_search(
             self.collection,
             vector=vector,
             sparse=sparse if self.lexical else None,
             limit=limit,
-            filter=wanted,
+            filter=candidate_filter(tenant_id, kinds),
             fingerprint=fingerprint,
-            idf_filter=scope,
+            idf_filter={"tenant_id": tenant_id},
         )
