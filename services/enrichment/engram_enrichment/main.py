@@ -43,8 +43,8 @@ async def open_recall(
     settings: EnrichmentSettings, knowledge: KnowledgeBase, passages: MongoPassageRows
 ) -> tuple[KnowledgeVectors, KnowledgeSearch]:
     """The knowledge collection and the search over it with the query embedder; search refuses
-    a foreign vector space, start-up a collection of another lexical encoder (said in the log:
-    exception messages are left out of it)."""
+    a foreign vector space, start-up a collection of an unknown lexical encoder (an earlier one
+    is adopted; said in the log: exception messages are left out of it)."""
     embedder = make_embedder(settings.embedder, **settings.embedder_options())
     vectors = KnowledgeVectors(
         vector_store_from(

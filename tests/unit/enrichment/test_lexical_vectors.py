@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from engram_embedders.hashing import HashingEmbedder
 from engram_enrichment.adapters.vectors import KnowledgeVectors, point_id
 from engram_enrichment.service.announce import parse_section_item
 from engram_vectors import ExactNumpyStore, LexicalMismatch
-from engram_vectors.lexical import LEXICAL_ENCODER, document_vector
+from engram_vectors.lexical import LEXICAL_ENCODER, V1, V2, document_vector
 from tests.unit.enrichment.recall import harness
 from tests.unit.enrichment.scenario import upserted
 
@@ -71,3 +72,21 @@ async def test_an_existing_collection_of_the_same_encoder_opens_with_its_fingerp
     store = ExactNumpyStore()
     await KnowledgeVectors(store, "knowledge").open(8, "fp-stored")
     assert await KnowledgeVectors(store, "knowledge").open(8, "fp-new") == "fp-stored"
+
+
+async def test_a_collection_built_with_lexical_v1_is_adopted_for_writes_and_queries() -> None:
+    """Knowledge embedded before v2 is still found: points and queries use the stored v1."""
+    store = ExactNumpyStore()
+    p = HashingEmbedder(dimension=64).provenance
+    await store.ensure_collection("knowledge", p.dimension, p.fingerprint, lexical=V1.id)
+    h = await harness(KnowledgeVectors(store, "knowledge"))
+    assert h.vectors.lexical == V1.id
+    await h.record(upserted("rec_a", 1, {"sku": "SKU-4471-B", "hq": "Berlin"}))
+    found = await h.search.search("tnt_a", "shipping SKU-4471-B", 5, mode="lexical")
+    [fact] = [r for r in found.results if r["kind"] == "fact" and r["value"] == "SKU-4471-B"]
+    [point] = await store.get("knowledge", [point_id("tnt_a", fact["fact_id"])])
+    v1, v2 = (document_vector(point.payload["text"], e.id) for e in (V1, V2))
+    assert point.sparse is not None and point.sparse.indices == v1.indices
+    assert point.sparse.values == pytest.approx(v1.values, rel=1e-6), "v1's length norm, not v2's"
+    assert v1.values != pytest.approx(v2.values, rel=1e-3)
+    assert (await store.collection_info("knowledge")).lexical == V1.id

@@ -20,6 +20,7 @@ from engram_vectors import (
 )
 from engram_vectors.lexical import document_vector
 from engram_vectors.opening import ServiceCollection
+from engram_vectors.port import VectorStore
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +65,11 @@ def candidate_filter(tenant_id: str, kinds: Sequence[str] | None) -> PayloadFilt
 
 
 class KnowledgeVectors(ServiceCollection):
-    """The collection tied to one embedder fingerprint; every search names the tenant."""
+    """The collection tied to one embedder fingerprint; every search names the tenant. Texts
+    are encoded with the lexical encoder the collection was built with."""
+
+    def __init__(self, store: VectorStore, collection: str, *, lexical: bool = True) -> None:
+        super().__init__(store, collection, lexical=lexical, adopts=True)
 
     async def open(self, dimension: int, fingerprint: str) -> str:
         """Open as every service collection does, then scope the points written before `scope`
@@ -118,7 +123,8 @@ class KnowledgeVectors(ServiceCollection):
         if self.lexical is None:
             return Point(point_id(tenant_id, item_id), vector, payload)
         full = {**payload, TEXT: text}
-        return Point(point_id(tenant_id, item_id), vector, full, sparse=document_vector(text))
+        sparse = document_vector(text, self.lexical)
+        return Point(point_id(tenant_id, item_id), vector, full, sparse=sparse)
 
     async def put_facts(
         self,

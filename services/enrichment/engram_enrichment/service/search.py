@@ -202,11 +202,12 @@ class KnowledgeSearch:
         if await self.vectors.fingerprint() != mine:
             raise EmbedderMismatch("query embedder differs from the collection's embedder")
         embedded = await self.embedder.embed([query])
-        sparse = query_vector(query)
+        lexical = self.vectors.lexical
+        sparse = query_vector(query, lexical) if lexical is not None else None
         hits = await self.vectors.candidates(
             tenant_id,
             embedded.vectors[0],
-            sparse if sparse.indices else None,
+            sparse if sparse is not None and sparse.indices else None,
             candidate_pool(top_k),
             fingerprint=mine,
             kinds=kinds,
