@@ -68,19 +68,31 @@ class QdrantClientStore(BaseVectorStore):
     async def _read_info(self, name: str) -> CollectionInfo | None:
         if not await self._client.collection_exists(name):
             return None
-        config = (await self._client.get_collection(name)).config
-        metadata = config.metadata or {}
+        described = await self._client.get_collection(name)
+        metadata = described.config.metadata or {}
         if metadata.get(METADATA_FORMAT_KEY) != METADATA_FORMAT:
             raise VectorStoreError(
                 f"collection {name!r} has no engram metadata (created elsewhere, or the server "
                 "predates collection metadata)"
             )
         lexical = metadata.get(METADATA_LEXICAL_KEY)
+        if self._server:
+            await self._add_missing_indexes(name, set(described.payload_schema or {}))
         return CollectionInfo(
             dimension=int(metadata[METADATA_DIMENSION_KEY]),
             fingerprint=str(metadata[METADATA_FINGERPRINT_KEY]),
             lexical=None if lexical is None else str(lexical),
         )
+
+    async def _add_missing_indexes(self, name: str, existing: set[str]) -> None:
+        """The keyword indexes the service declares that the collection lacks: on creation all
+        of them, and on opening one created before a key was declared, the new ones."""
+        for key in self._keyword_indexes:
+            if key not in existing:
+                schema = models.KeywordIndexParams(
+                    type=models.KeywordIndexType.KEYWORD, is_tenant=key == TENANT_KEY
+                )
+                await self._client.create_payload_index(name, key, field_schema=schema, wait=True)
 
     async def _create(self, name: str, info: CollectionInfo) -> CollectionInfo:
         metadata: dict[str, Any] = {
@@ -107,12 +119,6 @@ class QdrantClientStore(BaseVectorStore):
         stored = await self._read_info(name)
         if stored is None:
             raise VectorStoreError(f"collection {name!r} vanished while being created")
-        if self._server:
-            for key in self._keyword_indexes:
-                schema = models.KeywordIndexParams(
-                    type=models.KeywordIndexType.KEYWORD, is_tenant=key == TENANT_KEY
-                )
-                await self._client.create_payload_index(name, key, field_schema=schema, wait=True)
         return stored
 
     async def _upsert(self, name: str, points: list[PreparedPoint]) -> None:
