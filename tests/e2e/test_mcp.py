@@ -1,7 +1,7 @@
 """Issue 29: an MCP client, over stdio and over streamable HTTP, lists Engram's tools, writes a
-memory and recalls it, submits a document, searches the knowledge and reads an entity; another
-tenant's key sees none of it, and an HTTP request without a key is refused whatever the server's
-environment holds."""
+memory and recalls it, submits a document, searches the knowledge (by kind too: a prose policy's
+passages) and reads an entity; another tenant's key sees none of it, and an HTTP request without
+a key is refused whatever the server's environment holds."""
 
 from __future__ import annotations
 
@@ -25,6 +25,14 @@ from tests.support.services import ServiceProcess
 from tests.support.tenants import create_tenant
 
 CSV = "id,name,city\nc1,Acme Freight,Paris\nc2,Beta Lines,Oslo\n"
+POLICY = """# Returns policy
+
+Opened electronics can be returned within 14 days of delivery; a restocking fee of 15% applies.
+
+## Damaged goods
+
+If an item arrives damaged, contact us within 48 hours with a photo of the damage.
+"""
 TOOLS = {
     "agent_create",
     "agent_list",
@@ -152,6 +160,21 @@ async def test_an_agent_remembers_recalls_and_reads_knowledge(setup: Setup, tran
         assert {f["attribute"] for f in entity["facts"]} >= {"name", "city"}
         assert "Acme Freight" in entity["article"]
         assert (await tool(client, "contradictions_list", status="open"))["contradictions"] == []
+
+        await tool(client, "document_submit", name="returns.md", text=POLICY)
+        question = "how long do I have to send back opened electronics?"
+
+        async def cited() -> list[dict[str, Any]]:
+            hits = await tool(client, "knowledge_search", query=question, kinds=["passage"])
+            return list(hits["results"])
+
+        passages = await until_async(cited, "the policy's passages searchable")
+        assert {hit["kind"] for hit in passages} == {"passage"}
+        assert (
+            passages[0]["heading_path"] == ["Returns policy"] and "14 days" in passages[0]["text"]
+        )
+        facts = await tool(client, "knowledge_search", query=question, kinds=["fact"])
+        assert all(hit["kind"] == "fact" for hit in facts["results"])
 
         missing = await problem(client, "knowledge_entity", entity_id="carrier:nope")
         assert missing["status"] == 404 and missing["type"].endswith("/not-found")
