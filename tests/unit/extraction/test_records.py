@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from engram_events.ids import Scalar
+from engram_events.payloads.records import MAX_CITED_PASSAGES
 from engram_extraction.domain.candidates import Candidate
 from engram_extraction.domain.naming import (
     content_hash,
@@ -156,3 +157,35 @@ def test_plan_new_revised_unchanged_and_replayed() -> None:
 def test_manifest_entries_round_trip() -> None:
     entry = Entry(3, "0123456789abcdef", "cafe")
     assert Entry.decode(entry.encode()) == entry
+
+
+def test_a_model_item_restating_a_record_from_another_passage_adds_its_citation() -> None:
+    """The same carrier said twice in a document's prose cites both passages; an item saying
+    something else about it is still set aside, and its passages are not cited."""
+    built = build(
+        [
+            Candidate("llm:item/0", {"id": "c1", "city": "Paris"}, passage_ids=("psg_1",)),
+            Candidate("llm:item/1", {"id": "c1", "city": "Paris"}, passage_ids=("psg_3", "psg_1")),
+            Candidate("llm:item/2", {"id": "c1", "city": "Oslo"}, passage_ids=("psg_4",)),
+        ],
+        SOURCE,
+        SchemaRegistry(),
+    )
+    [draft] = built.drafts
+    assert draft.passage_ids == ("psg_1", "psg_3") and draft.locator == "llm:item/0"
+    assert [(r.locator, r.reason) for r in built.rejected] == [
+        ("llm:item/2", "duplicate entity carrier:c1 (first at llm:item/0)")
+    ]
+
+
+def test_restated_citations_stop_at_the_most_a_record_keeps() -> None:
+    many = tuple(f"psg_{n}" for n in range(MAX_CITED_PASSAGES))
+    built = build(
+        [
+            Candidate("llm:item/0", {"id": "c1"}, passage_ids=many),
+            Candidate("llm:item/1", {"id": "c1"}, passage_ids=("psg_new",)),
+        ],
+        SOURCE,
+        SchemaRegistry(),
+    )
+    assert built.drafts[0].passage_ids == many and not built.rejected

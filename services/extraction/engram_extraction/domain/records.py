@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from engram_events.ids import Scalar
+from engram_events.payloads.records import MAX_CITED_PASSAGES
 from engram_extraction.domain.candidates import Candidate
 from engram_extraction.domain.naming import (
     content_hash,
@@ -93,6 +94,7 @@ def build(candidates: list[Candidate], source: Source, registry: SchemaRegistry)
     """Apply the schema (or the defaults), derive ids, and set duplicates and invalid rows aside."""
     built = Built()
     first_seen: dict[str, str] = {}
+    drafted: dict[str, int] = {}
     for candidate in candidates:
         if candidate.problem:
             built.rejected.append(
@@ -130,6 +132,9 @@ def build(candidates: list[Candidate], source: Source, registry: SchemaRegistry)
             built.rejected.append(Rejection(candidate.locator, problem or "no key", attributes))
             continue
         rid = record_id(source.tenant_id, source.source_item, rtype, key)
+        if rid in drafted and _restates(built.drafts[drafted[rid]], digest, candidate):
+            built.drafts[drafted[rid]] = _citing_also(built.drafts[drafted[rid]], candidate)
+            continue
         if rid in first_seen:
             built.rejected.append(
                 Rejection(
@@ -140,6 +145,7 @@ def build(candidates: list[Candidate], source: Source, registry: SchemaRegistry)
             )
             continue
         first_seen[rid] = candidate.locator
+        drafted[rid] = len(built.drafts)
         built.drafts.append(
             Draft(
                 rid,
@@ -152,3 +158,16 @@ def build(candidates: list[Candidate], source: Source, registry: SchemaRegistry)
             )
         )
     return built
+
+
+def _restates(first: Draft, digest: str, candidate: Candidate) -> bool:
+    """A model's item saying exactly what an earlier one said, read from passages of its own: the
+    same record asserted in two places, not a duplicate to set aside."""
+    return bool(candidate.passage_ids) and first.content_sha256 == digest
+
+
+def _citing_also(first: Draft, candidate: Candidate) -> Draft:
+    """The record citing the restating item's passages too, after its own (at most
+    `MAX_CITED_PASSAGES` in all)."""
+    cited = tuple(dict.fromkeys((*first.passage_ids, *candidate.passage_ids)))
+    return replace(first, passage_ids=cited[:MAX_CITED_PASSAGES])
