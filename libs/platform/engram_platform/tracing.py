@@ -15,6 +15,7 @@ from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
 from opentelemetry.util.types import AttributeValue
 
 from engram_platform.logs import SENSITIVE_KEYS, _looks_like_content, fingerprint
@@ -193,8 +194,13 @@ class MongoSpanExporter(SpanExporter):
 def setup_tracing(
     service: str, settings: ServiceSettings, *, install_global: bool = True
 ) -> TracerProvider:
-    """A provider with service.name set, exported sanitized; tests keep several side by side."""
-    provider = TracerProvider(resource=Resource.create({"service.name": f"engram-{service}"}))
+    """A provider with service.name set, exported sanitized; tests keep several side by side.
+    With tracing off it samples nothing, so spans are not recorded (only their ids propagate)
+    instead of being built in full and dropped."""
+    provider = TracerProvider(
+        resource=Resource.create({"service.name": f"engram-{service}"}),
+        sampler=None if settings.tracing_enabled else ALWAYS_OFF,
+    )
     if settings.tracing_enabled:
         exporter: SpanExporter
         if settings.otlp_endpoint:
