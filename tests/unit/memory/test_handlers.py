@@ -466,3 +466,33 @@ async def test_a_replay_of_a_write_rejected_for_its_content_stays_rejected() -> 
     await pipeline.write(event)
     assert await pipeline.write(event) == []
     assert pipeline.rows.rows["t1:m1"]["status"] == "rejected"
+
+
+class ReadCountingRows(FakeRows):
+    """FakeRows that notes the ids each `get_many` asked for."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads: list[list[str]] = []
+
+    async def get_many(
+        self, tenant_id: str, memory_ids: Sequence[str]
+    ) -> dict[str, dict[str, Any]]:
+        self.reads.append(list(memory_ids))
+        return await super().get_many(tenant_id, memory_ids)
+
+
+async def test_new_content_reads_no_row_for_the_slots_it_just_claimed() -> None:
+    rows, slots = ReadCountingRows(), FakeSlots()
+    dedup = Dedup(slots, rows)
+    first: list[tuple[dict[str, Any], MemoryWriteRequested]] = [
+        ({}, MemoryWriteRequested(memory_id=f"m{n}", agent_id="a1", content=f"fact {n}"))
+        for n in range(3)
+    ]
+    assert await dedup.duplicates("t1", first) == {}
+    assert [ids for ids in rows.reads if ids] == [], "every slot was free: nothing to read"
+    again: list[tuple[dict[str, Any], MemoryWriteRequested]] = [
+        ({}, MemoryWriteRequested(memory_id="m9", agent_id="a1", content="fact 1"))
+    ]
+    await dedup.duplicates("t1", again)
+    assert [ids for ids in rows.reads if ids] == [["m1"]], "a slot held before is read"

@@ -47,7 +47,9 @@ class Dedup:
         self, tenant_id: str, writes: Sequence[tuple[dict[str, Any], MemoryWriteRequested]]
     ) -> dict[str, str]:
         """Claim the slots of these writes (in order); returns `{memory_id: holder}` for each
-        write that duplicates a live memory, a write earlier in the batch included."""
+        write that duplicates a live memory, a write earlier in the batch included. Rows are read
+        only for slots held before (a slot just won names a row this batch is about to write), so
+        a batch of new content costs no row read."""
         by_key: dict[str, list[MemoryWriteRequested]] = {}
         for _, request in writes:
             if not request.allow_duplicate:
@@ -61,7 +63,9 @@ class Dedup:
         ]
         claimed = await self.slots.claim(tenant_id, free) if free else {}
         holders.update(claimed)
-        rows = await self.rows.get_many(tenant_id, list(dict.fromkeys(holders.values())))
+        won = {memory_id for key, memory_id in free if claimed.get(key) == memory_id}
+        held = [h for h in dict.fromkeys(holders.values()) if h not in won]
+        rows = await self.rows.get_many(tenant_id, held)
         for holder in claimed.values():
             rows.setdefault(holder, _in_flight(holder))
         found: dict[str, str] = {}
