@@ -7,7 +7,7 @@ returns (candidate, fused score) pairs best first, ties broken by the dense scor
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Set
 from typing import Protocol, TypeVar
 
 
@@ -40,6 +40,41 @@ RRF_K = 60
 CONVEX_ALPHA = 0.5
 """Equal say by default; on tests/fixtures/retrieval paraphrases do best near 0.9 and exact
 identifiers from 0.8 down, so callers may choose alpha by whether the query has identifiers."""
+
+
+EVIDENCE_SHARE = 0.75
+"""A best lexical hit holding this share of the query's terms is full evidence..."""
+EVIDENCE_TERMS = 4
+"""...and so is one holding this many of them, whatever the query's length (long claims)."""
+EVIDENCE_POWER = 4
+"""Weaker evidence shrinks the lexical weight steeply: half the evidence keeps 1/16 of it."""
+
+
+def lexical_evidence(query_terms: Set[int], best_terms: Set[int]) -> float:
+    """How far the best lexical hit is evidence, on [0, 1], from the query terms it holds.
+
+    Max-normalised lexical scores give the best hit 1.0 even when it shares one common word of
+    a paraphrase; this says how much of the query that hit actually covers (terms as the
+    lexical encoder's indices): min(1, max(shared / (0.75 * |query|), shared / 4))."""
+    if not query_terms:
+        return 0.0
+    shared = len(query_terms & best_terms)
+    return min(1.0, max(shared / (EVIDENCE_SHARE * len(query_terms)), shared / EVIDENCE_TERMS))
+
+
+def evidence_alpha(alpha: float, evidence: float) -> float:
+    """The dense weight once the lexical share is scaled by the evidence: full evidence keeps
+    alpha, none leaves the dense ranking alone; 1 - (1 - alpha) * evidence ** 4."""
+    if not 0.0 <= alpha <= 1.0 or not 0.0 <= evidence <= 1.0:
+        raise ValueError("evidence_alpha needs alpha and evidence on [0, 1]")
+    return 1.0 - (1.0 - alpha) * evidence**EVIDENCE_POWER
+
+
+def best_lexical(candidates: Iterable[C]) -> C | None:
+    """The candidate whose lexical score is best (ties: better dense, then smaller id); None
+    when no candidate shares a term with the query."""
+    shared = [c for c in candidates if _lexical(c) > 0.0]
+    return min(shared, key=lambda c: (-_lexical(c), -c.dense, c.id), default=None)
 
 
 def rrf(

@@ -13,8 +13,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from engram_vectors.fusion import convex, decayed, rrf
-from engram_vectors.lexical import identifiers
+from engram_vectors.fusion import (
+    best_lexical,
+    convex,
+    decayed,
+    evidence_alpha,
+    lexical_evidence,
+    rrf,
+)
+from engram_vectors.lexical import LEXICAL_ENCODER, document_vector, identifiers, query_vector
 from engram_vectors.models import HybridHit
 
 Mode = Literal["hybrid", "dense", "lexical"]
@@ -27,18 +34,16 @@ class FusionSettings:
     """How hybrid mode fuses the dense and lexical lists (chosen by bench/retrieval_quality:
     a convex combination keeps how far ahead an exact match is, which reciprocal ranks lose).
 
-    With convex fusion the dense weight is `convex_alpha` for a query without identifiers and
-    `identifier_alpha` for one with them: paraphrases do best with the lexical list as a
-    tie-breaker, identifiers need it to outvote near misses the dense list prefers."""
+    With convex fusion the dense weight is `identifier_alpha` for a query naming identifiers
+    (they need the lexical list to outvote near misses the dense list prefers); for any other
+    query `convex_alpha` is the weight when the best lexical hit is full evidence, and the
+    lexical share shrinks as that hit covers less of the query (`fusion.lexical_evidence`), so
+    one shared common word does not overturn the dense top."""
 
     method: Fusion = "convex"
-    convex_alpha: float = 0.9
+    convex_alpha: float = 0.8
     identifier_alpha: float = 0.7
     rrf_k: int = 60
-
-    def alpha(self, query_identifiers: frozenset[str]) -> float:
-        """The dense weight for a query, by whether it names identifiers."""
-        return self.identifier_alpha if query_identifiers else self.convex_alpha
 
 
 @dataclass(frozen=True)
@@ -50,8 +55,36 @@ class Ranked:
     identifier_match: bool
 
 
+def dense_weight(
+    hits: Sequence[HybridHit],
+    query: str,
+    fusion: FusionSettings,
+    wanted: frozenset[str],
+    text_of: Callable[[HybridHit], str],
+    encoder: str,
+) -> float:
+    """Convex fusion's dense weight for this query: the identifier weight when it names one,
+    else the configured weight scaled by the best lexical hit's evidence (one tokenization)."""
+    if wanted:
+        return fusion.identifier_alpha
+    best = best_lexical(hits)
+    if best is None:
+        return fusion.convex_alpha
+    evidence = lexical_evidence(
+        frozenset(query_vector(query, encoder).indices),
+        frozenset(document_vector(text_of(best), encoder).indices),
+    )
+    return evidence_alpha(fusion.convex_alpha, evidence)
+
+
 def _order(
-    hits: Sequence[HybridHit], mode: Mode, fusion: FusionSettings, wanted: frozenset[str]
+    hits: Sequence[HybridHit],
+    query: str,
+    mode: Mode,
+    fusion: FusionSettings,
+    wanted: frozenset[str],
+    text_of: Callable[[HybridHit], str],
+    encoder: str,
 ) -> list[tuple[HybridHit, float]]:
     """Candidates best first under the mode; lexical mode keeps only hits sharing a term."""
     if mode == "dense":
@@ -60,7 +93,8 @@ def _order(
         shared = [(h, h.lexical or 0.0) for h in hits if (h.lexical or 0.0) > 0.0]
         return sorted(shared, key=lambda p: (-p[1], -p[0].dense, p[0].id))
     if fusion.method == "convex":
-        return convex(hits, alpha=fusion.alpha(wanted))
+        alpha = dense_weight(hits, query, fusion, wanted, text_of, encoder)
+        return convex(hits, alpha=alpha)
     return rrf(hits, k=fusion.rrf_k)
 
 
@@ -96,12 +130,13 @@ def rank(
     half_life_days: float | None = None,
     now: datetime,
     text_of: Callable[[HybridHit], str] = payload_content,
+    encoder: str = LEXICAL_ENCODER,
 ) -> list[Ranked]:
     """Order candidates by the mode (then by recency decay when asked), marking identifier
     matches: hits whose content holds one of the query's whole identifiers and that the
-    lexical retrieval scored."""
+    lexical retrieval scored. `encoder` is the collection's lexical encoder (for the evidence)."""
     wanted = whole_identifiers(query)
-    ordered = _order(hits, mode, fusion, wanted)
+    ordered = _order(hits, query, mode, fusion, wanted, text_of, encoder)
     if half_life_days is not None:
         ordered = sorted(
             ((h, decayed(score, _age_days(h, now), half_life_days)) for h, score in ordered),

@@ -38,10 +38,11 @@ class MemorySettings(ChatModelSettings, EmbedderSettings, CollectionSettings):
         default="convex", description="how hybrid recall fuses dense and lexical candidates"
     )
     convex_alpha: float = Field(
-        default=0.9,
+        default=0.8,
         ge=0.0,
         le=1.0,
-        description="convex fusion's weight of the dense score for a query without identifiers",
+        description="convex fusion's weight of the dense score for a query without identifiers"
+        " when the best lexical hit is full evidence (less evidence: more dense weight)",
     )
     identifier_alpha: float = Field(
         default=0.7,

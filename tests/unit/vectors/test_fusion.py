@@ -6,7 +6,14 @@ from dataclasses import dataclass
 
 import pytest
 
-from engram_vectors.fusion import convex, decayed, rrf
+from engram_vectors.fusion import (
+    best_lexical,
+    convex,
+    decayed,
+    evidence_alpha,
+    lexical_evidence,
+    rrf,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -172,3 +179,48 @@ def test_decay_needs_a_positive_half_life() -> None:
     """Zero or negative half-lives have no meaning."""
     with pytest.raises(ValueError):
         decayed(1.0, 1.0, 0.0)
+
+
+def test_lexical_evidence_is_the_share_of_the_query_the_best_hit_holds() -> None:
+    # One term of four: max(1 / (0.75 * 4), 1 / 4) = 1/3; two of three: 2 / 2.25.
+    assert lexical_evidence({1, 2, 3, 4}, {1, 9}) == pytest.approx(1 / 3)
+    assert lexical_evidence({1, 2, 3}, {1, 2, 7}) == pytest.approx(2 / 2.25)
+    assert lexical_evidence({1, 2, 3, 4}, {1, 2, 3}) == 1.0
+
+
+def test_lexical_evidence_of_a_long_query_counts_terms_held() -> None:
+    # A 12-term claim: 4 shared terms are full evidence though they are a third of it.
+    claim = set(range(12))
+    assert lexical_evidence(claim, {0, 1, 2, 3, 40}) == 1.0
+    assert lexical_evidence(claim, {0, 1}) == pytest.approx(0.5)
+
+
+def test_lexical_evidence_of_nothing_shared_or_no_terms_is_zero() -> None:
+    assert lexical_evidence({1, 2}, {3}) == 0.0
+    assert lexical_evidence(set(), {3}) == 0.0
+
+
+def test_evidence_alpha_keeps_alpha_at_full_evidence_and_dense_at_none() -> None:
+    assert evidence_alpha(0.8, 1.0) == pytest.approx(0.8)
+    assert evidence_alpha(0.8, 0.0) == 1.0
+    # Half the evidence keeps 1/16 of the lexical share: 1 - 0.2 / 16.
+    assert evidence_alpha(0.8, 0.5) == pytest.approx(0.9875)
+
+
+def test_evidence_alpha_refuses_values_off_the_unit_interval() -> None:
+    with pytest.raises(ValueError):
+        evidence_alpha(1.2, 0.5)
+    with pytest.raises(ValueError):
+        evidence_alpha(0.8, -0.1)
+
+
+def test_best_lexical_breaks_ties_by_dense_then_id_and_skips_unshared() -> None:
+    hits = [
+        Hit("b", dense=0.5, lexical=3.0),
+        Hit("a", dense=0.5, lexical=3.0),
+        Hit("c", dense=0.6, lexical=3.0),
+        Hit("d", dense=0.9, lexical=0.0),
+    ]
+    assert best_lexical(hits) == hits[2]
+    assert best_lexical(hits[:2]) == hits[1]
+    assert best_lexical([Hit("d", dense=0.9, lexical=0.0), Hit("e", dense=0.2)]) is None

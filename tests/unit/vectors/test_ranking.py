@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from engram_vectors import HybridHit
+from engram_vectors.fusion import convex
 from engram_vectors.ranking import FusionSettings, floor_ranked, rank
 
 pytestmark = pytest.mark.unit
@@ -106,3 +107,45 @@ def test_only_whole_query_identifiers_count_as_exact_matches() -> None:
     assert [r.hit.id for r in floored.kept] == ["invoice"] and floored.dropped == 1
     number = rank([hits[1]], "what about 0042", "hybrid", FusionSettings(), now=NOW)
     assert number[0].identifier_match
+
+
+def test_an_identifier_query_puts_its_exact_match_first_over_a_closer_cosine() -> None:
+    ranked = rank(HITS, "what happened with order ORD-48213?", "hybrid", FusionSettings(), now=NOW)
+    assert ids(ranked)[0] == "exact"
+    assert ranked[0].identifier_match
+
+
+def test_one_shared_common_word_does_not_overturn_the_dense_top() -> None:
+    # From bench/retrieval_quality (10k): the best lexical hit shares only "book" of the four
+    # query terms (evidence 1/3, lexical weight 0.2 / 81); a fixed 0.9 put it first.
+    query = "When should I avoid booking calls with the user?"
+    hits = [
+        hit(
+            "meetings",
+            "Liam dislikes meetings before 10 am and keeps mornings free.",
+            0.307,
+            0.0,
+            1,
+            None,
+        ),
+        hit(
+            "aisle", "Mei books an aisle seat on flights longer than six hours.", 0.250, 5.39, 2, 1
+        ),
+    ]
+    assert convex(hits, alpha=0.9)[0][0].id == "aisle"
+    ranked = rank(hits, query, "hybrid", FusionSettings(), now=NOW)
+    assert ids(ranked) == ["meetings", "aisle"]
+    # 0.9988 * (1 + 0.307) / 2 + 0.0012 * 0: the fused score is almost the mapped cosine.
+    assert ranked[0].fused == pytest.approx((1 - 0.2 / 81) * 1.307 / 2)
+
+
+def test_a_lexical_hit_covering_most_of_the_query_reorders_a_near_tie() -> None:
+    # The fixture's "grow at home" question: the answer shares "user" and "grow" of three terms
+    # (evidence 2 / 2.25), so its lexical score outvotes a cosine 0.009 higher.
+    query = "What does the user grow at home?"
+    hits = [
+        hit("desk", "The user has a standing desk and stretches every hour.", 0.380, 2.78, 1, 2),
+        hit("garden", "The user grows tomatoes and basil on their balcony.", 0.371, 10.42, 2, 1),
+    ]
+    assert ids(rank(hits, query, "hybrid", FusionSettings(), now=NOW)) == ["garden", "desk"]
+    assert ids(rank(hits, query, "dense", FusionSettings(), now=NOW)) == ["desk", "garden"]

@@ -25,7 +25,7 @@ from engram_enrichment.ports import (
 from engram_enrichment.service.knowledge import KnowledgeBase
 from engram_vectors import HybridHit
 from engram_vectors.floor import chosen_floor
-from engram_vectors.lexical import query_vector
+from engram_vectors.lexical import LEXICAL_ENCODER, query_vector
 from engram_vectors.ranking import FusionSettings, Mode, Ranked, floor_ranked, rank
 
 log = logging.getLogger(__name__)
@@ -213,7 +213,15 @@ class KnowledgeSearch:
             kinds=kinds,
         )
         hits = [hit for hit in hits if hit.payload.get("tenant_id") == tenant_id]
-        ranked = rank(hits, query, mode, self.fusion, now=datetime.now(UTC), text_of=point_text)
+        ranked = rank(
+            hits,
+            query,
+            mode,
+            self.fusion,
+            now=datetime.now(UTC),
+            text_of=point_text,
+            encoder=lexical or LEXICAL_ENCODER,
+        )
         floor = self.floor(min_score)
         dropped = floor_ranked(ranked, floor, top_k).dropped
         passing = floor_ranked(ranked, floor, len(ranked)).kept

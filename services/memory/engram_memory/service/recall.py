@@ -14,7 +14,7 @@ from engram_events.memory_filter import MemoryFilter
 from engram_memory.domain.selection import Selection
 from engram_memory.ports import MemoryPoints
 from engram_vectors.floor import chosen_floor
-from engram_vectors.lexical import query_vector
+from engram_vectors.lexical import LEXICAL_ENCODER, query_vector
 from engram_vectors.ranking import FusionSettings, Mode, Ranked, floor_ranked, rank
 
 log = logging.getLogger(__name__)
@@ -147,6 +147,7 @@ class Recall:
             self.fusion,
             half_life_days=recency_half_life_days,
             now=datetime.now(UTC),
+            encoder=lexical or LEXICAL_ENCODER,
         )
         floored = floor_ranked(ranked, floor, top_k)
         results = [_result(item) for item in floored.kept]
