@@ -112,3 +112,15 @@ def test_bad_documents_get_clear_problems(
         response = client.post("/v1/documents", json=body)
     assert response.status_code == status, response.text
     assert response.json()["type"] == f"/problems/{kind}"
+
+
+@pytest.mark.parametrize("doc_id", ["-", "_", "-abc"])
+def test_a_document_id_no_owner_could_hold_is_a_422_naming_it(
+    gateway: ServiceProcess, doc_id: str
+) -> None:
+    key = create_tenant(gateway.env)
+    with _client(gateway, key) as client:
+        for path in (f"/v1/documents/{doc_id}", f"/v1/documents/{doc_id}/passages"):
+            response = client.get(path)
+            assert response.status_code == 422, (path, response.text)
+            assert response.json()["errors"][0]["loc"] == ["path", "doc_id"]

@@ -29,7 +29,11 @@ from engram_gateway.domain.documents import (
 from engram_platform.problems import Problem
 
 router = APIRouter(prefix="/v1/documents", tags=["documents"])
-DocumentId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
+DocumentId = Annotated[
+    str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+]
+"""Starts with a letter or digit, as every id the events carry (`engram_events.ids.Id`): the
+owners refuse anything else, which answered `-` with a 503 instead of a 422 at the door."""
 
 
 class SubmitDocument(BaseModel):
