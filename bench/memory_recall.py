@@ -341,7 +341,7 @@ async def stored_listener(
     """Record when each `memory.stored` arrives."""
     from aiokafka import AIOKafkaConsumer
 
-    topic = f"{env['ENGRAM_TOPIC_PREFIX']}engram.memories.v1"
+    topic = f"{env['ENGRAM_TOPIC_PREFIX']}engram.memory-outcomes.v1"
     consumer = AIOKafkaConsumer(
         topic, bootstrap_servers=env["KAFKA_BOOTSTRAP_SERVERS"], auto_offset_reset="earliest"
     )

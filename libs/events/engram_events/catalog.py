@@ -71,13 +71,15 @@ MEMORY_WRITE_REQUESTED = register(
     EventType("memory.write_requested", MemoryWriteRequested, Topics.MEMORIES, lambda p: p.agent_id)
 )
 MEMORY_STORED = register(
-    EventType("memory.stored", MemoryStored, Topics.MEMORIES, lambda p: p.agent_id)
+    EventType("memory.stored", MemoryStored, Topics.MEMORY_OUTCOMES, lambda p: p.agent_id)
 )
+"""Memory outcomes have a topic of their own, which the memory service does not read: on its
+inputs' topic, a bulk load's answers queued in front of other tenants' single writes."""
 MEMORY_REJECTED = register(
-    EventType("memory.rejected", MemoryRejected, Topics.MEMORIES, lambda p: p.agent_id)
+    EventType("memory.rejected", MemoryRejected, Topics.MEMORY_OUTCOMES, lambda p: p.agent_id)
 )
 MEMORY_WITHDRAWN = register(
-    EventType("memory.withdrawn", MemoryWithdrawn, Topics.MEMORIES, lambda p: p.agent_id)
+    EventType("memory.withdrawn", MemoryWithdrawn, Topics.MEMORY_OUTCOMES, lambda p: p.agent_id)
 )
 FACT_CHANGED = register(
     EventType("fact.changed", FactChanged, Topics.KNOWLEDGE, lambda p: p.entity_id)

@@ -13,6 +13,7 @@ class Topics(StrEnum):
     EMBEDDINGS_BULK = "engram.embeddings-bulk.v1"
     MEMORIES = "engram.memories.v1"
     MEMORIES_BULK = "engram.memories-bulk.v1"
+    MEMORY_OUTCOMES = "engram.memory-outcomes.v1"
     KNOWLEDGE = "engram.knowledge.v1"
     TOMBSTONES = "engram.tombstones.v1"
     PRUNE = "engram.prune.v1"

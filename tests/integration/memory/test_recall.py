@@ -57,7 +57,7 @@ async def test_stored_provenance_is_what_the_embedder_returned(stack: MemoryStac
     assert computed["payload"]["provenance"] == want
     [stored] = await wait_for(
         stack.env["KAFKA_BOOTSTRAP_SERVERS"],
-        topic(stack, "engram.memories.v1"),
+        topic(stack, "engram.memory-outcomes.v1"),
         lambda m: m.get("event_type") == "memory.stored" and m["payload"]["memory_id"] == memory_id,
     )
     assert stored["payload"]["provenance"] == want

@@ -41,7 +41,7 @@ async def test_a_retried_post_with_an_idempotency_key_is_one_memory(stack: Memor
     assert [m["memory_id"] for m in listed] == [first["memory_id"]]
     stored = await wait_for(
         stack.env["KAFKA_BOOTSTRAP_SERVERS"],
-        topic(stack, "engram.memories.v1"),
+        topic(stack, "engram.memory-outcomes.v1"),
         lambda m: m.get("event_type") == "memory.stored",
     )
     assert len(stored) == 1
@@ -84,7 +84,7 @@ async def test_retention_counts_and_evicts_only_its_own_type(
         assert scratch[0] not in {r["memory_id"] for r in recalled["results"]}
     withdrawn = await wait_for(
         stack.env["KAFKA_BOOTSTRAP_SERVERS"],
-        topic(stack, "engram.memories.v1"),
+        topic(stack, "engram.memory-outcomes.v1"),
         lambda m: m.get("event_type") == "memory.withdrawn",
         count=2,
     )
@@ -114,7 +114,7 @@ async def test_delete_one_and_clear_an_agent(stack: MemoryStack) -> None:
         assert statuses == {"withdrawn"}
     withdrawn = await wait_for(
         stack.env["KAFKA_BOOTSTRAP_SERVERS"],
-        topic(stack, "engram.memories.v1"),
+        topic(stack, "engram.memory-outcomes.v1"),
         lambda m: m.get("event_type") == "memory.withdrawn",
         count=3,
     )
@@ -133,7 +133,7 @@ async def test_deleting_an_agent_withdraws_its_memories(stack: MemoryStack) -> N
         assert client.get(f"/v1/agents/{other}/memories/{theirs}").json()["status"] == "active"
     [withdrawn] = await wait_for(
         stack.env["KAFKA_BOOTSTRAP_SERVERS"],
-        topic(stack, "engram.memories.v1"),
+        topic(stack, "engram.memory-outcomes.v1"),
         lambda m: m.get("event_type") == "memory.withdrawn",
     )
     assert withdrawn["payload"]["memory_id"] == mine
@@ -159,7 +159,7 @@ async def test_a_backlog_of_writes_is_stored_once_each_through_the_batch_routes(
     )
     stored = await wait_for(
         stack.env["KAFKA_BOOTSTRAP_SERVERS"],
-        topic(stack, "engram.memories.v1"),
+        topic(stack, "engram.memory-outcomes.v1"),
         lambda m: m.get("event_type") == "memory.stored",
         count=150,
         timeout=60,
