@@ -176,12 +176,12 @@ def listed_ids(api: httpx.Client, document_id: str) -> set[str]:
 
 def embeddings_requested_for(platform: Platform, passage_ids: set[str]) -> set[str]:
     """Which of these passages enrichment asked the embedding service to embed."""
-    topic = f"{platform.prefix}{Topics.EMBEDDINGS.value}"
+    topic = f"{platform.prefix}{Topics.EMBEDDINGS_BULK.value}"
     messages = asyncio.run(read_all(platform.env["KAFKA_BOOTSTRAP_SERVERS"], topic))
     return {
         item["item_id"].rsplit(":", 1)[0]
         for m in messages
-        if m and m.get("event_type") == "embedding.requested"
+        if m and m.get("event_type") == "embedding.bulk_requested"
         for item in m["payload"]["items"]
         if item["item_id"].rsplit(":", 1)[0] in passage_ids
     }

@@ -65,7 +65,13 @@ EMBEDDING_REQUESTED = register(
     EventType("embedding.requested", EmbeddingRequested, Topics.EMBEDDINGS, lambda p: p.request_id)
 )
 EMBEDDING_COMPUTED = register(
-    EventType("embedding.computed", EmbeddingComputed, Topics.EMBEDDINGS, lambda p: p.request_id)
+    EventType(
+        "embedding.computed",
+        EmbeddingComputed,
+        Topics.EMBEDDINGS,
+        lambda p: p.request_id,
+        recipient=lambda p: p.requester,
+    )
 )
 MEMORY_WRITE_REQUESTED = register(
     EventType("memory.write_requested", MemoryWriteRequested, Topics.MEMORIES, lambda p: p.agent_id)
@@ -181,7 +187,11 @@ EMBEDDING_BULK_REQUESTED = register(
 """The embedding request of a bulk-lane write (answered on the same lane)."""
 EMBEDDING_BULK_COMPUTED = register(
     EventType(
-        "embedding.bulk_computed", EmbeddingComputed, Topics.EMBEDDINGS_BULK, lambda p: p.request_id
+        "embedding.bulk_computed",
+        EmbeddingComputed,
+        Topics.EMBEDDINGS_BULK,
+        lambda p: p.request_id,
+        recipient=lambda p: p.requester,
     )
 )
 """The answer to `embedding.bulk_requested`."""

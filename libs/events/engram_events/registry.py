@@ -11,6 +11,8 @@ from pydantic import BaseModel
 from engram_events.errors import UnknownEventType
 
 P = TypeVar("P", bound=BaseModel)
+RECIPIENT_HEADER = "recipient"
+"""The Kafka header naming the service an addressed event is for (see `EventType.recipient`)."""
 
 
 @dataclass(frozen=True)
@@ -22,6 +24,9 @@ class EventType(Generic[P]):
     topic: str
     key: Callable[[P], str]
     versions: frozenset[int] = field(default_factory=lambda: frozenset({1}))
+    recipient: Callable[[P], str] | None = None
+    """The one service an event is addressed to, sent as its `recipient` header, so the other
+    readers of its topic pass over it unparsed (an embedding's vectors are most of its bytes)."""
 
     @property
     def current_version(self) -> int:

@@ -25,6 +25,7 @@ from engram_enrichment.service.resolution import Resolutions
 from engram_enrichment.service.search import KnowledgeSearch
 from engram_enrichment.service.summaries import Summaries
 from engram_events.catalog import (
+    EMBEDDING_BULK_COMPUTED,
     EMBEDDING_COMPUTED,
     PASSAGE_UPSERTED,
     PASSAGES_WITHDRAWN,
@@ -136,11 +137,12 @@ def create_app(
                 handlers.on_passage_upserted,
                 batch=handlers.on_passage_upserted_batch,
             )
-            rt.consumer.on(
-                EMBEDDING_COMPUTED,
-                handlers.on_embedding_computed,
-                batch=handlers.on_embedding_computed_batch,
-            )
+            for computed in (EMBEDDING_BULK_COMPUTED, EMBEDDING_COMPUTED):
+                rt.consumer.on(
+                    computed,
+                    handlers.on_embedding_computed,
+                    batch=handlers.on_embedding_computed_batch,
+                )
         deps = EnrichmentDeps(
             knowledge=knowledge,
             resolutions=Resolutions(knowledge, handlers.sections, rt.outbox),

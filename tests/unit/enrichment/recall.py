@@ -11,7 +11,7 @@ from engram_enrichment.handlers import EnrichmentHandlers
 from engram_enrichment.service.knowledge import KnowledgeBase
 from engram_enrichment.service.search import KnowledgeSearch
 from engram_events import Envelope, new_event
-from engram_events.catalog import EMBEDDING_COMPUTED
+from engram_events.catalog import EMBEDDING_BULK_COMPUTED
 from engram_events.payloads.embeddings import EmbeddedItem, EmbeddingComputed, VectorProvenance
 from engram_vectors import ExactNumpyStore
 from tests.unit.enrichment.fakes import MemoryPassageRows, MemoryStore
@@ -53,7 +53,7 @@ class Harness:
         return published
 
     async def embed(self, published: list[Envelope[Any]]) -> None:
-        for request in [e for e in published if e.event_type == "embedding.requested"]:
+        for request in [e for e in published if e.event_type == "embedding.bulk_requested"]:
             await self.handlers.on_embedding_computed(await self.computed(request))
 
     async def computed(self, request: Envelope[Any]) -> Envelope[Any]:
@@ -78,7 +78,7 @@ class Harness:
                 fingerprint=p.fingerprint,
             ),
         )
-        return new_event(EMBEDDING_COMPUTED, payload, tenant_id=request.tenant_id)
+        return new_event(EMBEDDING_BULK_COMPUTED, payload, tenant_id=request.tenant_id)
 
 
 async def harness(vectors: KnowledgeVectors | None = None) -> Harness:

@@ -148,7 +148,7 @@ async def test_with_recall_a_batch_requests_the_same_embeddings_as_one_by_one() 
     results = await together.handlers.on_record_upserted_batch(events)
     assert [dumps(r) for r in results if isinstance(r, list)] == expected
     kinds = {kind for answer in expected for _, kind, _ in answer}
-    assert "embedding.requested" in kinds
+    assert "embedding.bulk_requested" in kinds
 
 
 def tombstones() -> list[Envelope[Any]]:

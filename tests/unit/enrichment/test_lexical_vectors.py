@@ -23,7 +23,7 @@ def _item(purpose: str, item_id: str) -> str:
 async def test_fact_and_section_points_hold_the_lexical_vector_of_the_embedded_text() -> None:
     h = await harness()
     published = await h.record(upserted("rec_a", 1, {"sku": "SKU-4471-B", "hq": "Berlin"}))
-    requests = [e for e in published if e.event_type == "embedding.requested"]
+    requests = [e for e in published if e.event_type == "embedding.bulk_requested"]
     texts = {
         point_id("tnt_a", _item(request.payload.purpose, item.item_id)): item.text
         for request in requests
@@ -47,7 +47,7 @@ async def test_without_lexical_vectors_points_carry_ids_only() -> None:
     ids = [
         point_id("tnt_a", _item(e.payload.purpose, item.item_id))
         for e in published
-        if e.event_type == "embedding.requested"
+        if e.event_type == "embedding.bulk_requested"
         for item in e.payload.items
     ]
     points = await h.vectors.store.get("knowledge", ids)

@@ -53,7 +53,7 @@ def requested_ids(published: list[Envelope[Any]]) -> list[str]:
     return [
         item.item_id.rsplit(":", 1)[0]
         for e in published
-        if e.event_type == "embedding.requested"
+        if e.event_type == "embedding.bulk_requested"
         for item in e.payload.items
     ]
 

@@ -69,7 +69,7 @@ DAMAGED = passage(
 async def test_a_passage_is_embedded_with_its_heading_path_and_found_with_its_citation() -> None:
     h = await harness()
     published = await h.passage(RETURNS, DAMAGED)
-    requests = [e.payload for e in published if e.event_type == "embedding.requested"]
+    requests = [e.payload for e in published if e.event_type == "embedding.bulk_requested"]
     assert [r.purpose for r in requests] == ["passage", "passage"]
     assert requests[1].items[0].text.startswith("Returns policy > Damaged goods\n\nIf an item")
     found = await h.search.search("tnt_a", "opened electronics return 14 days", 5, min_score=-1.0)

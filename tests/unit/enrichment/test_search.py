@@ -14,7 +14,7 @@ pytestmark = pytest.mark.unit
 async def test_new_facts_are_embedded_and_found_with_status_and_support() -> None:
     h = await harness()
     published = await h.record(upserted("rec_a", 1, {"hq": "Berlin", "fleet": 12}))
-    requests = [e for e in published if e.event_type == "embedding.requested"]
+    requests = [e for e in published if e.event_type == "embedding.bulk_requested"]
     (request,) = [e for e in requests if e.payload.purpose == "fact"]
     assert request.payload.requester == "enrichment" and len(request.payload.items) == 2
     found = await h.search.search("tnt_a", "carrier:c1 hq: Berlin", 5)

@@ -22,7 +22,7 @@ def requests(published: list[Any], purpose: str) -> list[Any]:
     return [
         e
         for e in published
-        if e.event_type == "embedding.requested" and e.payload.purpose == purpose
+        if e.event_type == "embedding.bulk_requested" and e.payload.purpose == purpose
     ]
 
 

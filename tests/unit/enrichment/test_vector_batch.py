@@ -23,7 +23,7 @@ def _fact_ids(computed: Envelope[Any]) -> list[str]:
 
 async def _requests(h: Harness, record: Envelope[Any]) -> list[Envelope[Any]]:
     published = await h.handlers.on_record_upserted(record)
-    return [e for e in published if e.event_type == "embedding.requested"]
+    return [e for e in published if e.event_type == "embedding.bulk_requested"]
 
 
 async def test_live_facts_of_every_tenant_are_stored_and_withdrawn_ones_are_not() -> None:

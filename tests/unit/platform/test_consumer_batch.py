@@ -283,6 +283,18 @@ async def test_an_event_type_without_a_route_is_passed_over_by_its_header_unpars
     assert [letter["offset"] for letter in broker.letters] == [2]
 
 
+async def test_an_answer_addressed_to_another_service_is_passed_over_unparsed() -> None:
+    handlers = FakeHandlers({})
+    consumer, _, _ = consumer_for(handlers)
+    typed = ("event_type", b"memory.write_requested")
+    theirs = Record(b"{not json", offset=0, headers=(typed, ("recipient", b"enrichment")))
+    ours = Record(encode(request(1)), offset=1, headers=(typed, ("recipient", b"memory")))
+    unaddressed = Record(encode(request(2)), offset=2, headers=(typed,))
+    outcomes = await consumer.process_batch([theirs, ours, unaddressed])
+    assert outcomes == [Outcome.IGNORED, Outcome.APPLIED, Outcome.APPLIED]
+    assert handlers.calls == [("batch", ["mem_1", "mem_2"])]
+
+
 async def test_each_batched_input_has_its_own_span_under_its_message_trace() -> None:
     exporter = InMemorySpanExporter()
     provider = TracerProvider()

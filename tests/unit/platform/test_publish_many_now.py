@@ -12,8 +12,19 @@ from opentelemetry import context, trace
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
 from engram_events import Envelope, encode, new_event
-from engram_events.catalog import EMBEDDING_REQUESTED, MEMORY_REJECTED, MEMORY_WRITE_REQUESTED
-from engram_events.payloads.embeddings import EmbeddingRequested, TextItem
+from engram_events.catalog import (
+    EMBEDDING_COMPUTED,
+    EMBEDDING_REQUESTED,
+    MEMORY_REJECTED,
+    MEMORY_WRITE_REQUESTED,
+)
+from engram_events.payloads.embeddings import (
+    EmbeddedItem,
+    EmbeddingComputed,
+    EmbeddingRequested,
+    TextItem,
+    VectorProvenance,
+)
 from engram_events.payloads.memories import MemoryRejected, MemoryWriteRequested
 from engram_platform.publish import publish_many_now
 from engram_platform.sending import OWN_BATCH_FROM, KafkaSender
@@ -143,3 +154,28 @@ async def test_nothing_to_publish_sends_nothing() -> None:
     producer = Producer()
     await publish_many_now(broker(producer), [])
     assert producer.sent == []
+
+
+async def test_an_embedding_answer_is_addressed_to_its_requester_by_a_header() -> None:
+    provenance = VectorProvenance(
+        provider="hashing",
+        model_id="hashing-3",
+        weights_sha256="0" * 64,
+        dimension=3,
+        normalized=True,
+        precision="float32",
+        fingerprint="1" * 64,
+    )
+    payload = EmbeddingComputed(
+        request_id="req_1",
+        requester="enrichment",
+        purpose="passage",
+        items=[EmbeddedItem(item_id="psg_1", vector=[1.0, 0.0, 0.0])],
+        provenance=provenance,
+    )
+    producer = Producer()
+    answer = new_event(EMBEDDING_COMPUTED, payload, tenant_id="tnt_1")
+    await publish_many_now(broker(producer), [answer, write(1, "agt_a")])
+    headers = {topic: h for topic, _, _, h in producer.sent}
+    assert headers["engram.embeddings.v1"]["recipient"] == b"enrichment"
+    assert "recipient" not in headers["engram.memories.v1"]

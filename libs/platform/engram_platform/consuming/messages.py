@@ -9,6 +9,7 @@ from typing import Any
 
 from engram_events import Envelope
 from engram_events.payloads.dlq import DeadLetter
+from engram_events.registry import RECIPIENT_HEADER
 from engram_platform.consuming.parking import ParkedInput
 
 Published = Sequence[Envelope[Any]] | None
@@ -67,6 +68,15 @@ def declared_type(record: Any) -> str | None:
         if name == "event_type" and isinstance(value, bytes | bytearray):
             return value.decode("utf-8", "replace")
     return None
+
+
+def addressed_elsewhere(record: Any, service: str) -> bool:
+    """Whether the record's `recipient` header names another service: an answer to another
+    requester on a topic both read, passed over unparsed."""
+    for name, value in getattr(record, "headers", None) or ():
+        if name == RECIPIENT_HEADER and isinstance(value, bytes | bytearray):
+            return value.decode("utf-8", "replace") != service
+    return False
 
 
 def text_headers(record: Any) -> dict[str, str]:

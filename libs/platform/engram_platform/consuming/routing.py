@@ -17,6 +17,7 @@ from engram_platform.consuming.messages import (
     Handler,
     Published,
     Work,
+    addressed_elsewhere,
     declared_type,
 )
 from engram_platform.consuming.salvage import salvage
@@ -103,7 +104,9 @@ async def decode_records(
     salvaged: list[tuple[Envelope[Any], DeadLetter]] = []
     for index, record in enumerate(records):
         declared = declared_type(record)
-        if declared is not None and declared not in routed:
+        if declared is not None and (
+            declared not in routed or addressed_elsewhere(record, consumer)
+        ):
             skipped[index] = declared
             decoded.append(None)
             continue

@@ -9,6 +9,7 @@ from typing import Any
 from opentelemetry import propagate
 
 from engram_events import Envelope, encode, event_type_of, topic_name
+from engram_events.registry import RECIPIENT_HEADER
 
 
 def trace_headers() -> dict[str, str]:
@@ -29,6 +30,8 @@ def outbox_entry(
     event_type = event_type_of(envelope.event_type)
     if headers is None:
         headers = trace_headers()
+    if event_type.recipient is not None:
+        headers = {**headers, RECIPIENT_HEADER: event_type.recipient(envelope.payload)}
     return {
         "_id": str(envelope.event_id),
         "topic": topic_name(event_type.topic, prefix),

@@ -12,7 +12,7 @@ from engram_events import Envelope, derive_event_id, new_event
 from engram_events.catalog import (
     CONTRADICTION_OPENED,
     CONTRADICTION_RESOLVED,
-    EMBEDDING_REQUESTED,
+    EMBEDDING_BULK_REQUESTED,
     FACT_CHANGED,
     FACT_WITHDRAWN,
 )
@@ -149,7 +149,7 @@ def embedding_request(
     )
     return [
         new_event(
-            EMBEDDING_REQUESTED,
+            EMBEDDING_BULK_REQUESTED,
             request,
             tenant_id=entity.tenant_id,
             caused_by=caused_by,
@@ -195,7 +195,7 @@ def section_embedding_request(
     )
     return [
         new_event(
-            EMBEDDING_REQUESTED,
+            EMBEDDING_BULK_REQUESTED,
             request,
             tenant_id=entity.tenant_id,
             caused_by=caused_by,

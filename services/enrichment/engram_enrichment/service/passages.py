@@ -24,7 +24,7 @@ from engram_enrichment.service.announce import MAX_TEXT, REQUESTER
 from engram_enrichment.service.passage_reuse import Copy, donated
 from engram_events import Envelope, derive_event_id, new_event
 from engram_events.acks import tombstone_applied
-from engram_events.catalog import EMBEDDING_REQUESTED
+from engram_events.catalog import EMBEDDING_BULK_REQUESTED
 from engram_events.payloads.embeddings import EmbeddedItem, EmbeddingRequested, TextItem
 from engram_events.payloads.passages import PassagesWithdrawn, PassageUpserted
 from engram_vectors import FingerprintMismatch
@@ -221,7 +221,7 @@ def embedding_request(event: Envelope[PassageUpserted]) -> Envelope[Any]:
         ],
     )
     return new_event(
-        EMBEDDING_REQUESTED,
+        EMBEDDING_BULK_REQUESTED,
         request,
         tenant_id=event.tenant_id,
         caused_by=event,
