@@ -24,6 +24,13 @@ class EmbeddingSettings(ServiceSettings, EmbedderSettings):
         default=None, description="CPUs the model's process is pinned to (Linux), e.g. [1]"
     )
     batch_size: int = Field(default=64, ge=1, le=512, description="texts per embedder call")
+    bulk_call_chars: int = Field(
+        default=1500,
+        ge=1,
+        le=1_000_000,
+        description="characters of text per bulk-lane embedder call: an interactive request "
+        "waits for at most one such call (about 0.1 s with MiniLM on one thread)",
+    )
     linger_ms: int = Field(
         default=20, ge=1, le=5000, description="how long a fetch waits for requests to batch"
     )

@@ -39,7 +39,10 @@ def create_app(
     async def register(rt: ConnectedRuntime, app: FastAPI) -> None:
         embedder = make_embedder(settings.embedder, **settings.embedder_options())
         metrics = PipelineMetrics(SERVICE, rt.meter_provider)
-        handlers = EmbeddingHandlers(EmbeddingRequests(embedder, settings.batch_size, metrics))
+        requests = EmbeddingRequests(
+            embedder, settings.batch_size, metrics, bulk_call_chars=settings.bulk_call_chars
+        )
+        handlers = EmbeddingHandlers(requests)
         for requested in (EMBEDDING_REQUESTED, EMBEDDING_BULK_REQUESTED):
             rt.consumer.on(
                 requested,

@@ -70,6 +70,18 @@ async def test_an_interactive_request_goes_before_bulk_batches_already_waiting()
     assert requests.turns.overtaken == 1
 
 
+async def test_a_bulk_fetch_reaches_the_model_in_calls_of_bounded_text_a_single_one_whole() -> None:
+    embedder = GatedEmbedder()
+    embedder.release.set()
+    requests = EmbeddingRequests(embedder, batch_size=64, bulk_call_chars=25)
+    bulk = [request("bulk", f"bulk text {n}") for n in range(4)]
+    await requests.answer_run(bulk)
+    assert embedder.order == ["bulk text 0", "bulk text 2"], "two texts of 11 characters a call"
+    single = [request("interactive", f"single text {n}") for n in range(4)]
+    await requests.answer_run(single)
+    assert embedder.order[2:] == ["single text 0"], "interactive requests keep whole calls"
+
+
 async def test_a_lanes_fetches_are_tracked_apart_so_neither_cancels_the_others_work() -> None:
     embedder = GatedEmbedder()
     requests = EmbeddingRequests(embedder, batch_size=8)

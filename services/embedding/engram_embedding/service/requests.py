@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from engram_embedders import Embedder, Embeddings
+from engram_embedding.domain.model_calls import model_calls
 from engram_embedding.domain.validation import screen
 from engram_embedding.service.model_turns import ModelTurns
 from engram_events import Envelope, derive_event_id, new_event
@@ -47,10 +48,18 @@ class EmbeddingRequests:
     """Embeds requested texts in batches; results of a prefetched batch are reused per event."""
 
     def __init__(
-        self, embedder: Embedder, batch_size: int, metrics: PipelineMetrics | None = None
+        self,
+        embedder: Embedder,
+        batch_size: int,
+        metrics: PipelineMetrics | None = None,
+        *,
+        bulk_call_chars: int | None = None,
     ) -> None:
         self.embedder = embedder
         self.batch_size = batch_size
+        self.bulk_call_chars = bulk_call_chars
+        """Characters of text per bulk model call (None: `batch_size` texts only): the longest
+        an interactive request waits for the model is one such call."""
         self.metrics = metrics or PipelineMetrics("embedding")
         self._prefetched: dict[str, tuple[np.ndarray[Any, Any], VectorProvenance]] = {}
         self._ahead: dict[str, asyncio.Future[None]] = {}
@@ -76,8 +85,8 @@ class EmbeddingRequests:
         """Embed the valid texts of many requests together, in chunks of `batch_size`."""
         wanted = [(e, item) for e in events for item in screen(list(e.payload.items)).accepted]
         bulk = in_bulk_lane(events)
-        for start in range(0, len(wanted), self.batch_size):
-            chunk = wanted[start : start + self.batch_size]
+        budget = self.bulk_call_chars if bulk else None
+        for chunk in model_calls(wanted, self.batch_size, budget):
             result = await self._embed([item.text for _, item in chunk], bulk=bulk)
             provenance = vector_provenance(result, self.embedder)
             for (event, item), vector in zip(chunk, result.vectors, strict=True):
