@@ -7,20 +7,30 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from engram_embedders.factory import EmbedderKind
+from engram_embedders.local_models import LOCAL_KINDS
 
 
 class EmbedderSettings(BaseModel):
     """Which embedder a service runs and its options; mixed into the service's `Settings`."""
 
     embedder: EmbedderKind = "minilm"
-    minilm_threads: int = Field(default=1, ge=1, le=2)
+    minilm_threads: int = Field(
+        default=1, ge=1, le=2, description="threads of the local model (MiniLM or bge-small)"
+    )
+    model_dir: str | None = Field(
+        default=None,
+        description="where bge-small's files are (default: $ENGRAM_MODEL_DIR, else "
+        ".engram/cache/models, filled by `make models`)",
+    )
     hashing_dimension: int = Field(default=384, ge=2)
     openai_base_url: str | None = None
     openai_model: str | None = None
 
     def embedder_options(self) -> dict[str, Any]:
         """Keyword arguments for `make_embedder(self.embedder, ...)`."""
-        if self.embedder == "minilm":
+        if self.embedder == "bge-small":
+            return {"threads": self.minilm_threads, "model_dir": self.model_dir}
+        if self.embedder in LOCAL_KINDS:
             return {"threads": self.minilm_threads}
         if self.embedder == "hashing":
             return {"dimension": self.hashing_dimension}
