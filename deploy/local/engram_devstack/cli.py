@@ -200,8 +200,11 @@ def _up(stack: Stack, layout: Layout) -> int:
 
 
 def _models(names: Sequence[str], layout: Layout) -> int:
+    """Fetch what is missing; silent when every file is already cached and verified."""
     for name in names:
-        say(f"models: {name} in {models.ensure_model(layout.cache_dir, name)}")
+        directory, fetched = models.ensure_model(layout.cache_dir, name)
+        if fetched:
+            say(f"models: {name} in {directory}")
     return 0
 
 

@@ -120,17 +120,18 @@ def _verified(directory: Path, files: ModelFiles) -> bool:
     )
 
 
-def ensure_model(cache_dir: Path, name: str) -> Path:
-    """The directory holding `name`'s model.onnx and tokenizer.json, fetched if missing."""
+def ensure_model(cache_dir: Path, name: str) -> tuple[Path, bool]:
+    """The directory holding `name`'s model.onnx and tokenizer.json, and whether it was fetched
+    now (a missing or altered entry is fetched again)."""
     files = CATALOG.get(name)
     if files is None:
         raise InstallError(f"unknown model {name!r}; known: {', '.join(sorted(CATALOG))}")
     directory = models_dir(cache_dir) / files.name
     with exclusive(directory):
         if _verified(directory, files):
-            return directory
+            return directory, False
         _fetch(files, directory)
-    return directory
+    return directory, True
 
 
 def _fetch(files: ModelFiles, directory: Path) -> None:
