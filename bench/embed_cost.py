@@ -2,8 +2,10 @@
 
 Run: python bench/embed_cost.py [--calls 200] [--rounds 4]
 Texts of ~10, ~29 and ~96 tokens (counted by the models' shared BERT vocabulary), embedded one
-at a time as a recall query is. The files are measured in interleaved rounds, so load on a
-shared machine falls on all of them alike. Prints and writes bench-results/embed_cost.json.
+at a time as a recall query is; then memory-sized sentences (8-24 words) in batches of 64 as
+the embedding service sends them, as texts per second. The files are measured in interleaved
+rounds, so load on a shared machine falls on all of them alike. Prints and writes
+bench-results/embed_cost.json.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.embedders_vectors import sentences  # noqa: E402
 from engram_embedders import BgeSmallEmbedder, MiniLMEmbedder  # noqa: E402
 from engram_embedders.onnx_text import OnnxTextEmbedder  # noqa: E402
 from tests.support.models import model_dir  # noqa: E402
@@ -79,6 +82,14 @@ def main() -> None:
                     started = time.perf_counter()
                     embedder.embed_sync([text])
                     took[(name, label)].append((time.perf_counter() - started) * 1000)
+    batch = sentences(512, seed=3)
+    rates: dict[str, list[float]] = defaultdict(list)
+    for _ in range(args.rounds):
+        for name, embedder in models.items():
+            started = time.perf_counter()
+            for start in range(0, len(batch), 64):
+                embedder.embed_sync(batch[start : start + 64])
+            rates[name].append(len(batch) / (time.perf_counter() - started))
     bge = models["bge-small int8"]
     results = {
         "date": time.strftime("%Y-%m-%d"),
@@ -87,6 +98,7 @@ def main() -> None:
             name: {label: round(statistics.median(took[(name, label)]), 2) for label in TEXTS}
             for name in models
         },
+        "batched_texts_per_s": {name: round(statistics.median(rates[name]), 1) for name in models},
     }
     print(json.dumps(results, indent=2))
     RESULTS.mkdir(exist_ok=True)
