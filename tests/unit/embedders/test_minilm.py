@@ -46,8 +46,8 @@ def test_provenance_names_the_digest_of_the_file_actually_loaded(minilm: MiniLME
     assert minilm.embed_sync([CAT]).provenance == provenance
 
 
-def test_the_default_is_the_quantized_file_make_models_fetched() -> None:
-    quantized = MiniLMEmbedder(model_dir=model_dir())
+def test_the_quantized_file_make_models_fetched_is_its_own_space() -> None:
+    quantized = MiniLMEmbedder(file="quantized", model_dir=model_dir())
     weights = model_dir() / "all-minilm-l6-v2-int8" / "model.onnx"
     provenance = quantized.provenance
     assert provenance.weights_sha256 == hashlib.sha256(weights.read_bytes()).hexdigest()

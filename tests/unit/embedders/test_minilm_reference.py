@@ -134,7 +134,7 @@ def test_the_wheels_int8_onnx_matches_the_fp32_reference() -> None:
 def test_the_quantized_file_stays_close_to_the_fp32_reference() -> None:
     """int8 multiplications cost more than int8 storage: 0.974 for a one-word text here."""
     reference = _reference_embed(TEXTS, _reference_dir())
-    embedder = MiniLMEmbedder(model_dir=model_dir())
+    embedder = MiniLMEmbedder(file="quantized", model_dir=model_dir())
     ours = np.vstack([embedder.embed_sync([text]).vectors for text in TEXTS]).astype(np.float64)
     cosines = (reference * ours).sum(axis=1)
     assert cosines.min() >= 0.97

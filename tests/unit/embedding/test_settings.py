@@ -13,7 +13,7 @@ def test_minilm_runs_in_its_own_process_unless_told_otherwise() -> None:
     assert EmbeddingSettings(embedder="minilm").embedder_options() == {
         "threads": 1,
         "model_dir": None,
-        "file": "quantized",
+        "file": "wheel",
         "batch_size": 64,
         "own_process": True,
         "cpus": None,
