@@ -1,5 +1,5 @@
-"""Hybrid recall over the real broker and database, with MiniLM (and bge-small): identifiers that dense vectors
-lose are found, and the floor never drops an exact identifier match."""
+"""Hybrid recall over the real broker and database, with MiniLM (and bge-small): identifiers
+that dense vectors lose are found, and the floor never drops an exact identifier match."""
 
 from __future__ import annotations
 
