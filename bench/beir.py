@@ -1,7 +1,8 @@
 """BEIR SciFact: how well lexical, dense and hybrid recall rank scientific abstracts.
 
-Run: python bench/beir.py [--data PATH] [--offline] [--encoder ID] [--embedder minilm|hashing]
-     [--modes lexical,dense,hybrid] [--limit N]
+Run: python bench/beir.py [--data PATH] [--offline] [--encoder ID]
+     [--embedder minilm|bge-small|hashing] [--modes lexical,dense,hybrid] [--limit N]
+     [--offline-dense bge-small-en-v1.5-int8,bge-small-en-v1.5-fp32]
 Needs KAFKA_BOOTSTRAP_SERVERS and MONGODB_URI (`python -m bench` provides them), except with
 --offline. The data set is BEIR's SciFact (corpus.jsonl, queries.jsonl, qrels/test.tsv); its
 path comes from --data or ENGRAM_BEIR_SCIFACT, by default ../shared/data/beir-scifact from the
@@ -16,7 +17,11 @@ repository root. It is read, never copied.
    chosen encoder), then each claim is recalled through the gateway in each mode with top_k 100
    and no floor (min_score -1).
 
-Both report nDCG@10 (BEIR's main figure; trec_eval's gain, the qrels' grade) and recall@100
+3. Offline dense (--offline-dense): each named bge-small file embeds the abstracts and the
+   claims (with the query instruction) and ranks by exact cosine; no service runs. This is the
+   int8-against-fp32 check.
+
+All report nDCG@10 (BEIR's main figure; trec_eval's gain, the qrels' grade) and recall@100
 beside the published anchors. Writes bench-results/beir.json.
 """
 
@@ -48,8 +53,10 @@ if str(ROOT) not in sys.path:
 from bench._memory_points import write_collection  # noqa: E402
 from bench.memory_recall import base_env  # noqa: E402
 from engram_devstack import free_port  # noqa: E402
-from engram_embedders import Embedder, make_embedder  # noqa: E402
+from engram_embedders import BgeSmallEmbedder, Embedder, make_embedder  # noqa: E402
+from engram_embedders.local_models import LOCAL_KINDS  # noqa: E402
 from engram_vectors.lexical import ENCODERS, LEXICAL_ENCODER, document_vector, query_vector  # noqa: E402
+from tests.support.models import model_dir  # noqa: E402
 from tests.support.services import ServiceProcess  # noqa: E402
 from tests.support.tenants import create_tenant  # noqa: E402
 
@@ -148,13 +155,13 @@ def offline_rankings(data: SciFact, encoder: str) -> dict[str, list[str]]:
 
 
 async def embed_corpus(data: SciFact, embedder: Embedder, kind: str) -> np.ndarray:
-    """Dense vectors of the abstracts in corpus order; MiniLM's are cached between runs."""
+    """Dense vectors of the abstracts in corpus order; a local model's are cached between runs."""
     texts = list(data.docs.values())
     digest = hashlib.sha256(
         "\n".join([embedder.provenance.fingerprint, *texts]).encode()
     ).hexdigest()[:16]
     cached = CACHE / f"beir-scifact-{digest}.npy"
-    if kind == "minilm" and cached.exists():
+    if kind in LOCAL_KINDS and cached.exists():
         loaded: np.ndarray = np.load(cached)
         return loaded
     started, parts = time.perf_counter(), []
@@ -164,7 +171,7 @@ async def embed_corpus(data: SciFact, embedder: Embedder, kind: str) -> np.ndarr
             print(f"[bench] beir: embedded {start + len(parts[-1])}/{len(texts)}", flush=True)
     matrix = np.vstack(parts).astype(np.float32)
     print(f"[bench] beir: embedded {len(texts)} abstracts in {time.perf_counter() - started:.0f}s")
-    if kind == "minilm":
+    if kind in LOCAL_KINDS:
         CACHE.mkdir(parents=True, exist_ok=True)
         np.save(cached, matrix)
     return matrix
@@ -207,15 +214,19 @@ async def through_gateway(
 ) -> dict[str, Any]:
     """Load the abstracts as one agent's memories, then recall every claim in each mode."""
     env = base_env()
-    options: dict[str, Any] = {"threads": 2} if kind == "minilm" else {}
-    embedder = make_embedder("minilm" if kind == "minilm" else "hashing", **options)
+    options: dict[str, Any] = {"threads": 2} if kind in LOCAL_KINDS else {}
+    embedder = make_embedder(kind, **options)  # type: ignore[arg-type]
     matrix = await embed_corpus(data, embedder, kind)
     provenance = {
         **embedder.provenance.model_dump(),
         "fingerprint": embedder.provenance.fingerprint,
     }
     await embedder.aclose()
-    env |= {"ENGRAM_EMBEDDING_EMBEDDER": kind, "ENGRAM_MEMORY_EMBEDDER": kind}
+    env |= {
+        "ENGRAM_EMBEDDING_EMBEDDER": kind,
+        "ENGRAM_MEMORY_EMBEDDER": kind,
+        "ENGRAM_MODEL_DIR": str(model_dir().resolve()),
+    }
     port = free_port()
     gateway = ServiceProcess(
         "gateway",
@@ -264,6 +275,21 @@ async def through_gateway(
     return result
 
 
+async def offline_dense(data: SciFact, variant: str) -> dict[str, Any]:
+    """One bge-small file's dense ranking by exact cosine, claims embedded as queries."""
+    embedder = BgeSmallEmbedder(threads=2, model_dir=model_dir(), variant=variant)
+    matrix = await embed_corpus(data, embedder, "bge-small")
+    claims = (await embedder.embed_queries(list(data.claims.values()))).vectors
+    doc_ids = list(data.docs)
+    rankings = {}
+    for query_id, row in zip(data.claims, claims @ matrix.T, strict=True):
+        top = np.argsort(-row, kind="stable")[:TOP_K]
+        rankings[query_id] = [doc_ids[i] for i in top]
+    precision = embedder.provenance.precision
+    await embedder.aclose()
+    return {"variant": variant, "precision": precision, **scores(rankings, data.qrels)}
+
+
 def ratios(figures: Mapping[str, Any]) -> dict[str, float]:
     """Lexical nDCG@10 over each BM25 anchor, dense and hybrid over MiniLM's."""
     out = {}
@@ -289,7 +315,13 @@ async def main() -> None:
         "--offline", action="store_true", help="score the encoder only, no services"
     )
     parser.add_argument("--encoder", choices=sorted(ENCODERS), default=LEXICAL_ENCODER)
-    parser.add_argument("--embedder", choices=("minilm", "hashing"), default="minilm")
+    parser.add_argument("--embedder", choices=("minilm", "bge-small", "hashing"), default="minilm")
+    parser.add_argument(
+        "--offline-dense",
+        default="",
+        metavar="FILES",
+        help="comma-separated bge-small files to rank offline (e.g. bge-small-en-v1.5-int8)",
+    )
     parser.add_argument("--modes", default=",".join(MODES), help="through the gateway")
     parser.add_argument("--limit", type=int, default=None, help="only the first N test claims")
     args = parser.parse_args()
@@ -313,6 +345,10 @@ async def main() -> None:
     for encoder, figures in offline.items():
         print(f"[bench] beir: offline {encoder} {json.dumps(figures)}", flush=True)
     print(f"[bench] beir: offline scoring took {time.perf_counter() - started:.0f}s", flush=True)
+    for variant in (v for v in args.offline_dense.split(",") if v):
+        dense = await offline_dense(data, variant)
+        results.setdefault("offline_dense", []).append(dense)
+        print(f"[bench] beir: offline dense {json.dumps(dense)}", flush=True)
     if not args.offline:
         with tempfile.TemporaryDirectory(prefix="engram-bench-beir-") as tmp:
             gateway = await through_gateway(data, args.embedder, args.encoder, modes, Path(tmp))

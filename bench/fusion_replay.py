@@ -1,15 +1,17 @@
 """Fusion replayed offline: retrieval_quality's and SciFact's candidates ranked by engram_vectors.
 
 Run: python bench/fusion_replay.py [--sizes 10000,100000] [--scifact] [--alpha 0.8]
+     [--embedder minilm|bge-small] [--floors 0.4,0.45,0.5]
 
-No services: dense cosines from the cached MiniLM vectors (bench/retrieval_quality.py and
+No services: dense cosines from the cached vectors of the chosen local model (bench/retrieval_quality.py and
 bench/beir.py fill the cache; the queries are embedded here), lexical scores as the engine
 computes them (Qdrant's IDF over the agent's memories, or the SciFact corpus, times the BM25
 weight), candidates the dense and the lexical top `limit` as hybrid search returns them (50 for
 top_k 5, 400 for SciFact's top_k 100), then `engram_vectors.ranking.rank` and the floor exactly
 as recall does. A question's filter is applied before the top `limit`, as in the engine. It
 reproduces the gateway's hit@1 / hit@5 per question class and SciFact's nDCG@10 in seconds, so
-fusion changes can be compared before a full run.
+fusion changes can be compared before a full run. `--floors` replays the floor choice: hybrid
+hit@5 per class and the share of the 40 unrelated questions answered with nothing, per floor.
 """
 
 from __future__ import annotations
@@ -33,13 +35,14 @@ if str(ROOT) not in sys.path:
 from bench._corpus import Memory, corpus, queries, satisfies  # noqa: E402
 from bench.beir import DEFAULT_DATA, embed_corpus, load, scores  # noqa: E402
 from bench.retrieval_quality import AGENTS, SEED, TOP_K, embed_all, fixture_memories  # noqa: E402
-from engram_embedders import MiniLMEmbedder  # noqa: E402
+from engram_embedders.local_models import make_local  # noqa: E402
+from engram_embedders.onnx_text import OnnxTextEmbedder  # noqa: E402
+from engram_vectors.floor import default_floor  # noqa: E402
 from engram_vectors.lexical import LEXICAL_ENCODER, document_vector, query_vector  # noqa: E402
 from engram_vectors.models import HybridHit  # noqa: E402
 from engram_vectors.ranking import FusionSettings, Mode, floor_ranked, rank  # noqa: E402
+from tests.support.models import model_dir  # noqa: E402
 
-FLOOR = 0.25
-"""MiniLM's default floor."""
 KINDS = ("paraphrase", "identifier", "filtered", "filtered_without_filter", "fixture")
 NOW = datetime(2026, 12, 5, tzinfo=UTC)
 
@@ -95,13 +98,13 @@ class Index:
         ]
 
 
-async def memory_cases(size: int, embedder: MiniLMEmbedder) -> list[Case]:
-    """retrieval_quality's questions at one size (the unrelated ones left out) with candidates."""
+async def memory_cases(size: int, embedder: OnnxTextEmbedder) -> list[Case]:
+    """retrieval_quality's questions at one size with their candidates."""
     extra, fixture_questions = fixture_memories()
     full = corpus(SEED, AGENTS, size // AGENTS)
     vectors = await embed_all([m.content for m in full + extra], embedder)
     generated = [m for m in full if int(m.memory_id.split("-")[1]) < size // AGENTS]
-    asked = [q for q in queries(generated, SEED, 240, 120) if q.kind != "unrelated"]
+    asked = list(queries(generated, SEED, 240, 120))
     asked += fixture_questions
     memories = generated + extra
     by_agent: dict[int, list[Memory]] = defaultdict(list)
@@ -115,7 +118,7 @@ async def memory_cases(size: int, embedder: MiniLMEmbedder) -> list[Case]:
         )
         for agent, mine in by_agent.items()
     }
-    embedded = (await embedder.embed([q.text for q in asked])).vectors
+    embedded = (await embedder.embed_queries([q.text for q in asked])).vectors
     cases = []
     limit = max(50, 4 * TOP_K)
     for query, vector in zip(asked, embedded, strict=True):
@@ -133,12 +136,14 @@ async def memory_cases(size: int, embedder: MiniLMEmbedder) -> list[Case]:
     return cases
 
 
-def hit_rates(cases: Sequence[Case], mode: Mode, fusion: FusionSettings) -> dict[str, str]:
-    """hit@1 (hit@5) per question class, top_k 5 and the default floor."""
+def hit_rates(
+    cases: Sequence[Case], mode: Mode, fusion: FusionSettings, floor: float
+) -> dict[str, str]:
+    """hit@1 (hit@5) per question class, top_k 5 and the floor."""
     found: dict[str, list[int | None]] = defaultdict(list)
     for case in cases:
         ranked = rank(case.hits, case.text, mode, fusion, now=NOW)
-        kept = [item.hit.id for item in floor_ranked(ranked, FLOOR, TOP_K).kept]
+        kept = [item.hit.id for item in floor_ranked(ranked, floor, TOP_K).kept]
         found[case.kind].append(
             next((n for n, i in enumerate(kept, 1) if i in case.relevant), None)
         )
@@ -149,13 +154,25 @@ def hit_rates(cases: Sequence[Case], mode: Mode, fusion: FusionSettings) -> dict
     }
 
 
-async def scifact(embedder: MiniLMEmbedder, data_dir: Path, fusion: FusionSettings) -> None:
+def unanswered(cases: Sequence[Case], fusion: FusionSettings, floor: float) -> float:
+    """The share of unrelated questions hybrid recall answers with nothing at this floor."""
+    unrelated = [case for case in cases if case.kind == "unrelated"]
+    empty = sum(
+        not floor_ranked(rank(c.hits, c.text, "hybrid", fusion, now=NOW), floor, TOP_K).kept
+        for c in unrelated
+    )
+    return empty / len(unrelated)
+
+
+async def scifact(
+    embedder: OnnxTextEmbedder, kind: str, data_dir: Path, fusion: FusionSettings
+) -> None:
     """SciFact's nDCG@10 and recall@100 per mode, no floor."""
     data = load(data_dir, None)
     index = Index(
-        list(data.docs), list(data.docs.values()), await embed_corpus(data, embedder, "minilm")
+        list(data.docs), list(data.docs.values()), await embed_corpus(data, embedder, kind)
     )
-    embedded = (await embedder.embed(list(data.claims.values()))).vectors
+    embedded = (await embedder.embed_queries(list(data.claims.values()))).vectors
     everything = set(range(len(index.ids)))
     hits = {
         claim: index.candidates(text, np.asarray(vector), everything, 400)
@@ -178,16 +195,31 @@ async def main() -> None:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--alpha", type=float, default=FusionSettings().convex_alpha)
     parser.add_argument("--identifier-alpha", type=float, default=FusionSettings().identifier_alpha)
+    parser.add_argument("--embedder", choices=("minilm", "bge-small"), default="minilm")
+    parser.add_argument("--floors", default="", help="comma-separated floors to replay")
+    parser.add_argument("--minilm-file", choices=("wheel", "quantized"), default="wheel")
     args = parser.parse_args()
     fusion = FusionSettings(convex_alpha=args.alpha, identifier_alpha=args.identifier_alpha)
-    embedder = MiniLMEmbedder(threads=2)
+    options: dict[str, object] = {"model_dir": model_dir()}
+    if args.embedder == "minilm":
+        options["file"] = args.minilm_file
+    embedder = make_local(args.embedder, threads=2, **options)
+    floor = default_floor(embedder.provenance.model_id)
     for size in sorted(int(s) for s in args.sizes.split(",") if s):
         cases = await memory_cases(size, embedder)
-        print(f"{size}: {', '.join(KINDS)}", flush=True)
+        print(f"{size}: {', '.join(KINDS)} (floor {floor})", flush=True)
         for mode in ("dense", "lexical", "hybrid"):
-            print(f"{size} {mode:8} {hit_rates(cases, mode, fusion)}", flush=True)
+            print(f"{size} {mode:8} {hit_rates(cases, mode, fusion, floor)}", flush=True)
+        for other in sorted(float(f) for f in args.floors.split(",") if f):
+            rates = hit_rates(cases, "hybrid", fusion, other)
+            empty = unanswered(cases, fusion, other)
+            print(
+                f"{size} floor {other}: unrelated answered with nothing {empty:.3f}, "
+                f"hybrid {rates}",
+                flush=True,
+            )
     if args.scifact:
-        await scifact(embedder, args.data, fusion)
+        await scifact(embedder, args.embedder, args.data, fusion)
     await embedder.aclose()
 
 

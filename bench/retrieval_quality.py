@@ -54,7 +54,7 @@ from bench.memory_recall import (  # noqa: E402
     write_platform,
 )
 from engram_devstack import free_port  # noqa: E402
-from engram_embedders import MiniLMEmbedder  # noqa: E402
+from engram_embedders import Embedder, MiniLMEmbedder  # noqa: E402
 from engram_events.memory_filter import metadata_instants  # noqa: E402
 from engram_vectors.lexical import ENCODERS, LEXICAL_ENCODER  # noqa: E402
 from tests.fixtures.retrieval.quality import load_fixture  # noqa: E402
@@ -87,8 +87,8 @@ SWEEP: list[tuple[dict[str, str], list[Run]]] = [
 """Hybrid under other convex weights (the defaults are 0.9 and 0.7) and other floors."""
 
 
-async def embed_all(texts: list[str], embedder: MiniLMEmbedder) -> dict[str, np.ndarray]:
-    """MiniLM vectors of every distinct text, from the cache when this corpus was embedded."""
+async def embed_all(texts: list[str], embedder: Embedder) -> dict[str, np.ndarray]:
+    """Document vectors of every distinct text, from the cache when this corpus was embedded."""
     distinct = sorted(set(texts))
     digest = hashlib.sha256(
         "\n".join([embedder.provenance.fingerprint, *distinct]).encode()

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import httpx
 
+from engram_embedders.model_dir import MODEL_DIR_ENV
 from tests.support.internal import INTERNAL_TOKEN
+from tests.support.models import model_dir
 from tests.support.vector_collections import with_collection_per_path
 
 
@@ -39,7 +41,10 @@ class ServiceProcess:
     def start(self, extra_env: dict[str, str] | None = None, wait: bool = True) -> ServiceProcess:
         """Spawn the service and (by default) wait until /readyz is 200."""
         token = {"ENGRAM_INTERNAL_TOKEN": INTERNAL_TOKEN}
-        env = with_collection_per_path({**os.environ, **token, **self.env, **(extra_env or {})})
+        models = {MODEL_DIR_ENV: str(model_dir().resolve())}
+        env = with_collection_per_path(
+            {**models, **os.environ, **token, **self.env, **(extra_env or {})}
+        )
         env[f"ENGRAM_{self.name.upper()}_PORT"] = str(self.port)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         log = self.log_path.open("ab")

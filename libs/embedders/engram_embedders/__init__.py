@@ -1,5 +1,6 @@
 """Embedders that return vectors together with the provenance of their vector space."""
 
+from engram_embedders.bge import BgeSmallEmbedder
 from engram_embedders.errors import (
     EmbedderError,
     EmbeddingServiceError,
@@ -17,6 +18,7 @@ from engram_embedders.provenance import Embeddings, Provenance
 from engram_embedders.validation import validate_texts
 
 __all__ = [
+    "BgeSmallEmbedder",
     "Embedder",
     "EmbedderError",
     "EmbedderKind",

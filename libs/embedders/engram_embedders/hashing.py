@@ -102,5 +102,9 @@ class HashingEmbedder:
         """Embed inline: hashing is cheap enough not to need a worker thread."""
         return self.embed_sync(texts)
 
+    async def embed_queries(self, texts: Sequence[str]) -> Embeddings:
+        """Queries hash exactly as documents do: the model is symmetric."""
+        return self.embed_sync(texts)
+
     async def aclose(self) -> None:
         """Nothing to release."""

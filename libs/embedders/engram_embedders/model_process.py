@@ -1,4 +1,4 @@
-"""MiniLM in a child process of its own, so the model never waits for the service's GIL.
+"""A local model in a child process of its own, so it never waits for the service's GIL.
 
 In-process, the model thread needs the interpreter lock between its calls into the tokenizer,
 the ONNX session and numpy; when the service's event loop holds the lock and is descheduled
@@ -46,21 +46,24 @@ def read_frame(stream: IO[bytes]) -> Any:
     return pickle.loads(body)
 
 
-class ProcessMiniLMEmbedder:
-    """The MiniLM embedder run by a child process; same vectors, same provenance."""
+class ProcessModelEmbedder:
+    """A local ONNX embedder (MiniLM, bge-small) run by a child process; same vectors, same
+    provenance."""
 
-    def __init__(self, *, cpus: frozenset[int] | None = None, **minilm_options: Any) -> None:
+    def __init__(
+        self, *, model: str = "minilm", cpus: frozenset[int] | None = None, **model_options: Any
+    ) -> None:
         if cpus is not None and not cpus:
             raise ValueError("cpus, when given, must name at least one CPU")
         if cpus is not None and not hasattr(os, "sched_setaffinity"):
             raise ValueError("pinning the model to cpus needs Linux (os.sched_setaffinity)")
         if cpus is not None and not all(0 <= cpu < (os.cpu_count() or 1) for cpu in cpus):
             raise ValueError(f"cpus {sorted(cpus)} are not all on this machine of {os.cpu_count()}")
-        self._options = {**minilm_options, "cpus": sorted(cpus) if cpus else None}
+        self._options = {**model_options, "model": model, "cpus": sorted(cpus) if cpus else None}
         self._child: subprocess.Popen[bytes] | None = None
         self._provenance: Provenance | None = None
         self._lock = threading.Lock()
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="engram-minilm-io")
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="engram-model-io")
         self._model_runs = 0
 
     @property
@@ -88,7 +91,13 @@ class ProcessMiniLMEmbedder:
         """Validate on the event loop, then wait for the child on the embedder's own thread."""
         checked = validate_texts(texts)
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, self._call, checked)
+        return await loop.run_in_executor(self._executor, self._call, "embed", checked)
+
+    async def embed_queries(self, texts: Sequence[str]) -> Embeddings:
+        """Like embed(); the child adds the model's query instruction."""
+        checked = validate_texts(texts)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, self._call, "embed_queries", checked)
 
     async def aclose(self) -> None:
         """Stop the child and the thread that talks to it."""
@@ -96,13 +105,13 @@ class ProcessMiniLMEmbedder:
         with self._lock:
             self._stop_child()
 
-    def _call(self, texts: list[str]) -> Embeddings:
+    def _call(self, action: str, texts: list[str]) -> Embeddings:
         """One request, one answer; a dead child is reported and replaced on the next call."""
         with self._lock:
             child = self._ensure_child()
             assert child.stdin is not None and child.stdout is not None
             try:
-                write_frame(child.stdin, ("embed", texts))
+                write_frame(child.stdin, (action, texts))
                 status, value = read_frame(child.stdout)
             except (EOFError, OSError) as exc:
                 self._stop_child()

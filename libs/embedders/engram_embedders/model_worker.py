@@ -1,4 +1,4 @@
-"""The child side of `ProcessMiniLMEmbedder`: load MiniLM, then answer until stdin closes."""
+"""The child side of `ProcessModelEmbedder`: load the model, then answer until stdin closes."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ import os
 import sys
 from typing import IO, Any
 
-from engram_embedders.minilm import MiniLMEmbedder
+from engram_embedders.local_models import make_local
 from engram_embedders.model_process import read_frame, write_frame
+from engram_embedders.onnx_text import OnnxTextEmbedder
 
 
 def serve() -> None:
@@ -23,14 +24,15 @@ def serve() -> None:
         return
 
 
-def _load(requests: IO[bytes], replies: IO[bytes]) -> MiniLMEmbedder | None:
+def _load(requests: IO[bytes], replies: IO[bytes]) -> OnnxTextEmbedder | None:
     """The first frame names the options; the reply is the provenance the files gave."""
     _, options = read_frame(requests)
     cpus = options.pop("cpus", None)
+    kind = options.pop("model", "minilm")
     try:
         if cpus:
             os.sched_setaffinity(0, set(cpus))
-        embedder = MiniLMEmbedder(**options)
+        embedder = make_local(kind, **options)
         provenance = embedder.load().provenance
     except Exception as exc:  # reported to the parent, which raises it there
         write_frame(replies, ("error", f"{type(exc).__name__}: {exc}"))
@@ -39,14 +41,14 @@ def _load(requests: IO[bytes], replies: IO[bytes]) -> MiniLMEmbedder | None:
     return embedder
 
 
-def _answer(embedder: MiniLMEmbedder, requests: IO[bytes], replies: IO[bytes]) -> None:
+def _answer(embedder: OnnxTextEmbedder, requests: IO[bytes], replies: IO[bytes]) -> None:
     """One reply per request, in order, until the parent closes the pipe."""
     while True:
-        _, texts = read_frame(requests)
+        action, texts = read_frame(requests)
         before = embedder.model_runs
         reply: Any
         try:
-            vectors = embedder.embed_sync(texts).vectors
+            vectors = embedder.embed_sync(texts, queries=action == "embed_queries").vectors
             reply = ("ok", (vectors, embedder.model_runs - before))
         except Exception as exc:  # one failed batch; the child goes on
             reply = ("error", f"{type(exc).__name__}: {exc}")

@@ -223,6 +223,10 @@ class OpenAICompatibleEmbedder:
             raise EmbeddingServiceError("embedding service returned a zero vector") from zero
         return Embeddings(vectors=vectors, provenance=provenance)
 
+    async def embed_queries(self, texts: Sequence[str]) -> Embeddings:
+        """The same request as embed(): the API has no query/document distinction to pass on."""
+        return await self.embed(texts)
+
     async def aclose(self) -> None:
         """Close the HTTP client if this embedder created it."""
         if self._client is not None and self._owns_client:

@@ -11,8 +11,10 @@ from engram_embedders.provenance import Embeddings, Provenance
 class Embedder(Protocol):
     """Turns texts into unit vectors and says which vector space they belong to.
 
-    Not runtime-checkable on purpose: isinstance() would read `provenance`, which loads MiniLM
-    and raises for a remote embedder that has not answered yet.
+    Documents and queries are separate calls because some models (bge) are trained with an
+    instruction in front of queries only. Not runtime-checkable on purpose: isinstance() would
+    read `provenance`, which loads a local model and raises for a remote embedder that has not
+    answered yet.
     """
 
     @property
@@ -21,7 +23,11 @@ class Embedder(Protocol):
         ...
 
     async def embed(self, texts: Sequence[str]) -> Embeddings:
-        """Embed a batch; invalid input raises InvalidEmbeddingInput before any model work."""
+        """Embed documents (what is stored); invalid input raises InvalidEmbeddingInput first."""
+        ...
+
+    async def embed_queries(self, texts: Sequence[str]) -> Embeddings:
+        """Embed search queries into the same space; asymmetric models add their instruction."""
         ...
 
     async def aclose(self) -> None:

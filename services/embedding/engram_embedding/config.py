@@ -5,6 +5,7 @@ from typing import Any
 from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
+from engram_embedders.local_models import LOCAL_KINDS
 from engram_embedders.settings import EmbedderSettings
 from engram_platform.settings import ServiceSettings
 
@@ -38,7 +39,7 @@ class EmbeddingSettings(ServiceSettings, EmbedderSettings):
     def embedder_options(self) -> dict[str, Any]:
         """Keyword arguments for `make_embedder(self.embedder, ...)`."""
         options = super().embedder_options()
-        if self.embedder == "minilm":
+        if self.embedder in LOCAL_KINDS:
             options["batch_size"] = min(self.batch_size, 64)
             if self.minilm_own_process:
                 options.update(own_process=True, cpus=self.minilm_cpus)

@@ -1,5 +1,5 @@
-"""Hybrid recall over the real broker and database, with MiniLM: identifiers that dense vectors
-lose are found, and the floor never drops an exact identifier match."""
+"""Hybrid recall over the real broker and database, with MiniLM (and bge-small): identifiers
+that dense vectors lose are found, and the floor never drops an exact identifier match."""
 
 from __future__ import annotations
 
@@ -94,7 +94,27 @@ def test_an_identifier_dense_misses_among_500_similar_is_first_under_hybrid(
 def test_the_floor_keeps_an_exact_identifier_and_still_drops_the_unrelated(
     minilm: MemoryStack,
 ) -> None:
-    with minilm.client(minilm.tenant()) as client:
+    _floor_keeps_identifiers_and_drops_the_unrelated(minilm, 0.25)
+
+
+def test_bge_small_answers_by_meaning_and_drops_the_unrelated_at_its_floor(
+    start_stack: Callable[..., MemoryStack],
+) -> None:
+    """bge-small end to end: documents embedded by the embedding service, the query with the
+    instruction by the memory service, and its own default floor."""
+    bge = start_stack(ENGRAM_EMBEDDING_EMBEDDER="bge-small", ENGRAM_MEMORY_EMBEDDER="bge-small")
+    _floor_keeps_identifiers_and_drops_the_unrelated(bge, 0.48)
+    with bge.client(bge.tenant()) as client:
+        agent = new_agent(client)
+        ids = write_all(client, agent, ["The Rotterdam warehouse closes at 14:00 on weekdays."])
+        wait_active(client, agent, 1)
+        found = recall(client, agent, "when does the depot in the Netherlands shut?", mode="dense")
+    assert [r["memory_id"] for r in found["results"]] == ids
+    assert found["results"][0]["provenance"]["model_id"] == "BAAI/bge-small-en-v1.5"
+
+
+def _floor_keeps_identifiers_and_drops_the_unrelated(stack: MemoryStack, floor: float) -> list[str]:
+    with stack.client(stack.tenant()) as client:
         agent = new_agent(client)
         contents = [
             "Invoice INV-2026-0042 from Globex was paid twice by mistake.",
@@ -111,5 +131,6 @@ def test_the_floor_keeps_an_exact_identifier_and_still_drops_the_unrelated(
     assert exact["results"][0]["score"] < 0.99 and exact["floor"] == 0.99
     assert [r["memory_id"] for r in email["results"]] == [ids[2]]
     assert unrelated["results"] == []
-    assert unrelated["dropped_below_floor"] == 3 and unrelated["floor"] == 0.25
+    assert unrelated["dropped_below_floor"] == 3 and unrelated["floor"] == floor
     assert unrelated_lexical["results"] == []
+    return ids

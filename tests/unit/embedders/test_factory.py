@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from engram_embedders import (
+    BgeSmallEmbedder,
     Embedder,
     HashingEmbedder,
     MiniLMEmbedder,
@@ -23,15 +24,17 @@ async def test_factory_kinds_build_port_implementations() -> None:
     built = [
         make_embedder("hashing"),
         make_embedder("minilm"),
+        make_embedder("bge-small"),
         make_embedder("openai", base_url="http://127.0.0.1:9/v1", model="m"),
     ]
     assert [type(embedder) for embedder in built] == [
         HashingEmbedder,
         MiniLMEmbedder,
+        BgeSmallEmbedder,
         OpenAICompatibleEmbedder,
     ]
     for embedder in built:
-        port_members = ("provenance", "embed", "aclose")
+        port_members = ("provenance", "embed", "embed_queries", "aclose")
         assert all(hasattr(type(embedder), member) for member in port_members)
         await embedder.aclose()
 
@@ -45,12 +48,13 @@ def test_implementations_type_check_against_the_port() -> None:
     implementations: list[Embedder] = [
         accepts_port(HashingEmbedder()),
         accepts_port(MiniLMEmbedder()),
+        accepts_port(BgeSmallEmbedder()),
         accepts_port(OpenAICompatibleEmbedder(base_url="http://127.0.0.1:9/v1", model="m")),
     ]
     for embedder in implementations:
         kind = type(embedder)
         assert isinstance(inspect.getattr_static(kind, "provenance"), property), kind
-        for name in ("embed", "aclose"):
+        for name in ("embed", "embed_queries", "aclose"):
             member, port_member = getattr(kind, name), getattr(Embedder, name)
             assert inspect.iscoroutinefunction(member), (kind, name)
             assert _parameters(member) == _parameters(port_member), (kind, name)

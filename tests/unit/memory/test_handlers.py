@@ -496,3 +496,15 @@ async def test_new_content_reads_no_row_for_the_slots_it_just_claimed() -> None:
     ]
     await dedup.duplicates("t1", again)
     assert [ids for ids in rows.reads if ids] == [["m1"]], "a slot held before is read"
+
+
+async def test_recall_embeds_the_query_as_a_query_and_memories_as_documents() -> None:
+    """Asymmetric models (bge) put their instruction on queries only: the port says which."""
+    pipe = Pipeline()
+    await pipe.open()
+    await pipe.write(pipe.request("m1", "the office moved to Lyon"))
+    recall = Recall(pipe.embedder, pipe.vectors)
+    await recall.recall("t1", "a1", "where is the office", 5, mode="dense", min_score=0)
+    assert pipe.embedder.queries == ["where is the office"]
+    assert "the office moved to Lyon" in pipe.embedder.texts
+    assert "the office moved to Lyon" not in pipe.embedder.queries

@@ -1,4 +1,4 @@
-"""Recall@5 on the hand-written fixture, with MiniLM and with the hashing embedder."""
+"""Recall@5 on the hand-written fixture, with MiniLM, bge-small and the hashing embedder."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import pytest
 from engram_embedders import EmbedderKind, make_embedder
 from engram_vectors.floor import default_floor
 from tests.fixtures.retrieval.quality import Quality, describe, load_fixture, measure
+from tests.support.models import model_dir
 
 pytestmark = pytest.mark.unit
 
@@ -19,7 +20,8 @@ def measured() -> dict[str, Quality]:
 
 async def quality_of(kind: EmbedderKind, measured: dict[str, Quality]) -> Quality:
     if kind not in measured:
-        embedder = make_embedder(kind)
+        options = {"model_dir": model_dir()} if kind == "bge-small" else {}
+        embedder = make_embedder(kind, **options)
         measured[kind] = await measure(embedder, k=5)
         await embedder.aclose()
     return measured[kind]
@@ -32,7 +34,7 @@ def test_fixture_is_big_enough() -> None:
     assert all(set(q["relevant"]) <= ids for q in data["queries"])
 
 
-@pytest.mark.parametrize("kind, minimum", [("minilm", 0.9), ("hashing", 0.4)])
+@pytest.mark.parametrize("kind, minimum", [("minilm", 0.9), ("bge-small", 0.9), ("hashing", 0.4)])
 async def test_recall_at_5(
     kind: EmbedderKind, minimum: float, measured: dict[str, Quality]
 ) -> None:
@@ -41,7 +43,7 @@ async def test_recall_at_5(
     assert quality.recall_at_k >= minimum
 
 
-@pytest.mark.parametrize("kind", ["minilm", "hashing"])
+@pytest.mark.parametrize("kind", ["minilm", "bge-small", "hashing"])
 async def test_default_floor_keeps_the_fixture_answers(
     kind: EmbedderKind, measured: dict[str, Quality]
 ) -> None:

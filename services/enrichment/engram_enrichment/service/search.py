@@ -201,7 +201,7 @@ class KnowledgeSearch:
         mine = self.embedder.provenance.fingerprint
         if await self.vectors.fingerprint() != mine:
             raise EmbedderMismatch("query embedder differs from the collection's embedder")
-        embedded = await self.embedder.embed([query])
+        embedded = await self.embedder.embed_queries([query])
         lexical = self.vectors.lexical
         sparse = query_vector(query, lexical) if lexical is not None else None
         hits = await self.vectors.candidates(

@@ -123,7 +123,7 @@ class Recall:
         floor = self.floor(min_score)
         if selection.wanted_types() == ():
             return RecallResult([], floor, 0, mode)
-        embedded = await self.embedder.embed([query])
+        embedded = await self.embedder.embed_queries([query])
         lexical = self.vectors.lexical
         sparse = query_vector(query, lexical) if lexical is not None else None
         hits = await self.vectors.candidates(
