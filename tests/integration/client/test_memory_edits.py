@@ -9,7 +9,9 @@ import asyncio
 from typing import Any
 
 import httpx
+import pytest
 
+from engram_client import Conflict, EngramClient
 from tests.integration.client.conftest import Stack
 from tests.support.polling import until
 from tests.support.tenants import create_tenant
@@ -153,3 +155,12 @@ async def test_two_concurrent_edits_of_one_version_leave_one_winner_and_one_409(
         assert [v["memory_id"] for v in versions] == [old, winner]
         listed = client.get(f"/v1/agents/{agent}/memories", params={"status": "active"}).json()
         assert [m["memory_id"] for m in listed["memories"]] == [winner]
+
+    with EngramClient(memory_stack.gateway.url, memory_stack.key) as typed:
+        with pytest.raises(Conflict) as stale:
+            typed.update_memory(agent, old, content="Beta Lines ships late")
+        assert stale.value.superseded_by == winner
+        history = typed.memory_history(agent, winner)
+        assert [v.memory_id for v in history.versions] == [old, winner]
+        assert history.versions[1].edit_reason in {"edit 0", "edit 1"}
+        assert history.versions[1].author is not None
