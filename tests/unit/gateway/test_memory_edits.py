@@ -62,6 +62,8 @@ def test_the_reason_is_at_most_500_characters() -> None:
     EditMemory.model_validate({"content": "x", "reason": "r" * 500})
     with pytest.raises(ValidationError):
         EditMemory.model_validate({"content": "x", "reason": "r" * 501})
+    with pytest.raises(ValidationError):
+        EditMemory.model_validate({"content": "x", "reason": "lone \ud800 surrogate"})
 
 
 # --- the pure part ----------------------------------------------------------------------------

@@ -42,8 +42,9 @@ class MemoryWrite(BaseModel):
     )
 
 
-EditReason = Annotated[str, StringConstraints(max_length=500)]
-"""Why a memory was edited: free text a person or app gives, at most 500 characters."""
+EditReason = Annotated[Text, Field(max_length=500)]
+"""Why a memory was edited: free text a person or app gives, at most 500 characters, that
+encodes as UTF-8 (as content must)."""
 
 
 class Author(Payload):
