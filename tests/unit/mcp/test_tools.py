@@ -8,7 +8,7 @@ import pytest
 from mcp import Client
 from pydantic import SecretStr
 
-from engram_client import NotFound, ValidationFailed
+from engram_client import Conflict, NotFound, ValidationFailed
 from engram_mcp.keys import EnvironmentKey
 from engram_mcp.server import build_server
 from tests.unit.mcp.fake_gateway import FakeGateway
@@ -259,3 +259,14 @@ async def test_an_edit_names_what_it_changes_and_the_history_lists_the_versions(
     history = await call(gateway, "memory_history", {"agent_id": "agt_1", "memory_id": "mem_1"})
     versions = history.structured_content["versions"]
     assert [v["memory_id"] for v in versions] == ["mem_1", "mem_2"]
+
+
+async def test_a_stale_edit_names_the_version_to_edit_instead() -> None:
+    stale = Conflict("superseded", status=409, type="/problems/edit-conflict")
+    stale.superseded_by = "mem_2"
+    result = await call(
+        FakeGateway(error=stale),
+        "memory_update",
+        {"agent_id": "agt_1", "memory_id": "mem_1", "content": "new"},
+    )
+    assert result.is_error and result.structured_content["superseded_by"] == "mem_2"
