@@ -256,13 +256,25 @@ async def test_a_refused_publish_gives_the_version_back() -> None:
     assert refused.value.status == 503 and claims.held == {}
 
 
-async def test_a_claim_whose_version_was_rejected_is_taken_over() -> None:
+@pytest.mark.parametrize("abandoned", ["rejected", "withdrawn"])
+async def test_a_claim_whose_version_never_superseded_is_taken_over(abandoned: str) -> None:
     service = MemoryService({"mem_old": _old(), "mem_bad": _old(memory_id="mem_bad")})
-    service.rows["mem_bad"]["status"] = "rejected"
+    service.rows["mem_bad"]["status"] = abandoned
     edits, sink, claims = _edits(service)
     claims.held[(T, "mem_old")] = "mem_bad"
     newer = await _edit(edits, "mem_old", "Acme ships on Tuesdays")
     assert claims.held[(T, "mem_old")] == newer and len(sink.published) == 1
+
+
+async def test_a_claim_whose_version_is_still_pending_holds() -> None:
+    service = MemoryService({"mem_old": _old(), "mem_q": _old(memory_id="mem_q")})
+    service.rows["mem_q"]["status"] = "pending"
+    edits, sink, claims = _edits(service)
+    claims.held[(T, "mem_old")] = "mem_q"
+    with pytest.raises(Problem) as refused:
+        await _edit(edits, "mem_old", "Acme ships on Tuesdays")
+    assert refused.value.status == 409 and refused.value.extra["superseded_by"] == "mem_q"
+    assert sink.published == [] and claims.held[(T, "mem_old")] == "mem_q"
 
 
 async def test_the_history_ends_with_the_newer_version_the_gateway_queued() -> None:

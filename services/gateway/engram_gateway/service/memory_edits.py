@@ -25,6 +25,10 @@ from engram_platform.problems import Problem
 
 log = logging.getLogger(__name__)
 
+ABANDONED = frozenset({"rejected", "withdrawn"})
+"""A claimed newer version in one of these statuses while the old one is still live never
+superseded it (refused, or deleted before it was stored): the next edit may take its place."""
+
 
 def _conflict(refused: Refusal) -> Problem:
     """The 409 an edit of a version that is not the live one earns, naming the newer version."""
@@ -58,8 +62,9 @@ class MemoryEdits:
         refused = refusal(old)
         if refused is None:
             holder = await self.claims.holder(caller.tenant_id, memory_id)
-            if holder is not None and await self._status(caller.tenant_id, agent_id, holder) != (
-                "rejected"
+            if (
+                holder is not None
+                and await self._status(caller.tenant_id, agent_id, holder) not in ABANDONED
             ):
                 refused = Refusal(
                     "active", f"the memory was already edited; edit {holder}", superseded_by=holder
@@ -119,13 +124,13 @@ class MemoryEdits:
 
     async def _claim(self, tenant_id: str, agent_id: str, old_id: str, newer_id: str) -> None:
         """Win the old version for this edit, or 409 naming the edit that did; a claim whose
-        version the memory service rejected (never stored) is taken over."""
+        version never got stored (rejected, or withdrawn while pending) is taken over."""
         if await self.claims.claim(tenant_id, old_id, newer_id, agent_id):
             return
         holder = await self.claims.holder(tenant_id, old_id)
         if (
             holder is not None
-            and await self._status(tenant_id, agent_id, holder) == "rejected"
+            and await self._status(tenant_id, agent_id, holder) in ABANDONED
             and await self.claims.take_over(tenant_id, old_id, holder, newer_id)
         ):
             return
