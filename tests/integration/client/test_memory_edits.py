@@ -63,6 +63,8 @@ def test_an_edit_supersedes_the_old_version_and_its_history_names_key_time_and_r
         assert edit.status_code == 202, edit.text
         newer = edit.json()["memory_id"]
         assert newer != old and edit.json()["supersedes"] == old
+        at_once = client.get(f"/v1/agents/{agent}/memories/{old}/history").json()["versions"]
+        assert [v["memory_id"] for v in at_once] == [old, newer], "listed as soon as accepted"
         _settled(client, agent, newer, "active")
         _settled(client, agent, old, "superseded")
 
