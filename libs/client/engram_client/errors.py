@@ -70,6 +70,11 @@ class NotFound(EngramError):
 class Conflict(EngramError):
     """409: the resource is in a state that refuses this change (e.g. already deleted)."""
 
+    superseded_by: str | None = None
+    """For a memory edit: the newer version to edit instead (the one that won, or replaced it)."""
+    duplicate_of: str | None = None
+    """For a memory edit: the live memory that already says the new content."""
+
 
 class PayloadTooLarge(EngramError):
     """413: the body exceeds the gateway's limit."""
@@ -179,12 +184,20 @@ def error_from_response(response: httpx.Response) -> EngramError:
         instance=str(instance) if instance is not None else None,
         retry_after=parse_retry_after(response.headers.get("retry-after")),
     )
+    if isinstance(error, Conflict):
+        error.superseded_by = _text(body.get("superseded_by"))
+        error.duplicate_of = _text(body.get("duplicate_of"))
     if isinstance(error, QuotaExceeded):
         error.quota = str(body.get("quota") or "")
         error.limit, error.used, error.requested = (
             _count(body.get(name)) for name in ("limit", "used", "requested")
         )
     return error
+
+
+def _text(value: Any) -> str | None:
+    """A problem member that should be an id, or None when it is not one."""
+    return value if isinstance(value, str) else None
 
 
 def _count(value: Any) -> int | None:

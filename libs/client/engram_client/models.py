@@ -42,6 +42,13 @@ class IssuedApiKey(ApiKey):
     replaces: str | None = None
 
 
+class Author(ApiModel):
+    """Which API key wrote a memory: its id (never the secret) and role."""
+
+    key_id: str
+    role: str
+
+
 class MemoryAccepted(ApiModel):
     """A memory write's answer: queued (202, `pending`), or `deduplicated` (200) when a live
     memory of the same agent and scope already holds the content; `memory_id` is then that one's."""
@@ -50,6 +57,8 @@ class MemoryAccepted(ApiModel):
     status: str = "pending"
     deduplicated: bool = False
     status_url: str | None = None
+    supersedes: str | None = None
+    """For an edit: the version this one replaces."""
 
 
 class Memory(ApiModel):
@@ -70,8 +79,34 @@ class Memory(ApiModel):
     supersedes: str | None = None
     superseded_by: str | None = None
     provenance: dict[str, Any] | None = None
+    author: Author | None = None
+    edit_reason: str | None = None
     created_at: datetime | None = None
     updated_at: datetime | None = None
+
+
+class MemoryVersion(ApiModel):
+    """One version of an edited memory: its content while held, who wrote it (the key's id and
+    role, never its secret), when, and why (`edit_reason`, for an edit)."""
+
+    memory_id: str
+    status: str
+    type: str | None = None
+    content: str | None = None
+    metadata: dict[str, Any] | None = None
+    supersedes: str | None = None
+    superseded_by: str | None = None
+    author: Author | None = None
+    edit_reason: str | None = None
+    created_at: datetime | None = None
+
+
+class MemoryHistory(ApiModel):
+    """Every version of a memory's chain, oldest first; the live one is `active`."""
+
+    memory_id: str
+    agent_id: str | None = None
+    versions: list[MemoryVersion]
 
 
 class ConversationAccepted(ApiModel):

@@ -221,6 +221,28 @@ class EngramClient:
         """One memory with its status and provenance."""
         return self.run(calls.get_memory(agent_id, memory_id))
 
+    def update_memory(
+        self,
+        agent_id: str,
+        memory_id: str,
+        *,
+        content: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        reason: str | None = None,
+    ) -> models.MemoryAccepted:
+        """Edit a memory (202, `pending`): a new version superseding this one, with `content`
+        and/or `metadata` (replacing the old metadata whole) and why; `Conflict` (409) when
+        this version is no longer the live one, its `superseded_by` naming the newer."""
+        return self.run(
+            calls.update_memory(
+                agent_id, memory_id, content=content, metadata=metadata, reason=reason
+            )
+        )
+
+    def memory_history(self, agent_id: str, memory_id: str) -> models.MemoryHistory:
+        """Every version of the memory's chain, oldest first: who wrote each, when and why."""
+        return self.run(calls.memory_history(agent_id, memory_id))
+
     def list_memories(
         self,
         agent_id: str | None = None,

@@ -7,6 +7,7 @@ from fastapi import APIRouter, Depends, FastAPI
 from engram_events.catalog import TOMBSTONE_APPLIED
 from engram_gateway.adapters import prune_jobs, registry
 from engram_gateway.adapters.dead_letters import DeadLetterBox
+from engram_gateway.adapters.edit_claims import EditClaims
 from engram_gateway.adapters.internal import InternalServices
 from engram_gateway.adapters.keys import KeyStore
 from engram_gateway.adapters.prune_jobs import JOBS, PruneJobs
@@ -25,6 +26,7 @@ from engram_gateway.api import (
     knowledge,
     lineage,
     memories,
+    memory_edits,
     memory_writes,
     ops,
     prune,
@@ -37,6 +39,7 @@ from engram_gateway.config import GatewaySettings
 from engram_gateway.domain.quotas import Usage
 from engram_gateway.service.intake import Intake
 from engram_gateway.service.keys import KeyManagement
+from engram_gateway.service.memory_edits import MemoryEdits
 from engram_gateway.service.memory_writes import MemoryWrites
 from engram_gateway.service.prune_completion import PruneCompletion
 from engram_gateway.service.pruning import Pruning
@@ -124,6 +127,7 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
             cache_seconds=settings.registry_cache_seconds,
             key_seconds=settings.key_cache_seconds,
         )
+        writes = MemoryWrites(owners, intake)
         install(
             app,
             GatewayDeps(
@@ -133,7 +137,8 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
                 submissions=submissions,
                 owners=owners,
                 intake=intake,
-                memory_writes=MemoryWrites(owners, intake),
+                memory_writes=writes,
+                memory_edits=MemoryEdits(owners, submissions, EditClaims(rt.db), writes),
                 sources=SourceCheck(owners, submissions),
                 outbox=rt.outbox,
                 prune=Pruning(jobs),
@@ -167,6 +172,7 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
                 knowledge.router,
                 records.router,
                 memory_writes.router,
+                memory_edits.router,
                 conversations.router,
                 memories.router,
                 lineage.router,

@@ -46,6 +46,20 @@ class SubmissionReads(Protocol):
     ) -> dict[tuple[str, str], dict[str, Any]]: ...
 
 
+class EditClaimStore(Protocol):
+    """Which edit replaces each edited memory version (`adapters.edit_claims.EditClaims`)."""
+
+    async def claim(self, tenant_id: str, memory_id: str, newer_id: str, agent_id: str) -> bool: ...
+
+    async def holder(self, tenant_id: str, memory_id: str) -> str | None: ...
+
+    async def take_over(
+        self, tenant_id: str, memory_id: str, loser_id: str, newer_id: str
+    ) -> bool: ...
+
+    async def release(self, tenant_id: str, memory_id: str, newer_id: str) -> None: ...
+
+
 class OwningServices(Protocol):
     """The internal HTTP APIs of the services that own records, facts, memories and documents."""
 

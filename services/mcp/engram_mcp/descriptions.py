@@ -4,7 +4,8 @@ INSTRUCTIONS = (
     "Engram is long-term memory and knowledge for agents. Memories belong to an agent: "
     "agent_list shows yours and agent_create registers one. Write what is worth remembering with "
     "memory_write and get it back with memory_recall (by meaning and exact words) or memory_list "
-    "(in order); memory_forget withdraws it. Knowledge comes from documents (document_submit): "
+    "(in order); memory_update corrects it (memory_history shows its versions) and "
+    "memory_forget withdraws it. Knowledge comes from documents (document_submit): "
     "search it with knowledge_search, read an entity with knowledge_entity, and check "
     "contradictions_list when sources disagree. Every call runs with your own Engram API key and "
     "sees only your tenant's data. A failed call is a tool error whose text is the problem+json "
@@ -54,6 +55,23 @@ MEMORY_LIST = (
     "literal, case-insensitive substring of the content) and `filter` (as memory_recall takes "
     "it). Pass the answer's `next_cursor` as `cursor` for the next page; there is none after the "
     "last page."
+)
+
+MEMORY_UPDATE = (
+    "Correct a memory: writes a new version with `content` and/or `metadata` (which replaces "
+    "the whole metadata object; omitted, the old content or metadata is kept) that supersedes "
+    "`memory_id`. The old version stays readable as `superseded` (memory_history lists it) and "
+    "leaves recall once the new one is active. Give a short `reason` (at most 500 characters): "
+    "it is kept with your key's id in the history. Answers the new `memory_id` and `status: "
+    "pending`. A 409 problem means `memory_id` is no longer the live version: edit the one its "
+    "`superseded_by` names instead."
+)
+
+MEMORY_HISTORY = (
+    "List every version of a memory, oldest first, from any of its ids: each with `memory_id`, "
+    "`status` (the live one `active`, replaced ones `superseded`), `content`, `metadata`, "
+    "`created_at`, `author` (the API key id and role that wrote it) and `edit_reason` (why it "
+    "was edited). Use it to see how and why a memory changed before correcting it again."
 )
 
 MEMORY_FORGET = (

@@ -8,7 +8,7 @@ from typing import Any
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel
 
-from engram_client import EngramError
+from engram_client import Conflict, EngramError
 
 
 def _plain(value: BaseModel | dict[str, Any]) -> dict[str, Any]:
@@ -48,6 +48,10 @@ def problem_body(error: EngramError) -> dict[str, Any]:
         body["instance"] = error.instance
     if error.retry_after is not None:
         body["retry_after"] = error.retry_after
+    if isinstance(error, Conflict):
+        for name in ("superseded_by", "duplicate_of"):
+            if getattr(error, name):
+                body[name] = getattr(error, name)
     return body
 
 

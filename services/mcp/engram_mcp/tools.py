@@ -1,4 +1,4 @@
-"""The ten Engram tools: each asks the gateway with the caller's key and answers what it said."""
+"""The twelve Engram tools: each asks the gateway with the caller's key and answers what it said."""
 
 from __future__ import annotations
 
@@ -198,6 +198,45 @@ class EngramTools:
             ),
         )
 
+    async def memory_update(
+        self,
+        agent_id: AgentId,
+        memory_id: Annotated[MemoryId, Field(description="the live version to edit")],
+        ctx: Ctx,
+        content: Annotated[
+            str | None, Field(min_length=1, max_length=64_000, description="the new content")
+        ] = None,
+        metadata: Annotated[
+            Metadata | None, Field(description="replaces the whole metadata object")
+        ] = None,
+        reason: Annotated[
+            str | None, Field(max_length=500, description="why, for the memory's history")
+        ] = None,
+    ) -> CallToolResult:
+        """Edit a memory: a new version superseding it."""
+        if content is None and metadata is None:
+            return local_problem(
+                422,
+                "validation-error",
+                "Request validation failed",
+                "give content, metadata or both",
+            )
+        return await self._run(
+            ctx,
+            lambda client: client.update_memory(
+                agent_id, memory_id, content=content, metadata=metadata, reason=reason
+            ),
+        )
+
+    async def memory_history(
+        self,
+        agent_id: AgentId,
+        memory_id: Annotated[MemoryId, Field(description="any version of the memory")],
+        ctx: Ctx,
+    ) -> CallToolResult:
+        """Every version of a memory."""
+        return await self._run(ctx, lambda client: client.memory_history(agent_id, memory_id))
+
     async def memory_forget(
         self,
         agent_id: AgentId,
@@ -300,6 +339,8 @@ class EngramTools:
             (self.memory_write, descriptions.MEMORY_WRITE, WRITE),
             (self.memory_recall, descriptions.MEMORY_RECALL, READ),
             (self.memory_list, descriptions.MEMORY_LIST, READ),
+            (self.memory_update, descriptions.MEMORY_UPDATE, WRITE),
+            (self.memory_history, descriptions.MEMORY_HISTORY, READ),
             (self.memory_forget, descriptions.MEMORY_FORGET, FORGET),
             (self.knowledge_search, descriptions.KNOWLEDGE_SEARCH, READ),
             (self.knowledge_entity, descriptions.KNOWLEDGE_ENTITY, READ),

@@ -31,6 +31,7 @@ from engram_memory.service.cascades import Cascades
 from engram_memory.service.conversations import ConversationIntake
 from engram_memory.service.dedup import Dedup
 from engram_memory.service.deletion import Deletions
+from engram_memory.service.history import History
 from engram_memory.service.recall import Recall
 from engram_memory.service.retention import Retention
 from engram_memory.service.storing import Storing
@@ -144,7 +145,7 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
         )
         rt.consumer.on(CONVERSATION_DELETED, conversations.on_deleted)
         deletions = Deletions(rows, vectors, OutboxWithdrawals(rt.db, rt.outbox))
-        install(app, MemoryDeps(rows, conversation_store, recall, dedup, deletions))
+        install(app, MemoryDeps(rows, conversation_store, recall, dedup, deletions, History(rows)))
 
     app = service_app(
         runtime,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any, Protocol
 
 from engram_events import Envelope
@@ -93,6 +94,16 @@ class MemoryRowReads(MemoryRowStore, Protocol):
     async def count_derived_from(
         self, tenant_id: str, sources: Mapping[str, Sequence[str]], statuses: Sequence[str]
     ) -> dict[str, int]: ...
+
+
+class MemoryVersions(Protocol):
+    """The rows a memory's history reads: by id, and the newer versions naming one."""
+
+    async def get(self, tenant_id: str, memory_id: str) -> dict[str, Any] | None: ...
+
+    async def successors(
+        self, tenant_id: str, agent_id: str, memory_id: str, since: datetime
+    ) -> list[dict[str, Any]]: ...
 
 
 class StagedWithdrawals(Protocol):

@@ -133,6 +133,7 @@ class _Handler(BaseHTTPRequestHandler):
     do_GET = _serve
     do_POST = _serve
     do_DELETE = _serve
+    do_PATCH = _serve
 
 
 @contextmanager

@@ -342,3 +342,38 @@ def test_converse_refuses_a_file_that_is_not_a_conversation(
     assert run(env_file, "memory", "converse", "agt_1", str(bad)) != 0
     assert "list of messages" in capsys.readouterr().err
     assert not stub.requests
+
+
+def test_edit_sends_the_change_and_a_stale_version_names_the_newer(
+    stub: StubServer, env_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = f"{MEMORIES}/mem_old"
+    stub.on("PATCH", path, Reply(202, {"memory_id": "mem_new", "supersedes": "mem_old"}))
+    code = run(env_file, "memory", "edit", "agt_1", "mem_old", "ships Tuesdays", "--reason", "fix")
+    assert code == 0 and capsys.readouterr().out.strip() == "mem_new"
+    assert stub.requests[0].json() == {"content": "ships Tuesdays", "reason": "fix"}
+    stub.on("PATCH", path, Reply(409, {"type": "/problems/edit-conflict", "superseded_by": "m2"}))
+    assert run(env_file, "memory", "edit", "agt_1", "mem_old", "--metadata", "{}") != 0
+    assert "edit m2" in capsys.readouterr().err
+    assert stub.requests[1].json() == {"metadata": {}}
+
+
+def test_history_prints_one_line_per_version(
+    stub: StubServer, env_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    versions = [
+        {"memory_id": "mem_old", "status": "superseded", "created_at": "2026-01-01T00:00:00Z"},
+        {
+            "memory_id": "mem_new",
+            "status": "active",
+            "created_at": "2026-01-02T00:00:00Z",
+            "author": {"key_id": "key_7", "role": "admin"},
+            "edit_reason": "carrier changed\ndays",
+        },
+    ]
+    body = {"memory_id": "mem_old", "versions": versions}
+    stub.on("GET", f"{MEMORIES}/mem_old/history", Reply(200, body))
+    assert run(env_file, "memory", "history", "agt_1", "mem_old") == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].startswith("mem_old  superseded  2026-01-01")
+    assert lines[1].endswith("key_7/admin  carrier changed days")

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from engram_client import EngramClient, calls
+from engram_client import Conflict, EngramClient, calls
 from tests.unit.client.stub import Reply, StubServer
 
 pytestmark = pytest.mark.unit
@@ -251,3 +251,45 @@ def test_clear_sends_the_scope_only_when_given(stub: StubServer) -> None:
         everything = client.clear_memories("agt_1")
     assert scoped.withdrawn == 2 and everything.agent_id == "agt_1"
     assert [r.query for r in stub.requests] == [{"user_id": ["u1"]}, {}]
+
+
+def test_an_edit_sends_only_what_it_changes_and_a_lost_race_names_the_newer_version(
+    stub: StubServer,
+) -> None:
+    path = f"{AGENT_MEMORIES}/mem_old"
+    accepted = {"memory_id": "mem_new", "status": "pending", "supersedes": "mem_old"}
+    stub.on("PATCH", path, Reply(202, accepted))
+    with EngramClient(stub.url, "egk_test") as client:
+        edit = client.update_memory("agt_1", "mem_old", metadata={}, reason="cleared tags")
+        assert edit.memory_id == "mem_new" and edit.supersedes == "mem_old"
+        assert stub.requests[0].json() == {"metadata": {}, "reason": "cleared tags"}
+        stub.on(
+            "PATCH",
+            path,
+            Reply(409, {"type": "/problems/edit-conflict", "superseded_by": "mem_new"}),
+        )
+        with pytest.raises(Conflict) as lost:
+            client.update_memory("agt_1", "mem_old", content="again")
+        assert lost.value.superseded_by == "mem_new"
+        assert len(stub.requests) == 2, "an edit is not retried"
+
+
+def test_a_history_reads_every_version_with_its_author(stub: StubServer) -> None:
+    versions = [
+        {"memory_id": "mem_old", "status": "superseded", "author": None, "edit_reason": None},
+        {
+            "memory_id": "mem_new",
+            "status": "active",
+            "author": {"key_id": "key_7", "role": "admin"},
+            "edit_reason": "typo",
+            "created_at": "2026-01-01T00:00:00Z",
+        },
+    ]
+    body = {"memory_id": "mem_old", "agent_id": "agt_1", "versions": versions}
+    stub.on("GET", f"{AGENT_MEMORIES}/mem_old/history", Reply(200, body))
+    with EngramClient(stub.url, "egk_test") as client:
+        history = client.memory_history("agt_1", "mem_old")
+    assert [v.memory_id for v in history.versions] == ["mem_old", "mem_new"]
+    newest = history.versions[-1]
+    assert newest.author is not None and newest.author.key_id == "key_7"
+    assert newest.edit_reason == "typo" and newest.created_at == datetime(2026, 1, 1, tzinfo=UTC)

@@ -17,6 +17,7 @@ from engram_events.payloads.memories import AgentDeleted
 from engram_events.payloads.prune import PruneRequested, PruneSelector
 from engram_gateway.adapters import prune_jobs, registry
 from engram_gateway.adapters.dead_letters import DeadLetterBox
+from engram_gateway.adapters.edit_claims import EditClaims
 from engram_gateway.adapters.keys import KeyStore
 from engram_gateway.adapters.prune_jobs import ACKS, JOBS, PruneJobs
 from engram_gateway.adapters.registry import AGENTS, API_KEYS, Registry
@@ -130,6 +131,7 @@ async def test_gateway_queries_are_indexed_and_scoped() -> None:
     keys = Registry(db)
     jobs = PruneJobs(db, Outbox(db))
     submissions = Submissions(db)
+    claims = EditClaims(db)
     box = OneLetterBox(bootstrap="", topic_prefix="", db=db, publisher=Publisher())
     telemetry = TelemetryReader(db)
     tenant_limits = TenantLimits(db)
@@ -177,6 +179,10 @@ async def test_gateway_queries_are_indexed_and_scoped() -> None:
         "Submissions.get": lambda: submissions.get(T, "memory", "m1"),
         "Submissions.release": lambda: submissions.release(T, "memory", "m1"),
         "Submissions.held": lambda: submissions.held(T, [("memory", "m1"), ("document", "d1")]),
+        "EditClaims.claim": lambda: claims.claim(T, "m1", "m2", "a1"),
+        "EditClaims.holder": lambda: claims.holder(T, "m1"),
+        "EditClaims.take_over": lambda: claims.take_over(T, "m1", "m2", "m3"),
+        "EditClaims.release": lambda: claims.release(T, "m1", "m3"),
         "DeadLetterBox.read": lambda: box.read(T),
         "DeadLetterBox.replay": lambda: box.replay(T, {"0-7"}),
         "TelemetryReader.metric_points": lambda: telemetry.metric_points(timedelta(hours=1)),
@@ -199,6 +205,7 @@ async def test_gateway_queries_are_indexed_and_scoped() -> None:
         UsageCounters,
         PruneJobs,
         Submissions,
+        EditClaims,
         DeadLetterBox,
         TelemetryReader,
         TenantLimits,

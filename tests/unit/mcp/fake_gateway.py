@@ -55,6 +55,18 @@ class FakeGateway:
         self._called("list_memories", *args, **kwargs)
         return models.MemoryPage(memories=[models.Memory(memory_id="mem_1", status="active")])
 
+    async def update_memory(self, *args: Any, **kwargs: Any) -> models.MemoryAccepted:
+        self._called("update_memory", *args, **kwargs)
+        return models.MemoryAccepted(memory_id="mem_2", supersedes=args[1])
+
+    async def memory_history(self, *args: Any, **kwargs: Any) -> models.MemoryHistory:
+        self._called("memory_history", *args, **kwargs)
+        versions = [
+            models.MemoryVersion(memory_id=args[1], status="superseded"),
+            models.MemoryVersion(memory_id="mem_2", status="active", edit_reason="typo"),
+        ]
+        return models.MemoryHistory(memory_id=args[1], versions=versions)
+
     async def delete_memory(self, *args: Any, **kwargs: Any) -> models.Memory:
         self._called("delete_memory", *args, **kwargs)
         return models.Memory(memory_id=args[1], status="withdrawn")

@@ -8,7 +8,7 @@ import pytest
 from mcp import Client
 from pydantic import SecretStr
 
-from engram_client import NotFound, ValidationFailed
+from engram_client import Conflict, NotFound, ValidationFailed
 from engram_mcp.keys import EnvironmentKey
 from engram_mcp.server import build_server
 from tests.unit.mcp.fake_gateway import FakeGateway
@@ -21,6 +21,8 @@ TOOLS = {
     "memory_write",
     "memory_recall",
     "memory_list",
+    "memory_update",
+    "memory_history",
     "memory_forget",
     "knowledge_search",
     "knowledge_entity",
@@ -240,3 +242,31 @@ async def test_an_argument_a_tool_does_not_take_is_refused_by_name_not_dropped()
     assert body["status"] == 422 and body["type"] == "/problems/validation-error"
     assert "'filters'" in body["detail"] and "'topk'" in body["detail"]
     assert [e["loc"] for e in body["errors"]] == [["filters"], ["topk"]]
+
+
+async def test_an_edit_names_what_it_changes_and_the_history_lists_the_versions() -> None:
+    gateway = FakeGateway()
+    edit = {"agent_id": "agt_1", "memory_id": "mem_1", "metadata": {}, "reason": "untag"}
+    result = await call(gateway, "memory_update", edit)
+    assert not result.is_error and result.structured_content["memory_id"] == "mem_2"
+    assert gateway.calls[0] == (
+        "update_memory",
+        ("agt_1", "mem_1"),
+        {"content": None, "metadata": {}, "reason": "untag"},
+    )
+    nothing = await call(gateway, "memory_update", {"agent_id": "agt_1", "memory_id": "mem_1"})
+    assert nothing.is_error and len(gateway.calls) == 1, "nothing to change: no gateway call"
+    history = await call(gateway, "memory_history", {"agent_id": "agt_1", "memory_id": "mem_1"})
+    versions = history.structured_content["versions"]
+    assert [v["memory_id"] for v in versions] == ["mem_1", "mem_2"]
+
+
+async def test_a_stale_edit_names_the_version_to_edit_instead() -> None:
+    stale = Conflict("superseded", status=409, type="/problems/edit-conflict")
+    stale.superseded_by = "mem_2"
+    result = await call(
+        FakeGateway(error=stale),
+        "memory_update",
+        {"agent_id": "agt_1", "memory_id": "mem_1", "content": "new"},
+    )
+    assert result.is_error and result.structured_content["superseded_by"] == "mem_2"

@@ -97,6 +97,7 @@ async def test_memory_queries_are_indexed_and_scoped() -> None:
         "MemoryRows.count_derived_from": lambda: rows.count_derived_from(
             T, {"records": ["r1"]}, ["active"]
         ),
+        "MemoryRows.successors": lambda: rows.successors(T, "a1", "m1", AT),
         "MemoryRows.mark_gone": lambda: rows.mark_gone(T, ["r1"]),
         "MemoryRows.gone": lambda: rows.gone(T, ["r1"]),
         "DedupSlots.holders": lambda: slots.holders(T, ["k"]),

@@ -52,6 +52,7 @@ COVERED = {
     "services/gateway/engram_gateway/adapters/prune_jobs.py": "tests/unit/gateway/test_indexes.py",
     "services/gateway/engram_gateway/adapters/registry.py": "tests/unit/gateway/test_indexes.py",
     "services/gateway/engram_gateway/adapters/submissions.py": "tests/unit/gateway/test_indexes.py",
+    "services/gateway/engram_gateway/adapters/edit_claims.py": "tests/unit/gateway/test_indexes.py",
     "services/gateway/engram_gateway/adapters/dead_letters.py": "tests/unit/gateway/test_indexes.py",
     "services/gateway/engram_gateway/adapters/telemetry.py": "tests/unit/gateway/test_indexes.py",
     "services/gateway/engram_gateway/adapters/keys.py": "tests/unit/gateway/test_indexes.py",

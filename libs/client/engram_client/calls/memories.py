@@ -167,6 +167,36 @@ def get_memory(agent_id: str, memory_id: str) -> Call[models.Memory]:
     )
 
 
+def update_memory(
+    agent_id: str,
+    memory_id: str,
+    *,
+    content: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    reason: str | None = None,
+) -> Call[models.MemoryAccepted]:
+    """Not retry-safe: a repeat after a lost answer is a 409 naming the version it wrote."""
+    body: dict[str, Any] = {**only_set({"content": content, "reason": reason})}
+    if metadata is not None:
+        body["metadata"] = dict(metadata)
+    return Call(
+        "PATCH",
+        f"/v1/agents/{segment(agent_id)}/memories/{segment(memory_id)}",
+        models.MemoryAccepted.model_validate,
+        json=body,
+    )
+
+
+def memory_history(agent_id: str, memory_id: str) -> Call[models.MemoryHistory]:
+    """Every version of the memory's chain, oldest first."""
+    return Call(
+        "GET",
+        f"/v1/agents/{segment(agent_id)}/memories/{segment(memory_id)}/history",
+        models.MemoryHistory.model_validate,
+        retry_safe=True,
+    )
+
+
 def _selection(
     *,
     search: str | None,

@@ -1,4 +1,5 @@
-"""`engram memory store | get | recall | list | count | clear | converse`: an agent's memories."""
+"""`engram memory store | get | edit | history | recall | list | count | clear | converse`: an
+agent's memories."""
 
 from __future__ import annotations
 
@@ -10,8 +11,15 @@ from engram_client import models
 from engram_client.cli import exit_codes
 from engram_client.cli.common import UsageError, add_wait_timeout, client_from, json_object
 from engram_client.cli.conversations import add_converse
-from engram_client.cli.memory_text import count_text, listing_text, recall_text, status_text
+from engram_client.cli.memory_text import (
+    count_text,
+    history_text,
+    listing_text,
+    recall_text,
+    status_text,
+)
 from engram_client.cli.output import emit, note
+from engram_client.errors import Conflict
 
 FILTER_HELP = (
     'a JSON object: {"user_id", "session_id", "type", "metadata": {KEY: VALUE | '
@@ -31,6 +39,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     actions = memory.add_subparsers(dest="action", required=True, metavar="ACTION")
     _add_store(actions)
     _add_get(actions)
+    _add_edit(actions)
+    _add_history(actions)
     _add_recall(actions)
     _add_list(actions)
     _add_count(actions)
@@ -74,6 +84,34 @@ def _add_get(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     get.add_argument("agent_id", metavar="AGENT")
     get.add_argument("memory_id", metavar="MEMORY_ID")
     get.set_defaults(handler=get_memory)
+
+
+def _add_edit(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    edit = actions.add_parser(
+        "edit",
+        help="edit a memory (a new version superseding it)",
+        description="Write a new version of MEMORY_ID with TEXT (or stdin when TEXT is -) "
+        "and/or --metadata (replacing the old metadata whole); the old version stays, "
+        "`superseded`. Prints the new memory id. Exits 1 with the newer version's id when "
+        "MEMORY_ID is no longer the live version.",
+    )
+    edit.add_argument("agent_id", metavar="AGENT")
+    edit.add_argument("memory_id", metavar="MEMORY_ID")
+    edit.add_argument("text", metavar="TEXT", nargs="?", help="the new content, or - for stdin")
+    edit.add_argument("--metadata", help="a JSON object replacing the metadata")
+    edit.add_argument("--reason", help="why (at most 500 characters)")
+    edit.add_argument("--wait", action="store_true", help="wait until stored")
+    add_wait_timeout(edit, 60)
+    edit.set_defaults(handler=edit_memory)
+
+
+def _add_history(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    history = actions.add_parser(
+        "history", help="every version of a memory: who wrote each, when and why"
+    )
+    history.add_argument("agent_id", metavar="AGENT")
+    history.add_argument("memory_id", metavar="MEMORY_ID")
+    history.set_defaults(handler=memory_history)
 
 
 def _add_recall(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -223,6 +261,37 @@ def get_memory(args: argparse.Namespace) -> int:
     with client_from(args) as client:
         memory = client.get_memory(args.agent_id, args.memory_id)
     emit(memory, True)
+    return exit_codes.OK
+
+
+def edit_memory(args: argparse.Namespace) -> int:
+    """Write the new version; optionally wait for its final status."""
+    text = sys.stdin.read() if args.text == "-" else args.text
+    metadata = json_object(args.metadata, "--metadata") if args.metadata is not None else None
+    if text is None and metadata is None:
+        raise UsageError("give TEXT, --metadata or both")
+    with client_from(args) as client:
+        try:
+            accepted = client.update_memory(
+                args.agent_id, args.memory_id, content=text, metadata=metadata, reason=args.reason
+            )
+        except Conflict as stale:
+            if stale.superseded_by:
+                note(f"{args.memory_id} is no longer the live version: edit {stale.superseded_by}")
+            raise
+        if not args.wait:
+            emit(accepted, args.json, lambda a: a.memory_id)
+            return exit_codes.OK
+        memory = client.wait_for_memory(args.agent_id, accepted.memory_id, args.timeout)
+    emit(memory, args.json, status_text)
+    return exit_codes.API_ERROR if memory.status == "rejected" else exit_codes.OK
+
+
+def memory_history(args: argparse.Namespace) -> int:
+    """Print every version of the memory's chain, oldest first."""
+    with client_from(args) as client:
+        history = client.memory_history(args.agent_id, args.memory_id)
+    emit(history, args.json, history_text)
     return exit_codes.OK
 
 

@@ -60,3 +60,14 @@ def hit_line(hit: models.RecallHit) -> str:
         f"{scores.fused:>7.4f}  {scores.dense:>7.4f}  {lexical:>7}  "
         f"{hit.memory_id}  {one_line(hit.content)}"
     )
+
+
+def history_text(history: models.MemoryHistory) -> str:
+    """One line per version, oldest first: id, status, when, which key and role, and why."""
+    lines = []
+    for v in history.versions:
+        when = v.created_at.isoformat() if v.created_at else "-"
+        who = f"{v.author.key_id}/{v.author.role}" if v.author else "-"
+        why = f"  {one_line(v.edit_reason)}" if v.edit_reason else ""
+        lines.append(f"{v.memory_id}  {v.status}  {when}  {who}{why}")
+    return "\n".join(lines)

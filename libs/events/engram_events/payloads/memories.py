@@ -42,12 +42,29 @@ class MemoryWrite(BaseModel):
     )
 
 
+EditReason = Annotated[Text, Field(max_length=500)]
+"""Why a memory was edited: free text a person or app gives, at most 500 characters, that
+encodes as UTF-8 (as content must)."""
+
+
+class Author(Payload):
+    """Who asked for a write: the API key's id (never its secret) and the role it holds."""
+
+    key_id: Annotated[str, StringConstraints(min_length=1, max_length=128)]
+    role: Annotated[str, StringConstraints(min_length=1, max_length=32)]
+
+
 class MemoryWriteRequested(Payload, MemoryWrite):
-    """An agent wants to remember something; validated again by the memory service."""
+    """An agent wants to remember something; validated again by the memory service.
+
+    `author` and `reason` are optional additions within the version: the gateway names the
+    key that asked (every write) and, for an edit, why; older producers send neither."""
 
     memory_id: Id
     agent_id: Id
     extracted_by: ExtractedBy | None = None
+    author: Author | None = None
+    reason: EditReason | None = None
 
 
 class MemoryStored(Payload):

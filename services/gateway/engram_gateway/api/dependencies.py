@@ -16,6 +16,7 @@ from engram_gateway.adapters.tenant_limits import TenantLimits
 from engram_gateway.config import GatewaySettings
 from engram_gateway.service.intake import Intake
 from engram_gateway.service.keys import KeyManagement
+from engram_gateway.service.memory_edits import MemoryEdits
 from engram_gateway.service.memory_writes import MemoryWrites
 from engram_gateway.service.pruning import Pruning
 from engram_gateway.service.rate_limiting import RateLimiter
@@ -38,6 +39,8 @@ class GatewayDeps:
     intake: Intake
     """Accepts writes: publishes their events, then notes them as submitted."""
     memory_writes: MemoryWrites
+    memory_edits: MemoryEdits
+    """Edits as superseding versions, one winner per version, and a memory's history."""
     sources: SourceCheck
     """Checks the ids a memory write names (`derived_from`, `supersedes`)."""
     outbox: Outbox

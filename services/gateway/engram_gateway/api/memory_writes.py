@@ -10,6 +10,7 @@ reports the write as a duplicate of the memory it found.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from fastapi import APIRouter
@@ -19,11 +20,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from engram_events import Envelope, new_event
 from engram_events.catalog import MEMORY_BULK_WRITE_REQUESTED, MEMORY_WRITE_REQUESTED
 from engram_events.content import PROBLEMS, ContentLimits, content_problem
-from engram_events.payloads.memories import MemoryWrite, MemoryWriteRequested
+from engram_events.payloads.memories import Author, MemoryWrite, MemoryWriteRequested
 from engram_events.registry import EventType
 from engram_gateway.api.auth import CallerDep, RegistryDep
 from engram_gateway.api.dependencies import Deps
 from engram_gateway.api.memory_proxy import AgentId, owned_agent
+from engram_gateway.domain.edits import author_of
 from engram_gateway.domain.ids import memory_id_for
 from engram_gateway.service.memory_writes import Outcome
 from engram_platform.problems import Problem
@@ -46,7 +48,7 @@ class WriteMemories(BaseModel):
     memories: list[WriteMemory] = Field(min_length=1, max_length=MAX_BATCH)
 
 
-def _check_content(memories: list[WriteMemory], limits: ContentLimits, where: list[str]) -> None:
+def check_content(memories: Sequence[MemoryWrite], limits: ContentLimits, where: list[str]) -> None:
     """422 naming every memory whose content the memory service would refuse."""
     errors: list[dict[str, Any]] = []
     for n, memory in enumerate(memories):
@@ -62,7 +64,7 @@ def _check_content(memories: list[WriteMemory], limits: ContentLimits, where: li
         raise Problem(422, detail=errors[0]["msg"], errors=errors)
 
 
-def _accepted(agent_id: str, memory_id: str) -> dict[str, Any]:
+def accepted(agent_id: str, memory_id: str) -> dict[str, Any]:
     """What a 202 says of one queued write: its id, status and where to watch it."""
     return {
         "memory_id": memory_id,
@@ -86,7 +88,7 @@ def _answer(agent_id: str, outcome: Outcome) -> dict[str, Any]:
     return (
         _deduplicated(agent_id, outcome)
         if outcome.deduplicated
-        else _accepted(agent_id, outcome.memory_id)
+        else accepted(agent_id, outcome.memory_id)
     )
 
 
@@ -94,12 +96,15 @@ def _request(
     tenant_id: str,
     agent_id: str,
     memory: WriteMemory,
+    author: Author,
     kind: EventType[MemoryWriteRequested] = MEMORY_WRITE_REQUESTED,
 ) -> Envelope[MemoryWriteRequested]:
-    """The `memory.write_requested` event of one write (its bulk-lane twin for a batch)."""
+    """The `memory.write_requested` event of one write (its bulk-lane twin for a batch), naming
+    the key that asked."""
     payload = MemoryWriteRequested(
         memory_id=memory_id_for(tenant_id, agent_id, memory.idempotency_key),
         agent_id=agent_id,
+        author=author,
         **memory.model_dump(),
     )
     return new_event(kind, payload, tenant_id=tenant_id)
@@ -112,9 +117,11 @@ async def write_memory(
     """Queue the write (acks=all) and answer 202 with its id and status URL; 200 with the
     existing memory's id when a live one in this scope already says the same."""
     await owned_agent(registry, caller, agent_id)
-    _check_content([body], deps.settings.memory_limits, ["body"])
+    check_content([body], deps.settings.memory_limits, ["body"])
     await deps.sources.check(caller.tenant_id, agent_id, [body], ["body"])
-    outcome = await deps.memory_writes.write(_request(caller.tenant_id, agent_id, body))
+    outcome = await deps.memory_writes.write(
+        _request(caller.tenant_id, agent_id, body, author_of(caller))
+    )
     return JSONResponse(
         _answer(agent_id, outcome), status_code=200 if outcome.deduplicated else 202
     )
@@ -138,11 +145,12 @@ async def write_memories(
     keys = [m.idempotency_key for m in body.memories if m.idempotency_key is not None]
     if len(set(keys)) != len(keys):
         raise Problem(422, detail="idempotency keys must differ within one batch")
-    _check_content(body.memories, deps.settings.memory_limits, ["body", "memories"])
+    check_content(body.memories, deps.settings.memory_limits, ["body", "memories"])
     await deps.sources.check(caller.tenant_id, agent_id, body.memories, ["body", "memories"])
     tenant_id = caller.tenant_id
     bulk = MEMORY_BULK_WRITE_REQUESTED
-    events = [_request(tenant_id, agent_id, memory, bulk) for memory in body.memories]
+    author = author_of(caller)
+    events = [_request(tenant_id, agent_id, m, author, bulk) for m in body.memories]
     outcomes = await deps.memory_writes.write_batch(tenant_id, agent_id, events)
     return JSONResponse(
         {"memories": [_answer(agent_id, outcome) for outcome in outcomes]}, status_code=202

@@ -272,6 +272,21 @@ class MemoryRows:
         """How many rows a selection holds (the same selection `select` returns)."""
         return int(await self.collection.count_documents(mongo_filter(selection)))
 
+    async def successors(
+        self, tenant_id: str, agent_id: str, memory_id: str, since: datetime
+    ) -> list[dict[str, Any]]:
+        """The agent's rows naming this memory in `supersedes`, written since it was: the
+        agent's listing index, walked from `since` on."""
+        cursor = self.collection.find(
+            {
+                "tenant_id": tenant_id,
+                "agent_id": agent_id,
+                "created_at": {"$gte": since},
+                "supersedes": memory_id,
+            }
+        ).limit(10)
+        return [row async for row in cursor]
+
     async def select(self, selection: Mapping[str, Any], *, limit: int = 0) -> list[dict[str, Any]]:
         """Rows of a selection, oldest first."""
         cursor = self.collection.find(mongo_filter(selection)).sort(

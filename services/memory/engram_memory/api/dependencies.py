@@ -10,6 +10,7 @@ from fastapi import Depends
 from engram_memory.ports import ConversationRecords, MemoryRowReads
 from engram_memory.service.dedup import Dedup
 from engram_memory.service.deletion import Deletions
+from engram_memory.service.history import History
 from engram_memory.service.recall import Recall
 from engram_platform.dependencies import provider
 
@@ -23,6 +24,7 @@ class MemoryDeps:
     recall: Recall
     dedup: Dedup
     deletions: Deletions
+    history: History
 
 
 Deps = Annotated[MemoryDeps, Depends(provider(MemoryDeps))]

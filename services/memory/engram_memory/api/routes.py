@@ -86,6 +86,17 @@ async def get_memory(
     return _encoded(memory_view(row))
 
 
+@router.get("/agents/{agent_id}/memories/{memory_id}/history")
+async def memory_history(
+    agent_id: AgentPath, memory_id: MemoryPath, deps: Deps, tenant_id: TenantDep
+) -> dict[str, Any]:
+    """Every version of the memory's chain, oldest first: who wrote each, when and why."""
+    versions = await deps.history.versions(tenant_id, agent_id, memory_id)
+    if versions is None:
+        raise Problem(404, detail="no such memory")
+    return _encoded({"memory_id": memory_id, "agent_id": agent_id, "versions": versions})
+
+
 @router.get("/agents/{agent_id}/conversations/{conversation_id}")
 async def get_conversation(
     agent_id: AgentPath, conversation_id: MemoryPath, deps: Deps, tenant_id: TenantDep

@@ -21,6 +21,8 @@ PUBLIC_FIELDS = (
     "reason",
     "duplicate_of",
     "withdrawn_reason",
+    "author",
+    "edit_reason",
     "created_at",
     "updated_at",
     "stored_at",

@@ -10,8 +10,9 @@ from engram_events.memory_filter import metadata_instants
 from engram_events.payloads.dlq import DeadLetter
 from engram_events.payloads.memories import MemoryWriteRequested
 
-CONTENT_FIELDS = ("content", "metadata", "metadata_at")
-"""What a withdrawn row loses: only status, ids and hashes remain."""
+CONTENT_FIELDS = ("content", "metadata", "metadata_at", "edit_reason")
+"""What a withdrawn row loses: only status, ids and hashes remain (an edit's reason is a
+person's free text, so it goes with the content)."""
 
 Opening = tuple[int, dict[str, Any], str, str | None]
 """One row to open: the input's index, the row's fields, its status and the rejection reason."""
@@ -30,6 +31,7 @@ def row_fields(event: Envelope[MemoryWriteRequested]) -> dict[str, Any]:
         "user_id": request.user_id,
         "session_id": request.session_id,
         **({"extracted_by": request.extracted_by.model_dump()} if request.extracted_by else {}),
+        **({"author": request.author.model_dump()} if request.author else {}),
         "content_sha256": content_sha256(request.content),
         "content_chars": len(request.content),
         "created_at": event.occurred_at,
@@ -46,11 +48,13 @@ def dead_lettered_fields(
 
 
 def content_fields(request: MemoryWriteRequested) -> dict[str, Any]:
-    """What a pending row keeps until it is withdrawn: the content and its metadata."""
+    """What a pending row keeps until it is withdrawn: the content, its metadata and, for an
+    edit, why it was made."""
     return {
         "content": request.content,
         "metadata": request.metadata,
         "metadata_at": metadata_instants(request.metadata),
+        **({"edit_reason": request.reason} if request.reason is not None else {}),
     }
 
 
