@@ -21,7 +21,13 @@ from engram_vectors.fusion import (
     lexical_evidence,
     rrf,
 )
-from engram_vectors.lexical import LEXICAL_ENCODER, document_vector, identifiers, query_vector
+from engram_vectors.lexical import (
+    LEXICAL_ENCODER,
+    document_vector,
+    identifiers,
+    may_hold_identifier,
+    query_vector,
+)
 from engram_vectors.models import HybridHit
 
 Mode = Literal["hybrid", "dense", "lexical"]
@@ -146,7 +152,10 @@ def rank(
     for hit, score in ordered:
         content = text_of(hit)
         matched = (
-            bool(wanted) and (hit.lexical or 0.0) > 0.0 and bool(wanted & identifiers(content))
+            bool(wanted)
+            and (hit.lexical or 0.0) > 0.0
+            and may_hold_identifier(content, wanted)
+            and bool(wanted & identifiers(content))
         )
         ranked.append(Ranked(hit, score, matched))
     return ranked
