@@ -148,7 +148,13 @@ async def in_process_stages(
 
 
 def recall_answer(body: dict[str, Any]) -> bytes:
-    """The answer's bytes as the memory route makes them: jsonable_encoder, then json.dumps."""
+    """The answer's bytes as the memory route makes them: its own encoder where it has one,
+    else (a checkout before it) jsonable_encoder, then json.dumps."""
+    from engram_memory.api import routes
+
+    own: Callable[[dict[str, Any]], bytes] | None = getattr(routes, "recall_answer", None)
+    if own is not None:
+        return own(body)
     from fastapi.encoders import jsonable_encoder
 
     return json.dumps(jsonable_encoder(body)).encode()
