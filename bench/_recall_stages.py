@@ -95,10 +95,19 @@ class TimedPoints(MemoryVectors):
         limit: int,
         *,
         fingerprint: str,
+        **more: bool,
     ) -> list[HybridHit]:
         started = time.perf_counter()
-        found = await super().candidates(selection, vector, sparse, limit, fingerprint=fingerprint)
+        found = await super().candidates(
+            selection, vector, sparse, limit, fingerprint=fingerprint, **more
+        )
         self.last = time.perf_counter() - started
+        return found
+
+    async def hit_payloads(self, hits: Sequence[HybridHit]) -> dict[str, HybridHit]:
+        started = time.perf_counter()
+        found = await super().hit_payloads(hits)
+        self.last += time.perf_counter() - started
         return found
 
 
