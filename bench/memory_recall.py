@@ -3,10 +3,14 @@
 Run: python bench/memory_recall.py [--sizes 10000,100000] [--queries 200] [--steady-seconds 20]
 Needs KAFKA_BOOTSTRAP_SERVERS and MONGODB_URI (`python -m bench` provides them).
 
-1. Recall p50/p95 at each size, memories spread over 10 tenants x 10 agents, MiniLM query
-   embedding included: through the gateway (memory service on the embedded Qdrant engine), and
-   side by side in this process with qdrant-client local mode and exact numpy search over the
-   agent's own vectors. Stored vectors are MiniLM vectors of a sentence pool plus noise (embedding
+1. Recall p50/p95 at each size, memories spread over 10 tenants x 10 agents (--agents: over
+   fewer; 1 is one agent holding them all), MiniLM query embedding included: through the gateway
+   (memory service on the embedded Qdrant engine), and side by side in this process with
+   qdrant-client local mode and exact numpy search over the agent's own vectors. Hybrid and
+   dense are each timed at every layer: the gateway, the memory service's internal API, and its
+   Recall in this process split into query embedding, the engine's search, ranking, and
+   encoding the answer (bench/_recall_stages.py); `breakdown` gives each layer's share and the
+   gateway's p95 as a ratio of exact numpy's. Stored vectors are MiniLM vectors of a sentence pool plus noise (embedding
    100k distinct texts would take ~10 minutes on 2 cores); queries are embedded for real.
 2. Store→recallable: POSTs at a steady 50/s through gateway → memory → embedding → memory; the
    latency is from the POST to `memory.stored` on Kafka (published once row and point are durable).
