@@ -275,12 +275,17 @@ class BaseVectorStore(ABC):
             raise InvalidQuery(
                 "hit_payloads takes hits of a search made without payloads"
             ) from None
-        stored = {engine_id(point.id): point for point in await self._get(name, engine_ids)}
+        stored = {engine_id(item.id): item for item in await self._payloads(name, engine_ids)}
         return {
-            hit.id: replace(hit, id=point.id, payload=point.payload)
+            hit.id: replace(hit, id=item.id, payload=item.payload)
             for hit, key in zip(hits, engine_ids, strict=True)
-            if (point := stored.get(key)) is not None
+            if (item := stored.get(key)) is not None
         }
+
+    async def _payloads(self, name: str, ids: list[uuid.UUID]) -> list[Listed]:
+        """Caller ids and payloads of these engine ids, missing ones left out; an engine that
+        can read payloads without vectors overrides this."""
+        return [Listed(id=point.id, payload=point.payload) for point in await self._get(name, ids)]
 
     async def count(self, name: str, filter: PayloadFilter | None = None) -> int:
         """Exact number of points matching the filter."""
