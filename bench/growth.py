@@ -104,7 +104,8 @@ TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def platform_env(embedder: str, prefix: str, probe: Path) -> dict[str, str]:
-    """The services' settings: one embedder everywhere, the database probe on PYTHONPATH."""
+    """The services' settings: one embedder everywhere, the database probe on PYTHONPATH (and
+    after it a PYTHONPATH given to the bench: another checkout's packages, for before/after)."""
     return {
         "ENGRAM_TOPIC_PREFIX": f"{prefix}.",
         "ENGRAM_DATABASE_PREFIX": f"{prefix}_",
@@ -113,7 +114,9 @@ def platform_env(embedder: str, prefix: str, probe: Path) -> dict[str, str]:
         "ENGRAM_ENRICHMENT_EMBEDDER": embedder,
         "ENGRAM_LOG_LEVEL": "WARNING",
         "ENGRAM_BENCH_MONGO_PROBE": str(probe),
-        "PYTHONPATH": f"{PROBE}{os.pathsep}{ROOT}",
+        "PYTHONPATH": os.pathsep.join(
+            str(p) for p in (PROBE, os.environ.get("PYTHONPATH"), ROOT) if p
+        ),
     }
 
 

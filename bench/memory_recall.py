@@ -3,10 +3,14 @@
 Run: python bench/memory_recall.py [--sizes 10000,100000] [--queries 200] [--steady-seconds 20]
 Needs KAFKA_BOOTSTRAP_SERVERS and MONGODB_URI (`python -m bench` provides them).
 
-1. Recall p50/p95 at each size, memories spread over 10 tenants x 10 agents, MiniLM query
-   embedding included: through the gateway (memory service on the embedded Qdrant engine), and
-   side by side in this process with qdrant-client local mode and exact numpy search over the
-   agent's own vectors. Stored vectors are MiniLM vectors of a sentence pool plus noise (embedding
+1. Recall p50/p95 at each size, memories spread over 10 tenants x 10 agents (--agents: over
+   fewer; 1 is one agent holding them all), MiniLM query embedding included: through the gateway
+   (memory service on the embedded Qdrant engine), and side by side in this process with
+   qdrant-client local mode and exact numpy search over the agent's own vectors. Hybrid and
+   dense are each timed at every layer: the gateway, the memory service's internal API, and its
+   Recall in this process split into query embedding, the engine's search, ranking, and
+   encoding the answer (bench/_recall_stages.py); `breakdown` gives each layer's share and the
+   gateway's p95 as a ratio of exact numpy's. Stored vectors are MiniLM vectors of a sentence pool plus noise (embedding
    100k distinct texts would take ~10 minutes on 2 cores); queries are embedded for real.
 2. Store→recallable: POSTs at a steady 50/s through gateway → memory → embedding → memory; the
    latency is from the POST to `memory.stored` on Kafka (published once row and point are durable).
@@ -46,6 +50,13 @@ if str(ROOT) not in sys.path:
 from bench._cpus import infra_ports, listening_pids  # noqa: E402
 from bench._load import LeanClient  # noqa: E402
 from bench._memory_points import write_collection  # noqa: E402
+from bench._recall_stages import (  # noqa: E402
+    MODES,
+    breakdown,
+    in_process_stages,
+    memory_recalls,
+    recall_answer,
+)
 from engram_devstack import free_port  # noqa: E402
 from engram_devstack.cpus import keep_on, model_env, others  # noqa: E402
 from engram_embedders import MiniLMEmbedder  # noqa: E402
@@ -96,7 +107,8 @@ def sentences(count: int, seed: int) -> list[str]:
 
 
 def base_env() -> dict[str, str]:
-    """A fresh topic/database prefix on the runner's broker and database; tracing off."""
+    """A fresh topic/database prefix on the runner's broker and database; tracing off. A
+    PYTHONPATH given to the bench comes first (another checkout's packages, for before/after)."""
     tag = f"b{uuid.uuid4().hex[:8]}"
     return {
         "KAFKA_BOOTSTRAP_SERVERS": os.environ["KAFKA_BOOTSTRAP_SERVERS"],
@@ -107,20 +119,24 @@ def base_env() -> dict[str, str]:
         "ENGRAM_TRACING": "false",
         "ENGRAM_EMBEDDING_EMBEDDER": "minilm",
         "ENGRAM_MEMORY_EMBEDDER": "minilm",
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), str(ROOT)) if p),
     }
 
 
-def tenants_and_agents(gateway: ServiceProcess, env: dict[str, str]) -> list[dict[str, str]]:
-    """10 tenants x 10 agents, created the way users do; tenant ids read from the registry."""
+def tenants_and_agents(
+    gateway: ServiceProcess, env: dict[str, str], count: int = TENANTS * AGENTS_PER_TENANT
+) -> list[dict[str, str]]:
+    """`count` agents over up to 10 tenants (10 x 10 for 100), created the way users do; tenant
+    ids read from the registry."""
     from pymongo import MongoClient
 
     registry: Any = MongoClient(env["MONGODB_URI"])[f"{env['ENGRAM_DATABASE_PREFIX']}gateway"]
     agents = []
-    for t in range(TENANTS):
+    tenants = min(TENANTS, count)
+    for t in range(tenants):
         key = create_tenant(env, f"bench{t}")
         with httpx.Client(base_url=gateway.url, headers={"Authorization": f"Bearer {key}"}) as c:
-            for _ in range(AGENTS_PER_TENANT):
+            for _ in range(count // tenants + (1 if t < count % tenants else 0)):
                 agent_id = c.post("/v1/agents", json={}).json()["agent_id"]
                 tenant_id = registry.agents.find_one({"_id": agent_id})["tenant_id"]
                 agents.append({"key": key, "tenant_id": tenant_id, "agent_id": agent_id})
@@ -182,7 +198,11 @@ def load_rows(env: dict[str, str], rows: list[dict[str, Any]]) -> float:
 
 
 def gateway_recalls(
-    gateway: ServiceProcess, agents: list[dict[str, str]], queries: list[str], count: int
+    gateway: ServiceProcess,
+    agents: list[dict[str, str]],
+    queries: list[str],
+    count: int,
+    mode: str = "hybrid",
 ) -> list[float]:
     """Sequential recalls through the gateway for random (tenant, agent) pairs."""
     rng = random.Random(7)
@@ -201,7 +221,8 @@ def gateway_recalls(
             )
             started = time.perf_counter()
             response = client.post(
-                f"/v1/agents/{owner['agent_id']}/recall", json={"query": rng.choice(queries)}
+                f"/v1/agents/{owner['agent_id']}/recall",
+                json={"query": rng.choice(queries), "mode": mode},
             )
             took = time.perf_counter() - started
             assert response.status_code == 200, response.text
@@ -291,11 +312,12 @@ async def in_process(
 
 
 async def recall_latency(
-    size: int, queries: int, pool: np.ndarray, texts: list[str], work: Path
+    size: int, queries: int, pool: np.ndarray, texts: list[str], work: Path, agent_count: int
 ) -> dict[str, Any]:
-    """One size: load, then measure gateway recall and the in-process alternatives."""
+    """One size: load, then measure recall at each layer (gateway, memory HTTP, in process) in
+    both modes, and the in-process alternatives; the breakdown is the layers' differences."""
     env = base_env()
-    directory = work / f"vectors-{size}"
+    directory = work / f"vectors-{size}-{agent_count}"
     memory = ServiceProcess(
         "memory", {**env, "ENGRAM_MEMORY_VECTOR_PATH": str(directory)}, free_port(), work / "logs"
     )
@@ -304,10 +326,10 @@ async def recall_latency(
     )
     embedder = MiniLMEmbedder(threads=1)
     questions = sentences(200, seed=99)
-    result: dict[str, Any] = {"size": size}
+    result: dict[str, Any] = {"size": size, "agents": agent_count}
     try:
         gateway.start()
-        agents = tenants_and_agents(gateway, env)
+        agents = tenants_and_agents(gateway, env, agent_count)
         provenance = {
             **embedder.provenance.model_dump(),
             "fingerprint": embedder.provenance.fingerprint,
@@ -318,19 +340,32 @@ async def recall_latency(
             await write_collection(directory, rows, vectors, provenance), 1
         )
         memory.start()
-        result["gateway_edge"] = percentiles(gateway_recalls(gateway, agents, questions, queries))
+        result["gateway"] = {}
+        result["memory_http"] = {}
+        for mode in MODES:
+            result["gateway"][mode] = percentiles(
+                gateway_recalls(gateway, agents, questions, queries, mode)
+            )
+            result["memory_http"][mode] = percentiles(
+                memory_recalls(memory.url, agents, questions, queries, mode)
+            )
+        result["gateway_edge"] = result["gateway"]["hybrid"]
         result["gateway_auth_and_agent_only"] = percentiles(
             gateway_agent_reads(gateway, agents, queries)
         )
     finally:
         memory.stop()
         gateway.stop()
+    result["in_process"] = await in_process_stages(
+        directory, embedder, agents, questions, queries, recall_answer
+    )
     for kind in ("edge_in_process", "qdrant_client_local", "numpy_exact"):
         count = queries if kind != "qdrant_client_local" else min(queries, 50)
         result[kind] = await in_process(
             kind, embedder, vectors, rows, agents, questions, count, directory
         )
     await embedder.aclose()
+    result["breakdown"] = breakdown(result)
     print(json.dumps(result), flush=True)
     return result
 
@@ -741,6 +776,9 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument(
+        "--agents", type=int, default=100, help="agents the memories are spread over (1: one agent)"
+    )
     parser.add_argument("--steady-seconds", type=int, default=20)
     parser.add_argument("--burst", type=int, default=2000, help="memories per burst")
     parser.add_argument(
@@ -762,7 +800,9 @@ async def main() -> None:
     with tempfile.TemporaryDirectory(prefix="engram-bench-memory-") as tmp:
         work = Path(tmp)
         for size in [int(s) for s in args.sizes.split(",") if s]:
-            results["recall"].append(await recall_latency(size, args.queries, pool, texts, work))
+            results["recall"].append(
+                await recall_latency(size, args.queries, pool, texts, work, args.agents)
+            )
         if not args.skip_writes:
             results["writes"] = await write_path(
                 args.steady_seconds, args.burst, args.sustained, args.window, work

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from dataclasses import replace
 
 from engram_vectors.checks import (
     PreparedPoint,
@@ -232,6 +233,7 @@ class BaseVectorStore(ABC):
         filter: PayloadFilter | None = None,
         fingerprint: str | None = None,
         idf_filter: PayloadFilter | None = None,
+        with_payload: bool = True,
     ) -> list[HybridHit]:
         """The dense top-`limit` and the lexical top-`limit` among points matching `filter`, each
         with both scores: dense candidates by dense rank, then lexical-only ones by lexical rank.
@@ -257,8 +259,33 @@ class BaseVectorStore(ABC):
             limit=check_top_k(limit, "limit"),
             conditions=parse_filter(filter),
             idf_conditions=parse_filter(idf_filter),
+            with_payload=with_payload,
         )
         return await self._run_hybrid(name, plan)
+
+    async def hit_payloads(self, name: str, hits: Sequence[HybridHit]) -> dict[str, HybridHit]:
+        """Hits of a search made without payloads, by the engine id each came with, with their
+        caller ids and payloads read in one call; hits whose point is gone since are left out."""
+        await self._info(name)
+        if not hits:
+            return {}
+        try:
+            engine_ids = [uuid.UUID(hit.id) for hit in hits]
+        except ValueError:
+            raise InvalidQuery(
+                "hit_payloads takes hits of a search made without payloads"
+            ) from None
+        stored = {engine_id(item.id): item for item in await self._payloads(name, engine_ids)}
+        return {
+            hit.id: replace(hit, id=item.id, payload=item.payload)
+            for hit, key in zip(hits, engine_ids, strict=True)
+            if (item := stored.get(key)) is not None
+        }
+
+    async def _payloads(self, name: str, ids: list[uuid.UUID]) -> list[Listed]:
+        """Caller ids and payloads of these engine ids, missing ones left out; an engine that
+        can read payloads without vectors overrides this."""
+        return [Listed(id=point.id, payload=point.payload) for point in await self._get(name, ids)]
 
     async def count(self, name: str, filter: PayloadFilter | None = None) -> int:
         """Exact number of points matching the filter."""

@@ -326,6 +326,17 @@ class QdrantEdgeStore(BaseVectorStore):
     async def _get(self, name: str, ids: list[uuid.UUID]) -> list[Point]:
         return await self._run(self._get_sync, name, ids)
 
+    def _payloads_sync(self, name: str, ids: list[uuid.UUID]) -> list[Listed]:
+        found = []
+        for record in self._shard_sync(name).retrieve(list(ids), True, False):
+            original, payload = split_payload(decode_payload(record.payload), str(record.id))
+            found.append(Listed(id=original, payload=payload))
+        return found
+
+    async def _payloads(self, name: str, ids: list[uuid.UUID]) -> list[Listed]:
+        """Payloads without vectors (a recall's kept hits need no vectors)."""
+        return await self._run(self._payloads_sync, name, ids)
+
     def _optimize_sync(self, name: str) -> bool:
         return self._shard_sync(name).optimize()
 

@@ -70,6 +70,9 @@ class HybridPlan:
     limit: int
     conditions: Conditions
     idf_conditions: Conditions
+    with_payload: bool = True
+    """False: candidates carry no payload and their engine id as id (`hit_payloads` reads
+    those of the few hits a caller keeps; reading 50 payloads cost more than both queries)."""
 
     @property
     def _lexical_runs(self) -> bool:
@@ -88,9 +91,13 @@ class HybridPlan:
 
     def candidates(self) -> list[EngineQuery]:
         """The dense top-`limit` and, with a lexical query, the lexical top-`limit`."""
-        queries: list[EngineQuery] = [DenseQuery(self.vector, self.limit, self.conditions)]
+        queries: list[EngineQuery] = [
+            DenseQuery(self.vector, self.limit, self.conditions, with_payload=self.with_payload)
+        ]
         if self._lexical_runs:
-            queries.append(self._lexical(self.limit, self.conditions))
+            queries.append(
+                self._lexical(self.limit, self.conditions, with_payload=self.with_payload)
+            )
         return queries
 
     def _split(self, found: Batch) -> tuple[list[Scored], list[Scored]]:

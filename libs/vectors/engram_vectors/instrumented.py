@@ -161,6 +161,7 @@ class InstrumentedVectorStore:
         filter: PayloadFilter | None = None,
         fingerprint: str | None = None,
         idf_filter: PayloadFilter | None = None,
+        with_payload: bool = True,
     ) -> list[HybridHit]:
         """Hybrid candidates (traced with the limit, filter field counts, the number of query
         terms when there is a lexical query, and the number of hits)."""
@@ -180,9 +181,17 @@ class InstrumentedVectorStore:
                 filter=filter,
                 fingerprint=fingerprint,
                 idf_filter=idf_filter,
+                with_payload=with_payload,
             )
             span.set_attribute(RETURNED, len(hits))
             return hits
+
+    async def hit_payloads(self, name: str, hits: Sequence[HybridHit]) -> dict[str, HybridHit]:
+        """The payloads of hits found without them (traced with how many were asked for)."""
+        with self._observe("hit_payloads", name, {TOP_K: len(hits)}) as span:
+            found = await self.inner.hit_payloads(name, hits)
+            span.set_attribute(RETURNED, len(found))
+            return found
 
     async def count(self, name: str, filter: PayloadFilter | None = None) -> int:
         """Exact count (traced with the count)."""

@@ -158,6 +158,15 @@ def identifiers(text: str) -> frozenset[str]:
     return frozenset(term.text for term in terms(text) if term.identifier)
 
 
+def may_hold_identifier(text: str, wanted: frozenset[str]) -> bool:
+    """False only when no identifier term of `text` can be one of `wanted`: each identifier
+    term is a substring of the normalised text, or of it without commas (1,200 gives 1200), so
+    ranking can skip tokenizing the candidates that cannot match."""
+    normal = _normalise(text)
+    bare = normal.replace(",", "")
+    return any(term in normal or term in bare for term in wanted)
+
+
 @functools.lru_cache(maxsize=TERM_CACHE_SIZE)
 def term_index(term: str) -> int:
     """A stable unsigned 32-bit index: the first 4 bytes of the term's blake2b, big-endian.

@@ -81,9 +81,16 @@ class VectorStore(Protocol):
         filter: PayloadFilter | None = None,
         fingerprint: str | None = None,
         idf_filter: PayloadFilter | None = None,
+        with_payload: bool = True,
     ) -> list[HybridHit]:
         """Dense and lexical top-`limit` among points matching `filter`, each hit with both
-        scores; IDF over the points matching `idf_filter` (None: the whole collection)."""
+        scores; IDF over the points matching `idf_filter` (None: the whole collection). Without
+        payload, each hit's id is its engine id and its payload empty (see `hit_payloads`)."""
+        ...
+
+    async def hit_payloads(self, name: str, hits: Sequence[HybridHit]) -> dict[str, HybridHit]:
+        """Hits of a search made without payloads, by the engine id each came with, with their
+        ids and payloads read; hits whose point is gone since are left out."""
         ...
 
     async def count(self, name: str, filter: PayloadFilter | None = None) -> int:

@@ -21,7 +21,13 @@ from engram_vectors.fusion import (
     lexical_evidence,
     rrf,
 )
-from engram_vectors.lexical import LEXICAL_ENCODER, document_vector, identifiers, query_vector
+from engram_vectors.lexical import (
+    LEXICAL_ENCODER,
+    document_vector,
+    identifiers,
+    may_hold_identifier,
+    query_vector,
+)
 from engram_vectors.models import HybridHit
 
 Mode = Literal["hybrid", "dense", "lexical"]
@@ -142,14 +148,36 @@ def rank(
             ((h, decayed(score, _age_days(h, now), half_life_days)) for h, score in ordered),
             key=lambda p: -p[1],
         )
-    ranked = []
-    for hit, score in ordered:
-        content = text_of(hit)
-        matched = (
-            bool(wanted) and (hit.lexical or 0.0) > 0.0 and bool(wanted & identifiers(content))
-        )
-        ranked.append(Ranked(hit, score, matched))
-    return ranked
+    return [Ranked(hit, score, matches(hit, wanted, text_of(hit))) for hit, score in ordered]
+
+
+def matches(hit: HybridHit, wanted: frozenset[str], content: str) -> bool:
+    """Whether a hit is an identifier match: the lexical retrieval scored it and its content
+    holds one of the query's whole identifiers (`wanted`)."""
+    return (
+        bool(wanted)
+        and (hit.lexical or 0.0) > 0.0
+        and may_hold_identifier(content, wanted)
+        and bool(wanted & identifiers(content))
+    )
+
+
+def needing_content(ranked: Sequence[Ranked], floor: float, top_k: int) -> list[Ranked]:
+    """The prefix of a ranking that decides `floor_ranked`: up to the `top_k`-th hit sure to
+    pass (its dense score reaches the floor), and every hit tied with the last one (a tie goes
+    to the smaller id, which a search without payloads does not know yet)."""
+    prefix: list[Ranked] = []
+    sure = 0
+    for item in ranked:
+        if sure >= top_k and _key(item) != _key(prefix[-1]):
+            break
+        prefix.append(item)
+        sure += item.hit.dense >= floor
+    return prefix
+
+
+def _key(item: Ranked) -> tuple[float, float]:
+    return (item.fused, item.hit.dense)
 
 
 @dataclass(frozen=True)

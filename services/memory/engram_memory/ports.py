@@ -147,7 +147,10 @@ class MemoryPoints(Protocol):
         limit: int,
         *,
         fingerprint: str,
+        with_payload: bool = True,
     ) -> list[HybridHit]: ...
+
+    async def hit_payloads(self, hits: Sequence[HybridHit]) -> dict[str, HybridHit]: ...
 
 
 class DedupSlotStore(Protocol):

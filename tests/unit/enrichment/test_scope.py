@@ -97,6 +97,7 @@ class Recording(ExactNumpyStore):
         filter: PayloadFilter | None = None,
         fingerprint: str | None = None,
         idf_filter: PayloadFilter | None = None,
+        with_payload: bool = True,
     ) -> list[HybridHit]:
         self.searched.append((filter, idf_filter))
         return await super().hybrid_search(
@@ -107,6 +108,7 @@ class Recording(ExactNumpyStore):
             filter=filter,
             fingerprint=fingerprint,
             idf_filter=idf_filter,
+            with_payload=with_payload,
         )
 
 

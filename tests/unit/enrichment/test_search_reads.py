@@ -84,6 +84,7 @@ class FilterRecordingStore(ExactNumpyStore):
         filter: PayloadFilter | None = None,
         fingerprint: str | None = None,
         idf_filter: PayloadFilter | None = None,
+        with_payload: bool = True,
     ) -> list[HybridHit]:
         self._note(filter, idf_filter)
         return await super().hybrid_search(
@@ -94,6 +95,7 @@ class FilterRecordingStore(ExactNumpyStore):
             filter=filter,
             fingerprint=fingerprint,
             idf_filter=idf_filter,
+            with_payload=with_payload,
         )
 
     async def delete_by_filter(self, name: str, filter: PayloadFilter) -> None:

@@ -320,3 +320,18 @@ async def test_hybrid_scores_agree_across_adapters(
             for got, want in zip(hits, exact, strict=True):
                 assert got.dense == pytest.approx(want.dense, abs=1e-5)
                 assert got.lexical == pytest.approx(want.lexical, rel=1e-5)
+
+
+async def test_without_payloads_hits_carry_engine_ids_and_their_payloads_are_read_later(
+    store: BaseVectorStore,
+) -> None:
+    await seeded(store)
+    ask = {"vector": QUERY, "sparse": LEXICAL_QUERY, "limit": 3, "filter": {"tenant_id": "t1"}}
+    whole = await store.hybrid_search(COLLECTION, **ask)  # type: ignore[arg-type]
+    bare = await store.hybrid_search(COLLECTION, with_payload=False, **ask)  # type: ignore[arg-type]
+    assert all(hit.payload == {} for hit in bare)
+    assert [(h.dense, h.lexical) for h in bare] == [(h.dense, h.lexical) for h in whole]
+    read = await store.hit_payloads(COLLECTION, bare[1:4])
+    assert [read[hit.id] for hit in bare[1:4]] == whole[1:4]
+    await store.delete(COLLECTION, [whole[1].id])
+    assert bare[1].id not in await store.hit_payloads(COLLECTION, bare[1:2])

@@ -22,6 +22,7 @@ from engram_vectors.lexical import (
     encoder_of,
     fold_plural,
     identifiers,
+    may_hold_identifier,
     query_vector,
     term_index,
     terms,
@@ -427,3 +428,20 @@ def test_overlong_terms_are_dropped_but_their_parts_kept() -> None:
     found = texts(url)
     assert url.lower() not in found
     assert {"docs.example.com", "section", "ord-48213"} <= set(found)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Order ORD-48213 shipped to \uff56\uff12.\uff13.\uff14 on 2026-03-01",
+        "paid $1,200.50 for 12kg of 3.5mm cable, ref INV-2026-0042",
+        "mail bob.smith+x@Example.COM or see https://docs.example.com/a/b?id=77#top",
+        "v1.2.3 build_77 user@@host \u2019quoted\u2019 (note 99-12-12345) 1960s",
+    ],
+)
+def test_the_identifier_precheck_never_rejects_an_identifier_of_the_text(text: str) -> None:
+    found = identifiers(text)
+    assert found
+    for identifier in found:
+        assert may_hold_identifier(text, frozenset({identifier}))
+    assert not may_hold_identifier(text, frozenset({"zz-99999"}))

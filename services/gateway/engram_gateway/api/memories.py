@@ -10,7 +10,7 @@ import json
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from engram_events.ids import Id
@@ -19,7 +19,7 @@ from engram_events.payloads.memories import MemoryType
 from engram_gateway.adapters.registry import Registry
 from engram_gateway.api.auth import CallerDep, RegistryDep
 from engram_gateway.api.dependencies import Deps
-from engram_gateway.api.memory_proxy import AgentId, MemoryId, owned_agent, proxy
+from engram_gateway.api.memory_proxy import AgentId, MemoryId, owned_agent, proxy, proxy_read
 from engram_gateway.domain.model import Caller
 from engram_gateway.domain.text import QueryText
 from engram_platform.problems import Problem
@@ -235,12 +235,9 @@ async def clear_memories(
 @router.post("/v1/agents/{agent_id}/recall")
 async def recall(
     agent_id: AgentId, body: RecallQuery, deps: Deps, caller: CallerDep, registry: RegistryDep
-) -> JSONResponse:
+) -> Response:
     """Recall within the agent: dense and lexical retrieval fused (`mode`), the filter applied
     inside the vector query, the floor applied to the dense score and its drops reported."""
     await owned_agent(registry, caller, agent_id)
     path = f"/internal/v1/agents/{agent_id}/recall"
-    found = await proxy(
-        deps, caller, "POST", path, json=body.model_dump(exclude_none=True, by_alias=True)
-    )
-    return JSONResponse(found)
+    return await proxy_read(deps, caller, path, body.model_dump(exclude_none=True, by_alias=True))

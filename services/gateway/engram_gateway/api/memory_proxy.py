@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any
 
 from fastapi import Path
+from fastapi.responses import Response
 
 from engram_gateway.adapters.registry import Registry
 from engram_gateway.api.dependencies import GatewayDeps
@@ -28,9 +30,28 @@ async def proxy(deps: GatewayDeps, caller: Caller, method: str, path: str, **kw:
     if response.status_code not in PASSED_THROUGH:
         raise Problem(503, "service-unavailable", "the memory service could not answer")
     if response.status_code != 200:
-        body = response.json()
-        extra = {k: v for k, v in body.items() if k not in {"type", "title", "status", "detail"}}
-        extra.pop("instance", None)
-        kind = str(body.get("type", "")).rsplit("/", 1)[-1] or None
-        raise Problem(response.status_code, kind, str(body.get("detail", "")), **extra)
+        _raise_problem(response.status_code, response.json())
     return response.json()
+
+
+async def proxy_read(
+    deps: GatewayDeps, caller: Caller, path: str, body: dict[str, Any]
+) -> Response:
+    """A read-only POST to the memory service whose 200 answer is passed on as its bytes (never
+    decoded and encoded again); its errors pass through as problems, as `proxy`."""
+    status, raw = await deps.owners.read_post(
+        "memory", path, json.dumps(body).encode(), tenant_id=caller.tenant_id
+    )
+    if status not in PASSED_THROUGH:
+        raise Problem(503, "service-unavailable", "the memory service could not answer")
+    if status != 200:
+        _raise_problem(status, json.loads(raw))
+    return Response(raw, media_type="application/json")
+
+
+def _raise_problem(status: int, body: dict[str, Any]) -> None:
+    """The owner's problem document as the gateway's own, keeping its extra members."""
+    extra = {k: v for k, v in body.items() if k not in {"type", "title", "status", "detail"}}
+    extra.pop("instance", None)
+    kind = str(body.get("type", "")).rsplit("/", 1)[-1] or None
+    raise Problem(status, kind, str(body.get("detail", "")), **extra)

@@ -139,9 +139,11 @@ class MemoryVectors(ServiceCollection):
         limit: int,
         *,
         fingerprint: str,
+        with_payload: bool = True,
     ) -> list[HybridHit]:
         """Dense and lexical candidates within the selection (tenant and agent always), each
-        with both scores; word weights come from this agent's memories only."""
+        with both scores; word weights come from this agent's memories only. Without payload,
+        `hit_payloads` reads those of the hits kept."""
         scope = {"tenant_id": selection.tenant_id, "agent_id": list(selection.agent_ids)}
         return await self.store.hybrid_search(
             self.collection,
@@ -151,7 +153,13 @@ class MemoryVectors(ServiceCollection):
             filter=payload_filter(selection),
             fingerprint=fingerprint,
             idf_filter=scope,
+            with_payload=with_payload,
         )
+
+    async def hit_payloads(self, hits: Sequence[HybridHit]) -> dict[str, HybridHit]:
+        """Candidates found without payloads, by the engine id each came with, with their ids
+        and payloads read; gone points are left out."""
+        return await self.store.hit_payloads(self.collection, hits)
 
 
 def _payload(row: Mapping[str, Any], provenance: Mapping[str, Any], status: str) -> dict[str, Any]:

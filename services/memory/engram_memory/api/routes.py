@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
 from fastapi.encoders import jsonable_encoder
+from fastapi.responses import Response
 
 from engram_events.ids import Id
 from engram_events.memory_filter import MemoryFilter
@@ -36,10 +38,16 @@ def _encoded(body: dict[str, Any]) -> dict[str, Any]:
     return encoded
 
 
-@router.post("/agents/{agent_id}/recall")
+def recall_answer(body: dict[str, Any]) -> bytes:
+    """A recall answer's bytes, encoded once: its hits hold only JSON values (payload fields,
+    floats), so neither jsonable_encoder nor a response model has anything to convert."""
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
+@router.post("/agents/{agent_id}/recall", response_model=None)
 async def recall(
     agent_id: AgentPath, body: RecallBody, deps: Deps, tenant_id: TenantDep
-) -> dict[str, Any]:
+) -> Response:
     """Top-k within the agent and the filter, ranked by the mode and floored; 409 when the
     query embedder is not the collection's."""
     try:
@@ -65,14 +73,13 @@ async def recall(
         ) from None
     except LexicalOff as off:
         raise Problem(409, "lexical-disabled", str(off)) from None
-    return _encoded(
-        {
-            "results": found.results,
-            "mode": found.mode,
-            "floor": found.floor,
-            "dropped_below_floor": found.dropped_below_floor,
-        }
-    )
+    answer = {
+        "results": found.results,
+        "mode": found.mode,
+        "floor": found.floor,
+        "dropped_below_floor": found.dropped_below_floor,
+    }
+    return Response(recall_answer(answer), media_type="application/json")
 
 
 @router.get("/agents/{agent_id}/memories/{memory_id}")

@@ -4,7 +4,7 @@ candidates inside the vector store, rank them by the mode, apply the floor."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -13,9 +13,21 @@ from engram_embedders import Embedder
 from engram_events.memory_filter import MemoryFilter
 from engram_memory.domain.selection import Selection
 from engram_memory.ports import MemoryPoints
+from engram_vectors import HybridHit, SparseVector
 from engram_vectors.floor import chosen_floor
+from engram_vectors.fusion import best_lexical
 from engram_vectors.lexical import LEXICAL_ENCODER, query_vector
-from engram_vectors.ranking import FusionSettings, Mode, Ranked, floor_ranked, rank
+from engram_vectors.ranking import (
+    FusionSettings,
+    Mode,
+    Ranked,
+    floor_ranked,
+    matches,
+    needing_content,
+    payload_content,
+    rank,
+    whole_identifiers,
+)
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +85,43 @@ def _result(item: Ranked) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class Search:
+    """One candidate search: the selection, the query's vectors, how many per list."""
+
+    selection: Selection
+    vector: Sequence[float]
+    sparse: SparseVector | None
+    limit: int
+    fingerprint: str
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Whose memories a hit must be, and in which statuses (checked on every payload read)."""
+
+    tenant_id: str
+    agent_id: str
+    statuses: tuple[str, ...]
+
+    def holds(self, hit: HybridHit) -> bool:
+        return (
+            hit.payload.get("tenant_id") == self.tenant_id
+            and hit.payload.get("agent_id") == self.agent_id
+            and hit.payload.get("status") in self.statuses
+        )
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """How the candidates are ordered: the query, the mode, recency and the lexical encoder."""
+
+    query: str
+    mode: Mode
+    half_life_days: float | None
+    encoder: str
+
+
 class Recall:
     """Every search names the tenant and the agent; each hit's payload is checked again."""
 
@@ -88,6 +137,63 @@ class Recall:
         self.vectors = vectors
         self.configured_floor = min_score
         self.fusion = fusion or FusionSettings()
+
+    def _rank(
+        self, hits: Sequence[HybridHit], ranking: Ranking, text_of: Callable[[HybridHit], str]
+    ) -> list[Ranked]:
+        return rank(
+            hits,
+            ranking.query,
+            ranking.mode,
+            self.fusion,
+            half_life_days=ranking.half_life_days,
+            now=datetime.now(UTC),
+            text_of=text_of,
+            encoder=ranking.encoder,
+        )
+
+    async def _ranked_whole(
+        self, search: Search, scope: Scope, ranking: Ranking
+    ) -> tuple[int, list[Ranked]]:
+        """Every candidate with its payload, checked, then ranked (recency needs every age)."""
+        hits = await self.vectors.candidates(
+            search.selection, search.vector, search.sparse, search.limit,
+            fingerprint=search.fingerprint,
+        )  # fmt: skip
+        hits = [hit for hit in hits if scope.holds(hit)]
+        return len(hits), self._rank(hits, ranking, payload_content)
+
+    async def _ranked_on_demand(
+        self, search: Search, scope: Scope, ranking: Ranking, floor: float, top_k: int
+    ) -> tuple[int, list[Ranked]] | None:
+        """Candidates ranked by their scores, payloads read only where they decide the answer:
+        the best lexical hit (its coverage of the query sets the fusion weight) and the ranked
+        prefix the floor walks, re-sorted once their memory ids are known (ties go to the smaller
+        id, as on the whole path). None when a read point is gone or outside the scope: the
+        whole path decides then."""
+        hits = await self.vectors.candidates(
+            search.selection, search.vector, search.sparse, search.limit,
+            fingerprint=search.fingerprint, with_payload=False,
+        )  # fmt: skip
+        wanted = whole_identifiers(ranking.query)
+        texts: dict[str, str] = {}
+        best = best_lexical(hits) if ranking.mode == "hybrid" and not wanted else None
+        if best is not None and self.fusion.method == "convex":
+            for engine_id, read_best in (await self.vectors.hit_payloads([best])).items():
+                texts[engine_id] = payload_content(read_best)
+        ranked = self._rank(hits, ranking, lambda hit: texts.get(hit.id, ""))
+        prefix = needing_content(ranked, floor, top_k)
+        read = await self.vectors.hit_payloads([item.hit for item in prefix])
+        if len(read) != len(prefix) or not all(scope.holds(hit) for hit in read.values()):
+            return None
+        complete = []
+        for item in prefix:
+            whole = read[item.hit.id]
+            complete.append(
+                Ranked(whole, item.fused, matches(whole, wanted, payload_content(whole)))
+            )
+        complete.sort(key=lambda item: (-item.fused, -item.hit.dense, item.hit.id))
+        return len(hits), complete
 
     def floor(self, requested: float | None) -> float:
         """The caller's floor, else the configured one, else the embedder model's default."""
@@ -126,29 +232,21 @@ class Recall:
         embedded = await self.embedder.embed_queries([query])
         lexical = self.vectors.lexical
         sparse = query_vector(query, lexical) if lexical is not None else None
-        hits = await self.vectors.candidates(
+        search = Search(
             selection,
             embedded.vectors[0],
             sparse if sparse is not None and sparse.indices else None,
             min(max(MIN_CANDIDATES, 4 * top_k), MAX_CANDIDATES),
-            fingerprint=mine,
+            mine,
         )
-        hits = [
-            hit
-            for hit in hits
-            if hit.payload.get("tenant_id") == tenant_id
-            and hit.payload.get("agent_id") == agent_id
-            and hit.payload.get("status") in wanted
-        ]
-        ranked = rank(
-            hits,
-            query,
-            mode,
-            self.fusion,
-            half_life_days=recency_half_life_days,
-            now=datetime.now(UTC),
-            encoder=lexical or LEXICAL_ENCODER,
-        )
+        scope = Scope(tenant_id, agent_id, wanted)
+        ranking = Ranking(query, mode, recency_half_life_days, lexical or LEXICAL_ENCODER)
+        found: tuple[int, list[Ranked]] | None = None
+        if recency_half_life_days is None:
+            found = await self._ranked_on_demand(search, scope, ranking, floor, top_k)
+        if found is None:
+            found = await self._ranked_whole(search, scope, ranking)
+        candidates, ranked = found
         floored = floor_ranked(ranked, floor, top_k)
         results = [_result(item) for item in floored.kept]
         log.info(
@@ -157,7 +255,7 @@ class Recall:
                 "tenant_id": tenant_id,
                 "agent_id": agent_id,
                 "mode": mode,
-                "candidates": len(hits),
+                "candidates": candidates,
                 "returned": len(results),
                 "dropped_below_floor": floored.dropped,
                 "identifier_matches": sum(1 for item in floored.kept if item.identifier_match),
