@@ -68,3 +68,29 @@ def chart_facts() -> ServiceFacts:
         consumers=frozenset(name for name in names if registers_consumers(name)),
         internal_callers={upstream: {"gateway"} for upstream in gateway_upstreams()},
     )
+
+
+def settings_env_names(service: str) -> set[str]:
+    """The environment variables a service's settings class reads (aliases as given, else the
+    env prefix and the field's name)."""
+    from pydantic import AliasChoices
+
+    module = importlib.import_module(f"engram_{service}.config")
+    (cls,) = [
+        value
+        for value in vars(module).values()
+        if isinstance(value, type)
+        and issubclass(value, BaseSettings)
+        and value.__module__ == module.__name__
+    ]
+    prefix = str(cls.model_config.get("env_prefix", ""))
+    names: set[str] = set()
+    for name, field in cls.model_fields.items():
+        alias = field.validation_alias or field.alias
+        if isinstance(alias, AliasChoices):
+            names.update(c.upper() for c in alias.choices if isinstance(c, str))
+        elif isinstance(alias, str):
+            names.add(alias.upper())
+        else:
+            names.add(f"{prefix}{name}".upper())
+    return names

@@ -14,7 +14,7 @@ import pytest
 
 from engram_events import ALL_TOPICS, COMPACTED_TOPICS
 from tests.support import helm_chart as chart
-from tests.support.helm_facts import ServiceFacts, chart_facts
+from tests.support.helm_facts import ServiceFacts, chart_facts, settings_env_names
 
 pytestmark = pytest.mark.unit
 
@@ -265,3 +265,30 @@ def test_scaled_embedded_vectors_are_caught(default: list[chart.Manifest]) -> No
     by_component(broken, "Deployment")["enrichment"]["spec"]["replicas"] = 2
     assert chart.check_embedded_vectors_single(broken, qdrant_url=False) != []
     assert chart.check_embedded_vectors_single(broken, qdrant_url=True) == []
+
+
+# Rendered for operators and the day the services read them; docs/operations.md says so.
+NOT_READ_YET = frozenset(
+    {
+        "KAFKA_SECURITY_PROTOCOL",
+        "KAFKA_SASL_MECHANISM",
+        "KAFKA_SASL_USERNAME",
+        "KAFKA_SASL_PASSWORD",
+        "QDRANT_API_KEY",
+    }
+)
+
+
+def test_every_variable_the_chart_sets_is_read_by_the_service(
+    helm: Path, facts: ServiceFacts
+) -> None:
+    sets = ["kafka.sasl.mechanism=PLAIN", "kafka.sasl.username=u", "otlpEndpoint=http://o:4318"]
+    manifests = chart.render(helm, [PRODUCTION], sets)
+    unread_somewhere: set[str] = set()
+    for name, deployment in by_component(manifests, "Deployment").items():
+        container = chart.containers(deployment)[0]
+        given = set(chart.container_env(manifests, container)) | set(secret_refs(container))
+        known = settings_env_names(name)
+        assert given - known <= NOT_READ_YET, f"{name} does not read {sorted(given - known)}"
+        unread_somewhere |= given - known
+    assert unread_somewhere == NOT_READ_YET, "a variable is read now: drop it from NOT_READ_YET"
