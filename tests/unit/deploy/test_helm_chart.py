@@ -292,3 +292,19 @@ def test_every_variable_the_chart_sets_is_read_by_the_service(
         assert given - known <= NOT_READ_YET, f"{name} does not read {sorted(given - known)}"
         unread_somewhere |= given - known
     assert unread_somewhere == NOT_READ_YET, "a variable is read now: drop it from NOT_READ_YET"
+
+
+def test_volumes_one_pod_holds_are_never_shared_in_a_rollout(
+    production: list[chart.Manifest], default: list[chart.Manifest]
+) -> None:
+    connectors = by_component(production, "Deployment")["connectors"]
+    assert connectors["spec"]["strategy"]["type"] == "Recreate"
+    env = chart.container_env(production, chart.containers(connectors)[0])
+    assert env["ENGRAM_CONNECTORS_DROP_ROOT"] == "/var/lib/engram/drop"
+    claims = {c["metadata"]["name"] for c in chart.of_kind(production, "PersistentVolumeClaim")}
+    assert claims == {"engram-connectors-drop"}
+    rolling = by_component(default, "Deployment")["gateway"]["spec"]["strategy"]
+    assert rolling == {
+        "type": "RollingUpdate",
+        "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0},
+    }
