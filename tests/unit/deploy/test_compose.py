@@ -29,6 +29,7 @@ DEFAULT_PORTS = {
     "memory": 8084,
     "enrichment": 8085,
     "connectors": 8086,
+    "mcp": 8087,
 }
 GATEWAY_UPSTREAMS = ("ingest", "extraction", "memory", "enrichment")
 
@@ -115,6 +116,50 @@ def platform_services() -> set[str]:
     }
 
 
+def platform_containers(compose: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The containers of services built on engram-platform (all but the MCP server)."""
+    packaged = platform_services()
+    return {k: v for k, v in engram_containers(compose).items() if k in packaged}
+
+
+def test_every_service_make_run_starts_has_a_container(compose: dict[str, Any]) -> None:
+    from engram_devstack.services import SERVICE_NAMES
+
+    missing = set(SERVICE_NAMES) - set(engram_containers(compose))
+    assert not missing, f"make run starts {sorted(missing)}, docker-compose.yml does not"
+
+
+def test_mcp_serves_http_against_the_gateway_and_holds_no_secret(compose: dict[str, Any]) -> None:
+    from engram_mcp.config import McpSettings
+
+    spec = engram_containers(compose)["mcp"]
+    env = env_of(spec)
+    known = {f"ENGRAM_MCP_{name}".upper() for name in McpSettings.model_fields} | {
+        "ENGRAM_MCP_GATEWAY_URL"
+    }
+    assert set(env) <= known, f"McpSettings does not read {sorted(set(env) - known)}"
+    assert env["ENGRAM_MCP_TRANSPORT"] == "http"
+    assert env["ENGRAM_MCP_HOST"] == "0.0.0.0"
+    assert int(env["ENGRAM_MCP_PORT"]) == DEFAULT_PORTS["mcp"]
+    assert env["ENGRAM_MCP_GATEWAY_URL"] == f"http://gateway:{DEFAULT_PORTS['gateway']}"
+    assert spec["depends_on"]["gateway"]["condition"] == "service_healthy"
+    assert "/opt/engram/healthcheck.py" in " ".join(spec["healthcheck"]["test"])
+    dockerfile = (ROOT / "deploy/docker/service.Dockerfile").read_text()
+    assert "./libs/client" in dockerfile, "engram-mcp depends on engram-client"
+    # A gateway client: no internal token, no database, no broker.
+    assert not {"ENGRAM_INTERNAL_TOKEN", "MONGODB_URI", "KAFKA_BOOTSTRAP_SERVERS"} & set(env)
+
+
+def test_healthcheck_knows_every_port() -> None:
+    spec = importlib.util.spec_from_file_location(
+        "_compose_healthcheck", ROOT / "deploy/docker/healthcheck.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.DEFAULT_PORTS == DEFAULT_PORTS
+
+
 def test_every_service_package_has_a_container(compose: dict[str, Any]) -> None:
     packaged = platform_services()
     assert packaged, "no services/*/pyproject.toml found"
@@ -145,7 +190,7 @@ def test_depends_on_names_defined_services(compose: dict[str, Any]) -> None:
 
 def test_engram_env_is_known_to_the_settings(compose: dict[str, Any]) -> None:
     checked = []
-    for service, spec in engram_containers(compose).items():
+    for service, spec in platform_containers(compose).items():
         cls = settings_class(service)
         prefix = f"ENGRAM_{service.upper()}_"
         if cls is not None:
@@ -160,7 +205,7 @@ def test_engram_env_is_known_to_the_settings(compose: dict[str, Any]) -> None:
 
 
 def test_engram_env_values_fit_the_stack(compose: dict[str, Any]) -> None:
-    containers = engram_containers(compose)
+    containers = platform_containers(compose)
     for service, spec in containers.items():
         env = env_of(spec)
         prefix = f"ENGRAM_{service.upper()}_"
