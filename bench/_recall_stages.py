@@ -78,6 +78,13 @@ class TimedEmbedder:
         self.last = time.perf_counter() - started
         return found
 
+    async def embed_queries(self, texts: Sequence[str]) -> Embeddings:
+        """Recall embeds its query as a query (an asymmetric model adds its instruction)."""
+        started = time.perf_counter()
+        found = await self.inner.embed_queries(texts)
+        self.last = time.perf_counter() - started
+        return found
+
     async def aclose(self) -> None:
         """The embedder is the caller's: it closes it."""
 
