@@ -40,6 +40,8 @@ TOOLS = {
     "memory_recall",
     "memory_list",
     "memory_forget",
+    "memory_update",
+    "memory_history",
     "knowledge_search",
     "knowledge_entity",
     "contradictions_list",
