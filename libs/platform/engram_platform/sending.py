@@ -16,6 +16,7 @@ from aiokafka.partitioner import DefaultPartitioner
 from opentelemetry import propagate, trace
 from opentelemetry.trace import SpanKind
 
+from engram_events.topics import BULK_TOPICS
 from engram_platform.settings import ServiceSettings
 
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
@@ -54,31 +55,48 @@ def producer_options(settings: ServiceSettings, *, service: str) -> dict[str, An
 
 class KafkaSender:
     """Owns an aiokafka producer (made when started, inside the running loop) and sends
-    staged entries over it; `producer` hands an already running one in (tests)."""
+    staged entries over it; `producer` hands an already running one in (tests).
+
+    The bulk lane's topics get a producer of their own, made on their first send: aiokafka
+    keeps one produce request in flight per broker and connection, so on a shared producer a
+    single write's event waited for a bulk load's request of hundreds of events in flight, then
+    went in the next one with hundreds more. Each topic keeps one producer, so no partition's
+    order changes.
+    """
 
     def __init__(self, options: dict[str, Any] | None = None, *, producer: Any = None) -> None:
         self.options = options or {}
         self._producer: Any = producer
         self._owned = False
+        self._bulk: Any = None
+        self._bulk_starting = asyncio.Lock()
 
     async def start(self) -> None:
         """Connect the producer; a no-op once started."""
         if self._producer is not None:
             return
-        producer = AIOKafkaProducer(**self.options)
-        try:
-            await producer.start()
-        except BaseException:
-            await producer.stop()
-            raise
-        self._producer, self._owned = producer, True
+        self._producer, self._owned = await _started(self.options), True
 
     async def stop(self) -> None:
-        """Flush and close the producer this sender made."""
-        producer, owned = self._producer, self._owned
+        """Flush and close the producers this sender made."""
+        producer, owned, bulk = self._producer, self._owned, self._bulk
+        self._bulk = None
+        if bulk is not None:
+            await bulk.stop()
         if owned:
             self._producer, self._owned = None, False
             await producer.stop()
+
+    async def producer_for(self, topic: str) -> Any:
+        """The bulk lane's producer for its topics (started on first use), else the main one;
+        a producer handed in serves every topic."""
+        if not self._owned or not any(topic.endswith(base) for base in BULK_TOPICS):
+            return self.producer
+        async with self._bulk_starting:
+            if self._bulk is None:
+                client = f"{self.options.get('client_id', 'engram')}-bulk"
+                self._bulk = await _started({**self.options, "client_id": client})
+        return self._bulk
 
     @property
     def producer(self) -> Any:
@@ -149,7 +167,7 @@ class KafkaSender:
         broker, cost the gateway 8 % more CPU a POST and a sixth of its single-POST rate. A
         few messages join the open batch instead, which concurrent requests share.
         """
-        producer = self.producer
+        producer = await self.producer_for(topic)
         partitions = sorted(await producer.partitions_for(topic))
         if len(messages) < OWN_BATCH_FROM:
             return [
@@ -176,6 +194,17 @@ class KafkaSender:
         for partition, batch in open_batches.items():
             delivered.append(await producer.send_batch(batch, topic, partition=partition))
         return delivered
+
+
+async def _started(options: dict[str, Any]) -> AIOKafkaProducer:
+    """A connected producer (closed again if it cannot connect)."""
+    producer = AIOKafkaProducer(**options)
+    try:
+        await producer.start()
+    except BaseException:
+        await producer.stop()
+        raise
+    return producer
 
 
 def publish_runs(entries: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:

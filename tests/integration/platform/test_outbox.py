@@ -184,3 +184,45 @@ async def test_events_embedded_by_a_crashed_write_are_recovered_from_its_marker(
         assert await db[OUTBOX].count_documents({}) == 3
     finally:
         client.close()
+
+
+async def test_the_bulk_lanes_events_go_over_a_producer_of_their_own_in_order(
+    infra: Infra, names: dict[str, str]
+) -> None:
+    """A single write's event never queues behind a bulk load's produce request in flight:
+    the bulk lane's topics have their own producer, and each topic's order holds."""
+    settings = _settings(infra, names)
+    prefix = settings.topic_prefix
+    await ensure_topics(infra.bootstrap, prefix=prefix)
+    runtime = Runtime.build("lanestest", settings, install_global=False)
+    bulk_topic = f"{prefix}{Topics.MEMORIES_BULK.value}"
+    single_topic = f"{prefix}{Topics.MEMORIES.value}"
+    async with runtime.connected() as connected:
+        await connected.broker.start()
+        try:
+            sender = connected.broker.sender
+            bulk, single = await sender.producer_for(bulk_topic), sender.producer_for(single_topic)
+            assert bulk is not await single
+            assert await sender.producer_for(f"{prefix}{Topics.EMBEDDINGS_BULK.value}") is bulk
+
+            def entry(topic: str, n: int) -> dict[str, Any]:
+                return {
+                    "_id": f"{topic}-{n}",
+                    "topic": topic,
+                    "key": "agt_1",
+                    "value": json.dumps({"n": n}).encode(),
+                    "event_type": "test.lanes",
+                    "headers": {},
+                }
+
+            await sender.send([entry(bulk_topic, n) for n in range(300)] + [entry(single_topic, 0)])
+            await sender.send([entry(single_topic, 1), entry(bulk_topic, 300)])
+        finally:
+            await connected.broker.stop()
+    bulk_seen = [
+        json.loads(v or b"")["n"] for _, v in await _records(infra.bootstrap, bulk_topic, 301)
+    ]
+    single_seen = [
+        json.loads(v or b"")["n"] for _, v in await _records(infra.bootstrap, single_topic, 2)
+    ]
+    assert bulk_seen == list(range(301)) and single_seen == [0, 1]

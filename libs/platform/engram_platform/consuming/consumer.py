@@ -19,6 +19,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import nullcontext
 from datetime import datetime
 from typing import Any, Literal, TypeVar, cast
 
@@ -50,6 +51,7 @@ from engram_platform.consuming.routing import Routes, decode_records
 from engram_platform.consuming.spans import ConsumerSpans, count_published, finish_span
 from engram_platform.consuming.turns import LaneTurns
 from engram_platform.dlq import DeadLetters
+from engram_platform.give_way import bulk_lane
 from engram_platform.metrics import ConsumerMetrics
 from engram_platform.outbox import Outbox
 from engram_platform.retry import RetryPolicy, is_outage
@@ -194,11 +196,14 @@ class Consumer:
                 auto_offset_reset=auto_offset_reset,
                 max_poll_interval_ms=10 * 60 * 1000,
                 decoder=_undecoded,
-            )(self._lane_reader(interactive=interactive))
+            )(self._lane_reader(interactive=interactive, bulk=len(lanes) > 1 and number == 1))
 
-    def _lane_reader(self, *, interactive: bool) -> Callable[[KafkaMessage], Awaitable[None]]:
+    def _lane_reader(
+        self, *, interactive: bool, bulk: bool = False
+    ) -> Callable[[KafkaMessage], Awaitable[None]]:
         """What one lane's subscriber runs per fetch: its own overlapped fetches when pipelined,
-        else the batch, marked in flight on the interactive lane so the bulk lane waits."""
+        else the batch, marked in flight on the interactive lane so the bulk lane waits; the
+        bulk lane's fetches run with its yield points live (see `engram_platform.give_way`)."""
         overlapped = OverlappedFetches(self) if self.pipelined else None
         if overlapped is not None:
             self.fetches.append(overlapped)
@@ -207,10 +212,11 @@ class Consumer:
             raw = msg.raw_message
             records = list(raw) if isinstance(raw, tuple) else [raw]
             await self.start()
-            if overlapped is not None:
-                await overlapped.on_fetch(records, cast(KafkaPositions, msg.consumer))
-            else:
-                await self.process_batch(records, interactive=interactive)
+            with bulk_lane(self.turns) if bulk else nullcontext():
+                if overlapped is not None:
+                    await overlapped.on_fetch(records, cast(KafkaPositions, msg.consumer))
+                else:
+                    await self.process_batch(records, interactive=interactive)
 
         return on_batch
 

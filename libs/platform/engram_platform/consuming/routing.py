@@ -22,6 +22,7 @@ from engram_platform.consuming.messages import (
 )
 from engram_platform.consuming.salvage import salvage
 from engram_platform.dlq import DeadLetters
+from engram_platform.give_way import give_way
 
 log = logging.getLogger(__name__)
 P = TypeVar("P", bound=BaseModel)
@@ -103,6 +104,7 @@ async def decode_records(
     skipped: dict[int, str] = {}
     salvaged: list[tuple[Envelope[Any], DeadLetter]] = []
     for index, record in enumerate(records):
+        await give_way()
         declared = declared_type(record)
         if declared is not None and (
             declared not in routed or addressed_elsewhere(record, consumer)

@@ -28,13 +28,18 @@ class LaneTurns:
         bulk_part: int = 50,
         max_wait: float = 0.5,
         recent: float = 5.0,
+        slice_seconds: float = 0.004,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.bulk_part = max(1, bulk_part)
         """Inputs per bulk part: the most an interactive write waits behind."""
         self.max_wait = max_wait
         self.recent = recent
+        self.slice_seconds = slice_seconds
+        """The longest a bulk stretch holds the loop between yield points while interactive
+        batches are coming."""
         self.clock = clock
+        self._slice_start = clock()
         self._last_interactive: float | None = None
         self._interactive = 0
         self._idle = asyncio.Event()
@@ -81,3 +86,15 @@ class LaneTurns:
             await asyncio.wait_for(self._idle.wait(), self.max_wait)
         except TimeoutError:
             return
+
+    async def give_way(self) -> None:
+        """A yield point inside a bulk part (see `engram_platform.give_way`): wait while an
+        interactive batch is in flight; while they are coming, let the loop run once the
+        stretch has held it for `slice_seconds`; with none recent, return at once."""
+        if self._interactive:
+            await self.bulk_turn()
+        elif self.part_size() is None or self.clock() - self._slice_start < self.slice_seconds:
+            return
+        else:
+            await asyncio.sleep(0)
+        self._slice_start = self.clock()

@@ -14,6 +14,7 @@ import bson
 from pymongo import ASCENDING, IndexModel
 
 from engram_events import Envelope, topic_name
+from engram_platform.give_way import give_way
 from engram_platform.indexes import Indexes
 from engram_platform.mongo import insert_new
 from engram_platform.outbox.entries import next_order, outbox_entry, tombstone_entry, trace_headers
@@ -65,7 +66,10 @@ class ParcelStaging:
         if not docs:
             return 0
         chunks = [docs[i : i + self.parcel_size] for i in range(0, len(docs), self.parcel_size)]
-        parcels = [_parcel(chunk) for chunk in chunks]
+        parcels = []
+        for chunk in chunks:
+            await give_way()
+            parcels.append(_parcel(chunk))
         await insert_new(self.collection, parcels)
         queued = set(self.queue)
         for parcel, chunk in zip(parcels, chunks, strict=True):

@@ -9,6 +9,7 @@ from typing import Any
 
 from engram_events.memory_filter import MetadataCondition
 from engram_memory.domain.selection import Selection
+from engram_platform.give_way import give_way
 from engram_vectors import (
     Exists,
     HybridHit,
@@ -97,15 +98,17 @@ class MemoryVectors(ServiceCollection):
         before it touches the row.
         """
         fingerprint = str(provenance["fingerprint"])
-        points = [
-            Point(
-                point_id(row["tenant_id"], row["memory_id"]),
-                vector,
-                _payload(row, provenance, status),
-                sparse=self._sparse(str(row.get("content") or "")),
+        points = []
+        for row, vector, status in entries:
+            await give_way()
+            points.append(
+                Point(
+                    point_id(row["tenant_id"], row["memory_id"]),
+                    vector,
+                    _payload(row, provenance, status),
+                    sparse=self._sparse(str(row.get("content") or "")),
+                )
             )
-            for row, vector, status in entries
-        ]
         if points:
             await self.store.upsert(self.collection, points, fingerprint=fingerprint)
 
