@@ -78,7 +78,8 @@ class _Connection:
 
 class LeanJsonClient:
     """POSTs JSON bytes to one base URL; a call on a reused connection the server has since
-    closed is sent again once on a new one (only reads go through this client)."""
+    closed is sent again once on a new one (the gateway sends only reads through it; the
+    benches' writes would repeat only where the server dropped a connection unanswered)."""
 
     def __init__(self, base_url: str, *, timeout: float) -> None:
         parts = urlsplit(base_url)
