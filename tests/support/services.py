@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
+import functools
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +19,28 @@ from engram_embedders.model_dir import MODEL_DIR_ENV
 from tests.support.internal import INTERNAL_TOKEN
 from tests.support.models import model_dir
 from tests.support.vector_collections import with_collection_per_path
+
+_RUNNING: dict[int, ServiceProcess] = {}
+"""Every service process this one started and has not stopped, stopped again at exit."""
+
+
+def _stop_running() -> None:
+    for service in list(_RUNNING.values()):
+        service.stop()
+
+
+def _exit_on_sigterm(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+@functools.cache
+def _stop_them_when_stopped() -> None:
+    """Once per process: at exit, and on a SIGTERM (a bench or test run killed with `kill` or
+    `timeout`), stop what is still running instead of leaving it orphaned on its ports."""
+    atexit.register(_stop_running)
+    main = threading.current_thread() is threading.main_thread()
+    if main and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _exit_on_sigterm)
 
 
 @dataclass
@@ -47,6 +72,8 @@ class ServiceProcess:
         )
         env[f"ENGRAM_{self.name.upper()}_PORT"] = str(self.port)
         self.log_dir.mkdir(parents=True, exist_ok=True)
+        _stop_them_when_stopped()
+        _RUNNING[id(self)] = self
         log = self.log_path.open("ab")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", f"engram_{self.name}"],
@@ -78,12 +105,14 @@ class ServiceProcess:
 
     def kill9(self) -> None:
         """SIGKILL: no shutdown hooks, no flushing — the crash the guarantees are about."""
+        _RUNNING.pop(id(self), None)
         if self.proc and self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait(10)
 
     def stop(self) -> None:
         """SIGTERM, then SIGKILL if it lingers."""
+        _RUNNING.pop(id(self), None)
         if self.proc and self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGTERM)
             try:

@@ -10,8 +10,8 @@ import pytest
 
 from engram_devstack import free_port
 from engram_gateway.adapters.internal import InternalServices
-from engram_platform.lean_http import LeanJsonClient
 from engram_platform.internal import TENANT_HEADER, TOKEN_HEADER
+from engram_platform.lean_http import LeanJsonClient
 from engram_platform.problems import Problem
 
 pytestmark = pytest.mark.unit

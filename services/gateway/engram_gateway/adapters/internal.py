@@ -7,8 +7,8 @@ from typing import Any
 import httpx
 from opentelemetry import propagate
 
-from engram_platform.lean_http import LeanHttpError, LeanJsonClient
 from engram_platform.internal import TENANT_HEADER, TOKEN_HEADER
+from engram_platform.lean_http import LeanHttpError, LeanJsonClient
 from engram_platform.problems import Problem
 
 
