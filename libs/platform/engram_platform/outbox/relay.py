@@ -72,23 +72,21 @@ class OutboxRelay:
         return bool(doc and doc.get("owner") == self.owner)
 
     async def publish_pending(self) -> int:
-        """One pass: publish the queued parcels' entries in one send (in order per topic, each
-        lane over its producer), then mark the parcels sent.
-
-        One send, not one per parcel: a parcel waiting behind another's acknowledgement held a
-        single write's event until a bulk load's parcel of hundreds was acknowledged."""
+        """One pass: publish queued parcels (pipelined, in order), marking each sent after."""
         if not self.outbox.queue:
             now = time.monotonic()
             if now - self._last_scan < self.rescan_seconds:
                 return 0
             self._last_scan = now
             await self.outbox.rescan()
-        parcels = await self.outbox.next_parcels()
-        entries = [entry for parcel in parcels for entry in parcel["entries"]]
-        if entries:
-            await self.sender.send(entries)
-        await self.outbox.mark_sent([parcel["_id"] for parcel in parcels])
-        return len(entries)
+        sent = 0
+        done: list[str] = []
+        for parcel in await self.outbox.next_parcels():
+            await self.sender.send(parcel["entries"])
+            done.append(parcel["_id"])
+            sent += len(parcel["entries"])
+        await self.outbox.mark_sent(done)
+        return sent
 
     async def run(self) -> None:
         """Loop until cancelled; wakes early when something is staged in this process."""
