@@ -1,14 +1,21 @@
-"""Events per second per instance of each consuming service, draining a backlog with 1 and 2.
+"""Events per second per instance of each consuming service, draining a backlog with 1, 2, 3.
 
 Run: python bench/scale_out.py [--documents 150] [--rows 10] [--memories 300]
 Starts the whole platform (4 partitions per topic) on the broker and database named by
 KAFKA_BOOTSTRAP_SERVERS / MONGODB_URI. For each service it stops every instance, runs a
-workload (CSV uploads and memory writes through the gateway) until the service's backlog
-stops growing, then starts N instances and times how many events its consumer group commits
-until the backlog is gone: events/s for the group and per instance. Ingest, extraction and
-embedding run with 1 and then 2 instances; memory and enrichment with 1 (their embedded
-vector engine is one process per shard directory: to scale them out, point them at a Qdrant
-server with QDRANT_URL). Writes bench-results/scale_out.json.
+workload (CSV uploads and memory writes through the gateway, for a tenant of its own) until
+the service's backlog stops growing, then starts N instances at once and times how many
+events its consumer group commits from its first commit (members started and joined) until
+the backlog is gone: events/s for the group and per instance.
+Ingest, extraction and embedding run with 1, 2 and then 3 instances; memory and enrichment
+with 1 (their embedded vector engine is one process per shard directory: to scale them out,
+point them at a Qdrant server with QDRANT_URL).
+
+Each run's workload is the same for a service at every instance count, so once the platform
+is quiet the tenant's end state (the chaos test's snapshot: documents, records, facts,
+contradictions, memories and their vectors, keyed by content, not ids) must be identical to
+the one-instance run's, with nothing duplicated; the figures say whether it was.
+Writes bench-results/scale_out.json.
 """
 
 from __future__ import annotations
@@ -29,12 +36,25 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.conftest import Infra  # noqa: E402
-from tests.support.chaos import add_instances  # noqa: E402
+from tests.support.chaos import (  # noqa: E402
+    add_instances,
+    difference,
+    duplicates,
+    patient_client,
+    quiet,
+    snapshot,
+    summary,
+)
 from tests.support.platform import Platform, start_platform, stop_platform  # noqa: E402
 from tests.support.tenants import create_tenant  # noqa: E402
 
 RESULTS = ROOT / "bench-results"
-PLAN = {"ingest": 2, "extraction": 2, "embedding": 2, "enrichment": 1, "memory": 1}
+PLAN = {"ingest": 3, "extraction": 3, "embedding": 3, "enrichment": 1, "memory": 1}
+ONE_ONLY = (
+    "one instance only: its embedded vector engine is one process per shard directory "
+    "(QDRANT_URL, a Qdrant server, lets it scale out)"
+)
+AGENT = "scale-agent"
 WHAT = {
     "ingest": "document.submitted / document.extracted",
     "extraction": "document.ingested (one CSV of --rows rows each) and prune requests",
@@ -70,13 +90,15 @@ async def committed_and_lag(bootstrap: str, group: str, prefix: str) -> tuple[in
         await admin.close()
 
 
-def workload(platform: Platform, key: str, documents: int, rows: int, memories: int) -> None:
-    """Uploads and memory writes through the gateway (accepted, not waited for)."""
+def workload(
+    platform: Platform, key: str, documents: int, rows: int, memories: int, stamp: str
+) -> None:
+    """Uploads and memory writes through the gateway (accepted, not waited for); the same
+    `stamp` gives the same names and contents."""
     with httpx.Client(
         base_url=platform.url, headers={"Authorization": f"Bearer {key}"}, timeout=60
     ) as client:
-        agent = client.post("/v1/agents", json={"name": f"bench-{time.time_ns()}"}).json()
-        stamp = time.time_ns()
+        agent = client.post("/v1/agents", json={"name": AGENT}).json()
         for i in range(documents):
             lines = [f"s{stamp}_{i}_{r},Carrier {r},City {r % 13},{r}" for r in range(rows)]
             text = "id,name,city,fleet_size\n" + "\n".join(lines) + "\n"
@@ -95,7 +117,7 @@ def workload(platform: Platform, key: str, documents: int, rows: int, memories: 
 
 def warm_up(platform: Platform, key: str) -> None:
     """A small workload with everything running, so every group has committed on its topics."""
-    workload(platform, key, 40, 2, 40)
+    workload(platform, key, 40, 2, 40, "warm")
     for service in PLAN:
         wait_backlog(platform, f"{platform.prefix}engram-{service}")
     print("[scale-out] warmed up: every group has committed on its topics", flush=True)
@@ -116,57 +138,113 @@ def wait_backlog(platform: Platform, group: str, settle: float = 4.0, limit: flo
     return last
 
 
-def drain(platform: Platform, group: str, limit: float = 600) -> dict[str, Any]:
-    """Events committed from now until the lag first reaches zero (or `limit` seconds pass,
-    then what was committed by then, marked not drained), and how long it took."""
+def drain(platform: Platform, group: str, start_done: int, limit: float = 300) -> dict[str, Any]:
+    """From the group's first commit past `start_done` (its members consuming) until its lag
+    first reaches zero: events committed and seconds taken, and how long that first commit
+    took (start-up and joining the group). After `limit` seconds, what was committed by then,
+    marked not drained."""
     bootstrap = platform.env["KAFKA_BOOTSTRAP_SERVERS"]
-    start_done, _ = asyncio.run(committed_and_lag(bootstrap, group, platform.prefix))
-    began = time.monotonic()
+    launched = time.monotonic()
+    began: float | None = None
+    first_done = start_done
     while True:
         done, lag = asyncio.run(committed_and_lag(bootstrap, group, platform.prefix))
-        seconds = time.monotonic() - began
-        if (lag == 0 and done > start_done) or seconds >= limit:
+        now = time.monotonic()
+        if began is None and done > start_done:
+            began, first_done = now, done
+        if (began is not None and lag == 0) or now - launched >= limit:
+            seconds = now - (began if began is not None else launched)
             return {
                 "events": done - start_done,
+                "timed_events": done - first_done,
                 "seconds": round(seconds, 2),
+                "to_first_commit_seconds": round((began or now) - launched, 2),
                 "drained": lag == 0,
             }
         time.sleep(0.25)
 
 
-def measure(
-    platform: Platform, key: str, service: str, instances: int, args: argparse.Namespace, root: Path
+def end_state(platform: Platform, key: str, limit: float = 600) -> dict[str, Any]:
+    """The tenant's snapshot once every group has caught up and every outbox is empty (twice
+    in a row, 2 s apart), or after `limit` seconds."""
+    deadline = time.monotonic() + limit
+    calm = 0
+    while calm < 2 and time.monotonic() < deadline:
+        calm = calm + 1 if quiet(platform) else 0
+        time.sleep(2.0)
+    with patient_client(platform, key) as client:
+        return snapshot(client, [AGENT])
+
+
+def compare(
+    service: str, instances: int, state: dict[str, Any], first: dict[str, Any] | None
 ) -> dict[str, Any]:
-    """Stop the service, build its backlog, start `instances` of it, time the drain."""
+    """Whether the end state matches the one-instance run's, with what differs (capped)."""
+    doubled = duplicates(state)
+    diff = {} if first is None else difference(first, state)
+    verdict: dict[str, Any] = {
+        "end_state": summary(state),
+        "end_state_duplicates": {kind: len(keys) for kind, keys in doubled.items()},
+        "end_state_matches_1_instance": None if first is None else not diff and not doubled,
+    }
+    if diff:
+        verdict["end_state_differences"] = {
+            kind: {side: [str(k) for k in keys[:5]] for side, keys in sides.items()}
+            for kind, sides in diff.items()
+        }
+    if first is None:
+        said = "the baseline" + (" (duplicates!)" if doubled else ", no duplicates")
+    else:
+        said = "identical to 1 instance" if verdict["end_state_matches_1_instance"] else "DIFFERS"
+    print(f"[scale-out] {service} x{instances}: end state {said}: {summary(state)}", flush=True)
+    return verdict
+
+
+def measure(
+    platform: Platform,
+    service: str,
+    instances: int,
+    args: argparse.Namespace,
+    root: Path,
+    first: dict[str, Any] | None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Stop the service, build its backlog for a new tenant, start `instances` of it, time the
+    drain; then the tenant's end state once the platform is quiet."""
     group = f"{platform.prefix}engram-{service}"
+    key = create_tenant(platform.env, f"scale-{service}-{instances}")
     for name in [n for n in platform.services if n.split("#")[0] == service]:
         platform.services[name].stop()
-    workload(platform, key, args.documents, args.rows, args.memories)
+    workload(platform, key, args.documents, args.rows, args.memories, service)
     backlog = wait_backlog(platform, group)
-    started = time.monotonic()
+    start_done, _ = asyncio.run(
+        committed_and_lag(platform.env["KAFKA_BOOTSTRAP_SERVERS"], group, platform.prefix)
+    )
     platform.services[service].start(wait=False)
-    extra = add_instances(platform, [service], root) if instances == 2 else []
-    platform.services[service].wait_ready(120)
-    startup = time.monotonic() - started
-    result = drain(platform, group)
-    for proc in extra:
+    extra = add_instances(platform, [service], root, instances - 1, wait=False)
+    result = drain(platform, group, start_done)
+    for proc in [platform.services[service], *extra]:
+        proc.wait_ready(120)
+    state = end_state(platform, key)
+    for number, proc in enumerate(extra, start=2):
         proc.stop()
-        platform.services.pop(f"{service}#2", None)
-    rate = result["events"] / result["seconds"]
+        platform.services.pop(f"{service}#{number}", None)
+    rate = result["timed_events"] / max(result["seconds"], 0.01)
     figure = {
         "service": service,
         "instances": instances,
         "backlog": backlog,
         "events": result["events"],
+        "timed_events": result["timed_events"],
         "seconds": result["seconds"],
-        "startup_seconds": round(startup, 2),
+        "to_first_commit_seconds": result["to_first_commit_seconds"],
         "events_per_s": round(rate, 1),
         "events_per_s_per_instance": round(rate / instances, 1),
         "drained": result["drained"],
         "events_are": WHAT[service],
+        **compare(service, instances, state, first),
     }
-    print(json.dumps(figure), flush=True)
-    return figure
+    print(json.dumps({k: v for k, v in figure.items() if not k.startswith("end_")}), flush=True)
+    return figure, state
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -185,11 +263,15 @@ def main(argv: list[str] | None = None) -> int:
         root = Path(tmp)
         platform = start_platform(infra, root, ENGRAM_TOPIC_PARTITIONS="4")
         try:
-            key = create_tenant(platform.env, "scale")
-            warm_up(platform, key)
+            warm_up(platform, create_tenant(platform.env, "scale"))
             for service in args.services:
+                if PLAN[service] == 1:
+                    print(f"[scale-out] {service}: {ONE_ONLY}", flush=True)
+                first: dict[str, Any] | None = None
                 for instances in range(1, PLAN[service] + 1):
-                    figures.append(measure(platform, key, service, instances, args, root))
+                    figure, state = measure(platform, service, instances, args, root, first)
+                    figures.append(figure)
+                    first = state if first is None else first
         finally:
             stop_platform(platform)
     summary = {
@@ -197,6 +279,11 @@ def main(argv: list[str] | None = None) -> int:
         "partitions_per_topic": 4,
         "workload": {"documents": args.documents, "rows": args.rows, "memories": args.memories},
         "machine": f"{os.cpu_count()} cores, every service and both servers on it",
+        "one_instance_only": {s: ONE_ONLY for s, n in PLAN.items() if n == 1},
+        "end_states_identical": all(
+            not f["end_state_duplicates"] and f["end_state_matches_1_instance"] is not False
+            for f in figures
+        ),
         "figures": figures,
     }
     print(json.dumps(summary, indent=2))
