@@ -56,6 +56,10 @@ ONE_ONLY = (
     "(QDRANT_URL, a Qdrant server, lets it scale out)"
 )
 AGENT = "scale-agent"
+TOO_SMALL = (
+    "not timed: the whole backlog was committed at the group's first commit (one consumer "
+    "batch, ENGRAM_CONSUMER_BATCH_SIZE); a larger backlog is needed for a rate"
+)
 WHAT = {
     "ingest": "document.submitted / document.extracted",
     "extraction": "document.ingested (one CSV of --rows rows each) and prune requests",
@@ -243,7 +247,8 @@ def measure(
     for number, proc in enumerate(extra, start=2):
         proc.stop()
         platform.services.pop(f"{service}#{number}", None)
-    rate = result["timed_events"] / max(result["seconds"], 0.01)
+    timed = result["timed_events"] > 0 and result["seconds"] > 0
+    rate = result["timed_events"] / result["seconds"] if timed else None
     figure = {
         "service": service,
         "instances": instances,
@@ -252,8 +257,9 @@ def measure(
         "timed_events": result["timed_events"],
         "seconds": result["seconds"],
         "to_first_commit_seconds": result["to_first_commit_seconds"],
-        "events_per_s": round(rate, 1),
-        "events_per_s_per_instance": round(rate / instances, 1),
+        "events_per_s": None if rate is None else round(rate, 1),
+        "events_per_s_per_instance": None if rate is None else round(rate / instances, 1),
+        "timed": timed or TOO_SMALL,
         "drained": result["drained"],
         "events_are": WHAT[service],
         **compare(service, instances, state, first),
