@@ -15,12 +15,16 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.errors import KafkaConnectionError
 
 from engram_devstack import KafkaServer, Layout, free_ports
+from engram_events import Topics, topic_name
+from engram_gateway.adapters.dead_letters import REPLAYS, DeadLetterBox
 from engram_platform.broker import make_broker
 from engram_platform.kafka_security import (
     KafkaLoginRefused,
     check_kafka_login,
     kafka_security_options,
 )
+from engram_platform.metrics import ConsumerLagSampler
+from engram_platform.sending import KafkaSender, producer_options
 from engram_platform.settings import ServiceSettings
 from engram_platform.topics import ensure_topics
 from tests.support.services import ServiceProcess
@@ -50,6 +54,13 @@ def sasl_kafka(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaServer
         yield server
     finally:
         server.stop()
+
+
+class NotReplaying:
+    """Reading the DLQ publishes nothing; a replay here would be a bug in the test."""
+
+    async def publish(self, *args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the DLQ reader replayed a letter")
 
 
 def sasl_settings(kafka: KafkaServer, password: str = PASSWORD, **extra: Any) -> ServiceSettings:
@@ -101,6 +112,51 @@ async def test_the_platform_publishes_and_consumes_through_sasl(sasl_kafka: Kafk
     finally:
         await broker.stop()
     assert sorted(body["n"] for body in got) == [0, 1, 2]
+
+
+async def test_the_lag_sampler_and_the_dlq_reader_read_through_sasl(
+    sasl_kafka: KafkaServer,
+) -> None:
+    settings = sasl_settings(sasl_kafka)
+    security = kafka_security_options(settings)
+    await ensure_topics(
+        settings.kafka_bootstrap_servers, prefix=settings.topic_prefix, security=security
+    )
+    dlq = topic_name(Topics.DLQ, settings.topic_prefix)
+    sender = KafkaSender(producer_options(settings, service="sasl-test"))
+    await sender.start()
+    try:
+        await sender.send_records(dlq, [(b"k", b'{"dead": 1}', []), (b"k", b'{"dead": 2}', [])])
+        await sender.producer.flush()
+    finally:
+        await sender.stop()
+    sampler = ConsumerLagSampler(
+        bootstrap=settings.kafka_bootstrap_servers,
+        security=security,
+        service="sasl-test",
+        group_id=f"{settings.topic_prefix}never-consumed",
+        topics=[dlq],
+        interval=0.2,
+    )
+    sampling = asyncio.create_task(sampler.run())
+    try:
+        for _ in range(150):
+            if sampler.last:
+                break
+            await asyncio.sleep(0.2)
+    finally:
+        sampling.cancel()
+        await asyncio.gather(sampling, return_exceptions=True)
+    assert sampler.last == {dlq: 2}
+    box = DeadLetterBox(
+        bootstrap=settings.kafka_bootstrap_servers,
+        topic_prefix=settings.topic_prefix,
+        db={REPLAYS: None},
+        publisher=NotReplaying(),
+        security=security,
+    )
+    read = await box._read_topic()
+    assert sorted(value for _, _, value in read) == [b'{"dead": 1}', b'{"dead": 2}']
 
 
 async def test_a_wrong_password_is_refused_with_the_variables_named(
