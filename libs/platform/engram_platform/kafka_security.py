@@ -27,8 +27,6 @@ _BROKER_SASL: dict[str, type[SASLPlaintext | SASLScram256 | SASLScram512]] = {
     "SCRAM-SHA-256": SASLScram256,
     "SCRAM-SHA-512": SASLScram512,
 }
-
-
 LOGIN_ADVICE = "check KAFKA_SASL_PASSWORD, KAFKA_SASL_MECHANISM and the user on the brokers"
 
 
@@ -36,12 +34,10 @@ class KafkaLoginRefused(RuntimeError):
     """The brokers answered and refused the configured credentials: retrying cannot help."""
 
     def __init__(self, server: str, mechanism: str, username: str, reason: str) -> None:
-        self.server, self.mechanism, self.username, self.reason = (
-            server,
-            mechanism,
-            username,
-            reason,
-        )
+        self.server = server
+        self.mechanism = mechanism
+        self.username = username
+        self.reason = reason
         super().__init__(
             f"Kafka at {server} refused the {mechanism} login of "
             f"KAFKA_SASL_USERNAME={username!r} ({reason}): {LOGIN_ADVICE}"

@@ -270,7 +270,9 @@ def kafka_security_problems(settings: ServiceSettings) -> list[str]:
             )
         return problems
     if settings.kafka_ssl_keyfile is not None and settings.kafka_ssl_certfile is None:
-        problems.append("KAFKA_SSL_KEYFILE needs KAFKA_SSL_CERTFILE (the certificate it signs)")
+        problems.append(
+            "KAFKA_SSL_KEYFILE needs KAFKA_SSL_CERTFILE (the certificate the key belongs to)"
+        )
     problems.extend(
         f"{name}={path}: no such file" for name, path in files if path and not path.is_file()
     )
