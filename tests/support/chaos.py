@@ -543,19 +543,24 @@ _NO_LOCK = contextlib.nullcontext()
 # Scale-out ----------------------------------------------------------------------------------
 
 
-def add_instances(platform: Platform, services: Iterable[str], root: Path) -> list[ServiceProcess]:
-    """A second instance of each named service: same env (so the same consumer group), own port."""
+def add_instances(
+    platform: Platform, services: Iterable[str], root: Path, copies: int = 1, wait: bool = True
+) -> list[ServiceProcess]:
+    """`copies` more instances of each named service (`<name>#2`, `#3`...): same env (so the
+    same consumer group), own port and log directory; started, and ready unless `wait` is
+    False."""
     added = []
     for name in services:
         first = platform.services[name]
         env = dict(first.env)
         if name == "gateway":
             env.update({var: platform.services[s].url for s, var in GATEWAY_URLS.items()})
-        second = ServiceProcess(name, env, free_port(), root / "logs-2")
-        platform.services[f"{name}#2"] = second
-        added.append(second)
+        for number in range(2, copies + 2):
+            another = ServiceProcess(name, env, free_port(), root / f"logs-{number}")
+            platform.services[f"{name}#{number}"] = another
+            added.append(another)
     for proc in added:
         proc.start(wait=False)
-    for proc in added:
+    for proc in added if wait else []:
         proc.wait_ready(120)
     return added

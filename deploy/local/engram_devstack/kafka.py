@@ -4,6 +4,7 @@ import os
 import re
 import shutil
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 from engram_devstack import kafka_config
@@ -32,10 +33,14 @@ class KafkaServer(ManagedServer):
         cache_dir: Path | None = None,
         log_dir: Path | None = None,
         heap_mb: int = 512,
+        sasl_port: int | None = None,
+        sasl_users: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(state_dir, port, host=host, cache_dir=cache_dir, log_dir=log_dir)
         self.controller_port = controller_port
         self.heap_mb = heap_mb
+        self.sasl_port = sasl_port
+        self.sasl_users = dict(sasl_users or {})
 
     @property
     def install_dir(self) -> Path:
@@ -50,6 +55,11 @@ class KafkaServer(ManagedServer):
     @property
     def bootstrap_servers(self) -> str:
         return self.address
+
+    @property
+    def sasl_address(self) -> str | None:
+        """host:port of the SASL_PLAINTEXT listener, when it has one."""
+        return None if self.sasl_port is None else f"{self.host}:{self.sasl_port}"
 
     @property
     def _config_dir(self) -> Path:
@@ -119,6 +129,8 @@ class KafkaServer(ManagedServer):
                 port=self.port,
                 controller_port=self.controller_port,
                 data_dir=self._data_dir,
+                sasl_port=self.sasl_port,
+                sasl_users=self.sasl_users,
             )
         )
         (self._config_dir / "log4j2.properties").write_text(kafka_config.log4j2_properties())

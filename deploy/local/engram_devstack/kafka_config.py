@@ -1,7 +1,9 @@
 """The files a local Kafka needs: the Maven pom that fetches it, broker config, logging config."""
 
 import base64
+import re
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 
 KAFKA_VERSION = "4.1.1"
@@ -36,16 +38,38 @@ def fetch_pom() -> str:
 """
 
 
-def server_properties(*, host: str, port: int, controller_port: int, data_dir: Path) -> str:
-    """A one-node KRaft broker+controller, with the replication settings one node allows."""
+_JAAS_SAFE = re.compile(r"^[A-Za-z0-9_.@+=-]+$")
+"""User names and passwords the JAAS line takes without quoting rules of its own."""
+
+
+def server_properties(
+    *,
+    host: str,
+    port: int,
+    controller_port: int,
+    data_dir: Path,
+    sasl_port: int | None = None,
+    sasl_users: Mapping[str, str] | None = None,
+) -> str:
+    """A one-node KRaft broker+controller, with the replication settings one node allows.
+
+    With `sasl_port`, a second client listener there takes SASL_PLAINTEXT logins (PLAIN, the
+    `sasl_users` name-password pairs); the PLAINTEXT listener and the broker's own traffic
+    are unchanged.
+    """
+    listeners = [f"PLAINTEXT://{host}:{port}"]
+    protocols = "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
+    if sasl_port is not None:
+        listeners.append(f"SASL_PLAINTEXT://{host}:{sasl_port}")
+        protocols += ",SASL_PLAINTEXT:SASL_PLAINTEXT"
     settings = {
         "process.roles": "broker,controller",
         "node.id": "1",
         "controller.quorum.voters": f"1@{host}:{controller_port}",
-        "listeners": f"PLAINTEXT://{host}:{port},CONTROLLER://{host}:{controller_port}",
-        "advertised.listeners": f"PLAINTEXT://{host}:{port}",
+        "listeners": ",".join([*listeners, f"CONTROLLER://{host}:{controller_port}"]),
+        "advertised.listeners": ",".join(listeners),
         "controller.listener.names": "CONTROLLER",
-        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "listener.security.protocol.map": protocols,
         "inter.broker.listener.name": "PLAINTEXT",
         "log.dirs": str(data_dir),
         "num.partitions": "3",
@@ -56,7 +80,25 @@ def server_properties(*, host: str, port: int, controller_port: int, data_dir: P
         "share.coordinator.state.topic.min.isr": "1",
         "group.initial.rebalance.delay.ms": "0",
     }
+    if sasl_port is not None:
+        settings |= sasl_plain_settings(sasl_users or {})
     return "".join(f"{key}={value}\n" for key, value in settings.items())
+
+
+def sasl_plain_settings(users: Mapping[str, str]) -> dict[str, str]:
+    """The SASL_PLAINTEXT listener's PLAIN login module with one `user_<name>` per user."""
+    if not users:
+        raise ValueError("a SASL listener needs at least one user")
+    for name, password in users.items():
+        if not (_JAAS_SAFE.match(name) and _JAAS_SAFE.match(password)):
+            raise ValueError(f"SASL user {name!r}: names and passwords are [A-Za-z0-9_.@+=-]")
+    entries = " ".join(f'user_{name}="{password}"' for name, password in users.items())
+    return {
+        "sasl.enabled.mechanisms": "PLAIN",
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config": (
+            f"org.apache.kafka.common.security.plain.PlainLoginModule required {entries};"
+        ),
+    }
 
 
 def log4j2_properties() -> str:

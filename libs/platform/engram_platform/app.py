@@ -13,6 +13,12 @@ from fastapi import APIRouter, Depends, FastAPI
 from engram_platform.gc_tuning import tune_after_start
 from engram_platform.http import health_router
 from engram_platform.indexes import Expiry, sweep
+from engram_platform.kafka_security import (
+    LOGIN_ADVICE,
+    KafkaLoginRefused,
+    check_kafka_login,
+    kafka_security_options,
+)
 from engram_platform.problems import install_problem_handlers
 from engram_platform.query_params import refuse_undeclared_query
 from engram_platform.runtime import ConnectedRuntime, Runtime
@@ -27,12 +33,15 @@ Background = Callable[[], Coroutine[Any, Any, None]]
 async def _with_backoff(
     what: str, action: Callable[[], Awaitable[object]], attempts: int = 30
 ) -> None:
-    """Start-up waits for Kafka/Mongo to come up instead of dying on the first refusal."""
+    """Start-up waits for Kafka/Mongo to come up instead of dying on the first refusal; a
+    refused login stops it at once."""
     delay = 0.5
     for attempt in range(1, attempts + 1):
         try:
             await action()
             return
+        except KafkaLoginRefused:
+            raise
         except Exception as exc:
             if attempt == attempts:
                 raise
@@ -79,12 +88,25 @@ def service_app(
                 expiries[:] = await rt.ensure_indexes()
 
             await _with_backoff("mongodb-indexes", create_indexes)
+            try:
+                await _with_backoff("kafka-login", lambda: check_kafka_login(settings))
+            except KafkaLoginRefused as refused:
+                log.error(
+                    f"Kafka refused the {refused.mechanism} login: {LOGIN_ADVICE}",
+                    extra={
+                        "kafka_server": refused.server,
+                        "kafka_sasl_username": refused.username,
+                        "broker_reason": refused.reason,
+                    },
+                )
+                raise
             await _with_backoff(
                 "kafka-topics",
                 lambda: ensure_topics(
                     settings.kafka_bootstrap_servers,
                     prefix=settings.topic_prefix,
                     partitions=settings.topic_partitions,
+                    security=kafka_security_options(settings),
                 ),
             )
             await register(rt, app)

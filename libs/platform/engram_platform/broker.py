@@ -10,6 +10,7 @@ from faststream.kafka.opentelemetry import KafkaTelemetryMiddleware
 from faststream.kafka.response import KafkaPublishCommand
 from opentelemetry.sdk.trace import TracerProvider
 
+from engram_platform.kafka_security import broker_security
 from engram_platform.sending import KafkaSender, producer_options
 from engram_platform.settings import ServiceSettings
 
@@ -56,7 +57,8 @@ class PublishTelemetry:
 def make_broker(
     settings: ServiceSettings, *, service: str, tracer_provider: TracerProvider | None = None
 ) -> Broker:
-    """The broker with W3C trace context on what it publishes, and the service's sender."""
+    """The broker with W3C trace context on what it publishes, and the service's sender; both
+    connect with the configured Kafka security."""
     options = producer_options(settings, service=service)
     return Broker(
         settings.kafka_bootstrap_servers,
@@ -66,6 +68,7 @@ def make_broker(
         enable_idempotence=False,
         max_request_size=options["max_request_size"],
         request_timeout_ms=options["request_timeout_ms"],
+        security=broker_security(settings),
         middlewares=[PublishTelemetry(tracer_provider)],
         logger=logging.getLogger("engram.faststream"),
         log_level=logging.DEBUG,

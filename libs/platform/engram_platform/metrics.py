@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from opentelemetry import metrics
@@ -221,6 +221,7 @@ class ConsumerLagSampler:
         self,
         *,
         bootstrap: str,
+        security: Mapping[str, Any] | None = None,
         service: str,
         group_id: str,
         topics: Iterable[str],
@@ -228,6 +229,7 @@ class ConsumerLagSampler:
         provider: MeterProviderApi | None = None,
     ) -> None:
         self.bootstrap = bootstrap
+        self.security = dict(security or {})
         self.service = service
         self.group_id = group_id
         self.topics = sorted(topics)
@@ -250,8 +252,10 @@ class ConsumerLagSampler:
         from aiokafka import AIOKafkaConsumer
         from aiokafka.admin import AIOKafkaAdminClient
 
-        admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap)
-        consumer = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, enable_auto_commit=False)
+        admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap, **self.security)
+        consumer = AIOKafkaConsumer(
+            bootstrap_servers=self.bootstrap, enable_auto_commit=False, **self.security
+        )
         await admin.start()
         await consumer.start()
         try:

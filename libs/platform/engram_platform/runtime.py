@@ -19,6 +19,7 @@ from engram_platform import idempotency, outbox
 from engram_platform.broker import Broker, make_broker
 from engram_platform.consuming import OUTBOXED, Consumer, Delivery, parked_store
 from engram_platform.indexes import Expiry, Indexes, ensure_indexes, merge
+from engram_platform.kafka_security import kafka_security_options
 from engram_platform.logs import configure_logging
 from engram_platform.metrics import ConsumerLagSampler, ConsumerMetrics, setup_metrics
 from engram_platform.mongo import connect_mongo, ping
@@ -174,6 +175,7 @@ class ConnectedRuntime:
         """Samples this service's consumer lag (start it once the consumer has subscribed)."""
         return ConsumerLagSampler(
             bootstrap=self.settings.kafka_bootstrap_servers,
+            security=kafka_security_options(self.settings),
             service=self.service,
             group_id=self.consumer.group_id,
             topics=self.consumer.topics,

@@ -17,6 +17,7 @@ from opentelemetry import propagate, trace
 from opentelemetry.trace import SpanKind
 
 from engram_events.topics import BULK_TOPICS
+from engram_platform.kafka_security import kafka_security_options
 from engram_platform.settings import ServiceSettings
 
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
@@ -50,6 +51,7 @@ def producer_options(settings: ServiceSettings, *, service: str) -> dict[str, An
         "max_request_size": MAX_MESSAGE_BYTES,
         "max_batch_size": BATCH_BYTES,
         "request_timeout_ms": 30_000,
+        **kafka_security_options(settings),
     }
 
 

@@ -1,11 +1,26 @@
 """Settings every service shares; each service subclasses with its own env prefix."""
 
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from engram_events.content import DEFAULT_MAX_CHARS, ContentLimits
+
+KafkaSecurityProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
+KafkaSaslMechanism = Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+SASL_PROTOCOLS = frozenset({"SASL_PLAINTEXT", "SASL_SSL"})
+TLS_PROTOCOLS = frozenset({"SSL", "SASL_SSL"})
+
+
+def infra_field(name: str, default: Any = None, why: str = "") -> Any:
+    """An unprefixed infrastructure setting, read from `name` as operators spell it."""
+    return Field(
+        default=default,
+        validation_alias=AliasChoices(name, name.lower()),
+        description=why,
+    )
 
 
 def consumer_batch_field(default: int, why: str) -> Any:
@@ -23,7 +38,11 @@ def consumer_batch_field(default: int, why: str) -> Any:
 class ServiceSettings(BaseSettings):
     """Infrastructure addresses use the unprefixed names operators expect; the rest is prefixed."""
 
-    model_config = SettingsConfigDict(env_prefix="ENGRAM_", extra="ignore")
+    # Inputs stay out of validation errors: a refused combination's error would otherwise
+    # print every setting, passwords and MONGODB_URI included, into the start-up log.
+    model_config = SettingsConfigDict(
+        env_prefix="ENGRAM_", extra="ignore", hide_input_in_errors=True
+    )
 
     kafka_bootstrap_servers: str = Field(
         default="127.0.0.1:9092",
@@ -33,8 +52,30 @@ class ServiceSettings(BaseSettings):
         default=SecretStr("mongodb://127.0.0.1:27017"),
         validation_alias=AliasChoices("MONGODB_URI", "mongodb_uri"),
     )
+    kafka_security_protocol: KafkaSecurityProtocol = infra_field(
+        "KAFKA_SECURITY_PROTOCOL", "PLAINTEXT", "how every Kafka client connects to the brokers"
+    )
+    kafka_sasl_mechanism: KafkaSaslMechanism | None = infra_field(
+        "KAFKA_SASL_MECHANISM", why="the SASL mechanism (SASL_* protocols only)"
+    )
+    kafka_sasl_username: str | None = infra_field("KAFKA_SASL_USERNAME")
+    kafka_sasl_password: SecretStr | None = infra_field("KAFKA_SASL_PASSWORD")
+    kafka_ssl_cafile: Path | None = infra_field(
+        "KAFKA_SSL_CAFILE",
+        why="PEM bundle the brokers' certificates are checked against (unset: the system's CAs)",
+    )
+    kafka_ssl_certfile: Path | None = infra_field(
+        "KAFKA_SSL_CERTFILE", why="client certificate (PEM) for brokers that ask for one (mTLS)"
+    )
+    kafka_ssl_keyfile: Path | None = infra_field(
+        "KAFKA_SSL_KEYFILE",
+        why="the client certificate's key, unless the certificate file holds it",
+    )
     qdrant_url: str | None = Field(
         default=None, validation_alias=AliasChoices("QDRANT_URL", "qdrant_url")
+    )
+    qdrant_api_key: SecretStr | None = infra_field(
+        "QDRANT_API_KEY", why="the Qdrant server's API key (sent only with QDRANT_URL)"
     )
     topic_prefix: str = Field(
         default="", validation_alias=AliasChoices("ENGRAM_TOPIC_PREFIX", "topic_prefix")
@@ -147,6 +188,39 @@ class ServiceSettings(BaseSettings):
         """`ENGRAM_INTERNAL_TOKEN=` is no token, never an empty one every caller matches."""
         return token if token is not None and token.get_secret_value().strip() else None
 
+    @field_validator(
+        "kafka_sasl_mechanism",
+        "kafka_sasl_username",
+        "kafka_ssl_cafile",
+        "kafka_ssl_certfile",
+        "kafka_ssl_keyfile",
+        mode="before",
+    )
+    @classmethod
+    def _blank_is_unset(cls, value: Any) -> Any:
+        """A variable set to nothing (a chart's empty value) means unset, not an empty name."""
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("kafka_security_protocol", "kafka_sasl_mechanism", mode="before")
+    @classmethod
+    def _upper_case(cls, value: Any) -> Any:
+        """`sasl_ssl` and `scram-sha-512` name the same settings as Kafka's own spelling."""
+        return value.strip().upper() if isinstance(value, str) else value
+
+    @field_validator("kafka_sasl_password", "qdrant_api_key", mode="after")
+    @classmethod
+    def _blank_secret_is_unset(cls, secret: SecretStr | None) -> SecretStr | None:
+        """An empty password or key is none, so the checks below see it missing."""
+        return secret if secret is not None and secret.get_secret_value() else None
+
+    @model_validator(mode="after")
+    def _kafka_security_can_work(self) -> "ServiceSettings":
+        """Refuse at start a Kafka security combination no broker would accept."""
+        problems = kafka_security_problems(self)
+        if problems:
+            raise ValueError("Kafka security settings cannot work: " + "; ".join(problems))
+        return self
+
     @property
     def memory_limits(self) -> ContentLimits:
         """One pair of content bounds for every service that checks memories."""
@@ -160,3 +234,46 @@ class ServiceSettings(BaseSettings):
     def telemetry_database(self) -> str:
         """Where local spans and metric points go when no OTLP endpoint is configured."""
         return f"{self.database_prefix}telemetry"
+
+
+def kafka_security_problems(settings: ServiceSettings) -> list[str]:
+    """What is wrong with the Kafka security variables, each naming the variables involved."""
+    protocol = settings.kafka_security_protocol
+    problems = []
+    sasl = (
+        ("KAFKA_SASL_MECHANISM", settings.kafka_sasl_mechanism),
+        ("KAFKA_SASL_USERNAME", settings.kafka_sasl_username),
+        ("KAFKA_SASL_PASSWORD", settings.kafka_sasl_password),
+    )
+    if protocol in SASL_PROTOCOLS:
+        missing = [name for name, value in sasl if value is None]
+        if missing:
+            problems.append(f"KAFKA_SECURITY_PROTOCOL={protocol} needs {', '.join(missing)}")
+    else:
+        stray = [name for name, value in sasl if value is not None]
+        if stray:
+            problems.append(
+                f"{', '.join(stray)} set but KAFKA_SECURITY_PROTOCOL={protocol}: "
+                "use SASL_PLAINTEXT or SASL_SSL, or unset them"
+            )
+    files = (
+        ("KAFKA_SSL_CAFILE", settings.kafka_ssl_cafile),
+        ("KAFKA_SSL_CERTFILE", settings.kafka_ssl_certfile),
+        ("KAFKA_SSL_KEYFILE", settings.kafka_ssl_keyfile),
+    )
+    if protocol not in TLS_PROTOCOLS:
+        given = [name for name, path in files if path is not None]
+        if given:
+            problems.append(
+                f"{', '.join(given)} set but KAFKA_SECURITY_PROTOCOL={protocol}: "
+                "use SSL or SASL_SSL, or unset them"
+            )
+        return problems
+    if settings.kafka_ssl_keyfile is not None and settings.kafka_ssl_certfile is None:
+        problems.append(
+            "KAFKA_SSL_KEYFILE needs KAFKA_SSL_CERTFILE (the certificate the key belongs to)"
+        )
+    problems.extend(
+        f"{name}={path}: no such file" for name, path in files if path and not path.is_file()
+    )
+    return problems

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
+from typing import Any
 
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import TopicAlreadyExistsError
@@ -21,10 +23,19 @@ def topic_configs(base: str) -> dict[str, str]:
     return configs
 
 
-async def ensure_topics(bootstrap: str, *, prefix: str = "", partitions: int = 3) -> list[str]:
-    """Create every contract topic that is missing; returns the physical names."""
+async def ensure_topics(
+    bootstrap: str,
+    *,
+    prefix: str = "",
+    partitions: int = 3,
+    security: Mapping[str, Any] | None = None,
+) -> list[str]:
+    """Create every contract topic that is missing; returns the physical names. `security` is
+    `kafka_security_options` of the service's settings."""
     names = [topic_name(base, prefix) for base in ALL_TOPICS]
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=15_000)
+    admin = AIOKafkaAdminClient(
+        bootstrap_servers=bootstrap, request_timeout_ms=15_000, **(security or {})
+    )
     await admin.start()
     try:
         existing = set(await admin.list_topics())

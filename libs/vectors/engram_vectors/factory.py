@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from pydantic import SecretStr
+
 from engram_vectors.instrumented import InstrumentedVectorStore
 from engram_vectors.numpy_store import ExactNumpyStore
 from engram_vectors.port import VectorStore
@@ -18,10 +20,17 @@ def make_vector_store(kind: VectorStoreKind, **options: Any) -> VectorStore:
     )
 
 
-def vector_store_from(qdrant_url: str | None, vector_path: str, **options: Any) -> VectorStore:
-    """A Qdrant server when `qdrant_url` is set, else the embedded engine under `vector_path`."""
+def vector_store_from(
+    qdrant_url: str | None,
+    vector_path: str,
+    *,
+    api_key: SecretStr | None = None,
+    **options: Any,
+) -> VectorStore:
+    """A Qdrant server when `qdrant_url` is set (with its API key, if any), else the embedded
+    engine under `vector_path`, which needs no key."""
     if qdrant_url:
-        return make_vector_store("qdrant", url=qdrant_url, **options)
+        return make_vector_store("qdrant", url=qdrant_url, api_key=api_key, **options)
     return make_vector_store("edge", root=vector_path, **options)
 
 

@@ -49,7 +49,10 @@ async def open_recall(
     embedder = make_embedder(settings.embedder, **settings.embedder_options())
     vectors = KnowledgeVectors(
         vector_store_from(
-            settings.qdrant_url, settings.vector_path, keyword_indexes=KEYWORD_INDEXES
+            settings.qdrant_url,
+            settings.vector_path,
+            api_key=settings.qdrant_api_key,
+            keyword_indexes=KEYWORD_INDEXES,
         ),
         settings.collection,
         lexical=settings.lexical,

@@ -49,6 +49,7 @@ from engram_gateway.service.sources import SourceCheck
 from engram_platform.app import service_app
 from engram_platform.dependencies import install
 from engram_platform.indexes import merge
+from engram_platform.kafka_security import kafka_security_options
 from engram_platform.metrics import PipelineMetrics
 from engram_platform.runtime import ConnectedRuntime, Runtime
 
@@ -145,6 +146,7 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
                 telemetry=TelemetryReader(rt.mongo[settings.telemetry_database]),
                 dead_letters=DeadLetterBox(
                     bootstrap=settings.kafka_bootstrap_servers,
+                    security=kafka_security_options(settings),
                     topic_prefix=settings.topic_prefix,
                     db=rt.db,
                     publisher=rt.broker,

@@ -61,7 +61,10 @@ async def open_vectors(settings: MemorySettings, provenance: Provenance) -> Memo
     """The memory collection for the configured embedder, created if new; a collection built
     with another lexical encoder stops start-up, one of another embedder is only warned of."""
     store = vector_store_from(
-        settings.qdrant_url, settings.vector_path, keyword_indexes=KEYWORD_INDEXES
+        settings.qdrant_url,
+        settings.vector_path,
+        api_key=settings.qdrant_api_key,
+        keyword_indexes=KEYWORD_INDEXES,
     )
     vectors = MemoryVectors(store, settings.collection, lexical=settings.lexical)
     await open_at_start(

@@ -267,31 +267,81 @@ def test_scaled_embedded_vectors_are_caught(default: list[chart.Manifest]) -> No
     assert chart.check_embedded_vectors_single(broken, qdrant_url=True) == []
 
 
-# Rendered for operators and the day the services read them; docs/operations.md says so.
-NOT_READ_YET = frozenset(
-    {
-        "KAFKA_SECURITY_PROTOCOL",
-        "KAFKA_SASL_MECHANISM",
-        "KAFKA_SASL_USERNAME",
-        "KAFKA_SASL_PASSWORD",
-        "QDRANT_API_KEY",
-    }
-)
+KAFKA_SASL = [
+    "kafka.securityProtocol=SASL_SSL",
+    "kafka.sasl.mechanism=SCRAM-SHA-512",
+    "kafka.sasl.username=engram",
+    "kafka.tls.existingSecret=kafka-ca",
+    "kafka.tls.clientCertificate=true",
+]
 
 
 def test_every_variable_the_chart_sets_is_read_by_the_service(
     helm: Path, facts: ServiceFacts
 ) -> None:
-    sets = ["kafka.sasl.mechanism=PLAIN", "kafka.sasl.username=u", "otlpEndpoint=http://o:4318"]
+    sets = [*KAFKA_SASL, "otlpEndpoint=http://o:4318"]
     manifests = chart.render(helm, [PRODUCTION], sets)
-    unread_somewhere: set[str] = set()
     for name, deployment in by_component(manifests, "Deployment").items():
         container = chart.containers(deployment)[0]
         given = set(chart.container_env(manifests, container)) | set(secret_refs(container))
         known = settings_env_names(name)
-        assert given - known <= NOT_READ_YET, f"{name} does not read {sorted(given - known)}"
-        unread_somewhere |= given - known
-    assert unread_somewhere == NOT_READ_YET, "a variable is read now: drop it from NOT_READ_YET"
+        assert given - known == set(), f"{name} does not read {sorted(given - known)}"
+
+
+def test_kafka_security_reaches_every_platform_pod(helm: Path, facts: ServiceFacts) -> None:
+    sets = [*KAFKA_SASL, "secrets.kafkaSaslPassword=pw-41c2"]
+    manifests = chart.render(helm, sets=sets)
+    assert chart.check_no_secret_in_config_maps(manifests, ["pw-41c2"]) == []
+    for name, deployment in by_component(manifests, "Deployment").items():
+        container = chart.containers(deployment)[0]
+        env = chart.container_env(manifests, container)
+        if name == "mcp":
+            assert not any(key.startswith("KAFKA_") for key in env), "MCP has no Kafka client"
+            continue
+        assert env["KAFKA_SECURITY_PROTOCOL"] == "SASL_SSL"
+        assert env["KAFKA_SASL_MECHANISM"] == "SCRAM-SHA-512"
+        assert env["KAFKA_SASL_USERNAME"] == "engram"
+        assert secret_refs(container)["KAFKA_SASL_PASSWORD"]["key"] == "KAFKA_SASL_PASSWORD"
+        mounts = {m["name"]: m for m in container["volumeMounts"]}
+        tls_dir = mounts["kafka-tls"]["mountPath"]
+        assert mounts["kafka-tls"]["readOnly"] is True
+        assert env["KAFKA_SSL_CAFILE"] == f"{tls_dir}/ca.crt"
+        assert env["KAFKA_SSL_CERTFILE"] == f"{tls_dir}/tls.crt"
+        assert env["KAFKA_SSL_KEYFILE"] == f"{tls_dir}/tls.key"
+        volumes = {v["name"]: v for v in deployment["spec"]["template"]["spec"]["volumes"]}
+        assert volumes["kafka-tls"]["secret"]["secretName"] == "kafka-ca"
+    secret = chart.of_kind(manifests, "Secret")[0]
+    assert secret["stringData"]["KAFKA_SASL_PASSWORD"] == "pw-41c2"
+
+
+@pytest.mark.parametrize(
+    ("sets", "message"),
+    [
+        (["kafka.securityProtocol=SASL_PLAINTEXT"], "needs kafka.sasl.mechanism"),
+        (
+            [
+                "kafka.securityProtocol=SASL_SSL",
+                "kafka.sasl.mechanism=PLAIN",
+                "kafka.sasl.username=u",
+            ],
+            "needs secrets.kafkaSaslPassword",
+        ),
+        (["kafka.sasl.mechanism=PLAIN"], "need kafka.securityProtocol SASL_PLAINTEXT or SASL_SSL"),
+        (["secrets.kafkaSaslPassword=p"], "need kafka.securityProtocol SASL_PLAINTEXT"),
+        (["kafka.securityProtocol=TLS"], "one of PLAINTEXT, SSL"),
+        (
+            ["kafka.securityProtocol=SSL", "kafka.sasl.mechanism=GSSAPI"],
+            "one of PLAIN, SCRAM-SHA-256",
+        ),
+        (["kafka.tls.existingSecret=ca"], "kafka.tls.existingSecret needs kafka.securityProtocol"),
+        (["kafka.securityProtocol=SSL", "kafka.tls.clientCertificate=true"], "needs kafka.tls.ex"),
+    ],
+)
+def test_rendering_refuses_kafka_security_that_cannot_work(
+    helm: Path, sets: list[str], message: str
+) -> None:
+    with pytest.raises(chart.RenderError, match=re.escape(message)):
+        chart.render(helm, sets=sets)
 
 
 def test_volumes_one_pod_holds_are_never_shared_in_a_rollout(

@@ -83,6 +83,11 @@ app.kubernetes.io/managed-by: {{ (index . 0).Release.Service }}
 app.kubernetes.io/part-of: engram
 {{- end -}}
 
+{{/* Where the Kafka CA (and client certificate) Secret is mounted in every platform pod. */}}
+{{- define "engram.kafkaTlsDir" -}}
+/etc/engram/kafka-tls
+{{- end -}}
+
 {{- define "engram.secretName" -}}
 {{- .Values.secrets.existingSecret | default (printf "%s-secrets" (include "engram.fullname" .)) -}}
 {{- end -}}
@@ -125,7 +130,41 @@ empty one (or fight over one volume), so recall would answer from a fraction of 
 {{- if and (not .Values.secrets.existingSecret) (not .Values.secrets.mongodbUri) -}}
 {{- fail "secrets.mongodbUri (or secrets.existingSecret with MONGODB_URI) is required" -}}
 {{- end -}}
+{{- include "engram.validateKafka" . -}}
 {{- if and .Values.kafka.topics.strimzi.enabled (not .Values.kafka.topics.strimzi.cluster) -}}
 {{- fail "kafka.topics.strimzi.cluster: name the Strimzi Kafka resource the topics belong to" -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The Kafka security combinations the services refuse at start (engram_platform.settings), refused
+here first so a bad upgrade never rolls pods that cannot connect.
+*/}}
+{{- define "engram.validateKafka" -}}
+{{- $kafka := .Values.kafka -}}
+{{- $protocol := $kafka.securityProtocol -}}
+{{- if not (has $protocol (list "PLAINTEXT" "SSL" "SASL_PLAINTEXT" "SASL_SSL")) -}}
+{{- fail (printf "kafka.securityProtocol %q: one of PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL" $protocol) -}}
+{{- end -}}
+{{- with $kafka.sasl.mechanism -}}
+{{- if not (has . (list "PLAIN" "SCRAM-SHA-256" "SCRAM-SHA-512")) -}}
+{{- fail (printf "kafka.sasl.mechanism %q: one of PLAIN, SCRAM-SHA-256, SCRAM-SHA-512" .) -}}
+{{- end -}}
+{{- end -}}
+{{- if hasPrefix "SASL_" $protocol -}}
+{{- if not (and $kafka.sasl.mechanism $kafka.sasl.username) -}}
+{{- fail (printf "kafka.securityProtocol %s needs kafka.sasl.mechanism and kafka.sasl.username (KAFKA_SASL_MECHANISM, KAFKA_SASL_USERNAME)" $protocol) -}}
+{{- end -}}
+{{- if not (or .Values.secrets.existingSecret .Values.secrets.kafkaSaslPassword) -}}
+{{- fail (printf "kafka.securityProtocol %s needs secrets.kafkaSaslPassword (or secrets.existingSecret with KAFKA_SASL_PASSWORD)" $protocol) -}}
+{{- end -}}
+{{- else if or $kafka.sasl.mechanism $kafka.sasl.username .Values.secrets.kafkaSaslPassword -}}
+{{- fail (printf "kafka.sasl.* and secrets.kafkaSaslPassword need kafka.securityProtocol SASL_PLAINTEXT or SASL_SSL, not %s" $protocol) -}}
+{{- end -}}
+{{- if and $kafka.tls.existingSecret (not (has $protocol (list "SSL" "SASL_SSL"))) -}}
+{{- fail (printf "kafka.tls.existingSecret needs kafka.securityProtocol SSL or SASL_SSL, not %s" $protocol) -}}
+{{- end -}}
+{{- if and $kafka.tls.clientCertificate (not $kafka.tls.existingSecret) -}}
+{{- fail "kafka.tls.clientCertificate needs kafka.tls.existingSecret (the Secret holding tls.crt and tls.key)" -}}
 {{- end -}}
 {{- end -}}

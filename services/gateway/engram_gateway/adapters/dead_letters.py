@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -51,8 +52,17 @@ class Letter:
 class DeadLetterBox:
     """Reads a tenant's dead letters and replays them to their original topics, once each."""
 
-    def __init__(self, *, bootstrap: str, topic_prefix: str, db: Any, publisher: Publisher) -> None:
+    def __init__(
+        self,
+        *,
+        bootstrap: str,
+        topic_prefix: str,
+        db: Any,
+        publisher: Publisher,
+        security: Mapping[str, Any] | None = None,
+    ) -> None:
         self.bootstrap = bootstrap
+        self.security = dict(security or {})
         self.prefix = topic_prefix
         self.topic = topic_name(Topics.DLQ, topic_prefix)
         self.replays = db[REPLAYS]
@@ -139,8 +149,10 @@ class DeadLetterBox:
         from aiokafka import AIOKafkaConsumer, TopicPartition
         from aiokafka.admin import AIOKafkaAdminClient
 
-        consumer = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, enable_auto_commit=False)
-        admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap)
+        consumer = AIOKafkaConsumer(
+            bootstrap_servers=self.bootstrap, enable_auto_commit=False, **self.security
+        )
+        admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap, **self.security)
         await consumer.start()
         await admin.start()
         out: list[tuple[int, int, bytes]] = []
