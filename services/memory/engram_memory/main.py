@@ -31,6 +31,7 @@ from engram_memory.service.cascades import Cascades
 from engram_memory.service.conversations import ConversationIntake
 from engram_memory.service.dedup import Dedup
 from engram_memory.service.deletion import Deletions
+from engram_memory.service.expiry import ExpirySweeper
 from engram_memory.service.history import History
 from engram_memory.service.recall import Recall
 from engram_memory.service.retention import Retention
@@ -86,6 +87,8 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
         recover_collections=[MEMORIES],
         indexes=INDEXES,
     )
+
+    sweepers: list[ExpirySweeper] = []
 
     async def register(rt: ConnectedRuntime, app: FastAPI) -> None:
         embedder = make_embedder(settings.embedder, **settings.embedder_options())
@@ -144,13 +147,20 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
             on_dead_letter=conversations.on_submitted_dead_lettered,
         )
         rt.consumer.on(CONVERSATION_DELETED, conversations.on_deleted)
-        deletions = Deletions(rows, vectors, OutboxWithdrawals(rt.db, rt.outbox))
+        staged = OutboxWithdrawals(rt.db, rt.outbox)
+        deletions = Deletions(rows, vectors, staged)
+        sweepers[:] = [ExpirySweeper(rows, vectors, staged)]
         install(app, MemoryDeps(rows, conversation_store, recall, dedup, deletions, History(rows)))
+
+    async def sweep_expired() -> None:
+        """Expire lapsed memories periodically (the sweeper `register` built)."""
+        await sweepers[0].run(settings.expiry_sweep_seconds)
 
     app = service_app(
         runtime,
         title="engram-memory",
         register=register,
+        background=[sweep_expired],
         routers=[api.router],
     )
     return app

@@ -114,7 +114,15 @@ class StagedWithdrawals(Protocol):
         self,
         tenant_id: str,
         changes: Sequence[tuple[str, Mapping[str, Any], Envelope[Any]]],
+        *,
+        keep_content: bool = False,
     ) -> None: ...
+
+
+class LapsedRows(Protocol):
+    """The rows the expiry sweeper walks: live ones of any tenant past `expires_at`."""
+
+    async def lapsed(self, now: datetime, limit: int) -> list[dict[str, Any]]: ...
 
 
 class MemoryPoints(Protocol):

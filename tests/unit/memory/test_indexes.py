@@ -43,13 +43,20 @@ WIDE = Selection(
     search="ord-1",
 )
 ONE = Selection.of_agent(T, "a1")
+NOW_READ = Selection(T, ("a1",), statuses=("active", "expired", "withdrawn"), at=AT)
+"""Statuses read at an instant: a lapsed live row counts as `expired`."""
 
 UNINDEXED = {
     ("MemoryRows.count_derived_from", MEMORIES): "on the local server, whose indexes serve no "
     "equality on `derived_from`, prune verification reads the tenant's rows in these statuses "
     "once and matches their sources here",
 }
+TENANT_FREE = {
+    ("MemoryRows.lapsed", MEMORIES): "the expiry sweeper walks every tenant's lapsed memories "
+    "through the `expires_at` index, and marks each under its own tenant",
+}
 AGENT_FREE = {
+    ("MemoryRows.lapsed", MEMORIES): "as the tenant, every agent's",
     ("MemoryRows.derived_from_any", MEMORIES): "a source (record, fact, document) is the tenant's, "
     "and memories of any of its agents may derive from it",
     ("MemoryRows.derived_via_index", MEMORIES): "as `derived_from_any`, where MongoDB's index "
@@ -90,6 +97,7 @@ async def test_memory_queries_are_indexed_and_scoped() -> None:
         "MemoryRows.page": lambda: rows.page(WIDE, "recent", Position(AT, "m1"), 10),
         "MemoryRows.tally": lambda: rows.tally(WIDE),
         "MemoryRows.select_by": lambda: rows.select_by(ONE),
+        "MemoryRows.lapsed": lambda: rows.lapsed(AT, 100),
         "MemoryRows.index_sources": lambda: kept.index_sources(T, "m1", ["r1"]),
         "MemoryRows.index_sources_many": lambda: kept.index_sources_many(T, [("m1", ["r1"])]),
         "MemoryRows.derived_from_any": lambda: rows.derived_from_any(T, ["r1"], ["active"]),
@@ -115,6 +123,7 @@ async def test_memory_queries_are_indexed_and_scoped() -> None:
     }
     other_shapes = {
         "MemoryRows.page": lambda: rows.page(ONE, "oldest", None, 10),
+        "MemoryRows.tally": lambda: rows.tally(NOW_READ),
         "MemoryRows.count_derived_from": lambda: kept.count_derived_from(
             T, {"records": ["r1"]}, ["active"]
         ),
@@ -127,6 +136,7 @@ async def test_memory_queries_are_indexed_and_scoped() -> None:
         INDEXES,
         tenant_id=T,
         unindexed=UNINDEXED,
+        tenant_free=TENANT_FREE,
         scope_fields={MEMORIES: "agent_id"},
         scope_free=AGENT_FREE,
     )

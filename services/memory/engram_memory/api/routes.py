@@ -201,7 +201,9 @@ async def verify_prune(body: VerifyBody, deps: Deps, tenant_id: TenantDep) -> di
 async def derived_memories(body: LineageBody, deps: Deps, tenant_id: TenantDep) -> dict[str, Any]:
     """Memories (any status) whose `derived_from` names one of the ids."""
     rows = await deps.rows.derived_from_any(
-        tenant_id, body.ids, ["pending", "active", "superseded", "withdrawn", "rejected"]
+        tenant_id,
+        body.ids,
+        ["pending", "active", "superseded", "withdrawn", "rejected", "expired"],
     )
     return {
         "memories": [
