@@ -11,11 +11,12 @@ reports the write as a duplicate of the memory it found.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from datetime import UTC, datetime, timedelta
+from typing import Annotated, Any
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from engram_events import Envelope, new_event
 from engram_events.catalog import MEMORY_BULK_WRITE_REQUESTED, MEMORY_WRITE_REQUESTED
@@ -32,12 +33,39 @@ from engram_platform.problems import Problem
 
 router = APIRouter(tags=["memories"])
 MAX_BATCH = 100
+MAX_TTL_SECONDS = 3650 * 86_400
+"""The furthest a memory's expiry may lie: ten years."""
 
 
 class WriteMemory(MemoryWrite):
-    """A memory to store: the event's own fields and constraints, and nothing else."""
+    """A memory to store: the event's own fields and constraints, and `ttl_seconds` as a
+    relative `expires_at` (one or the other, in the future, at most ten years away)."""
 
     model_config = ConfigDict(extra="forbid")
+
+    ttl_seconds: Annotated[int, Field(strict=True, ge=1, le=MAX_TTL_SECONDS)] | None = Field(
+        default=None, description="seconds until it expires (instead of expires_at)"
+    )
+
+    @model_validator(mode="after")
+    def _one_future_expiry(self) -> WriteMemory:
+        """`ttl_seconds` or `expires_at`, and an `expires_at` ahead but within ten years."""
+        if self.ttl_seconds is not None and self.expires_at is not None:
+            raise ValueError("give ttl_seconds or expires_at, not both")
+        if self.expires_at is not None:
+            now = datetime.now(UTC)
+            if self.expires_at <= now:
+                raise ValueError("expires_at must be in the future")
+            if self.expires_at > now + timedelta(seconds=MAX_TTL_SECONDS):
+                raise ValueError("expires_at must be at most ten years away")
+        return self
+
+    def write(self, now: datetime) -> dict[str, Any]:
+        """The event's fields: `ttl_seconds` becomes `expires_at`, counted from `now`."""
+        fields = self.model_dump(exclude={"ttl_seconds"})
+        if self.ttl_seconds is not None:
+            fields["expires_at"] = now + timedelta(seconds=self.ttl_seconds)
+        return fields
 
 
 class WriteMemories(BaseModel):
@@ -105,7 +133,7 @@ def _request(
         memory_id=memory_id_for(tenant_id, agent_id, memory.idempotency_key),
         agent_id=agent_id,
         author=author,
-        **memory.model_dump(),
+        **memory.write(datetime.now(UTC)),
     )
     return new_event(kind, payload, tenant_id=tenant_id)
 

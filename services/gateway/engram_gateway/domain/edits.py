@@ -61,8 +61,8 @@ def refusal(old: dict[str, Any]) -> Refusal | None:
 def edited(
     old: dict[str, Any], change: Change, *, memory_id: str, author: Author
 ) -> MemoryWriteRequested:
-    """The new version's write: the old memory's agent, type, scope and sources, the change's
-    content and metadata (or the old ones), superseding the old memory."""
+    """The new version's write: the old memory's agent, type, scope, sources and expiry, the
+    change's content and metadata (or the old ones), superseding the old memory."""
     return MemoryWriteRequested(
         memory_id=memory_id,
         agent_id=old["agent_id"],
@@ -75,6 +75,7 @@ def edited(
         session_id=old.get("session_id"),
         author=author,
         reason=change.reason,
+        expires_at=old.get("expires_at"),
     )
 
 
