@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
@@ -138,10 +139,13 @@ class EngramClient:
         user_id: str | None = None,
         session_id: str | None = None,
         allow_duplicate: bool = False,
+        ttl_seconds: int | None = None,
+        expires_at: datetime | None = None,
     ) -> models.MemoryAccepted:
         """Store a memory (202, `pending`), scoped to a user and/or session when given; a live
         memory in that scope with the same content is answered instead (`deduplicated`) unless
-        `allow_duplicate`. One idempotency key covers every retry."""
+        `allow_duplicate`. With `ttl_seconds` or `expires_at` it leaves recall and listings at
+        that time (status `expired`). One idempotency key covers every retry."""
         return self.run(
             calls.write_memory(
                 agent_id,
@@ -154,6 +158,8 @@ class EngramClient:
                 user_id=user_id,
                 session_id=session_id,
                 allow_duplicate=allow_duplicate,
+                ttl_seconds=ttl_seconds,
+                expires_at=expires_at,
             )
         )
 

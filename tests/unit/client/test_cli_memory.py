@@ -53,6 +53,29 @@ def test_store_sends_scope_and_prints_only_the_id(
     assert (body["user_id"], body["session_id"], body["allow_duplicate"]) == ("u1", "s1", True)
 
 
+def test_store_sends_a_ttl_or_an_expiry_time(stub: StubServer, env_file: Path) -> None:
+    stub.on("POST", MEMORIES, Reply(202, {"memory_id": "mem_1", "status": "pending"}))
+    assert run(env_file, "memory", "store", "agt_1", "locker 4417", "--ttl", "30") == 0
+    at = "2027-01-31T18:00:00Z"
+    assert run(env_file, "memory", "store", "agt_1", "locker 4418", "--expires-at", at) == 0
+    sent = [r.json() for r in stub.requests]
+    assert sent[0]["ttl_seconds"] == 30 and "expires_at" not in sent[0]
+    assert sent[1]["expires_at"] == "2027-01-31T18:00:00+00:00"
+
+
+@pytest.mark.parametrize("when", ["tomorrow", "2027-01-31T18:00:00"])
+def test_an_expiry_time_without_a_timezone_or_unreadable_is_a_usage_error(
+    stub: StubServer, env_file: Path, when: str
+) -> None:
+    assert run(env_file, "memory", "store", "agt_1", "x", "--expires-at", when) == 2
+    assert stub.requests == []
+
+
+def test_ttl_and_expires_at_together_are_refused_by_the_parser(env_file: Path) -> None:
+    with pytest.raises(SystemExit):
+        run(env_file, "memory", "store", "agt_1", "x", "--ttl", "5", "--expires-at", "2027-01-01Z")
+
+
 def test_store_says_on_stderr_that_it_was_deduplicated(
     stub: StubServer, env_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

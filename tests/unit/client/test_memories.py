@@ -45,6 +45,26 @@ def test_a_write_sends_its_scope_and_allow_duplicate_only_when_given() -> None:
     assert scoped == {**plain, "user_id": "u1", "session_id": "s1", "allow_duplicate": True}
 
 
+def test_a_write_sends_its_expiry_only_when_given(stub: StubServer) -> None:
+    at = datetime(2027, 1, 31, 18, tzinfo=UTC)
+    stub.on("POST", AGENT_MEMORIES, Reply(202, {"memory_id": "mem_1", "status": "pending"}))
+    stub.on(
+        "GET",
+        f"{AGENT_MEMORIES}/mem_1",
+        Reply(200, {"memory_id": "mem_1", "status": "expired", "expires_at": at.isoformat()}),
+    )
+    with EngramClient(stub.url, "egk_test") as client:
+        client.write_memory("agt_1", "locker 4417", ttl_seconds=5)
+        client.write_memory("agt_1", "locker 4418", expires_at=at)
+        client.write_memory("agt_1", "locker 4419")
+        shown = client.get_memory("agt_1", "mem_1")
+    sent = [r.json() for r in stub.requests[:3]]
+    assert sent[0]["ttl_seconds"] == 5 and "expires_at" not in sent[0]
+    assert sent[1]["expires_at"] == "2027-01-31T18:00:00+00:00" and "ttl_seconds" not in sent[1]
+    assert "ttl_seconds" not in sent[2] and "expires_at" not in sent[2]
+    assert shown.status == "expired" and shown.expires_at == at
+
+
 def test_a_deduplicated_write_answers_200_with_the_live_memory(stub: StubServer) -> None:
     existing = {
         "memory_id": "mem_old",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from datetime import datetime
 from typing import Any
 
 from engram_client import models
@@ -72,6 +73,18 @@ def _add_store(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "--allow-duplicate",
         action="store_true",
         help="store it even if a live memory in this scope says the same",
+    )
+    expiry = store.add_mutually_exclusive_group()
+    expiry.add_argument(
+        "--ttl",
+        type=int,
+        metavar="SECONDS",
+        help="it expires this many seconds from now (leaves recall and listings, status expired)",
+    )
+    expiry.add_argument(
+        "--expires-at",
+        metavar="TIME",
+        help="it expires at this ISO-8601 time with a timezone, e.g. 2027-01-31T18:00:00Z",
     )
     store.add_argument("--idempotency-key", help="reuse to make a re-run a no-op")
     store.add_argument("--wait", action="store_true", help="wait until stored")
@@ -200,7 +213,7 @@ def _add_selection(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--type", help="only this memory type")
     parser.add_argument(
         "--status",
-        choices=("pending", "active", "superseded", "withdrawn", "rejected"),
+        choices=("pending", "active", "superseded", "withdrawn", "rejected", "expired"),
         help="only memories in this status",
     )
     _add_scope_filter(parser)
@@ -230,6 +243,7 @@ def store_memory(args: argparse.Namespace) -> int:
     """Write the memory; optionally wait for its final status."""
     text = sys.stdin.read() if args.text == "-" else args.text
     metadata = json_object(args.metadata, "--metadata")
+    expires_at = _instant(args.expires_at)
     with client_from(args) as client:
         accepted = client.write_memory(
             args.agent_id,
@@ -242,6 +256,8 @@ def store_memory(args: argparse.Namespace) -> int:
             user_id=args.user,
             session_id=args.session,
             allow_duplicate=args.allow_duplicate,
+            ttl_seconds=args.ttl,
+            expires_at=expires_at,
         )
         if accepted.deduplicated:
             note(
@@ -254,6 +270,19 @@ def store_memory(args: argparse.Namespace) -> int:
         memory = client.wait_for_memory(args.agent_id, accepted.memory_id, args.timeout)
     emit(memory, args.json, status_text)
     return exit_codes.API_ERROR if memory.status == "rejected" else exit_codes.OK
+
+
+def _instant(text: str | None) -> datetime | None:
+    """`--expires-at` as a timezone-aware instant; a usage error otherwise."""
+    if text is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(f"--expires-at: {text!r} is not an ISO-8601 time") from None
+    if moment.tzinfo is None:
+        raise UsageError("--expires-at needs a timezone, e.g. 2027-01-31T18:00:00Z")
+    return moment
 
 
 def get_memory(args: argparse.Namespace) -> int:
