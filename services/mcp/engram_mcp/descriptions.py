@@ -34,7 +34,9 @@ MEMORY_WRITE = (
     "usually within seconds (memory_list with status=active shows it). Content that a live memory "
     "in the same scope already holds is not stored twice: the answer says `deduplicated: true` "
     "with that memory's id (`allow_duplicate: true` stores it anyway). To replace an outdated "
-    "memory, pass its id as `supersedes`. Reuse one `idempotency_key` when retrying the same write."
+    "memory, pass its id as `supersedes`. Reuse one `idempotency_key` when retrying the same write. "
+    "For something true only for a while, give `ttl_seconds` (or `expires_at`, not both): at that "
+    "time it leaves recall and listings (status `expired`)."
 )
 
 MEMORY_RECALL = (

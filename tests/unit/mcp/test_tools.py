@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -74,6 +75,19 @@ async def test_a_write_is_sent_with_the_environment_key_and_answered_as_structur
     assert kwargs["type"] == "conversation" and kwargs["allow_duplicate"] is False
 
 
+async def test_a_write_passes_its_expiry_on() -> None:
+    gateway = FakeGateway()
+    result = await call(
+        gateway, "memory_write", {"agent_id": "agt_1", "content": "in room 4", "ttl_seconds": 60}
+    )
+    assert not result.is_error
+    at = "2030-01-01T00:00:00Z"
+    await call(gateway, "memory_write", {"agent_id": "agt_1", "content": "x", "expires_at": at})
+    first, second = gateway.calls[0][2], gateway.calls[1][2]
+    assert first["ttl_seconds"] == 60 and first["expires_at"] is None
+    assert second["expires_at"] == datetime(2030, 1, 1, tzinfo=UTC)
+
+
 @pytest.mark.parametrize(
     ("name", "arguments"),
     [
@@ -83,6 +97,8 @@ async def test_a_write_is_sent_with_the_environment_key_and_answered_as_structur
         ("memory_write", {"agent_id": "agt 1", "content": "x"}),
         ("memory_write", {"agent_id": "agt_1", "content": ""}),
         ("memory_write", {"agent_id": "agt_1", "content": "x", "type": "Not Snake"}),
+        ("memory_write", {"agent_id": "agt_1", "content": "x", "ttl_seconds": 0}),
+        ("memory_write", {"agent_id": "agt_1", "content": "x", "expires_at": "2030-01-01T00:00"}),
         ("memory_list", {"limit": 1001}),
         ("knowledge_search", {"query": "x", "mode": "semantic"}),
         ("contradictions_list", {"status": "closed"}),
