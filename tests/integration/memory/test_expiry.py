@@ -83,11 +83,19 @@ async def test_a_memory_with_a_ttl_leaves_recall_and_listings_and_is_listed_expi
             row: dict[str, Any] = client.get(f"/v1/agents/{agent}/memories/{brief}").json()
             return row if row.get("expired_at") else None
 
+        edit = client.patch(f"/v1/agents/{agent}/memories/{brief}", json={"content": "4418"})
+        assert edit.status_code == 409 and edit.json()["memory_status"] == "expired", edit.text
+        again = client.post(
+            f"/v1/agents/{agent}/memories", json={"content": "the locker code is 4417 for today"}
+        )
+        assert again.status_code == 202 and again.json()["memory_id"] != brief, again.text
+
         row = until(swept, "the sweeper to mark the memory expired", timeout=60)
         assert row["status"] == "expired"
         assert row["content"] == "the locker code is 4417 for today"
         assert brief not in recalled(client, agent, "locker code")
         assert listed(client, agent, status="expired") == [brief]
+        wait_status(client, agent, again.json()["memory_id"], {"active"})
 
     withdrawn = await wait_for(
         stack.env["KAFKA_BOOTSTRAP_SERVERS"],
