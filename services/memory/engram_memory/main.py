@@ -20,6 +20,7 @@ from engram_events.catalog import (
 from engram_memory import api
 from engram_memory.adapters.conversations import ConversationStore
 from engram_memory.adapters.dedup import DedupSlots
+from engram_memory.adapters.retention import RetentionRules
 from engram_memory.adapters.rows import INDEXES, MEMORIES, MemoryRows, keeps_source_index
 from engram_memory.adapters.staging import OutboxWithdrawals
 from engram_memory.adapters.vectors import KEYWORD_INDEXES, MemoryVectors
@@ -95,7 +96,7 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
         rows = MemoryRows(rt.db, source_index=await keeps_source_index(rt.db))
         vectors = await open_vectors(settings, embedder.provenance)
         withdrawals = Withdrawals(rows, vectors)
-        retention = Retention(settings.retention, rows, withdrawals)
+        retention = Retention(settings.retention, rows, withdrawals, RetentionRules(rt.db))
         require_all = settings.withdraw_requires_all_sources
         cascades = Cascades(rows, withdrawals, require_all_sources=require_all)
         dedup = Dedup(DedupSlots(rt.db), rows)
@@ -150,7 +151,12 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
         staged = OutboxWithdrawals(rt.db, rt.outbox)
         deletions = Deletions(rows, vectors, staged)
         sweepers[:] = [ExpirySweeper(rows, vectors, staged)]
-        install(app, MemoryDeps(rows, conversation_store, recall, dedup, deletions, History(rows)))
+        install(
+            app,
+            MemoryDeps(
+                rows, conversation_store, recall, dedup, deletions, History(rows), retention
+            ),
+        )
 
     async def sweep_expired() -> None:
         """Expire lapsed memories periodically (the sweeper `register` built)."""

@@ -8,8 +8,10 @@ from datetime import UTC, datetime
 import pytest
 
 from engram_events.memory_filter import MemoryFilter
+from engram_events.retention import AgentRetention, RetentionRule
 from engram_memory.adapters.conversations import CONVERSATIONS, ConversationStore
 from engram_memory.adapters.dedup import SLOTS, DedupSlots
+from engram_memory.adapters.retention import RETENTION, RetentionRules
 from engram_memory.adapters.rows import INDEXES, MEMORIES, MemoryRows
 from engram_memory.domain.listing import Position
 from engram_memory.domain.retention import RetentionPolicy
@@ -71,12 +73,15 @@ async def test_memory_queries_are_indexed_and_scoped() -> None:
             MEMORIES: [ROW],
             SLOTS: [{"_id": f"{T}:dedup:k", "memory_id": "m1"}],
             CONVERSATIONS: [{"_id": f"{T}:c1", "tenant_id": T, "conversation_id": "c1"}],
+            RETENTION: [],
         }
     )
     rows = MemoryRows(db)
     kept = MemoryRows(db, source_index=True)
     slots = DedupSlots(db)
     conversations = ConversationStore(db)
+    rules = RetentionRules(db)
+    own = AgentRetention(rules=[RetentionRule(type="fact", max_count=3)])
     policy = RetentionPolicy(type="fact", max_count=10)
     exercise = {
         "MemoryRows.get": lambda: rows.get(T, "m1"),
@@ -120,6 +125,8 @@ async def test_memory_queries_are_indexed_and_scoped() -> None:
             T, {"conversation_id": "c1"}, "dead_lettered: x"
         ),
         "ConversationStore.mark_deleted": lambda: conversations.mark_deleted(T, "a1", "c1", {}),
+        "RetentionRules.put": lambda: rules.put(T, "a1", own),
+        "RetentionRules.get": lambda: rules.get(T, "a1"),
     }
     other_shapes = {
         "MemoryRows.page": lambda: rows.page(ONE, "oldest", None, 10),
@@ -141,4 +148,6 @@ async def test_memory_queries_are_indexed_and_scoped() -> None:
         scope_free=AGENT_FREE,
     )
     assert not verdict.report(), verdict.report()
-    assert public_methods(MemoryRows, DedupSlots, ConversationStore) == set(exercise)
+    assert public_methods(MemoryRows, DedupSlots, ConversationStore, RetentionRules) == set(
+        exercise
+    )
