@@ -249,6 +249,17 @@ class AsyncEngramClient:
         """Every version of the memory's chain, oldest first: who wrote each, when and why."""
         return await self.run(calls.memory_history(agent_id, memory_id))
 
+    async def get_retention(self, agent_id: str) -> models.Retention:
+        """The agent's retention rules and the defaults in force for its other types."""
+        return await self.run(calls.get_retention(agent_id))
+
+    async def set_retention(
+        self, agent_id: str, rules: Sequence[Mapping[str, Any]]
+    ) -> models.Retention:
+        """Replace the agent's rules (`[{"type", "max_count"?, "max_age_seconds"?}]`, one per
+        type; `[]` returns it to the defaults); they apply from its next stored memory on."""
+        return await self.run(calls.set_retention(agent_id, rules))
+
     async def list_memories(
         self,
         agent_id: str | None = None,

@@ -112,6 +112,24 @@ class MemoryHistory(ApiModel):
     versions: list[MemoryVersion]
 
 
+class RetentionRule(ApiModel):
+    """Keep at most `max_count` of an agent's memories of `type`, none older than
+    `max_age_seconds`."""
+
+    type: str
+    max_count: int | None = None
+    max_age_seconds: float | None = None
+
+
+class Retention(ApiModel):
+    """An agent's own rules (`rules`) and the deployment's defaults for the types it set none
+    for (`defaults`)."""
+
+    agent_id: str
+    rules: list[RetentionRule]
+    defaults: list[RetentionRule] = []
+
+
 class ConversationAccepted(ApiModel):
     """A conversation's 202: queued (`pending`), with the URL reporting what became of it."""
 

@@ -249,6 +249,15 @@ class EngramClient:
         """Every version of the memory's chain, oldest first: who wrote each, when and why."""
         return self.run(calls.memory_history(agent_id, memory_id))
 
+    def get_retention(self, agent_id: str) -> models.Retention:
+        """The agent's retention rules and the defaults in force for its other types."""
+        return self.run(calls.get_retention(agent_id))
+
+    def set_retention(self, agent_id: str, rules: Sequence[Mapping[str, Any]]) -> models.Retention:
+        """Replace the agent's rules (`[{"type", "max_count"?, "max_age_seconds"?}]`, one per
+        type; `[]` returns it to the defaults); they apply from its next stored memory on."""
+        return self.run(calls.set_retention(agent_id, rules))
+
     def list_memories(
         self,
         agent_id: str | None = None,

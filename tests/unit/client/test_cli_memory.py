@@ -76,6 +76,30 @@ def test_ttl_and_expires_at_together_are_refused_by_the_parser(env_file: Path) -
         run(env_file, "memory", "store", "agt_1", "x", "--ttl", "5", "--expires-at", "2027-01-01Z")
 
 
+def test_retention_shows_and_sets_the_agents_rules(
+    stub: StubServer, env_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = "/v1/agents/agt_1/retention"
+    rule = {"type": "scratch", "max_count": 2, "max_age_seconds": None}
+    answer = {"agent_id": "agt_1", "rules": [rule], "defaults": []}
+    stub.on("GET", path, Reply(200, answer))
+    stub.on("PUT", path, Reply(200, answer))
+    assert run(env_file, "memory", "retention", "agt_1") == 0
+    rules = '[{"type": "scratch", "max_count": 2}]'
+    assert run(env_file, "memory", "retention", "agt_1", "--set", rules) == 0
+    assert [r.method for r in stub.requests] == ["GET", "PUT"]
+    assert stub.requests[1].json() == {"rules": [{"type": "scratch", "max_count": 2}]}
+    assert '"max_count": 2' in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("rules", ["{", '{"type": "x"}', "[1]"])
+def test_retention_rules_that_are_no_json_list_of_objects_are_a_usage_error(
+    stub: StubServer, env_file: Path, rules: str
+) -> None:
+    assert run(env_file, "memory", "retention", "agt_1", "--set", rules) == 2
+    assert stub.requests == []
+
+
 def test_store_says_on_stderr_that_it_was_deduplicated(
     stub: StubServer, env_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -309,7 +333,9 @@ def test_clear_withdraws_one_scope_and_prints_how_many(
     assert stub.requests[0].query == {"user_id": ["u1"], "session_id": ["s1"]}
 
 
-@pytest.mark.parametrize("action", ["store", "get", "recall", "list", "count", "clear"])
+@pytest.mark.parametrize(
+    "action", ["store", "get", "recall", "list", "count", "clear", "retention"]
+)
 def test_every_memory_command_has_help(action: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as caught:
         main(["memory", action, "--help"])

@@ -65,6 +65,18 @@ def test_a_write_sends_its_expiry_only_when_given(stub: StubServer) -> None:
     assert shown.status == "expired" and shown.expires_at == at
 
 
+def test_retention_is_read_and_replaced_whole(stub: StubServer) -> None:
+    path = "/v1/agents/agt_1/retention"
+    default = {"type": "note", "max_count": None, "max_age_seconds": 3600}
+    answer = {"agent_id": "agt_1", "rules": [{"type": "scratch", "max_count": 2}]}
+    stub.on("PUT", path, Reply(200, {**answer, "defaults": [default]}))
+    with EngramClient(stub.url, "egk_test") as client:
+        shown = client.set_retention("agt_1", [{"type": "scratch", "max_count": 2}])
+    assert stub.requests[0].json() == {"rules": [{"type": "scratch", "max_count": 2}]}
+    assert shown.rules[0].max_count == 2 and shown.defaults[0].max_age_seconds == 3600
+    assert calls.get_retention("agt_1").retry_safe and calls.set_retention("a", []).retry_safe
+
+
 def test_a_deduplicated_write_answers_200_with_the_live_memory(stub: StubServer) -> None:
     existing = {
         "memory_id": "mem_old",

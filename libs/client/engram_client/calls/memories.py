@@ -205,6 +205,27 @@ def memory_history(agent_id: str, memory_id: str) -> Call[models.MemoryHistory]:
     )
 
 
+def get_retention(agent_id: str) -> Call[models.Retention]:
+    """The agent's own retention rules and the deployment's defaults for other types."""
+    return Call(
+        "GET",
+        f"/v1/agents/{segment(agent_id)}/retention",
+        models.Retention.model_validate,
+        retry_safe=True,
+    )
+
+
+def set_retention(agent_id: str, rules: Sequence[Mapping[str, Any]]) -> Call[models.Retention]:
+    """Replace the agent's rules whole; retry-safe (a repeat sets the same rules)."""
+    return Call(
+        "PUT",
+        f"/v1/agents/{segment(agent_id)}/retention",
+        models.Retention.model_validate,
+        json={"rules": [dict(rule) for rule in rules]},
+        retry_safe=True,
+    )
+
+
 def _selection(
     *,
     search: str | None,

@@ -1,9 +1,10 @@
-"""`engram memory store | get | edit | history | recall | list | count | clear | converse`: an
-agent's memories."""
+"""`engram memory store | get | edit | history | recall | list | count | clear | retention |
+converse`: an agent's memories."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from datetime import datetime
 from typing import Any
@@ -46,6 +47,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     _add_list(actions)
     _add_count(actions)
     _add_clear(actions)
+    _add_retention(actions)
     add_converse(actions)
 
 
@@ -237,6 +239,43 @@ def scope_filter(args: argparse.Namespace) -> dict[str, Any] | None:
             raise UsageError(f"{flag} {value!r} contradicts --filter's {name} {wanted[name]!r}")
         wanted[name] = value
     return wanted or None
+
+
+def _add_retention(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    retention = actions.add_parser(
+        "retention",
+        help="show or set an agent's retention rules",
+        description="Print AGENT's retention rules and the defaults for its other types as "
+        "JSON; --set replaces its rules with RULES, a JSON list of "
+        '{"type", "max_count"?, "max_age_seconds"?} (one per type; [] returns it to the '
+        "defaults), which apply from its next stored memory on.",
+    )
+    retention.add_argument("agent_id", metavar="AGENT")
+    retention.add_argument("--set", dest="rules", metavar="RULES", help="a JSON list of rules")
+    retention.set_defaults(handler=agent_retention)
+
+
+def agent_retention(args: argparse.Namespace) -> int:
+    """Print the agent's retention, after replacing its rules when --set is given."""
+    rules = None if args.rules is None else _rules(args.rules)
+    with client_from(args) as client:
+        if rules is None:
+            shown = client.get_retention(args.agent_id)
+        else:
+            shown = client.set_retention(args.agent_id, rules)
+    emit(shown, True)
+    return exit_codes.OK
+
+
+def _rules(text: str) -> list[dict[str, Any]]:
+    """`--set` as a list of JSON objects; a usage error otherwise."""
+    try:
+        rules = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--set is not JSON: {exc.msg}") from None
+    if not isinstance(rules, list) or not all(isinstance(r, dict) for r in rules):
+        raise UsageError("--set must be a JSON list of objects")
+    return rules
 
 
 def store_memory(args: argparse.Namespace) -> int:
