@@ -184,6 +184,17 @@ async def test_an_agents_own_rule_wins_over_the_default_over_one_population() ->
     ]
 
 
+async def test_a_memory_expired_but_not_yet_swept_is_no_member_of_the_population() -> None:
+    pipe = Pipeline([RetentionPolicy(type="conversation", max_count=2)])
+    await pipe.open()
+    await pipe.write(pipe.request("c0", "chat number 0", type="conversation"))
+    await pipe.write(pipe.request("c1", "chat number 1", type="conversation"))
+    lapsed = datetime.now(UTC) - timedelta(seconds=1)
+    await pipe.write(pipe.request("c2", "chat number 2", type="conversation", expires_at=lapsed))
+    statuses = {r["memory_id"]: r["status"] for r in pipe.rows.rows.values()}
+    assert statuses == {"c0": "active", "c1": "active", "c2": "active"}
+
+
 async def test_a_tombstoned_record_withdraws_derived_memories_and_acknowledges() -> None:
     pipe = Pipeline()
     await pipe.open()

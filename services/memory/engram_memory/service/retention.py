@@ -9,6 +9,7 @@ from typing import Any
 
 from engram_events import Envelope
 from engram_events.retention import AgentRetention
+from engram_memory.domain.expiry import lapsed
 from engram_memory.domain.retention import (
     Member,
     RetentionPolicy,
@@ -84,7 +85,8 @@ class Retention:
     async def enforce(
         self, tenant_id: str, agent_id: str, memory_type: str, cause: Envelope[Any]
     ) -> list[Envelope[Any]]:
-        """Evict what the (agent, type) policy no longer allows; returns `memory.withdrawn`s."""
+        """Evict what the (agent, type) policy no longer allows; returns `memory.withdrawn`s.
+        A memory already expired but not yet swept is no member (the sweeper takes it)."""
         own = await self.own(tenant_id, agent_id)
         policy = policy_for([*own, *self.policies], agent_id, memory_type)
         if policy is None:
@@ -94,9 +96,10 @@ class Retention:
         if policy.max_age_seconds is None and policy.max_count is not None:
             if counted <= policy.max_count:
                 return []
-        population = await self.rows.select(selection)
+        now = datetime.now(UTC)
+        population = [r for r in await self.rows.select(selection) if not lapsed(r, now)]
         members = [Member(r["memory_id"], _aware(r["created_at"])) for r in population]
-        chosen = set(evictions(policy, members, datetime.now(UTC)))
+        chosen = set(evictions(policy, members, now))
         if not chosen:
             return []
         targets = [r for r in population if r["memory_id"] in chosen]
