@@ -15,6 +15,7 @@ from engram_memory.adapters.vectors import MemoryVectors
 from engram_memory.api.views import memory_view
 from engram_memory.domain.dedup import is_duplicate_of
 from engram_memory.domain.expiry import EXPIRABLE_STATUSES, effective_status, lapsed
+from engram_memory.domain.history import version_view
 from engram_memory.service.expiry import ExpirySweeper
 from engram_memory.service.recall import Recall
 from engram_vectors import ExactNumpyStore
@@ -61,6 +62,12 @@ def test_the_view_shows_a_lapsed_memory_as_expired_with_its_expiry() -> None:
     view = memory_view(row("m", "active", datetime.now(UTC) - timedelta(seconds=1)))
     assert view["status"] == "expired"
     assert "expires_at" in view
+
+
+def test_a_lapsed_version_in_a_history_reads_expired() -> None:
+    lapsed_row = row("m", "superseded", datetime.now(UTC) - timedelta(seconds=1))
+    assert version_view(lapsed_row)["status"] == "expired"
+    assert version_view(row("m", "superseded"))["status"] == "superseded"
 
 
 def test_an_expired_memory_no_longer_makes_a_write_a_duplicate() -> None:

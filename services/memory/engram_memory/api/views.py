@@ -52,7 +52,8 @@ def _memory_outcome(memory_id: str | None, rows: dict[str, dict[str, Any]]) -> d
     if memory_id is None:
         return {}
     row = rows.get(memory_id, {})
-    outcome = {"memory_id": memory_id, "memory_status": row.get("status", "pending")}
+    status = effective_status(row, datetime.now(UTC)) if row else "pending"
+    outcome = {"memory_id": memory_id, "memory_status": status}
     for name in ("reason", "duplicate_of", "superseded_by", "withdrawn_reason"):
         if row.get(name):
             outcome[name] = row[name]
