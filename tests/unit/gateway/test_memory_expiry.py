@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from engram_gateway.api.memory_writes import MAX_TTL_SECONDS, WriteMemories, WriteMemory
+from engram_gateway.api.memory_writes import WriteMemories, WriteMemory
+from engram_gateway.domain.expiry import MAX_TTL_SECONDS
 
 pytestmark = pytest.mark.unit
 

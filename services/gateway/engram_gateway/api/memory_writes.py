@@ -11,7 +11,7 @@ reports the write as a duplicate of the memory it found.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter
@@ -27,14 +27,14 @@ from engram_gateway.api.auth import CallerDep, RegistryDep
 from engram_gateway.api.dependencies import Deps
 from engram_gateway.api.memory_proxy import AgentId, owned_agent
 from engram_gateway.domain.edits import author_of
+from engram_gateway.domain.expiry import MAX_TTL_SECONDS, expiry, expiry_problem
 from engram_gateway.domain.ids import memory_id_for
 from engram_gateway.service.memory_writes import Outcome
 from engram_platform.problems import Problem
 
 router = APIRouter(tags=["memories"])
 MAX_BATCH = 100
-MAX_TTL_SECONDS = 3650 * 86_400
-"""The furthest a memory's expiry may lie: ten years."""
+TtlSeconds = Annotated[int, Field(strict=True, ge=1, le=MAX_TTL_SECONDS)]
 
 
 class WriteMemory(MemoryWrite):
@@ -43,28 +43,22 @@ class WriteMemory(MemoryWrite):
 
     model_config = ConfigDict(extra="forbid")
 
-    ttl_seconds: Annotated[int, Field(strict=True, ge=1, le=MAX_TTL_SECONDS)] | None = Field(
+    ttl_seconds: TtlSeconds | None = Field(
         default=None, description="seconds until it expires (instead of expires_at)"
     )
 
     @model_validator(mode="after")
     def _one_future_expiry(self) -> WriteMemory:
         """`ttl_seconds` or `expires_at`, and an `expires_at` ahead but within ten years."""
-        if self.ttl_seconds is not None and self.expires_at is not None:
-            raise ValueError("give ttl_seconds or expires_at, not both")
-        if self.expires_at is not None:
-            now = datetime.now(UTC)
-            if self.expires_at <= now:
-                raise ValueError("expires_at must be in the future")
-            if self.expires_at > now + timedelta(seconds=MAX_TTL_SECONDS):
-                raise ValueError("expires_at must be at most ten years away")
+        problem = expiry_problem(self.ttl_seconds, self.expires_at, datetime.now(UTC))
+        if problem is not None:
+            raise ValueError(problem)
         return self
 
     def write(self, now: datetime) -> dict[str, Any]:
         """The event's fields: `ttl_seconds` becomes `expires_at`, counted from `now`."""
         fields = self.model_dump(exclude={"ttl_seconds"})
-        if self.ttl_seconds is not None:
-            fields["expires_at"] = now + timedelta(seconds=self.ttl_seconds)
+        fields["expires_at"] = expiry(self.ttl_seconds, self.expires_at, now)
         return fields
 
 
