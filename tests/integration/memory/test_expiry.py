@@ -136,3 +136,27 @@ def test_bad_expiries_are_refused_naming_the_field(stack: MemoryStack) -> None:
     assert "ttl" in answers[5].text
     assert batch.status_code == 422 and "ttl_seconds" in batch.text
     assert listed_now == []
+
+
+def test_a_batch_item_and_an_edit_carry_their_expiry_to_the_row(stack: MemoryStack) -> None:
+    with stack.client(stack.tenant()) as client:
+        agent = new_agent(client)
+        batch = client.post(
+            f"/v1/agents/{agent}/memories:batch",
+            json={"memories": [{"content": "expires in an hour", "ttl_seconds": 3600}]},
+        )
+        assert batch.status_code == 202, batch.text
+        [item] = batch.json()["memories"]
+        stored = wait_status(client, agent, item["memory_id"], {"active"})
+        plain = write(client, agent, "never expires")
+        wait_status(client, agent, plain, {"active"})
+        edit = client.patch(f"/v1/agents/{agent}/memories/{plain}", json={"ttl_seconds": 7200})
+        assert edit.status_code == 202, edit.text
+        edited = wait_status(client, agent, edit.json()["memory_id"], {"active"})
+        old = client.get(f"/v1/agents/{agent}/memories/{plain}").json()
+    hour = datetime.fromisoformat(stored["expires_at"]) - datetime.now(UTC)
+    two_hours = datetime.fromisoformat(edited["expires_at"]) - datetime.now(UTC)
+    assert 3000 < hour.total_seconds() <= 3600
+    assert 6600 < two_hours.total_seconds() <= 7200
+    assert edited["content"] == "never expires"
+    assert old["status"] == "superseded" and "expires_at" not in old
