@@ -235,13 +235,22 @@ class AsyncEngramClient:
         content: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         reason: str | None = None,
+        ttl_seconds: int | None = None,
+        expires_at: datetime | None = None,
     ) -> models.MemoryAccepted:
         """Edit a memory (202, `pending`): a new version superseding this one, with `content`
-        and/or `metadata` (replacing the old metadata whole) and why; `Conflict` (409) when
-        this version is no longer the live one, its `superseded_by` naming the newer."""
+        and/or `metadata` (replacing the old metadata whole) and/or a new expiry (else the old
+        one is kept) and why; `Conflict` (409) when this version is no longer the live one,
+        its `superseded_by` naming the newer."""
         return await self.run(
             calls.update_memory(
-                agent_id, memory_id, content=content, metadata=metadata, reason=reason
+                agent_id,
+                memory_id,
+                content=content,
+                metadata=metadata,
+                reason=reason,
+                ttl_seconds=ttl_seconds,
+                expires_at=expires_at,
             )
         )
 

@@ -407,6 +407,22 @@ def test_edit_sends_the_change_and_a_stale_version_names_the_newer(
     assert stub.requests[1].json() == {"metadata": {}}
 
 
+def test_edit_may_send_only_a_new_expiry_and_nothing_is_a_usage_error(
+    stub: StubServer, env_file: Path
+) -> None:
+    path = f"{MEMORIES}/mem_old"
+    stub.on("PATCH", path, Reply(202, {"memory_id": "mem_new", "supersedes": "mem_old"}))
+    assert run(env_file, "memory", "edit", "agt_1", "mem_old", "--ttl", "60") == 0
+    at = "2027-01-31T18:00:00Z"
+    assert run(env_file, "memory", "edit", "agt_1", "mem_old", "--expires-at", at) == 0
+    assert [r.json() for r in stub.requests] == [
+        {"ttl_seconds": 60},
+        {"expires_at": "2027-01-31T18:00:00+00:00"},
+    ]
+    assert run(env_file, "memory", "edit", "agt_1", "mem_old") == 2
+    assert len(stub.requests) == 2
+
+
 def test_history_prints_one_line_per_version(
     stub: StubServer, env_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -182,11 +182,17 @@ def update_memory(
     content: str | None = None,
     metadata: Mapping[str, Any] | None = None,
     reason: str | None = None,
+    ttl_seconds: int | None = None,
+    expires_at: datetime | None = None,
 ) -> Call[models.MemoryAccepted]:
     """Not retry-safe: a repeat after a lost answer is a 409 naming the version it wrote."""
-    body: dict[str, Any] = {**only_set({"content": content, "reason": reason})}
+    body: dict[str, Any] = {
+        **only_set({"content": content, "reason": reason, "ttl_seconds": ttl_seconds})
+    }
     if metadata is not None:
         body["metadata"] = dict(metadata)
+    if expires_at is not None:
+        body["expires_at"] = expires_at.isoformat()
     return Call(
         "PATCH",
         f"/v1/agents/{segment(agent_id)}/memories/{segment(memory_id)}",

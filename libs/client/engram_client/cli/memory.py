@@ -76,22 +76,27 @@ def _add_store(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         action="store_true",
         help="store it even if a live memory in this scope says the same",
     )
-    expiry = store.add_mutually_exclusive_group()
-    expiry.add_argument(
-        "--ttl",
-        type=int,
-        metavar="SECONDS",
-        help="it expires this many seconds from now (leaves recall and listings, status expired)",
-    )
-    expiry.add_argument(
-        "--expires-at",
-        metavar="TIME",
-        help="it expires at this ISO-8601 time with a timezone, e.g. 2027-01-31T18:00:00Z",
-    )
+    _add_expiry(store, "it expires")
     store.add_argument("--idempotency-key", help="reuse to make a re-run a no-op")
     store.add_argument("--wait", action="store_true", help="wait until stored")
     add_wait_timeout(store, 60)
     store.set_defaults(handler=store_memory)
+
+
+def _add_expiry(parser: argparse.ArgumentParser, what: str) -> None:
+    """`--ttl` or `--expires-at` (not both): when the memory leaves recall and listings."""
+    expiry = parser.add_mutually_exclusive_group()
+    expiry.add_argument(
+        "--ttl",
+        type=int,
+        metavar="SECONDS",
+        help=f"{what} this many seconds from now (leaves recall and listings, status expired)",
+    )
+    expiry.add_argument(
+        "--expires-at",
+        metavar="TIME",
+        help=f"{what} at this ISO-8601 time with a timezone, e.g. 2027-01-31T18:00:00Z",
+    )
 
 
 def _add_get(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -115,6 +120,7 @@ def _add_edit(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     edit.add_argument("text", metavar="TEXT", nargs="?", help="the new content, or - for stdin")
     edit.add_argument("--metadata", help="a JSON object replacing the metadata")
     edit.add_argument("--reason", help="why (at most 500 characters)")
+    _add_expiry(edit, "the new version expires")
     edit.add_argument("--wait", action="store_true", help="wait until stored")
     add_wait_timeout(edit, 60)
     edit.set_defaults(handler=edit_memory)
@@ -336,12 +342,19 @@ def edit_memory(args: argparse.Namespace) -> int:
     """Write the new version; optionally wait for its final status."""
     text = sys.stdin.read() if args.text == "-" else args.text
     metadata = json_object(args.metadata, "--metadata") if args.metadata is not None else None
-    if text is None and metadata is None:
-        raise UsageError("give TEXT, --metadata or both")
+    expires_at = _instant(args.expires_at)
+    if text is None and metadata is None and args.ttl is None and expires_at is None:
+        raise UsageError("give TEXT, --metadata, --ttl or --expires-at")
     with client_from(args) as client:
         try:
             accepted = client.update_memory(
-                args.agent_id, args.memory_id, content=text, metadata=metadata, reason=args.reason
+                args.agent_id,
+                args.memory_id,
+                content=text,
+                metadata=metadata,
+                reason=args.reason,
+                ttl_seconds=args.ttl,
+                expires_at=expires_at,
             )
         except Conflict as stale:
             if stale.superseded_by:
