@@ -96,9 +96,10 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
         rows = MemoryRows(rt.db, source_index=await keeps_source_index(rt.db))
         vectors = await open_vectors(settings, embedder.provenance)
         withdrawals = Withdrawals(rows, vectors)
-        retention = Retention(settings.retention, rows, withdrawals, RetentionRules(rt.db))
+        rules = RetentionRules(rt.db)
+        retention = Retention(settings.retention, rows, withdrawals, rules)
         require_all = settings.withdraw_requires_all_sources
-        cascades = Cascades(rows, withdrawals, require_all_sources=require_all)
+        cascades = Cascades(rows, withdrawals, rules, require_all_sources=require_all)
         dedup = Dedup(DedupSlots(rt.db), rows)
         handlers = MemoryHandlers(
             Writes(rows, dedup, settings.memory_limits, require_all_sources=require_all),

@@ -127,6 +127,8 @@ class RetentionRuleStore(Protocol):
 
     async def put(self, tenant_id: str, agent_id: str, retention: AgentRetention) -> None: ...
 
+    async def forget(self, tenant_id: str, agent_id: str) -> None: ...
+
 
 class LapsedRows(Protocol):
     """The rows the expiry sweeper walks: live ones of any tenant past `expires_at`."""

@@ -175,6 +175,9 @@ class FakeRules:
     async def put(self, tenant_id: str, agent_id: str, retention: AgentRetention) -> None:
         self.rules[(tenant_id, agent_id)] = retention
 
+    async def forget(self, tenant_id: str, agent_id: str) -> None:
+        self.rules.pop((tenant_id, agent_id), None)
+
 
 class FakeSlots:
     """DedupSlots in a dict, with the same claim and hand-over semantics."""

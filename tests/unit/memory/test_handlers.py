@@ -11,9 +11,9 @@ import pytest
 from engram_embedding.handlers import EmbeddingHandlers
 from engram_embedding.service.requests import EmbeddingRequests
 from engram_events import Envelope, new_event
-from engram_events.catalog import MEMORY_WRITE_REQUESTED, RECORD_TOMBSTONED
+from engram_events.catalog import AGENT_DELETED, MEMORY_WRITE_REQUESTED, RECORD_TOMBSTONED
 from engram_events.content import ContentLimits
-from engram_events.payloads.memories import MemoryWriteRequested
+from engram_events.payloads.memories import AgentDeleted, MemoryWriteRequested
 from engram_events.payloads.records import RecordTombstoned
 from engram_events.retention import AgentRetention, RetentionRule
 from engram_memory.adapters.vectors import MemoryVectors
@@ -53,7 +53,7 @@ class Pipeline:
         self.handlers = MemoryHandlers(
             Writes(self.rows, dedup, limits, require_all_sources=require_all),
             Storing(self.rows, self.vectors, self.retention),
-            Cascades(self.rows, withdrawals, require_all_sources=require_all),
+            Cascades(self.rows, withdrawals, self.rules, require_all_sources=require_all),
         )
         self.clock = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -193,6 +193,18 @@ async def test_a_memory_expired_but_not_yet_swept_is_no_member_of_the_population
     await pipe.write(pipe.request("c2", "chat number 2", type="conversation", expires_at=lapsed))
     statuses = {r["memory_id"]: r["status"] for r in pipe.rows.rows.values()}
     assert statuses == {"c0": "active", "c1": "active", "c2": "active"}
+
+
+async def test_a_deleted_agent_loses_its_memories_and_its_own_retention_rules() -> None:
+    pipe = Pipeline()
+    await pipe.open()
+    await pipe.write(pipe.request("m1", "a memory of the agent"))
+    own = AgentRetention(rules=[RetentionRule(type="conversation", max_count=5)])
+    await pipe.retention.set_rules("t1", "a1", own)
+    gone = new_event(AGENT_DELETED, AgentDeleted(agent_id="a1"), tenant_id="t1")
+    published = await pipe.handlers.on_agent_deleted(gone)
+    assert _types(published) == ["memory.withdrawn"]
+    assert pipe.rules.rules == {}
 
 
 async def test_a_tombstoned_record_withdraws_derived_memories_and_acknowledges() -> None:

@@ -127,6 +127,7 @@ async def test_memory_queries_are_indexed_and_scoped() -> None:
         "ConversationStore.mark_deleted": lambda: conversations.mark_deleted(T, "a1", "c1", {}),
         "RetentionRules.put": lambda: rules.put(T, "a1", own),
         "RetentionRules.get": lambda: rules.get(T, "a1"),
+        "RetentionRules.forget": lambda: rules.forget(T, "a1"),
     }
     other_shapes = {
         "MemoryRows.page": lambda: rows.page(ONE, "oldest", None, 10),

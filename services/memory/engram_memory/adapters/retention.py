@@ -28,6 +28,12 @@ class RetentionRules:
         )
         return None if doc is None else AgentRetention.model_validate({"rules": doc["rules"]})
 
+    async def forget(self, tenant_id: str, agent_id: str) -> None:
+        """Remove the agent's rules (its deletion); none is fine."""
+        await self.collection.delete_one(
+            {"_id": rules_id(tenant_id, agent_id), "tenant_id": tenant_id}
+        )
+
     async def put(self, tenant_id: str, agent_id: str, retention: AgentRetention) -> None:
         """Replace the agent's rules whole."""
         key = rules_id(tenant_id, agent_id)
