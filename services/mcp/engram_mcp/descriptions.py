@@ -66,7 +66,8 @@ MEMORY_UPDATE = (
     "leaves recall once the new one is active. Give a short `reason` (at most 500 characters): "
     "it is kept with your key's id in the history. Answers the new `memory_id` and `status: "
     "pending`. A 409 problem means `memory_id` is no longer the live version: edit the one its "
-    "`superseded_by` names instead."
+    "`superseded_by` names instead. The new version keeps the old expiry unless you give "
+    "`ttl_seconds` or `expires_at` (an edit may change only that)."
 )
 
 MEMORY_HISTORY = (

@@ -224,19 +224,38 @@ class EngramTools:
         reason: Annotated[
             str | None, Field(max_length=500, description="why, for the memory's history")
         ] = None,
+        ttl_seconds: Annotated[
+            int | None,
+            Field(
+                ge=1,
+                le=MAX_TTL_SECONDS,
+                description="the new version expires this many seconds from now",
+            ),
+        ] = None,
+        expires_at: Annotated[
+            AwareDatetime | None,
+            Field(description="the new version expires then (ISO-8601 with a timezone)"),
+        ] = None,
     ) -> CallToolResult:
         """Edit a memory: a new version superseding it."""
-        if content is None and metadata is None:
+        expiring = ttl_seconds is not None or expires_at is not None
+        if content is None and metadata is None and not expiring:
             return local_problem(
                 422,
                 "validation-error",
                 "Request validation failed",
-                "give content, metadata or both",
+                "give content, metadata and/or an expiry",
             )
         return await self._run(
             ctx,
             lambda client: client.update_memory(
-                agent_id, memory_id, content=content, metadata=metadata, reason=reason
+                agent_id,
+                memory_id,
+                content=content,
+                metadata=metadata,
+                reason=reason,
+                ttl_seconds=ttl_seconds,
+                expires_at=expires_at,
             ),
         )
 

@@ -268,10 +268,19 @@ async def test_an_edit_names_what_it_changes_and_the_history_lists_the_versions(
     assert gateway.calls[0] == (
         "update_memory",
         ("agt_1", "mem_1"),
-        {"content": None, "metadata": {}, "reason": "untag"},
+        {
+            "content": None,
+            "metadata": {},
+            "reason": "untag",
+            "ttl_seconds": None,
+            "expires_at": None,
+        },
     )
+    longer = {"agent_id": "agt_1", "memory_id": "mem_1", "ttl_seconds": 3600}
+    assert not (await call(gateway, "memory_update", longer)).is_error
+    assert gateway.calls[1][2]["ttl_seconds"] == 3600
     nothing = await call(gateway, "memory_update", {"agent_id": "agt_1", "memory_id": "mem_1"})
-    assert nothing.is_error and len(gateway.calls) == 1, "nothing to change: no gateway call"
+    assert nothing.is_error and len(gateway.calls) == 2, "nothing to change: no gateway call"
     history = await call(gateway, "memory_history", {"agent_id": "agt_1", "memory_id": "mem_1"})
     versions = history.structured_content["versions"]
     assert [v["memory_id"] for v in versions] == ["mem_1", "mem_2"]
