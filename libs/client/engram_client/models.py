@@ -62,8 +62,9 @@ class MemoryAccepted(ApiModel):
 
 
 class Memory(ApiModel):
-    """A memory with its status (`pending|active|superseded|withdrawn|rejected`) and provenance;
-    a rejected one says why (`reason`, and `duplicate_of` for a duplicate)."""
+    """A memory with its status (`pending|active|superseded|withdrawn|rejected|expired`) and
+    provenance; a rejected one says why (`reason`, and `duplicate_of` for a duplicate), one
+    that expires says when (`expires_at`; `expired_at` once its vector is gone)."""
 
     memory_id: str
     agent_id: str | None = None
@@ -83,6 +84,8 @@ class Memory(ApiModel):
     edit_reason: str | None = None
     created_at: datetime | None = None
     updated_at: datetime | None = None
+    expires_at: datetime | None = None
+    expired_at: datetime | None = None
 
 
 class MemoryVersion(ApiModel):
@@ -107,6 +110,24 @@ class MemoryHistory(ApiModel):
     memory_id: str
     agent_id: str | None = None
     versions: list[MemoryVersion]
+
+
+class RetentionRule(ApiModel):
+    """Keep at most `max_count` of an agent's memories of `type`, none older than
+    `max_age_seconds`."""
+
+    type: str
+    max_count: int | None = None
+    max_age_seconds: float | None = None
+
+
+class Retention(ApiModel):
+    """An agent's own rules (`rules`) and the deployment's defaults for the types it set none
+    for (`defaults`)."""
+
+    agent_id: str
+    rules: list[RetentionRule]
+    defaults: list[RetentionRule] = []
 
 
 class ConversationAccepted(ApiModel):

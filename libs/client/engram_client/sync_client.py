@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
@@ -138,10 +139,13 @@ class EngramClient:
         user_id: str | None = None,
         session_id: str | None = None,
         allow_duplicate: bool = False,
+        ttl_seconds: int | None = None,
+        expires_at: datetime | None = None,
     ) -> models.MemoryAccepted:
         """Store a memory (202, `pending`), scoped to a user and/or session when given; a live
         memory in that scope with the same content is answered instead (`deduplicated`) unless
-        `allow_duplicate`. One idempotency key covers every retry."""
+        `allow_duplicate`. With `ttl_seconds` or `expires_at` it leaves recall and listings at
+        that time (status `expired`). One idempotency key covers every retry."""
         return self.run(
             calls.write_memory(
                 agent_id,
@@ -154,6 +158,8 @@ class EngramClient:
                 user_id=user_id,
                 session_id=session_id,
                 allow_duplicate=allow_duplicate,
+                ttl_seconds=ttl_seconds,
+                expires_at=expires_at,
             )
         )
 
@@ -229,19 +235,37 @@ class EngramClient:
         content: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         reason: str | None = None,
+        ttl_seconds: int | None = None,
+        expires_at: datetime | None = None,
     ) -> models.MemoryAccepted:
         """Edit a memory (202, `pending`): a new version superseding this one, with `content`
-        and/or `metadata` (replacing the old metadata whole) and why; `Conflict` (409) when
-        this version is no longer the live one, its `superseded_by` naming the newer."""
+        and/or `metadata` (replacing the old metadata whole) and/or a new expiry (else the old
+        one is kept) and why; `Conflict` (409) when this version is no longer the live one,
+        its `superseded_by` naming the newer."""
         return self.run(
             calls.update_memory(
-                agent_id, memory_id, content=content, metadata=metadata, reason=reason
+                agent_id,
+                memory_id,
+                content=content,
+                metadata=metadata,
+                reason=reason,
+                ttl_seconds=ttl_seconds,
+                expires_at=expires_at,
             )
         )
 
     def memory_history(self, agent_id: str, memory_id: str) -> models.MemoryHistory:
         """Every version of the memory's chain, oldest first: who wrote each, when and why."""
         return self.run(calls.memory_history(agent_id, memory_id))
+
+    def get_retention(self, agent_id: str) -> models.Retention:
+        """The agent's retention rules and the defaults in force for its other types."""
+        return self.run(calls.get_retention(agent_id))
+
+    def set_retention(self, agent_id: str, rules: Sequence[Mapping[str, Any]]) -> models.Retention:
+        """Replace the agent's rules (`[{"type", "max_count"?, "max_age_seconds"?}]`, one per
+        type; `[]` returns it to the defaults); they apply from its next stored memory on."""
+        return self.run(calls.set_retention(agent_id, rules))
 
     def list_memories(
         self,

@@ -32,6 +32,7 @@ from engram_gateway.api import (
     prune,
     rate_limits,
     records,
+    retention,
 )
 from engram_gateway.api.body_limit import BodyLimit
 from engram_gateway.api.dependencies import GatewayDeps
@@ -177,6 +178,7 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
                 memory_edits.router,
                 conversations.router,
                 memories.router,
+                retention.router,
                 lineage.router,
                 dead_letters.router,
             ),

@@ -63,4 +63,4 @@ Filter = Annotated[
         )
     ),
 ]
-MemoryStatus = Literal["pending", "active", "superseded", "withdrawn", "rejected"]
+MemoryStatus = Literal["pending", "active", "superseded", "withdrawn", "rejected", "expired"]

@@ -34,7 +34,9 @@ MEMORY_WRITE = (
     "usually within seconds (memory_list with status=active shows it). Content that a live memory "
     "in the same scope already holds is not stored twice: the answer says `deduplicated: true` "
     "with that memory's id (`allow_duplicate: true` stores it anyway). To replace an outdated "
-    "memory, pass its id as `supersedes`. Reuse one `idempotency_key` when retrying the same write."
+    "memory, pass its id as `supersedes`. Reuse one `idempotency_key` when retrying the same write. "
+    "For something true only for a while, give `ttl_seconds` (or `expires_at`, not both): at that "
+    "time it leaves recall and listings (status `expired`)."
 )
 
 MEMORY_RECALL = (
@@ -64,7 +66,8 @@ MEMORY_UPDATE = (
     "leaves recall once the new one is active. Give a short `reason` (at most 500 characters): "
     "it is kept with your key's id in the history. Answers the new `memory_id` and `status: "
     "pending`. A 409 problem means `memory_id` is no longer the live version: edit the one its "
-    "`superseded_by` names instead."
+    "`superseded_by` names instead. The new version keeps the old expiry unless you give "
+    "`ttl_seconds` or `expires_at` (an edit may change only that)."
 )
 
 MEMORY_HISTORY = (

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import AwareDatetime, BaseModel, Field
 
 from engram_client import AsyncEngramClient, EngramError
 from engram_mcp import descriptions
@@ -32,6 +32,8 @@ Connect = Callable[[str], AbstractAsyncContextManager[AsyncEngramClient]]
 """Opens a gateway client acting with the given API key."""
 Call = Callable[[AsyncEngramClient], Awaitable[BaseModel | dict[str, Any]]]
 Ctx = Context[Any, Any]
+MAX_TTL_SECONDS = 3650 * 86_400
+"""The gateway's bound on a memory's expiry: ten years."""
 
 READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
@@ -104,6 +106,14 @@ class EngramTools:
         idempotency_key: Annotated[
             ScopeId | None, Field(description="reuse when retrying this same write")
         ] = None,
+        ttl_seconds: Annotated[
+            int | None,
+            Field(ge=1, le=MAX_TTL_SECONDS, description="forget it this many seconds from now"),
+        ] = None,
+        expires_at: Annotated[
+            AwareDatetime | None,
+            Field(description="forget it at this ISO-8601 time (with a timezone); not with ttl"),
+        ] = None,
     ) -> CallToolResult:
         """Store a memory."""
         return await self._run(
@@ -119,6 +129,8 @@ class EngramTools:
                 derived_from=derived_from,
                 allow_duplicate=allow_duplicate,
                 idempotency_key=idempotency_key,
+                ttl_seconds=ttl_seconds,
+                expires_at=expires_at,
             ),
         )
 
@@ -212,19 +224,38 @@ class EngramTools:
         reason: Annotated[
             str | None, Field(max_length=500, description="why, for the memory's history")
         ] = None,
+        ttl_seconds: Annotated[
+            int | None,
+            Field(
+                ge=1,
+                le=MAX_TTL_SECONDS,
+                description="the new version expires this many seconds from now",
+            ),
+        ] = None,
+        expires_at: Annotated[
+            AwareDatetime | None,
+            Field(description="the new version expires then (ISO-8601 with a timezone)"),
+        ] = None,
     ) -> CallToolResult:
         """Edit a memory: a new version superseding it."""
-        if content is None and metadata is None:
+        expiring = ttl_seconds is not None or expires_at is not None
+        if content is None and metadata is None and not expiring:
             return local_problem(
                 422,
                 "validation-error",
                 "Request validation failed",
-                "give content, metadata or both",
+                "give content, metadata and/or an expiry",
             )
         return await self._run(
             ctx,
             lambda client: client.update_memory(
-                agent_id, memory_id, content=content, metadata=metadata, reason=reason
+                agent_id,
+                memory_id,
+                content=content,
+                metadata=metadata,
+                reason=reason,
+                ttl_seconds=ttl_seconds,
+                expires_at=expires_at,
             ),
         )
 

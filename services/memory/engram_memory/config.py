@@ -61,6 +61,13 @@ class MemorySettings(ChatModelSettings, EmbedderSettings, CollectionSettings):
         le=20,
         description="how many of the agent's most similar memories each fact's decision is shown",
     )
+    expiry_sweep_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        le=3600,
+        description="how often lapsed memories lose their vectors and are marked `expired`"
+        " (recall and listings hide them at once; this bounds how long their points linger)",
+    )
     withdraw_requires_all_sources: bool = Field(
         default=False, description="withdraw a memory only when every derived_from source is gone"
     )

@@ -20,6 +20,7 @@ from engram_events.catalog import (
 from engram_memory import api
 from engram_memory.adapters.conversations import ConversationStore
 from engram_memory.adapters.dedup import DedupSlots
+from engram_memory.adapters.retention import RetentionRules
 from engram_memory.adapters.rows import INDEXES, MEMORIES, MemoryRows, keeps_source_index
 from engram_memory.adapters.staging import OutboxWithdrawals
 from engram_memory.adapters.vectors import KEYWORD_INDEXES, MemoryVectors
@@ -31,6 +32,7 @@ from engram_memory.service.cascades import Cascades
 from engram_memory.service.conversations import ConversationIntake
 from engram_memory.service.dedup import Dedup
 from engram_memory.service.deletion import Deletions
+from engram_memory.service.expiry import ExpirySweeper
 from engram_memory.service.history import History
 from engram_memory.service.recall import Recall
 from engram_memory.service.retention import Retention
@@ -90,14 +92,17 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
         indexes=INDEXES,
     )
 
+    sweepers: list[ExpirySweeper] = []
+
     async def register(rt: ConnectedRuntime, app: FastAPI) -> None:
         embedder = make_embedder(settings.embedder, **settings.embedder_options())
         rows = MemoryRows(rt.db, source_index=await keeps_source_index(rt.db))
         vectors = await open_vectors(settings, embedder.provenance)
         withdrawals = Withdrawals(rows, vectors)
-        retention = Retention(settings.retention, rows, withdrawals)
+        rules = RetentionRules(rt.db)
+        retention = Retention(settings.retention, rows, withdrawals, rules)
         require_all = settings.withdraw_requires_all_sources
-        cascades = Cascades(rows, withdrawals, require_all_sources=require_all)
+        cascades = Cascades(rows, withdrawals, rules, require_all_sources=require_all)
         dedup = Dedup(DedupSlots(rt.db), rows)
         handlers = MemoryHandlers(
             Writes(rows, dedup, settings.memory_limits, require_all_sources=require_all),
@@ -147,13 +152,25 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
             on_dead_letter=conversations.on_submitted_dead_lettered,
         )
         rt.consumer.on(CONVERSATION_DELETED, conversations.on_deleted)
-        deletions = Deletions(rows, vectors, OutboxWithdrawals(rt.db, rt.outbox))
-        install(app, MemoryDeps(rows, conversation_store, recall, dedup, deletions, History(rows)))
+        staged = OutboxWithdrawals(rt.db, rt.outbox)
+        deletions = Deletions(rows, vectors, staged)
+        sweepers[:] = [ExpirySweeper(rows, vectors, staged)]
+        install(
+            app,
+            MemoryDeps(
+                rows, conversation_store, recall, dedup, deletions, History(rows), retention
+            ),
+        )
+
+    async def sweep_expired() -> None:
+        """Expire lapsed memories periodically (the sweeper `register` built)."""
+        await sweepers[0].run(settings.expiry_sweep_seconds)
 
     app = service_app(
         runtime,
         title="engram-memory",
         register=register,
+        background=[sweep_expired],
         routers=[api.router],
     )
     return app

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from engram_events import Envelope
+from engram_events.retention import AgentRetention
 from engram_memory.domain.listing import Order, Position
 from engram_memory.domain.selection import Selection
 from engram_vectors import HybridHit, SparseVector
@@ -114,7 +115,25 @@ class StagedWithdrawals(Protocol):
         self,
         tenant_id: str,
         changes: Sequence[tuple[str, Mapping[str, Any], Envelope[Any]]],
+        *,
+        keep_content: bool = False,
     ) -> None: ...
+
+
+class RetentionRuleStore(Protocol):
+    """Each agent's own retention rules (`adapters.retention.RetentionRules`)."""
+
+    async def get(self, tenant_id: str, agent_id: str) -> AgentRetention | None: ...
+
+    async def put(self, tenant_id: str, agent_id: str, retention: AgentRetention) -> None: ...
+
+    async def forget(self, tenant_id: str, agent_id: str) -> None: ...
+
+
+class LapsedRows(Protocol):
+    """The rows the expiry sweeper walks: live ones of any tenant past `expires_at`."""
+
+    async def lapsed(self, now: datetime, limit: int) -> list[dict[str, Any]]: ...
 
 
 class MemoryPoints(Protocol):

@@ -134,6 +134,7 @@ class _Handler(BaseHTTPRequestHandler):
     do_POST = _serve
     do_DELETE = _serve
     do_PATCH = _serve
+    do_PUT = _serve
 
 
 @contextmanager

@@ -53,6 +53,53 @@ def test_store_sends_scope_and_prints_only_the_id(
     assert (body["user_id"], body["session_id"], body["allow_duplicate"]) == ("u1", "s1", True)
 
 
+def test_store_sends_a_ttl_or_an_expiry_time(stub: StubServer, env_file: Path) -> None:
+    stub.on("POST", MEMORIES, Reply(202, {"memory_id": "mem_1", "status": "pending"}))
+    assert run(env_file, "memory", "store", "agt_1", "locker 4417", "--ttl", "30") == 0
+    at = "2027-01-31T18:00:00Z"
+    assert run(env_file, "memory", "store", "agt_1", "locker 4418", "--expires-at", at) == 0
+    sent = [r.json() for r in stub.requests]
+    assert sent[0]["ttl_seconds"] == 30 and "expires_at" not in sent[0]
+    assert sent[1]["expires_at"] == "2027-01-31T18:00:00+00:00"
+
+
+@pytest.mark.parametrize("when", ["tomorrow", "2027-01-31T18:00:00"])
+def test_an_expiry_time_without_a_timezone_or_unreadable_is_a_usage_error(
+    stub: StubServer, env_file: Path, when: str
+) -> None:
+    assert run(env_file, "memory", "store", "agt_1", "x", "--expires-at", when) == 2
+    assert stub.requests == []
+
+
+def test_ttl_and_expires_at_together_are_refused_by_the_parser(env_file: Path) -> None:
+    with pytest.raises(SystemExit):
+        run(env_file, "memory", "store", "agt_1", "x", "--ttl", "5", "--expires-at", "2027-01-01Z")
+
+
+def test_retention_shows_and_sets_the_agents_rules(
+    stub: StubServer, env_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = "/v1/agents/agt_1/retention"
+    rule = {"type": "scratch", "max_count": 2, "max_age_seconds": None}
+    answer = {"agent_id": "agt_1", "rules": [rule], "defaults": []}
+    stub.on("GET", path, Reply(200, answer))
+    stub.on("PUT", path, Reply(200, answer))
+    assert run(env_file, "memory", "retention", "agt_1") == 0
+    rules = '[{"type": "scratch", "max_count": 2}]'
+    assert run(env_file, "memory", "retention", "agt_1", "--set", rules) == 0
+    assert [r.method for r in stub.requests] == ["GET", "PUT"]
+    assert stub.requests[1].json() == {"rules": [{"type": "scratch", "max_count": 2}]}
+    assert '"max_count": 2' in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("rules", ["{", '{"type": "x"}', "[1]"])
+def test_retention_rules_that_are_no_json_list_of_objects_are_a_usage_error(
+    stub: StubServer, env_file: Path, rules: str
+) -> None:
+    assert run(env_file, "memory", "retention", "agt_1", "--set", rules) == 2
+    assert stub.requests == []
+
+
 def test_store_says_on_stderr_that_it_was_deduplicated(
     stub: StubServer, env_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -286,7 +333,9 @@ def test_clear_withdraws_one_scope_and_prints_how_many(
     assert stub.requests[0].query == {"user_id": ["u1"], "session_id": ["s1"]}
 
 
-@pytest.mark.parametrize("action", ["store", "get", "recall", "list", "count", "clear"])
+@pytest.mark.parametrize(
+    "action", ["store", "get", "recall", "list", "count", "clear", "retention"]
+)
 def test_every_memory_command_has_help(action: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as caught:
         main(["memory", action, "--help"])
@@ -356,6 +405,22 @@ def test_edit_sends_the_change_and_a_stale_version_names_the_newer(
     assert run(env_file, "memory", "edit", "agt_1", "mem_old", "--metadata", "{}") != 0
     assert "edit m2" in capsys.readouterr().err
     assert stub.requests[1].json() == {"metadata": {}}
+
+
+def test_edit_may_send_only_a_new_expiry_and_nothing_is_a_usage_error(
+    stub: StubServer, env_file: Path
+) -> None:
+    path = f"{MEMORIES}/mem_old"
+    stub.on("PATCH", path, Reply(202, {"memory_id": "mem_new", "supersedes": "mem_old"}))
+    assert run(env_file, "memory", "edit", "agt_1", "mem_old", "--ttl", "60") == 0
+    at = "2027-01-31T18:00:00Z"
+    assert run(env_file, "memory", "edit", "agt_1", "mem_old", "--expires-at", at) == 0
+    assert [r.json() for r in stub.requests] == [
+        {"ttl_seconds": 60},
+        {"expires_at": "2027-01-31T18:00:00+00:00"},
+    ]
+    assert run(env_file, "memory", "edit", "agt_1", "mem_old") == 2
+    assert len(stub.requests) == 2
 
 
 def test_history_prints_one_line_per_version(

@@ -45,6 +45,38 @@ def test_a_write_sends_its_scope_and_allow_duplicate_only_when_given() -> None:
     assert scoped == {**plain, "user_id": "u1", "session_id": "s1", "allow_duplicate": True}
 
 
+def test_a_write_sends_its_expiry_only_when_given(stub: StubServer) -> None:
+    at = datetime(2027, 1, 31, 18, tzinfo=UTC)
+    stub.on("POST", AGENT_MEMORIES, Reply(202, {"memory_id": "mem_1", "status": "pending"}))
+    stub.on(
+        "GET",
+        f"{AGENT_MEMORIES}/mem_1",
+        Reply(200, {"memory_id": "mem_1", "status": "expired", "expires_at": at.isoformat()}),
+    )
+    with EngramClient(stub.url, "egk_test") as client:
+        client.write_memory("agt_1", "locker 4417", ttl_seconds=5)
+        client.write_memory("agt_1", "locker 4418", expires_at=at)
+        client.write_memory("agt_1", "locker 4419")
+        shown = client.get_memory("agt_1", "mem_1")
+    sent = [r.json() for r in stub.requests[:3]]
+    assert sent[0]["ttl_seconds"] == 5 and "expires_at" not in sent[0]
+    assert sent[1]["expires_at"] == "2027-01-31T18:00:00+00:00" and "ttl_seconds" not in sent[1]
+    assert "ttl_seconds" not in sent[2] and "expires_at" not in sent[2]
+    assert shown.status == "expired" and shown.expires_at == at
+
+
+def test_retention_is_read_and_replaced_whole(stub: StubServer) -> None:
+    path = "/v1/agents/agt_1/retention"
+    default = {"type": "note", "max_count": None, "max_age_seconds": 3600}
+    answer = {"agent_id": "agt_1", "rules": [{"type": "scratch", "max_count": 2}]}
+    stub.on("PUT", path, Reply(200, {**answer, "defaults": [default]}))
+    with EngramClient(stub.url, "egk_test") as client:
+        shown = client.set_retention("agt_1", [{"type": "scratch", "max_count": 2}])
+    assert stub.requests[0].json() == {"rules": [{"type": "scratch", "max_count": 2}]}
+    assert shown.rules[0].max_count == 2 and shown.defaults[0].max_age_seconds == 3600
+    assert calls.get_retention("agt_1").retry_safe and calls.set_retention("a", []).retry_safe
+
+
 def test_a_deduplicated_write_answers_200_with_the_live_memory(stub: StubServer) -> None:
     existing = {
         "memory_id": "mem_old",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -52,10 +53,21 @@ def test_unknown_fields_are_refused_and_named() -> None:
     assert "unknown fields: agent_id, colour" in str(bad.value)
 
 
-def test_an_edit_must_change_content_or_metadata() -> None:
-    with pytest.raises(ValidationError, match="give content, metadata or both"):
+def test_an_edit_must_change_content_metadata_or_expiry() -> None:
+    with pytest.raises(ValidationError, match="give content, metadata and/or an expiry"):
         EditMemory.model_validate({"reason": "typo"})
     assert EditMemory.model_validate({"metadata": {}}).metadata == {}
+
+
+def test_an_edit_may_set_an_expiry_ahead_but_not_two() -> None:
+    assert EditMemory.model_validate({"ttl_seconds": 60}).ttl_seconds == 60
+    for bad in (
+        {"ttl_seconds": 0},
+        {"ttl_seconds": 5, "expires_at": "2999-01-01T00:00:00Z"},
+        {"expires_at": "2020-01-01T00:00:00Z"},
+    ):
+        with pytest.raises(ValidationError):
+            EditMemory.model_validate(bad)
 
 
 def test_the_reason_is_at_most_500_characters() -> None:
@@ -82,6 +94,18 @@ def test_the_new_version_keeps_the_scope_and_replaces_what_the_edit_names() -> N
         _old(), Change("Acme ships on Tuesdays", None, None), memory_id="m", author=author
     )
     assert kept.metadata == {"topic": "shipping"}, "metadata not given stays"
+
+
+def test_the_new_version_keeps_the_old_expiry_unless_the_edit_gives_one() -> None:
+    author = Author(key_id="key_7", role="admin")
+    soon, later = datetime(2030, 1, 1, tzinfo=UTC), datetime(2031, 1, 1, tzinfo=UTC)
+    kept = edited(_old(expires_at=soon), Change("x", None, None), memory_id="m", author=author)
+    moved = edited(
+        _old(expires_at=soon), Change(None, None, None, later), memory_id="m", author=author
+    )
+    never = edited(_old(), Change("x", None, None), memory_id="m", author=author)
+    assert (kept.expires_at, moved.expires_at, never.expires_at) == (soon, later, None)
+    assert moved.content == "Acme ships on Mondays"
 
 
 def test_only_a_live_stored_version_may_be_edited() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -74,6 +75,19 @@ async def test_a_write_is_sent_with_the_environment_key_and_answered_as_structur
     assert kwargs["type"] == "conversation" and kwargs["allow_duplicate"] is False
 
 
+async def test_a_write_passes_its_expiry_on() -> None:
+    gateway = FakeGateway()
+    result = await call(
+        gateway, "memory_write", {"agent_id": "agt_1", "content": "in room 4", "ttl_seconds": 60}
+    )
+    assert not result.is_error
+    at = "2030-01-01T00:00:00Z"
+    await call(gateway, "memory_write", {"agent_id": "agt_1", "content": "x", "expires_at": at})
+    first, second = gateway.calls[0][2], gateway.calls[1][2]
+    assert first["ttl_seconds"] == 60 and first["expires_at"] is None
+    assert second["expires_at"] == datetime(2030, 1, 1, tzinfo=UTC)
+
+
 @pytest.mark.parametrize(
     ("name", "arguments"),
     [
@@ -83,6 +97,8 @@ async def test_a_write_is_sent_with_the_environment_key_and_answered_as_structur
         ("memory_write", {"agent_id": "agt 1", "content": "x"}),
         ("memory_write", {"agent_id": "agt_1", "content": ""}),
         ("memory_write", {"agent_id": "agt_1", "content": "x", "type": "Not Snake"}),
+        ("memory_write", {"agent_id": "agt_1", "content": "x", "ttl_seconds": 0}),
+        ("memory_write", {"agent_id": "agt_1", "content": "x", "expires_at": "2030-01-01T00:00"}),
         ("memory_list", {"limit": 1001}),
         ("knowledge_search", {"query": "x", "mode": "semantic"}),
         ("contradictions_list", {"status": "closed"}),
@@ -252,10 +268,19 @@ async def test_an_edit_names_what_it_changes_and_the_history_lists_the_versions(
     assert gateway.calls[0] == (
         "update_memory",
         ("agt_1", "mem_1"),
-        {"content": None, "metadata": {}, "reason": "untag"},
+        {
+            "content": None,
+            "metadata": {},
+            "reason": "untag",
+            "ttl_seconds": None,
+            "expires_at": None,
+        },
     )
+    longer = {"agent_id": "agt_1", "memory_id": "mem_1", "ttl_seconds": 3600}
+    assert not (await call(gateway, "memory_update", longer)).is_error
+    assert gateway.calls[1][2]["ttl_seconds"] == 3600
     nothing = await call(gateway, "memory_update", {"agent_id": "agt_1", "memory_id": "mem_1"})
-    assert nothing.is_error and len(gateway.calls) == 1, "nothing to change: no gateway call"
+    assert nothing.is_error and len(gateway.calls) == 2, "nothing to change: no gateway call"
     history = await call(gateway, "memory_history", {"agent_id": "agt_1", "memory_id": "mem_1"})
     versions = history.structured_content["versions"]
     assert [v["memory_id"] for v in versions] == ["mem_1", "mem_2"]

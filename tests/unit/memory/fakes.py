@@ -12,6 +12,7 @@ import numpy as np
 from engram_embedders import Embeddings, HashingEmbedder, Provenance
 from engram_events import Envelope
 from engram_events.payloads.dlq import DeadLetter
+from engram_events.retention import AgentRetention
 
 
 def _matches(row: Mapping[str, Any], selection: Mapping[str, Any]) -> bool:
@@ -158,6 +159,24 @@ class FakeRows:
 
     async def gone(self, tenant_id: str, source_ids: Sequence[str]) -> set[str]:
         return {s for s in source_ids if (tenant_id, s) in self.gone_sources}
+
+
+class FakeRules:
+    """Each agent's own retention rules in a dict; counts reads (the cache is checked)."""
+
+    def __init__(self) -> None:
+        self.rules: dict[tuple[str, str], AgentRetention] = {}
+        self.reads = 0
+
+    async def get(self, tenant_id: str, agent_id: str) -> AgentRetention | None:
+        self.reads += 1
+        return self.rules.get((tenant_id, agent_id))
+
+    async def put(self, tenant_id: str, agent_id: str, retention: AgentRetention) -> None:
+        self.rules[(tenant_id, agent_id)] = retention
+
+    async def forget(self, tenant_id: str, agent_id: str) -> None:
+        self.rules.pop((tenant_id, agent_id), None)
 
 
 class FakeSlots:

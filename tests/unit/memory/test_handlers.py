@@ -11,10 +11,11 @@ import pytest
 from engram_embedding.handlers import EmbeddingHandlers
 from engram_embedding.service.requests import EmbeddingRequests
 from engram_events import Envelope, new_event
-from engram_events.catalog import MEMORY_WRITE_REQUESTED, RECORD_TOMBSTONED
+from engram_events.catalog import AGENT_DELETED, MEMORY_WRITE_REQUESTED, RECORD_TOMBSTONED
 from engram_events.content import ContentLimits
-from engram_events.payloads.memories import MemoryWriteRequested
+from engram_events.payloads.memories import AgentDeleted, MemoryWriteRequested
 from engram_events.payloads.records import RecordTombstoned
+from engram_events.retention import AgentRetention, RetentionRule
 from engram_memory.adapters.vectors import MemoryVectors
 from engram_memory.domain.retention import RetentionPolicy
 from engram_memory.handlers import MemoryHandlers
@@ -27,7 +28,7 @@ from engram_memory.service.withdrawal import Withdrawals
 from engram_memory.service.writes import Writes
 from engram_vectors import ExactNumpyStore, LexicalMismatch
 from engram_vectors.lexical import LEXICAL_ENCODER, V1, V2, document_vector
-from tests.unit.memory.fakes import CountingEmbedder, FakeRows, FakeSlots, refused_write
+from tests.unit.memory.fakes import CountingEmbedder, FakeRows, FakeRules, FakeSlots, refused_write
 
 pytestmark = pytest.mark.unit
 
@@ -45,13 +46,14 @@ class Pipeline:
         self.embedder = CountingEmbedder()
         self.embedding = EmbeddingHandlers(EmbeddingRequests(self.embedder, batch_size=16))
         withdrawals = Withdrawals(self.rows, self.vectors)
-        retention = Retention(policies or [], self.rows, withdrawals)
+        self.rules = FakeRules()
+        self.retention = Retention(policies or [], self.rows, withdrawals, self.rules)
         limits = ContentLimits(min_chars=2, max_chars=200)
         dedup = Dedup(self.slots, self.rows)
         self.handlers = MemoryHandlers(
             Writes(self.rows, dedup, limits, require_all_sources=require_all),
-            Storing(self.rows, self.vectors, retention),
-            Cascades(self.rows, withdrawals, require_all_sources=require_all),
+            Storing(self.rows, self.vectors, self.retention),
+            Cascades(self.rows, withdrawals, self.rules, require_all_sources=require_all),
         )
         self.clock = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -158,6 +160,51 @@ async def test_retention_counts_and_evicts_one_population_with_one_filter() -> N
     assert await pipe.rows.count(facts) == 4 and await pipe.vectors.count(facts) == 4
     gone = [r["memory_id"] for r in pipe.rows.rows.values() if r["status"] == "withdrawn"]
     assert sorted(gone) == ["c0", "c1"]
+
+
+async def test_an_agents_own_rule_wins_over_the_default_over_one_population() -> None:
+    pipe = Pipeline([RetentionPolicy(type="conversation", max_count=3)])
+    await pipe.open()
+    own = AgentRetention(rules=[RetentionRule(type="conversation", max_count=1)])
+    shown = await pipe.retention.set_rules("t1", "a1", own)
+    assert shown["rules"] == [{"type": "conversation", "max_count": 1, "max_age_seconds": None}]
+    assert shown["defaults"] == []
+    for n in range(3):
+        await pipe.write(pipe.request(f"c{n}", f"chat number {n}", type="conversation"))
+    selection = RetentionPolicy(type="conversation", max_count=1).selection("t1", "a1")
+    assert all(used == selection for used in pipe.rows.counted + pipe.rows.selected)
+    assert await pipe.rows.count(selection) == 1 and await pipe.vectors.count(selection) == 1
+    gone = sorted(r["memory_id"] for r in pipe.rows.rows.values() if r["status"] == "withdrawn")
+    assert gone == ["c0", "c1"]
+    assert pipe.rules.reads == 2, "set_rules shows what is in force, then one read is cached"
+    cleared = await pipe.retention.set_rules("t1", "a1", AgentRetention(rules=[]))
+    assert cleared["rules"] == []
+    assert cleared["defaults"] == [
+        {"type": "conversation", "max_count": 3, "max_age_seconds": None}
+    ]
+
+
+async def test_a_memory_expired_but_not_yet_swept_is_no_member_of_the_population() -> None:
+    pipe = Pipeline([RetentionPolicy(type="conversation", max_count=2)])
+    await pipe.open()
+    await pipe.write(pipe.request("c0", "chat number 0", type="conversation"))
+    await pipe.write(pipe.request("c1", "chat number 1", type="conversation"))
+    lapsed = datetime.now(UTC) - timedelta(seconds=1)
+    await pipe.write(pipe.request("c2", "chat number 2", type="conversation", expires_at=lapsed))
+    statuses = {r["memory_id"]: r["status"] for r in pipe.rows.rows.values()}
+    assert statuses == {"c0": "active", "c1": "active", "c2": "active"}
+
+
+async def test_a_deleted_agent_loses_its_memories_and_its_own_retention_rules() -> None:
+    pipe = Pipeline()
+    await pipe.open()
+    await pipe.write(pipe.request("m1", "a memory of the agent"))
+    own = AgentRetention(rules=[RetentionRule(type="conversation", max_count=5)])
+    await pipe.retention.set_rules("t1", "a1", own)
+    gone = new_event(AGENT_DELETED, AgentDeleted(agent_id="a1"), tenant_id="t1")
+    published = await pipe.handlers.on_agent_deleted(gone)
+    assert _types(published) == ["memory.withdrawn"]
+    assert pipe.rules.rules == {}
 
 
 async def test_a_tombstoned_record_withdraws_derived_memories_and_acknowledges() -> None:

@@ -8,8 +8,10 @@ from datetime import UTC, datetime
 import pytest
 
 from engram_events.memory_filter import MemoryFilter
+from engram_events.retention import AgentRetention, RetentionRule
 from engram_memory.adapters.conversations import CONVERSATIONS, ConversationStore
 from engram_memory.adapters.dedup import SLOTS, DedupSlots
+from engram_memory.adapters.retention import RETENTION, RetentionRules
 from engram_memory.adapters.rows import INDEXES, MEMORIES, MemoryRows
 from engram_memory.domain.listing import Position
 from engram_memory.domain.retention import RetentionPolicy
@@ -43,13 +45,20 @@ WIDE = Selection(
     search="ord-1",
 )
 ONE = Selection.of_agent(T, "a1")
+NOW_READ = Selection(T, ("a1",), statuses=("active", "expired", "withdrawn"), at=AT)
+"""Statuses read at an instant: a lapsed live row counts as `expired`."""
 
 UNINDEXED = {
     ("MemoryRows.count_derived_from", MEMORIES): "on the local server, whose indexes serve no "
     "equality on `derived_from`, prune verification reads the tenant's rows in these statuses "
     "once and matches their sources here",
 }
+TENANT_FREE = {
+    ("MemoryRows.lapsed", MEMORIES): "the expiry sweeper walks every tenant's lapsed memories "
+    "through the `expires_at` index, and marks each under its own tenant",
+}
 AGENT_FREE = {
+    ("MemoryRows.lapsed", MEMORIES): "as the tenant, every agent's",
     ("MemoryRows.derived_from_any", MEMORIES): "a source (record, fact, document) is the tenant's, "
     "and memories of any of its agents may derive from it",
     ("MemoryRows.derived_via_index", MEMORIES): "as `derived_from_any`, where MongoDB's index "
@@ -64,12 +73,15 @@ async def test_memory_queries_are_indexed_and_scoped() -> None:
             MEMORIES: [ROW],
             SLOTS: [{"_id": f"{T}:dedup:k", "memory_id": "m1"}],
             CONVERSATIONS: [{"_id": f"{T}:c1", "tenant_id": T, "conversation_id": "c1"}],
+            RETENTION: [],
         }
     )
     rows = MemoryRows(db)
     kept = MemoryRows(db, source_index=True)
     slots = DedupSlots(db)
     conversations = ConversationStore(db)
+    rules = RetentionRules(db)
+    own = AgentRetention(rules=[RetentionRule(type="fact", max_count=3)])
     policy = RetentionPolicy(type="fact", max_count=10)
     exercise = {
         "MemoryRows.get": lambda: rows.get(T, "m1"),
@@ -90,6 +102,7 @@ async def test_memory_queries_are_indexed_and_scoped() -> None:
         "MemoryRows.page": lambda: rows.page(WIDE, "recent", Position(AT, "m1"), 10),
         "MemoryRows.tally": lambda: rows.tally(WIDE),
         "MemoryRows.select_by": lambda: rows.select_by(ONE),
+        "MemoryRows.lapsed": lambda: rows.lapsed(AT, 100),
         "MemoryRows.index_sources": lambda: kept.index_sources(T, "m1", ["r1"]),
         "MemoryRows.index_sources_many": lambda: kept.index_sources_many(T, [("m1", ["r1"])]),
         "MemoryRows.derived_from_any": lambda: rows.derived_from_any(T, ["r1"], ["active"]),
@@ -112,9 +125,13 @@ async def test_memory_queries_are_indexed_and_scoped() -> None:
             T, {"conversation_id": "c1"}, "dead_lettered: x"
         ),
         "ConversationStore.mark_deleted": lambda: conversations.mark_deleted(T, "a1", "c1", {}),
+        "RetentionRules.put": lambda: rules.put(T, "a1", own),
+        "RetentionRules.get": lambda: rules.get(T, "a1"),
+        "RetentionRules.forget": lambda: rules.forget(T, "a1"),
     }
     other_shapes = {
         "MemoryRows.page": lambda: rows.page(ONE, "oldest", None, 10),
+        "MemoryRows.tally": lambda: rows.tally(NOW_READ),
         "MemoryRows.count_derived_from": lambda: kept.count_derived_from(
             T, {"records": ["r1"]}, ["active"]
         ),
@@ -127,8 +144,11 @@ async def test_memory_queries_are_indexed_and_scoped() -> None:
         INDEXES,
         tenant_id=T,
         unindexed=UNINDEXED,
+        tenant_free=TENANT_FREE,
         scope_fields={MEMORIES: "agent_id"},
         scope_free=AGENT_FREE,
     )
     assert not verdict.report(), verdict.report()
-    assert public_methods(MemoryRows, DedupSlots, ConversationStore) == set(exercise)
+    assert public_methods(MemoryRows, DedupSlots, ConversationStore, RetentionRules) == set(
+        exercise
+    )

@@ -5,7 +5,8 @@ reads; POSTs that only read (recall, knowledge search); DELETEs; memory writes
 and record imports (they carry an idempotency key, generated here once and
 reused on every retry); document uploads (the gateway keys them by name and
 content hash, so a repeat is the same version); DLQ replays (each letter is
-replayed once; a repeat answers `already_replayed`); key revocations. Creating an
+replayed once; a repeat answers `already_replayed`); key revocations; an agent's
+retention PUT (a repeat sets the same rules). Creating an
 agent, starting a prune, deleting a document, resolving a contradiction, and
 issuing or rotating a key are not repeated except when the connection failed
 before the request was sent.
@@ -24,10 +25,12 @@ from engram_client.calls.memories import (
     get_agent,
     get_conversation,
     get_memory,
+    get_retention,
     list_agents,
     list_memories,
     memory_history,
     recall,
+    set_retention,
     update_memory,
     write_memories,
     write_memory,
@@ -79,6 +82,7 @@ __all__ = [
     "get_memory",
     "get_prune_job",
     "get_record",
+    "get_retention",
     "health",
     "import_records",
     "lineage",
@@ -101,6 +105,7 @@ __all__ = [
     "rotate_key",
     "search_knowledge",
     "segment",
+    "set_retention",
     "start_prune",
     "tenant_dead_letters",
     "update_memory",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from engram_client import models
@@ -63,8 +64,11 @@ def write_memory(
     user_id: str | None = None,
     session_id: str | None = None,
     allow_duplicate: bool = False,
+    ttl_seconds: int | None = None,
+    expires_at: datetime | None = None,
 ) -> Call[models.MemoryAccepted]:
-    """Retry-safe through the idempotency key, generated here when the caller gives none."""
+    """Retry-safe through the idempotency key, generated here when the caller gives none; an
+    expiry (`ttl_seconds` or a timezone-aware `expires_at`, not both) is sent when given."""
     key, headers = keyed(idempotency_key)
     body: dict[str, Any] = {
         "content": content,
@@ -76,6 +80,10 @@ def write_memory(
     }
     if allow_duplicate:
         body["allow_duplicate"] = True
+    if ttl_seconds is not None:
+        body["ttl_seconds"] = ttl_seconds
+    if expires_at is not None:
+        body["expires_at"] = expires_at.isoformat()
     return Call(
         "POST",
         f"/v1/agents/{segment(agent_id)}/memories",
@@ -89,8 +97,8 @@ def write_memory(
 def write_memories(
     agent_id: str, memories: Sequence[Mapping[str, Any]]
 ) -> Call[list[models.MemoryAccepted]]:
-    """Up to 100 memories in one request, each with `write_memory`'s fields (scope and
-    `allow_duplicate` included); each gets an idempotency key here when it has none, so a
+    """Up to 100 memories in one request, each with `write_memory`'s fields (scope,
+    `allow_duplicate`, `ttl_seconds` or `expires_at` as ISO-8601 text included); each gets an idempotency key here when it has none, so a
     retried batch writes every memory once."""
     body = [
         {**memory, "idempotency_key": memory.get("idempotency_key") or new_idempotency_key()}
@@ -174,11 +182,17 @@ def update_memory(
     content: str | None = None,
     metadata: Mapping[str, Any] | None = None,
     reason: str | None = None,
+    ttl_seconds: int | None = None,
+    expires_at: datetime | None = None,
 ) -> Call[models.MemoryAccepted]:
     """Not retry-safe: a repeat after a lost answer is a 409 naming the version it wrote."""
-    body: dict[str, Any] = {**only_set({"content": content, "reason": reason})}
+    body: dict[str, Any] = {
+        **only_set({"content": content, "reason": reason, "ttl_seconds": ttl_seconds})
+    }
     if metadata is not None:
         body["metadata"] = dict(metadata)
+    if expires_at is not None:
+        body["expires_at"] = expires_at.isoformat()
     return Call(
         "PATCH",
         f"/v1/agents/{segment(agent_id)}/memories/{segment(memory_id)}",
@@ -193,6 +207,27 @@ def memory_history(agent_id: str, memory_id: str) -> Call[models.MemoryHistory]:
         "GET",
         f"/v1/agents/{segment(agent_id)}/memories/{segment(memory_id)}/history",
         models.MemoryHistory.model_validate,
+        retry_safe=True,
+    )
+
+
+def get_retention(agent_id: str) -> Call[models.Retention]:
+    """The agent's own retention rules and the deployment's defaults for other types."""
+    return Call(
+        "GET",
+        f"/v1/agents/{segment(agent_id)}/retention",
+        models.Retention.model_validate,
+        retry_safe=True,
+    )
+
+
+def set_retention(agent_id: str, rules: Sequence[Mapping[str, Any]]) -> Call[models.Retention]:
+    """Replace the agent's rules whole; retry-safe (a repeat sets the same rules)."""
+    return Call(
+        "PUT",
+        f"/v1/agents/{segment(agent_id)}/retention",
+        models.Retention.model_validate,
+        json={"rules": [dict(rule) for rule in rules]},
         retry_safe=True,
     )
 

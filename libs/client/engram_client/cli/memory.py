@@ -1,10 +1,12 @@
-"""`engram memory store | get | edit | history | recall | list | count | clear | converse`: an
-agent's memories."""
+"""`engram memory store | get | edit | history | recall | list | count | clear | retention |
+converse`: an agent's memories."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from datetime import datetime
 from typing import Any
 
 from engram_client import models
@@ -45,6 +47,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     _add_list(actions)
     _add_count(actions)
     _add_clear(actions)
+    _add_retention(actions)
     add_converse(actions)
 
 
@@ -73,10 +76,27 @@ def _add_store(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         action="store_true",
         help="store it even if a live memory in this scope says the same",
     )
+    _add_expiry(store, "it expires")
     store.add_argument("--idempotency-key", help="reuse to make a re-run a no-op")
     store.add_argument("--wait", action="store_true", help="wait until stored")
     add_wait_timeout(store, 60)
     store.set_defaults(handler=store_memory)
+
+
+def _add_expiry(parser: argparse.ArgumentParser, what: str) -> None:
+    """`--ttl` or `--expires-at` (not both): when the memory leaves recall and listings."""
+    expiry = parser.add_mutually_exclusive_group()
+    expiry.add_argument(
+        "--ttl",
+        type=int,
+        metavar="SECONDS",
+        help=f"{what} this many seconds from now (leaves recall and listings, status expired)",
+    )
+    expiry.add_argument(
+        "--expires-at",
+        metavar="TIME",
+        help=f"{what} at this ISO-8601 time with a timezone, e.g. 2027-01-31T18:00:00Z",
+    )
 
 
 def _add_get(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -100,6 +120,7 @@ def _add_edit(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     edit.add_argument("text", metavar="TEXT", nargs="?", help="the new content, or - for stdin")
     edit.add_argument("--metadata", help="a JSON object replacing the metadata")
     edit.add_argument("--reason", help="why (at most 500 characters)")
+    _add_expiry(edit, "the new version expires")
     edit.add_argument("--wait", action="store_true", help="wait until stored")
     add_wait_timeout(edit, 60)
     edit.set_defaults(handler=edit_memory)
@@ -200,7 +221,7 @@ def _add_selection(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--type", help="only this memory type")
     parser.add_argument(
         "--status",
-        choices=("pending", "active", "superseded", "withdrawn", "rejected"),
+        choices=("pending", "active", "superseded", "withdrawn", "rejected", "expired"),
         help="only memories in this status",
     )
     _add_scope_filter(parser)
@@ -226,10 +247,48 @@ def scope_filter(args: argparse.Namespace) -> dict[str, Any] | None:
     return wanted or None
 
 
+def _add_retention(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    retention = actions.add_parser(
+        "retention",
+        help="show or set an agent's retention rules",
+        description="Print AGENT's retention rules and the defaults for its other types as "
+        "JSON; --set replaces its rules with RULES, a JSON list of "
+        '{"type", "max_count"?, "max_age_seconds"?} (one per type; [] returns it to the '
+        "defaults), which apply from its next stored memory on.",
+    )
+    retention.add_argument("agent_id", metavar="AGENT")
+    retention.add_argument("--set", dest="rules", metavar="RULES", help="a JSON list of rules")
+    retention.set_defaults(handler=agent_retention)
+
+
+def agent_retention(args: argparse.Namespace) -> int:
+    """Print the agent's retention, after replacing its rules when --set is given."""
+    rules = None if args.rules is None else _rules(args.rules)
+    with client_from(args) as client:
+        if rules is None:
+            shown = client.get_retention(args.agent_id)
+        else:
+            shown = client.set_retention(args.agent_id, rules)
+    emit(shown, True)
+    return exit_codes.OK
+
+
+def _rules(text: str) -> list[dict[str, Any]]:
+    """`--set` as a list of JSON objects; a usage error otherwise."""
+    try:
+        rules = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--set is not JSON: {exc.msg}") from None
+    if not isinstance(rules, list) or not all(isinstance(r, dict) for r in rules):
+        raise UsageError("--set must be a JSON list of objects")
+    return rules
+
+
 def store_memory(args: argparse.Namespace) -> int:
     """Write the memory; optionally wait for its final status."""
     text = sys.stdin.read() if args.text == "-" else args.text
     metadata = json_object(args.metadata, "--metadata")
+    expires_at = _instant(args.expires_at)
     with client_from(args) as client:
         accepted = client.write_memory(
             args.agent_id,
@@ -242,6 +301,8 @@ def store_memory(args: argparse.Namespace) -> int:
             user_id=args.user,
             session_id=args.session,
             allow_duplicate=args.allow_duplicate,
+            ttl_seconds=args.ttl,
+            expires_at=expires_at,
         )
         if accepted.deduplicated:
             note(
@@ -256,6 +317,19 @@ def store_memory(args: argparse.Namespace) -> int:
     return exit_codes.API_ERROR if memory.status == "rejected" else exit_codes.OK
 
 
+def _instant(text: str | None) -> datetime | None:
+    """`--expires-at` as a timezone-aware instant; a usage error otherwise."""
+    if text is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(f"--expires-at: {text!r} is not an ISO-8601 time") from None
+    if moment.tzinfo is None:
+        raise UsageError("--expires-at needs a timezone, e.g. 2027-01-31T18:00:00Z")
+    return moment
+
+
 def get_memory(args: argparse.Namespace) -> int:
     """Print one memory."""
     with client_from(args) as client:
@@ -268,12 +342,19 @@ def edit_memory(args: argparse.Namespace) -> int:
     """Write the new version; optionally wait for its final status."""
     text = sys.stdin.read() if args.text == "-" else args.text
     metadata = json_object(args.metadata, "--metadata") if args.metadata is not None else None
-    if text is None and metadata is None:
-        raise UsageError("give TEXT, --metadata or both")
+    expires_at = _instant(args.expires_at)
+    if text is None and metadata is None and args.ttl is None and expires_at is None:
+        raise UsageError("give TEXT, --metadata, --ttl or --expires-at")
     with client_from(args) as client:
         try:
             accepted = client.update_memory(
-                args.agent_id, args.memory_id, content=text, metadata=metadata, reason=args.reason
+                args.agent_id,
+                args.memory_id,
+                content=text,
+                metadata=metadata,
+                reason=args.reason,
+                ttl_seconds=args.ttl,
+                expires_at=expires_at,
             )
         except Conflict as stale:
             if stale.superseded_by:

@@ -2,7 +2,7 @@
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field, StringConstraints
+from pydantic import AwareDatetime, BaseModel, Field, StringConstraints
 
 from engram_events.ids import Id, Sha256
 from engram_events.payloads._base import Payload
@@ -12,7 +12,7 @@ from engram_events.values import Metadata, Text
 MemoryType = Annotated[
     str, StringConstraints(min_length=1, max_length=64, pattern=r"^[a-z][a-z0-9_]*$")
 ]
-WithdrawReason = Literal["retention", "deleted", "agent_deleted", "source_tombstoned"]
+WithdrawReason = Literal["retention", "deleted", "agent_deleted", "source_tombstoned", "expired"]
 
 
 class ExtractedBy(Payload):
@@ -39,6 +39,9 @@ class MemoryWrite(BaseModel):
     session_id: Id | None = Field(default=None, description="the session it came from")
     allow_duplicate: bool = Field(
         default=False, description="store it even if a live memory in this scope says the same"
+    )
+    expires_at: AwareDatetime | None = Field(
+        default=None, description="when it leaves recall and listings (status `expired`)"
     )
 
 

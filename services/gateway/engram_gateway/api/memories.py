@@ -25,7 +25,7 @@ from engram_gateway.domain.text import QueryText
 from engram_platform.problems import Problem
 
 router = APIRouter(tags=["memories"])
-Status = Literal["pending", "active", "superseded", "withdrawn", "rejected"]
+Status = Literal["pending", "active", "superseded", "withdrawn", "rejected", "expired"]
 Order = Literal["oldest", "recent"]
 FILTER_HELP = (
     'JSON, the same object recall takes: {"user_id", "session_id", "type", "metadata": '

@@ -9,31 +9,40 @@ naming the newer version, as is an edit of a version that is no longer the live 
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
 from engram_events.payloads.memories import EditReason
 from engram_events.values import Metadata, Text
 from engram_gateway.api.auth import CallerDep, RegistryDep
 from engram_gateway.api.dependencies import Deps
 from engram_gateway.api.memory_proxy import AgentId, MemoryId, owned_agent
-from engram_gateway.api.memory_writes import accepted, check_content
+from engram_gateway.api.memory_writes import TtlSeconds, accepted, check_content
 from engram_gateway.domain.edits import Change
+from engram_gateway.domain.expiry import expiry, expiry_problem
 
 router = APIRouter(tags=["memories"])
 
 
 class EditMemory(BaseModel):
-    """An edit: new content and/or new metadata (replacing the old whole), and why."""
+    """An edit: new content, new metadata (replacing the old whole) and/or a new expiry, and
+    why; the new version keeps the old expiry unless one is given."""
 
     model_config = ConfigDict(extra="forbid")
 
     content: Text | None = Field(default=None, max_length=64_000)
     metadata: Metadata | None = None
     reason: EditReason | None = Field(default=None, description="why, at most 500 characters")
+    ttl_seconds: TtlSeconds | None = Field(
+        default=None, description="the new version expires this many seconds from now"
+    )
+    expires_at: AwareDatetime | None = Field(
+        default=None, description="the new version expires then (not with ttl_seconds)"
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -47,9 +56,13 @@ class EditMemory(BaseModel):
 
     @model_validator(mode="after")
     def _changes_something(self) -> EditMemory:
-        """An edit with neither content nor metadata would only restate the memory."""
-        if self.content is None and self.metadata is None:
-            raise ValueError("give content, metadata or both")
+        """An edit with no content, metadata nor expiry would only restate the memory."""
+        expiring = self.ttl_seconds is not None or self.expires_at is not None
+        if self.content is None and self.metadata is None and not expiring:
+            raise ValueError("give content, metadata and/or an expiry")
+        problem = expiry_problem(self.ttl_seconds, self.expires_at, datetime.now(UTC))
+        if problem is not None:
+            raise ValueError(problem)
         return self
 
 
@@ -66,7 +79,12 @@ async def edit_memory(
     it supersedes; 404 for another tenant's or a missing memory, 409 when this version is not
     the live one or another edit of it won."""
     await owned_agent(registry, caller, agent_id)
-    change = Change(content=body.content, metadata=body.metadata, reason=body.reason)
+    change = Change(
+        content=body.content,
+        metadata=body.metadata,
+        reason=body.reason,
+        expires_at=expiry(body.ttl_seconds, body.expires_at, datetime.now(UTC)),
+    )
     write = await deps.memory_edits.prepare(caller, agent_id, memory_id, change)
     check_content([write], deps.settings.memory_limits, ["body"])
     await deps.sources.check(caller.tenant_id, agent_id, [write], ["body"])

@@ -11,11 +11,12 @@ reports the write as a duplicate of the memory it found.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from datetime import UTC, datetime
+from typing import Annotated, Any
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from engram_events import Envelope, new_event
 from engram_events.catalog import MEMORY_BULK_WRITE_REQUESTED, MEMORY_WRITE_REQUESTED
@@ -26,18 +27,39 @@ from engram_gateway.api.auth import CallerDep, RegistryDep
 from engram_gateway.api.dependencies import Deps
 from engram_gateway.api.memory_proxy import AgentId, owned_agent
 from engram_gateway.domain.edits import author_of
+from engram_gateway.domain.expiry import MAX_TTL_SECONDS, expiry, expiry_problem
 from engram_gateway.domain.ids import memory_id_for
 from engram_gateway.service.memory_writes import Outcome
 from engram_platform.problems import Problem
 
 router = APIRouter(tags=["memories"])
 MAX_BATCH = 100
+TtlSeconds = Annotated[int, Field(strict=True, ge=1, le=MAX_TTL_SECONDS)]
 
 
 class WriteMemory(MemoryWrite):
-    """A memory to store: the event's own fields and constraints, and nothing else."""
+    """A memory to store: the event's own fields and constraints, and `ttl_seconds` as a
+    relative `expires_at` (one or the other, in the future, at most ten years away)."""
 
     model_config = ConfigDict(extra="forbid")
+
+    ttl_seconds: TtlSeconds | None = Field(
+        default=None, description="seconds until it expires (instead of expires_at)"
+    )
+
+    @model_validator(mode="after")
+    def _one_future_expiry(self) -> WriteMemory:
+        """`ttl_seconds` or `expires_at`, and an `expires_at` ahead but within ten years."""
+        problem = expiry_problem(self.ttl_seconds, self.expires_at, datetime.now(UTC))
+        if problem is not None:
+            raise ValueError(problem)
+        return self
+
+    def write(self, now: datetime) -> dict[str, Any]:
+        """The event's fields: `ttl_seconds` becomes `expires_at`, counted from `now`."""
+        fields = self.model_dump(exclude={"ttl_seconds"})
+        fields["expires_at"] = expiry(self.ttl_seconds, self.expires_at, now)
+        return fields
 
 
 class WriteMemories(BaseModel):
@@ -105,7 +127,7 @@ def _request(
         memory_id=memory_id_for(tenant_id, agent_id, memory.idempotency_key),
         agent_id=agent_id,
         author=author,
-        **memory.model_dump(),
+        **memory.write(datetime.now(UTC)),
     )
     return new_event(kind, payload, tenant_id=tenant_id)
 

@@ -11,6 +11,7 @@ holds is one.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from engram_events.payloads.memories import Author, MemoryWriteRequested
@@ -24,11 +25,13 @@ newer version to edit instead, a withdrawn or rejected one is gone."""
 
 @dataclass(frozen=True)
 class Change:
-    """What an edit asks for: new content and/or metadata, and why."""
+    """What an edit asks for: new content, metadata and/or expiry, and why."""
 
     content: str | None
     metadata: dict[str, Any] | None
     reason: str | None
+    expires_at: datetime | None = None
+    """A new expiry; None keeps the old one (an edit never removes an expiry)."""
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,7 @@ def edited(
     old: dict[str, Any], change: Change, *, memory_id: str, author: Author
 ) -> MemoryWriteRequested:
     """The new version's write: the old memory's agent, type, scope and sources, the change's
-    content and metadata (or the old ones), superseding the old memory."""
+    content, metadata and expiry (or the old ones), superseding the old memory."""
     return MemoryWriteRequested(
         memory_id=memory_id,
         agent_id=old["agent_id"],
@@ -75,6 +78,7 @@ def edited(
         session_id=old.get("session_id"),
         author=author,
         reason=change.reason,
+        expires_at=change.expires_at or old.get("expires_at"),
     )
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from pymongo import ASCENDING, DESCENDING, IndexModel, UpdateOne
 
 from engram_events.memory_filter import MetadataCondition
+from engram_memory.domain.expiry import EXPIRABLE_STATUSES, effective_status, status_clauses
 from engram_memory.domain.listing import Order, Position
 from engram_memory.domain.selection import Selection
 from engram_memory.domain.writes import CONTENT_FIELDS
@@ -35,11 +36,14 @@ INDEXES: Indexes = {
             ]
         ),
         IndexModel([("tenant_id", ASCENDING), ("derived_from", ASCENDING)]),
+        IndexModel([("expires_at", ASCENDING)]),
     ],
 }
 """An agent's memories in listing order (listings, counts, retention, an agent's deletion; the
-scope and type conditions are checked on the agent's entries), and memories by source
-(`derived_from_any`, a multikey index). Sources, gone sources and slots are read by `_id` only."""
+scope and type conditions are checked on the agent's entries), memories by source
+(`derived_from_any`, a multikey index), and memories by expiry (the sweeper walks those past
+it). Sources, gone sources and slots are read by `_id`
+only."""
 
 
 async def keeps_source_index(db: Any) -> bool:
@@ -82,7 +86,10 @@ def selection_query(selection: Selection) -> dict[str, Any]:
     query: dict[str, Any] = {"tenant_id": selection.tenant_id}
     agents = list(selection.agent_ids)
     query["agent_id"] = agents[0] if len(agents) == 1 else {"$in": agents}
-    if selection.statuses is not None:
+    if selection.statuses is not None and selection.at is not None:
+        clauses = status_clauses(selection.statuses, selection.at)
+        query["$or"] = clauses
+    elif selection.statuses is not None:
         query["status"] = {"$in": list(selection.statuses)}
     types = selection.wanted_types()
     if types is not None:
@@ -316,11 +323,19 @@ class MemoryRows:
         """How many rows a selection holds, by status and by type (the listing's own query)."""
         by_status: Counter[str] = Counter()
         by_type: Counter[str] = Counter()
-        cursor = self.collection.find(selection_query(selection), {"status": 1, "type": 1})
-        async for row in cursor:
-            by_status[str(row.get("status"))] += 1
+        at = selection.at or datetime.now(UTC)
+        shown = {"status": 1, "type": 1, "expires_at": 1}
+        async for row in self.collection.find(selection_query(selection), shown):
+            by_status[effective_status(row, at)] += 1
             by_type[str(row.get("type"))] += 1
         return sum(by_status.values()), dict(by_status), dict(by_type)
+
+    async def lapsed(self, now: datetime, limit: int) -> list[dict[str, Any]]:
+        """Live rows of every tenant past their expiry, soonest first: the expiry sweeper's
+        batch, read through the `expires_at` index."""
+        query = {"expires_at": {"$lte": now}, "status": {"$in": list(EXPIRABLE_STATUSES)}}
+        cursor = self.collection.find(query).sort([("expires_at", ASCENDING)]).limit(limit)
+        return [row async for row in cursor]
 
     async def select_by(self, selection: Selection) -> list[dict[str, Any]]:
         """Every row of a selection, oldest first (a scope clear's targets)."""

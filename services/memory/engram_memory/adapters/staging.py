@@ -34,18 +34,19 @@ class OutboxWithdrawals:
         self,
         tenant_id: str,
         changes: Sequence[tuple[str, Mapping[str, Any], Envelope[Any]]],
+        *,
+        keep_content: bool = False,
     ) -> None:
-        """One outbox write for all the rows, each row's update carrying its event."""
+        """One outbox write for all the rows, each row's update carrying its event; with
+        `keep_content` (an expiry) the content stays for audit."""
         now = datetime.now(UTC)
+        dropped = {} if keep_content else {"$unset": {"content": "", "metadata": ""}}
         await self.outbox.write_many_with_events(
             self.collection,
             [
                 (
                     row_id(tenant_id, memory_id),
-                    {
-                        "$set": {**fields, "updated_at": now},
-                        "$unset": {"content": "", "metadata": ""},
-                    },
+                    {"$set": {**fields, "updated_at": now}, **dropped},
                     [event],
                 )
                 for memory_id, fields, event in changes

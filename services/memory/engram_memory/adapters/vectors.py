@@ -166,8 +166,8 @@ class MemoryVectors(ServiceCollection):
 
 
 def _payload(row: Mapping[str, Any], provenance: Mapping[str, Any], status: str) -> dict[str, Any]:
-    """What a point carries: ids, scope, status, content, metadata, provenance, supersession
-    and when it was written."""
+    """What a point carries: ids, scope, status, content, metadata, provenance, supersession,
+    when it was written and, if it expires, when (recall checks it on every hit)."""
     payload = {
         "tenant_id": row["tenant_id"],
         "agent_id": row["agent_id"],
@@ -185,4 +185,6 @@ def _payload(row: Mapping[str, Any], provenance: Mapping[str, Any], status: str)
     for name in ("user_id", "session_id"):
         if row.get(name) is not None:
             payload[name] = row[name]
+    if row.get("expires_at") is not None:
+        payload["expires_at"] = _iso(row["expires_at"])
     return payload

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -13,7 +14,7 @@ from engram_memory.domain.listing import Order
 from engram_memory.domain.selection import Selection
 from engram_vectors.ranking import Mode
 
-Status = Literal["pending", "active", "superseded", "withdrawn", "rejected"]
+Status = Literal["pending", "active", "superseded", "withdrawn", "rejected", "expired"]
 RecallStatus = Literal["active", "superseded"]
 
 
@@ -48,7 +49,8 @@ class ListBody(BaseModel):
     order: Order = "oldest"
 
     def selection(self, tenant_id: str) -> Selection:
-        """The rows this listing walks (or this count counts)."""
+        """The rows this listing walks (or this count counts), by their status now (a lapsed
+        memory is `expired` at once)."""
         return Selection(
             tenant_id,
             tuple(self.agent_ids),
@@ -56,6 +58,7 @@ class ListBody(BaseModel):
             (self.type,) if self.type else None,
             self.filter or MemoryFilter(),
             self.search or None,
+            datetime.now(UTC),
         )
 
 

@@ -11,6 +11,7 @@ from fastapi.responses import Response
 
 from engram_events.ids import Id
 from engram_events.memory_filter import MemoryFilter
+from engram_events.retention import AgentRetention
 from engram_memory.api.bodies import (
     DuplicatesBody,
     LineageBody,
@@ -102,6 +103,21 @@ async def memory_history(
     if versions is None:
         raise Problem(404, detail="no such memory")
     return _encoded({"memory_id": memory_id, "agent_id": agent_id, "versions": versions})
+
+
+@router.get("/agents/{agent_id}/retention")
+async def get_retention(agent_id: AgentPath, deps: Deps, tenant_id: TenantDep) -> dict[str, Any]:
+    """The agent's own retention rules, and the service's defaults for the other types."""
+    return await deps.retention.in_force(tenant_id, agent_id)
+
+
+@router.put("/agents/{agent_id}/retention")
+async def set_retention(
+    agent_id: AgentPath, body: AgentRetention, deps: Deps, tenant_id: TenantDep
+) -> dict[str, Any]:
+    """Replace the agent's own rules; each applies from the agent's next stored memory of
+    its type on, counted and evicted over that type's one population."""
+    return await deps.retention.set_rules(tenant_id, agent_id, body)
 
 
 @router.get("/agents/{agent_id}/conversations/{conversation_id}")
@@ -201,7 +217,9 @@ async def verify_prune(body: VerifyBody, deps: Deps, tenant_id: TenantDep) -> di
 async def derived_memories(body: LineageBody, deps: Deps, tenant_id: TenantDep) -> dict[str, Any]:
     """Memories (any status) whose `derived_from` names one of the ids."""
     rows = await deps.rows.derived_from_any(
-        tenant_id, body.ids, ["pending", "active", "superseded", "withdrawn", "rejected"]
+        tenant_id,
+        body.ids,
+        ["pending", "active", "superseded", "withdrawn", "rejected", "expired"],
     )
     return {
         "memories": [

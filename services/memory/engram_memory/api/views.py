@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
+
+from engram_memory.domain.expiry import effective_status
 
 PUBLIC_FIELDS = (
     "memory_id",
@@ -27,13 +30,18 @@ PUBLIC_FIELDS = (
     "updated_at",
     "stored_at",
     "withdrawn_at",
+    "expires_at",
+    "expired_at",
 )
 
 
 def memory_view(row: dict[str, Any]) -> dict[str, Any]:
     """A row without storage details (`_id`, the tenant, pending outbox entries); a memory a
-    model wrote names that model, its decision and the conversation in `provenance.extracted_by`."""
+    model wrote names that model, its decision and the conversation in `provenance.extracted_by`;
+    a live memory past its `expires_at` reads `expired` before the sweeper has marked it."""
     view = {name: row.get(name) for name in PUBLIC_FIELDS if name in row}
+    if "status" in view:
+        view["status"] = effective_status(row, datetime.now(UTC))
     if row.get("extracted_by"):
         view["provenance"] = {**(row.get("provenance") or {}), "extracted_by": row["extracted_by"]}
     return view
@@ -44,7 +52,8 @@ def _memory_outcome(memory_id: str | None, rows: dict[str, dict[str, Any]]) -> d
     if memory_id is None:
         return {}
     row = rows.get(memory_id, {})
-    outcome = {"memory_id": memory_id, "memory_status": row.get("status", "pending")}
+    status = effective_status(row, datetime.now(UTC)) if row else "pending"
+    outcome = {"memory_id": memory_id, "memory_status": status}
     for name in ("reason", "duplicate_of", "superseded_by", "withdrawn_reason"):
         if row.get(name):
             outcome[name] = row[name]

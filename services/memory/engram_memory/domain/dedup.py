@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+from datetime import UTC, datetime
 
 from engram_events.content import normalized_sha256
+from engram_memory.domain.expiry import lapsed
 
 LIVE_FOR_DEDUP = ("pending", "active")
 """A memory that still counts as saying this: written or about to be; superseded, withdrawn
@@ -18,8 +20,10 @@ def dedup_key(agent_id: str, user_id: str | None, session_id: str | None, conten
 
 
 def is_duplicate_of(holder: dict[str, object] | None, supersedes: str | None) -> bool:
-    """Whether a slot's holder makes a write a duplicate: it is live, and not the memory the
-    write replaces."""
+    """Whether a slot's holder makes a write a duplicate: it is live (not expired), and not the
+    memory the write replaces."""
     if holder is None or holder.get("status") not in LIVE_FOR_DEDUP:
+        return False
+    if lapsed(holder, datetime.now(UTC)):
         return False
     return holder.get("memory_id") != supersedes

@@ -8,7 +8,10 @@ on the older row once the newer is stored); a newer row still pending is found b
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
+
+from engram_memory.domain.expiry import effective_status
 
 MAX_VERSIONS = 200
 """How many versions a history walks at most (older and newer together)."""
@@ -28,6 +31,7 @@ VERSION_FIELDS = (
     "reason",
     "duplicate_of",
     "withdrawn_reason",
+    "expires_at",
 )
 
 
@@ -45,5 +49,8 @@ def earliest_successor(rows: Sequence[dict[str, Any]], older_id: str) -> dict[st
 
 def version_view(row: dict[str, Any]) -> dict[str, Any]:
     """One version through the API: who wrote it (key id and role, never the secret), when and
-    why (`edit_reason`); content and metadata only while the row still holds them."""
-    return {name: row.get(name) for name in VERSION_FIELDS}
+    why (`edit_reason`); content and metadata only while the row still holds them; `expired`
+    from the moment it lapses."""
+    view = {name: row.get(name) for name in VERSION_FIELDS}
+    view["status"] = effective_status(row, datetime.now(UTC))
+    return view

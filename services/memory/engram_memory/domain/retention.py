@@ -9,6 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from engram_events.retention import RetentionRule
+
 RETAINED_STATUSES = ("active", "superseded")
 """Statuses a policy's population holds: everything that still has a vector."""
 
@@ -51,6 +53,30 @@ def policy_for(
         return own[0]
     shared = [p for p in policies if p.type == memory_type and p.agent_id is None]
     return shared[0] if shared else None
+
+
+def own_policies(agent_id: str, rules: Sequence[RetentionRule]) -> list[RetentionPolicy]:
+    """An agent's own rules (set through the API) as its policies."""
+    return [
+        RetentionPolicy(
+            type=rule.type,
+            agent_id=agent_id,
+            max_count=rule.max_count,
+            max_age_seconds=rule.max_age_seconds,
+        )
+        for rule in rules
+    ]
+
+
+def in_force(
+    defaults: Sequence[RetentionPolicy], agent_id: str, own: Sequence[RetentionPolicy]
+) -> list[RetentionPolicy]:
+    """The one policy per type that governs the agent: its own rule where it set one, else the
+    service's (the agent's own configured one over the type-wide one)."""
+    mine = {policy.type for policy in own}
+    others = dict.fromkeys(p.type for p in defaults if p.type not in mine)
+    chosen = [policy_for(defaults, agent_id, memory_type) for memory_type in others]
+    return [*own, *(policy for policy in chosen if policy is not None)]
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from engram_events.memory_filter import MemoryFilter
 
@@ -23,6 +24,9 @@ class Selection:
     filter: MemoryFilter = field(default_factory=MemoryFilter)
     search: str | None = None
     """A literal, case-insensitive substring of the content (listing only)."""
+    at: datetime | None = None
+    """The instant statuses are read at: a live row past its `expires_at` then counts as
+    `expired` (listings and counts); None compares the stored status only."""
 
     @classmethod
     def of_agent(

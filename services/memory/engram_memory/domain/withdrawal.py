@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-LIVE_STATUSES = ("pending", "active", "superseded")
-"""A memory that can still be withdrawn: written, about to be, or replaced but kept."""
+LIVE_STATUSES = ("pending", "active", "superseded", "expired")
+"""A memory that can still be withdrawn: written, about to be, replaced but kept, or expired
+(kept for audit with its content until pruned or deleted)."""
 
 
 def withdrawn_fields(reason: str, at: datetime, because_of: str | None = None) -> dict[str, Any]:

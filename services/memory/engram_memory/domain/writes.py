@@ -35,6 +35,7 @@ def row_fields(event: Envelope[MemoryWriteRequested]) -> dict[str, Any]:
         "content_sha256": content_sha256(request.content),
         "content_chars": len(request.content),
         "created_at": event.occurred_at,
+        **({"expires_at": request.expires_at} if request.expires_at is not None else {}),
     }
 
 

@@ -11,7 +11,7 @@ from engram_events.acks import tombstone_applied
 from engram_events.catalog import MEMORY_WITHDRAWN
 from engram_memory.domain.sources import Gone, withdrawn_by
 from engram_memory.domain.withdrawal import LIVE_STATUSES
-from engram_memory.ports import MemoryRowStore
+from engram_memory.ports import MemoryRowStore, RetentionRuleStore
 from engram_memory.service.withdrawal import Withdrawal, Withdrawals
 
 log = logging.getLogger(__name__)
@@ -26,21 +26,25 @@ class Cascades:
         self,
         rows: MemoryRowStore,
         withdrawals: Withdrawals,
+        rules: RetentionRuleStore,
         *,
         require_all_sources: bool = False,
     ) -> None:
         self.rows = rows
         self.withdrawals = withdrawals
+        self.rules = rules
         self.require_all_sources = require_all_sources
 
     async def agent_deleted(
         self, tenant: str, agent_id: str, cause: Envelope[Any]
     ) -> list[Envelope[Any]]:
-        """A deleted agent's memories are withdrawn (rows keep status and hashes)."""
+        """A deleted agent's memories are withdrawn (rows keep status and hashes) and its own
+        retention rules go."""
         targets = await self.rows.select(
             {"tenant_id": tenant, "agent_id": agent_id, "status": list(LIVE_STATUSES)}
         )
         published = await self.withdrawals.in_handler(tenant, targets, "agent_deleted", cause)
+        await self.rules.forget(tenant, agent_id)
         log.info("agent deleted", extra={"agent_id": agent_id, "withdrawn": len(published)})
         return published
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from engram_embedders import Embedder
 from engram_events.memory_filter import MemoryFilter
+from engram_memory.domain.expiry import lapsed
 from engram_memory.domain.selection import Selection
 from engram_memory.ports import MemoryPoints
 from engram_vectors import HybridHit, SparseVector
@@ -98,17 +99,20 @@ class Search:
 
 @dataclass(frozen=True)
 class Scope:
-    """Whose memories a hit must be, and in which statuses (checked on every payload read)."""
+    """Whose memories a hit must be, in which statuses, and unexpired at `now` (checked on
+    every payload read: a lapsed memory leaves recall before the sweeper removes its point)."""
 
     tenant_id: str
     agent_id: str
     statuses: tuple[str, ...]
+    now: datetime
 
     def holds(self, hit: HybridHit) -> bool:
         return (
             hit.payload.get("tenant_id") == self.tenant_id
             and hit.payload.get("agent_id") == self.agent_id
             and hit.payload.get("status") in self.statuses
+            and not lapsed(hit.payload, self.now)
         )
 
 
@@ -239,7 +243,7 @@ class Recall:
             min(max(MIN_CANDIDATES, 4 * top_k), MAX_CANDIDATES),
             mine,
         )
-        scope = Scope(tenant_id, agent_id, wanted)
+        scope = Scope(tenant_id, agent_id, wanted, datetime.now(UTC))
         ranking = Ranking(query, mode, recency_half_life_days, lexical or LEXICAL_ENCODER)
         found: tuple[int, list[Ranked]] | None = None
         if recency_half_life_days is None:

@@ -3,15 +3,30 @@
 from __future__ import annotations
 
 import logging
+import time
 from datetime import UTC, datetime
 from typing import Any
 
 from engram_events import Envelope
-from engram_memory.domain.retention import Member, RetentionPolicy, evictions, policy_for
-from engram_memory.ports import MemoryRowStore
+from engram_events.retention import AgentRetention
+from engram_memory.domain.expiry import lapsed
+from engram_memory.domain.retention import (
+    Member,
+    RetentionPolicy,
+    evictions,
+    in_force,
+    own_policies,
+    policy_for,
+)
+from engram_memory.ports import MemoryRowStore, RetentionRuleStore
 from engram_memory.service.withdrawal import Withdrawals
 
 log = logging.getLogger(__name__)
+
+RULES_CACHE_SECONDS = 5.0
+"""How long an agent's own rules are reused before they are read again: a bulk write stores a
+thousand memories of one agent in a batch, each followed by a retention check. A PUT through
+this process takes effect at once; through another memory process, within this long."""
 
 
 class Retention:
@@ -22,16 +37,58 @@ class Retention:
         policies: list[RetentionPolicy],
         rows: MemoryRowStore,
         withdrawals: Withdrawals,
+        rules: RetentionRuleStore,
     ) -> None:
         self.policies = policies
         self.rows = rows
         self.withdrawals = withdrawals
+        self.rules = rules
+        self._cached: dict[tuple[str, str], tuple[float, list[RetentionPolicy]]] = {}
+
+    async def own(self, tenant_id: str, agent_id: str) -> list[RetentionPolicy]:
+        """The agent's own rules as policies (read again after `RULES_CACHE_SECONDS`)."""
+        key = (tenant_id, agent_id)
+        now = time.monotonic()
+        cached = self._cached.get(key)
+        if cached is not None and now - cached[0] < RULES_CACHE_SECONDS:
+            return cached[1]
+        stored = await self.rules.get(tenant_id, agent_id)
+        own = own_policies(agent_id, stored.rules if stored else [])
+        if len(self._cached) > 10_000:
+            self._cached.clear()
+        self._cached[key] = (now, own)
+        return own
+
+    async def in_force(self, tenant_id: str, agent_id: str) -> dict[str, Any]:
+        """What governs the agent: its own rules, and the service's defaults for other types."""
+        stored = await self.rules.get(tenant_id, agent_id)
+        own = own_policies(agent_id, stored.rules if stored else [])
+        governing = in_force(self.policies, agent_id, own)
+        return {
+            "agent_id": agent_id,
+            "rules": [_rule(p) for p in own],
+            "defaults": [_rule(p) for p in governing[len(own) :]],
+        }
+
+    async def set_rules(
+        self, tenant_id: str, agent_id: str, retention: AgentRetention
+    ) -> dict[str, Any]:
+        """Replace the agent's own rules; they apply from its next stored memory on."""
+        await self.rules.put(tenant_id, agent_id, retention)
+        self._cached.pop((tenant_id, agent_id), None)
+        log.info(
+            "retention set",
+            extra={"tenant_id": tenant_id, "agent_id": agent_id, "rules": len(retention.rules)},
+        )
+        return await self.in_force(tenant_id, agent_id)
 
     async def enforce(
         self, tenant_id: str, agent_id: str, memory_type: str, cause: Envelope[Any]
     ) -> list[Envelope[Any]]:
-        """Evict what the (agent, type) policy no longer allows; returns `memory.withdrawn`s."""
-        policy = policy_for(self.policies, agent_id, memory_type)
+        """Evict what the (agent, type) policy no longer allows; returns `memory.withdrawn`s.
+        A memory already expired but not yet swept is no member (the sweeper takes it)."""
+        own = await self.own(tenant_id, agent_id)
+        policy = policy_for([*own, *self.policies], agent_id, memory_type)
         if policy is None:
             return []
         selection = policy.selection(tenant_id, agent_id)
@@ -39,9 +96,10 @@ class Retention:
         if policy.max_age_seconds is None and policy.max_count is not None:
             if counted <= policy.max_count:
                 return []
-        population = await self.rows.select(selection)
+        now = datetime.now(UTC)
+        population = [r for r in await self.rows.select(selection) if not lapsed(r, now)]
         members = [Member(r["memory_id"], _aware(r["created_at"])) for r in population]
-        chosen = set(evictions(policy, members, datetime.now(UTC)))
+        chosen = set(evictions(policy, members, now))
         if not chosen:
             return []
         targets = [r for r in population if r["memory_id"] in chosen]
@@ -57,6 +115,15 @@ class Retention:
             },
         )
         return published
+
+
+def _rule(policy: RetentionPolicy) -> dict[str, Any]:
+    """A policy as the API shows it: the type and its limits."""
+    return {
+        "type": policy.type,
+        "max_count": policy.max_count,
+        "max_age_seconds": policy.max_age_seconds,
+    }
 
 
 def _aware(moment: datetime) -> datetime:
