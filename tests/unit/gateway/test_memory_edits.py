@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -137,13 +138,19 @@ class MemoryService:
         self.live = live
         self.history: dict[str, Any] | None = None
 
+    async def read_post(
+        self, service: str, path: str, body: bytes, *, tenant_id: str
+    ) -> tuple[int, bytes]:
+        assert path.endswith("/duplicates")
+        if not self.live:
+            return 503, b""
+        return 200, json.dumps({"found": [None for _ in json.loads(body)["items"]]}).encode()
+
     async def request(
         self, service: str, method: str, path: str, *, tenant_id: str, **kwargs: Any
     ) -> httpx.Response:
         if not self.live:
             return httpx.Response(503)
-        if path.endswith("/duplicates"):
-            return httpx.Response(200, json={"found": [None for _ in kwargs["json"]["items"]]})
         if path.endswith("/history"):
             return httpx.Response(200, json=self.history) if self.history else httpx.Response(404)
         memory_id = path.rsplit("/", 1)[-1]

@@ -3,10 +3,10 @@ when the memory service cannot be asked, the write is queued anyway."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
-import httpx
 import pytest
 
 from engram_events import Envelope, new_event
@@ -28,13 +28,14 @@ class Owners:
         self.found = found
         self.asked: list[dict[str, Any]] = []
 
-    async def request(
-        self, service: str, method: str, path: str, *, tenant_id: str, **kwargs: Any
-    ) -> httpx.Response:
-        self.asked.append(kwargs["json"])
+    async def read_post(
+        self, service: str, path: str, body: bytes, *, tenant_id: str
+    ) -> tuple[int, bytes]:
+        assert service == "memory" and path.endswith("/memories/duplicates")
+        self.asked.append(json.loads(body))
         if self.found is None:
             raise Problem(503, "service-unavailable", "the memory service is not answering")
-        return httpx.Response(200, json={"found": self.found})
+        return 200, json.dumps({"found": self.found}).encode()
 
 
 class Sink:

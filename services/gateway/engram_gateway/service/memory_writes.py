@@ -4,6 +4,7 @@ so a write is queued anyway when it cannot be asked."""
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -12,7 +13,7 @@ from typing import Any
 from engram_events import Envelope
 from engram_events.content import normalized_sha256
 from engram_events.payloads.memories import MemoryWriteRequested
-from engram_gateway.ports import OwningServices
+from engram_gateway.ports import OwnerReads
 from engram_gateway.service.intake import Intake
 from engram_platform.problems import Problem
 
@@ -35,7 +36,7 @@ def _held_by(found: dict[str, Any]) -> Outcome:
 class MemoryWrites:
     """Queues memory writes (acks=all) that no live memory already holds."""
 
-    def __init__(self, owners: OwningServices, intake: Intake) -> None:
+    def __init__(self, owners: OwnerReads, intake: Intake) -> None:
         self.owners = owners
         self.intake = intake
 
@@ -102,17 +103,16 @@ class MemoryWrites:
             for w in asked
         ]
         try:
-            response = await self.owners.request(
+            status, raw = await self.owners.read_post(
                 "memory",
-                "POST",
                 f"/internal/v1/agents/{agent_id}/memories/duplicates",
+                json.dumps({"items": items}).encode(),
                 tenant_id=tenant_id,
-                json={"items": items},
             )
         except Problem:
-            response = None
-        if response is None or response.status_code != 200:
+            status, raw = 503, b""
+        if status != 200:
             log.warning("dedup lookup unavailable; queued anyway", extra={"agent_id": agent_id})
             return [None] * len(writes)
-        answers = iter(response.json()["found"])
+        answers = iter(json.loads(raw)["found"])
         return [None if w.allow_duplicate else next(answers) for w in writes]
