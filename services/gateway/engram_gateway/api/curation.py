@@ -14,13 +14,15 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from engram_events.payloads.records import FactEditRequested, ImportValue, Reason
+from engram_events.values import Text
 from engram_gateway.api.auth import CallerDep
 from engram_gateway.api.dependencies import Deps
 from engram_gateway.api.records import ID_PATTERN
 
 router = APIRouter(prefix="/v1/knowledge", tags=["knowledge"])
 EntityId = Annotated[str, Path(min_length=1, max_length=256, pattern=ID_PATTERN)]
-Attribute = Annotated[str, Path(min_length=1, max_length=200)]
+Attribute = Annotated[Text, Path(min_length=1, max_length=200)]
+"""Checked as the event's attribute name is, so a name it could not carry is a 422 here."""
 
 
 class _Known(BaseModel):
