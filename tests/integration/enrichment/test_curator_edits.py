@@ -1,6 +1,7 @@
 """Issue 43's human knowledge edits over the real broker and database: a curator's value shows in
 the article with its provenance and survives the document's next version; a curator's withdrawal
-of a value the document asserts opens a contradiction; other keys are refused."""
+of a value the document asserts opens a contradiction, and pruning the withdrawal's record ends
+it; other keys are refused."""
 
 from __future__ import annotations
 
@@ -131,3 +132,13 @@ async def test_curator_edits_flow_through_records_to_articles_and_contradictions
         (opened,) = listing.json()["contradictions"]
         assert opened["attribute"] == "hq"
         assert "they moved" in view["article"]
+
+        (withdrawal,) = berlin["contested_by"]
+        pruned = await curator.post("/v1/prune", json={"record_ids": [withdrawal["record_id"]]})
+        assert pruned.status_code == 202, pruned.text
+        view = await entity_when(
+            curator,
+            "the pruned withdrawal to leave the document's value uncontested",
+            lambda v: (fact(v, "hq", "Berlin") or {}).get("status") == "active",
+        )
+        assert "they moved" not in view["article"]
