@@ -58,6 +58,10 @@ class SupportRef(BaseModel):
         """`human` for a curator's edit, else `document` or `import`."""
         return "human" if self.edit else "document" if self.document_id else "import"
 
+    def shown(self) -> dict[str, Any]:
+        """As callers see it: every field and the source."""
+        return {**self.model_dump(), "source": self.source}
+
 
 class HistoryEntry(BaseModel):
     """A status change; hashes only, so a withdrawn value leaves no content behind."""
