@@ -45,6 +45,7 @@ TOOLS = {
     "knowledge_search",
     "knowledge_entity",
     "contradictions_list",
+    "knowledge_edit",
     "document_submit",
 }
 

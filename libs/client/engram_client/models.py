@@ -384,6 +384,9 @@ class Fact(ApiModel):
     status: str
     contested: bool = False
     support: list[dict[str, Any]] = Field(default_factory=list)
+    contested_by: list[dict[str, Any]] = Field(
+        default_factory=list, description="curators' withdrawals of this value (source human)"
+    )
 
 
 class Entity(ApiModel):
@@ -477,6 +480,21 @@ class Contradiction(ApiModel):
     status: str
     entity_id: str | None = None
     attribute: str | None = None
+
+
+class FactEdit(ApiModel):
+    """A curator's edit as the gateway queued it: a record of source `human` once extraction
+    keeps it."""
+
+    status: str
+    entity_id: str
+    attribute: str
+    value: Any = None
+    action: str
+    key_id: str
+    reason: str
+    at: datetime
+    entity_url: str
 
 
 class Resolution(ApiModel):

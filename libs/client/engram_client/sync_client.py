@@ -594,6 +594,28 @@ class EngramClient:
         """Contradictions, optionally filtered by status (`open` or `resolved`)."""
         return self.run(calls.list_contradictions(status=status, limit=limit))
 
+    def assert_fact(
+        self, entity_id: str, attribute: str, value: Any, *, reason: str
+    ) -> models.FactEdit:
+        """Assert a value as a curator (key role `curator` or `admin`); it becomes a record of
+        source `human` carrying this key's id, the time and the reason."""
+        return self.run(calls.assert_fact(entity_id, attribute, value, reason))
+
+    def withdraw_fact(
+        self, entity_id: str, attribute: str, *, reason: str, value: Any = _UNSET
+    ) -> models.FactEdit:
+        """Withdraw a value (every value, without `value=`) as a curator; a value records still
+        assert is contested (a contradiction opens), not removed."""
+        return self.run(
+            calls.withdraw_fact(
+                entity_id,
+                attribute,
+                reason,
+                value=None if value is _UNSET else value,
+                has_value=value is not _UNSET,
+            )
+        )
+
     def resolve_contradiction(
         self, contradiction_id: str, *, keep: str | None = None, value: Any = _UNSET
     ) -> models.Resolution:

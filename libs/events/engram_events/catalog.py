@@ -27,7 +27,12 @@ from engram_events.payloads.memories import (
 )
 from engram_events.payloads.passages import PassagesWithdrawn, PassageUpserted
 from engram_events.payloads.prune import PruneRequested
-from engram_events.payloads.records import RecordsImportRequested, RecordTombstoned, RecordUpserted
+from engram_events.payloads.records import (
+    FactEditRequested,
+    RecordsImportRequested,
+    RecordTombstoned,
+    RecordUpserted,
+)
 from engram_events.payloads.tombstones import TombstoneApplied
 from engram_events.registry import EventType, P, register
 from engram_events.topics import Topics
@@ -58,6 +63,10 @@ RECORDS_IMPORT_REQUESTED = register(
         lambda p: p.import_id,
     )
 )
+FACT_EDIT_REQUESTED = register(
+    EventType("fact.edit_requested", FactEditRequested, Topics.RECORD_EVENTS, lambda p: p.entity_id)
+)
+"""A curator's edit of a fact, accepted by the gateway; extraction keeps it as a `human` record."""
 PRUNE_REQUESTED = register(
     EventType("prune.requested", PruneRequested, Topics.PRUNE, lambda p: p.prune_job_id)
 )

@@ -8,8 +8,9 @@ from engram_events import Envelope
 from engram_events.payloads.dlq import DeadLetter
 from engram_events.payloads.documents import DocumentIngested, DocumentTombstoned
 from engram_events.payloads.prune import PruneRequested
-from engram_events.payloads.records import RecordsImportRequested
+from engram_events.payloads.records import FactEditRequested, RecordsImportRequested
 from engram_extraction.service.documents import DocumentExtraction
+from engram_extraction.service.edits import HumanEdits
 from engram_extraction.service.imports import RecordImports
 from engram_extraction.service.passages import PassageWriter
 from engram_extraction.service.tombstones import Tombstoning
@@ -26,8 +27,10 @@ class ExtractionHandlers:
         imports: RecordImports,
         tombstoning: Tombstoning,
         passages: PassageWriter,
+        edits: HumanEdits | None = None,
     ) -> None:
         self.documents = documents
+        self.edits = edits
         self.passages = passages
         self.imports = imports
         self.tombstoning = tombstoning
@@ -51,6 +54,12 @@ class ExtractionHandlers:
     async def on_import_requested(self, event: Envelope[RecordsImportRequested]) -> Events:
         """Structured rows become records."""
         return await self.imports.import_rows(event)
+
+    async def on_fact_edit_requested(self, event: Envelope[FactEditRequested]) -> Events:
+        """A curator's edit becomes a record of source `human`."""
+        if self.edits is None:
+            return []
+        return await self.edits.apply(event)
 
     async def on_prune_requested(self, event: Envelope[PruneRequested]) -> Events:
         """The job's selection is tombstoned and the job acknowledged."""

@@ -9,6 +9,7 @@ from fastapi import FastAPI
 from engram_events.catalog import (
     DOCUMENT_INGESTED,
     DOCUMENT_TOMBSTONED,
+    FACT_EDIT_REQUESTED,
     PRUNE_REQUESTED,
     RECORDS_IMPORT_REQUESTED,
 )
@@ -24,6 +25,7 @@ from engram_extraction.domain.llm import LlmOptions
 from engram_extraction.domain.schema import SchemaRegistry
 from engram_extraction.handlers import ExtractionHandlers
 from engram_extraction.service.documents import DocumentExtraction
+from engram_extraction.service.edits import HumanEdits
 from engram_extraction.service.imports import RecordImports
 from engram_extraction.service.passages import PassageWriter
 from engram_extraction.service.tombstones import Tombstoning
@@ -84,6 +86,7 @@ def create_app(
             ),
             Tombstoning(TombstoneStore(store), rt.outbox),
             PassageWriter(passages),
+            HumanEdits(store, rt.outbox),
         )
         rt.consumer.on(
             DOCUMENT_INGESTED,
@@ -95,6 +98,7 @@ def create_app(
             handlers.on_import_requested,
             on_dead_letter=handlers.on_import_dead_lettered,
         )
+        rt.consumer.on(FACT_EDIT_REQUESTED, handlers.on_fact_edit_requested)
         rt.consumer.on(PRUNE_REQUESTED, handlers.on_prune_requested)
         rt.consumer.on(DOCUMENT_TOMBSTONED, handlers.on_document_tombstoned)
         install(app, ExtractionDeps(records=store, passages=passages))

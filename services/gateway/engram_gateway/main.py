@@ -20,6 +20,7 @@ from engram_gateway.adapters.usage import UsageCounters
 from engram_gateway.api import (
     agents,
     conversations,
+    curation,
     dead_letters,
     documents,
     keys,
@@ -38,6 +39,7 @@ from engram_gateway.api.body_limit import BodyLimit
 from engram_gateway.api.dependencies import GatewayDeps
 from engram_gateway.config import GatewaySettings
 from engram_gateway.domain.quotas import Usage
+from engram_gateway.service.curation import Curation
 from engram_gateway.service.intake import Intake
 from engram_gateway.service.keys import KeyManagement
 from engram_gateway.service.memory_edits import MemoryEdits
@@ -154,6 +156,7 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
                 ),
                 rate_limiter=RateLimiter(settings.rate_limit_defaults()),
                 tenant_limits=TenantLimits(rt.db, cache_seconds=settings.registry_cache_seconds),
+                curation=Curation(intake.events),
             ),
         )
 
@@ -172,6 +175,7 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
                 documents.router,
                 keys.router,
                 prune.router,
+                curation.router,
                 knowledge.router,
                 records.router,
                 memory_writes.router,

@@ -110,6 +110,15 @@ CONTRADICTIONS_LIST = (
     "(unresolved) or `resolved`; all when omitted."
 )
 
+KNOWLEDGE_EDIT = (
+    "Assert or withdraw one value of an entity's attribute as a curator (your key needs the "
+    "`curator` or `admin` role, else a 403 problem). The edit becomes a record of source `human` "
+    "carrying your key id, the time and `reason`; your next edit of the same attribute replaces "
+    "it. `assert` needs `value`; `withdraw` withdraws `value` (every value when omitted). A "
+    "withdrawn value that documents still assert is contested (see contradictions_list), not "
+    "removed. Answers `status: accepted`; knowledge_entity shows the edit within seconds."
+)
+
 DOCUMENT_SUBMIT = (
     "Submit a text document to Engram's knowledge: CSV, TSV, JSON, NDJSON, Markdown tables or "
     "`key: value` text. `name` is its file name; its extension picks the extractor unless "

@@ -1,4 +1,4 @@
-"""The twelve Engram tools: each asks the gateway with the caller's key and answers what it said."""
+"""The thirteen Engram tools: each asks the gateway with the caller's key and answers what it said."""
 
 from __future__ import annotations
 
@@ -346,6 +346,40 @@ class EngramTools:
 
         return await self._run(ctx, listed)
 
+    async def knowledge_edit(
+        self,
+        entity_id: Annotated[
+            str, Field(min_length=1, max_length=256, description="e.g. carrier:c1")
+        ],
+        attribute: Annotated[str, Field(min_length=1, max_length=200)],
+        action: Literal["assert", "withdraw"],
+        reason: Annotated[
+            str, Field(min_length=1, max_length=2000, description="why, kept with the edit")
+        ],
+        ctx: Ctx,
+        value: Annotated[
+            str | int | float | bool | None,
+            Field(description="the value to assert or withdraw (withdraw: every value if none)"),
+        ] = None,
+    ) -> CallToolResult:
+        """Assert or withdraw a fact as a curator."""
+        if action == "assert":
+            if value is None:
+                return local_problem(
+                    422, "validation-error", "Request validation failed", "assert needs a value"
+                )
+            return await self._run(
+                ctx, lambda client: client.assert_fact(entity_id, attribute, value, reason=reason)
+            )
+        if value is None:
+            return await self._run(
+                ctx, lambda client: client.withdraw_fact(entity_id, attribute, reason=reason)
+            )
+        return await self._run(
+            ctx,
+            lambda client: client.withdraw_fact(entity_id, attribute, reason=reason, value=value),
+        )
+
     async def document_submit(
         self,
         name: Annotated[
@@ -376,6 +410,7 @@ class EngramTools:
             (self.knowledge_search, descriptions.KNOWLEDGE_SEARCH, READ),
             (self.knowledge_entity, descriptions.KNOWLEDGE_ENTITY, READ),
             (self.contradictions_list, descriptions.CONTRADICTIONS_LIST, READ),
+            (self.knowledge_edit, descriptions.KNOWLEDGE_EDIT, WRITE),
             (self.document_submit, descriptions.DOCUMENT_SUBMIT, WRITE),
         )
         for handler, description, hints in table:

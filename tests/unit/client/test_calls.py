@@ -29,6 +29,17 @@ def test_resolve_keeps_by_fact_or_by_value_even_a_null_value() -> None:
     assert by_fact.path == "/v1/knowledge/contradictions/ctr_1/resolve"
 
 
+def test_a_curators_edit_is_a_put_or_delete_on_the_fact_and_never_repeated() -> None:
+    put = calls.assert_fact("carrier:c1", "hq city", "Oslo", "called them")
+    withdraw_all = calls.withdraw_fact("carrier:c1", "hq", "moved", value=None, has_value=False)
+    withdraw_null = calls.withdraw_fact("carrier:c1", "hq", "moved", value=None, has_value=True)
+    assert (put.method, put.path) == ("PUT", "/v1/knowledge/entities/carrier:c1/facts/hq%20city")
+    assert put.json == {"value": "Oslo", "reason": "called them"}
+    assert withdraw_all.method == "DELETE" and withdraw_all.json == {"reason": "moved"}
+    assert withdraw_null.json == {"reason": "moved", "value": None}
+    assert not put.retry_safe and not withdraw_all.retry_safe
+
+
 def test_ids_are_one_path_segment_and_entity_colons_stay_readable() -> None:
     assert calls.get_entity("carrier:c1").path == "/v1/knowledge/entities/carrier:c1"
     assert calls.get_document("../x").path == "/v1/documents/..%2Fx"

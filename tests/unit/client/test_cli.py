@@ -194,3 +194,31 @@ def test_docs_passages_lists_a_documents_passages_in_order(
         "more: --after 0",
     ]
     assert stub.seen("GET", "/v1/documents/doc_1/passages")[0].query == {"limit": ["1"]}
+
+
+def test_knowledge_assert_and_withdraw_send_the_value_as_json_when_it_parses(
+    stub: StubServer, env_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = "/v1/knowledge/entities/carrier:c1/facts/fleet"
+    queued = {
+        "status": "accepted",
+        "entity_id": "carrier:c1",
+        "attribute": "fleet",
+        "action": "assert",
+        "key_id": "0123456789abcdef",
+        "reason": "audit",
+        "at": "2026-12-05T14:00:00Z",
+        "entity_url": "/v1/knowledge/entities/carrier:c1",
+    }
+    stub.on("PUT", path, Reply(202, {**queued, "value": 12}))
+    stub.on("DELETE", path, Reply(202, {**queued, "action": "withdraw", "value": None}))
+    assert (
+        run(env_file, "knowledge", "assert", "carrier:c1", "fleet", "12", "--reason", "audit") == 0
+    )
+    assert run(env_file, "knowledge", "withdraw", "carrier:c1", "fleet", "--reason", "audit") == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "accepted  assert  carrier:c1  fleet = 12",
+        "accepted  withdraw  carrier:c1  fleet = (every value)",
+    ]
+    assert stub.seen("PUT", path)[0].json() == {"value": 12, "reason": "audit"}
+    assert stub.seen("DELETE", path)[0].json() == {"reason": "audit"}

@@ -20,7 +20,7 @@ async def test_new_facts_are_embedded_and_found_with_status_and_support() -> Non
     found = await h.search.search("tnt_a", "carrier:c1 hq: Berlin", 5)
     top = facts(found.results)[0]
     assert top["attribute"] == "hq" and top["value"] == "Berlin" and top["status"] == "active"
-    assert [s["record_id"] for s in top["support"]] == ["rec_a"]
+    assert [(s["record_id"], s["source"]) for s in top["support"]] == [("rec_a", "document")]
 
 
 async def test_the_floor_drops_and_counts_below_floor_hits() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, cast
 
 from engram_client import EngramError, models
@@ -54,6 +55,27 @@ class FakeGateway:
     async def list_memories(self, *args: Any, **kwargs: Any) -> models.MemoryPage:
         self._called("list_memories", *args, **kwargs)
         return models.MemoryPage(memories=[models.Memory(memory_id="mem_1", status="active")])
+
+    def _edit(self, action: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> models.FactEdit:
+        return models.FactEdit(
+            status="accepted",
+            entity_id=args[0],
+            attribute=args[1],
+            value=args[2] if len(args) > 2 else kwargs.get("value"),
+            action=action,
+            key_id="0123456789abcdef",
+            reason=kwargs["reason"],
+            at=datetime(2026, 12, 5, 14, 0, tzinfo=UTC),
+            entity_url=f"/v1/knowledge/entities/{args[0]}",
+        )
+
+    async def assert_fact(self, *args: Any, **kwargs: Any) -> models.FactEdit:
+        self._called("assert_fact", *args, **kwargs)
+        return self._edit("assert", args, kwargs)
+
+    async def withdraw_fact(self, *args: Any, **kwargs: Any) -> models.FactEdit:
+        self._called("withdraw_fact", *args, **kwargs)
+        return self._edit("withdraw", args, kwargs)
 
     async def update_memory(self, *args: Any, **kwargs: Any) -> models.MemoryAccepted:
         self._called("update_memory", *args, **kwargs)

@@ -28,6 +28,7 @@ TOOLS = {
     "knowledge_search",
     "knowledge_entity",
     "contradictions_list",
+    "knowledge_edit",
     "document_submit",
 }
 
@@ -295,3 +296,18 @@ async def test_a_stale_edit_names_the_version_to_edit_instead() -> None:
         {"agent_id": "agt_1", "memory_id": "mem_1", "content": "new"},
     )
     assert result.is_error and result.structured_content["superseded_by"] == "mem_2"
+
+
+async def test_a_curator_edit_asserts_or_withdraws_with_its_reason() -> None:
+    gateway = FakeGateway()
+    put = {"entity_id": "carrier:c1", "attribute": "city", "action": "assert", "reason": "r"}
+    asserted = await call(gateway, "knowledge_edit", {**put, "value": "Oslo"})
+    assert not asserted.is_error and asserted.structured_content["action"] == "assert"
+    withdrawn = await call(gateway, "knowledge_edit", {**put, "action": "withdraw"})
+    assert not withdrawn.is_error
+    assert gateway.calls == [
+        ("assert_fact", ("carrier:c1", "city", "Oslo"), {"reason": "r"}),
+        ("withdraw_fact", ("carrier:c1", "city"), {"reason": "r"}),
+    ]
+    refused = await call(gateway, "knowledge_edit", put)
+    assert refused.is_error and len(gateway.calls) == 2

@@ -47,6 +47,7 @@ from engram_client.calls.ops import (
     tenant_dead_letters,
 )
 from engram_client.calls.sources import (
+    assert_fact,
     delete_document,
     get_document,
     get_entity,
@@ -60,11 +61,13 @@ from engram_client.calls.sources import (
     resolve_contradiction,
     search_knowledge,
     upload_document,
+    withdraw_fact,
 )
 
 __all__ = [
     "Call",
     "Params",
+    "assert_fact",
     "clear_memories",
     "converse",
     "count_memories",
@@ -110,6 +113,7 @@ __all__ = [
     "tenant_dead_letters",
     "update_memory",
     "upload_document",
+    "withdraw_fact",
     "write_memories",
     "write_memory",
 ]

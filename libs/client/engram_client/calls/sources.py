@@ -204,6 +204,33 @@ def list_contradictions(
     )
 
 
+def assert_fact(entity_id: str, attribute: str, value: Any, reason: str) -> Call[models.FactEdit]:
+    """A curator's value (key role `curator` or `admin`); not retry-safe: a repeat is a new
+    revision of the same `human` record (same value, later time)."""
+    return Call(
+        "PUT",
+        f"/v1/knowledge/entities/{segment(entity_id)}/facts/{segment(attribute)}",
+        models.FactEdit.model_validate,
+        json={"value": value, "reason": reason},
+    )
+
+
+def withdraw_fact(
+    entity_id: str, attribute: str, reason: str, *, value: Any, has_value: bool
+) -> Call[models.FactEdit]:
+    """A curator's withdrawal of one value (of every value, without one): a value records still
+    assert is contested, not removed."""
+    body: dict[str, Any] = {"reason": reason}
+    if has_value:
+        body["value"] = value
+    return Call(
+        "DELETE",
+        f"/v1/knowledge/entities/{segment(entity_id)}/facts/{segment(attribute)}",
+        models.FactEdit.model_validate,
+        json=body,
+    )
+
+
 def resolve_contradiction(
     contradiction_id: str, *, keep: str | None, value: Any, has_value: bool
 ) -> Call[models.Resolution]:

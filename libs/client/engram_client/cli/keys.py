@@ -33,7 +33,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="issue a key and print it (shown once)",
         description="Prints only the new key (with --json: the key and its id). " + NEEDS_ADMIN,
     )
-    create.add_argument("--role", choices=("default", "admin"), default="default")
+    create.add_argument("--role", choices=("default", "admin", "curator"), default="default")
     create.add_argument("--name", help="a label for the key")
     create.set_defaults(handler=create_key)
 

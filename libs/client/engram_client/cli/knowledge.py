@@ -1,8 +1,11 @@
-"""`engram knowledge search` and `engram docs passages`: what the platform knows, with citations."""
+"""`engram knowledge search|assert|withdraw` and `engram docs passages`: what the platform knows,
+with citations, and a curator's edits of it."""
 
 from __future__ import annotations
 
 import argparse
+import json
+from typing import Any
 
 from engram_client import models
 from engram_client.cli import exit_codes
@@ -31,6 +34,29 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     search.add_argument("--mode", choices=("hybrid", "dense", "lexical"), help="how hits rank")
     search.add_argument("--min-score", type=float, help="the dense score floor (-1 to 1)")
     search.set_defaults(handler=search_knowledge)
+    asserting = actions.add_parser(
+        "assert",
+        help="assert a fact as a curator (key role curator or admin)",
+        description="Queue a value of ENTITY's ATTRIBUTE as a record of source `human` carrying "
+        "this key's id, the time and --reason; print `accepted  ENTITY  ATTRIBUTE = VALUE`. "
+        'VALUE is read as JSON when it parses (42, true, "text"), else as text.',
+    )
+    asserting.add_argument("entity_id", metavar="ENTITY", help="e.g. carrier:c1")
+    asserting.add_argument("attribute", metavar="ATTRIBUTE")
+    asserting.add_argument("value", metavar="VALUE")
+    asserting.add_argument("--reason", required=True, help="why (kept with the edit)")
+    asserting.set_defaults(handler=assert_fact)
+    withdraw = actions.add_parser(
+        "withdraw",
+        help="withdraw a fact as a curator (key role curator or admin)",
+        description="Queue a withdrawal of one value (--value) or every value of ENTITY's "
+        "ATTRIBUTE; a value documents still assert is contested (a contradiction opens).",
+    )
+    withdraw.add_argument("entity_id", metavar="ENTITY")
+    withdraw.add_argument("attribute", metavar="ATTRIBUTE")
+    withdraw.add_argument("--value", help="the value to withdraw (JSON when it parses)")
+    withdraw.add_argument("--reason", required=True, help="why (kept with the edit)")
+    withdraw.set_defaults(handler=withdraw_fact)
 
 
 def register_passages(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -55,6 +81,43 @@ def search_knowledge(args: argparse.Namespace) -> int:
         )
     emit(found, args.json, _hits_text)
     return exit_codes.OK
+
+
+def scalar(raw: str) -> Any:
+    """A value as JSON when it parses to a scalar, else the text itself."""
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        return raw
+    return raw if isinstance(value, (dict, list)) else value
+
+
+def assert_fact(args: argparse.Namespace) -> int:
+    """Queue the curator's value and print what was queued."""
+    with client_from(args) as client:
+        edit = client.assert_fact(
+            args.entity_id, args.attribute, scalar(args.value), reason=args.reason
+        )
+    emit(edit, args.json, _edit_text)
+    return exit_codes.OK
+
+
+def withdraw_fact(args: argparse.Namespace) -> int:
+    """Queue the curator's withdrawal and print what was queued."""
+    with client_from(args) as client:
+        if args.value is None:
+            edit = client.withdraw_fact(args.entity_id, args.attribute, reason=args.reason)
+        else:
+            edit = client.withdraw_fact(
+                args.entity_id, args.attribute, reason=args.reason, value=scalar(args.value)
+            )
+    emit(edit, args.json, _edit_text)
+    return exit_codes.OK
+
+
+def _edit_text(edit: models.FactEdit) -> str:
+    shown = "(every value)" if edit.value is None else json.dumps(edit.value)
+    return f"{edit.status}  {edit.action}  {edit.entity_id}  {edit.attribute} = {shown}"
 
 
 def list_passages(args: argparse.Namespace) -> int:

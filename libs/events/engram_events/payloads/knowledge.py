@@ -2,11 +2,11 @@
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from engram_events.ids import Id, Scalar
 from engram_events.payloads._base import Payload
-from engram_events.payloads.records import MAX_CITED_PASSAGES
+from engram_events.payloads.records import MAX_CITED_PASSAGES, HumanEdit
 
 FactStatus = Literal["active", "contested", "superseded", "withdrawn"]
 
@@ -19,6 +19,8 @@ class Support(Payload):
     document_id: Id | None = None
     passage_ids: list[Id] = Field(default_factory=list, max_length=MAX_CITED_PASSAGES)
     """The passages of the document the record was read from, when it cites any."""
+    edit: HumanEdit | None = None
+    """A curator's record (source `human`): the key, action, reason and time."""
 
 
 class FactChanged(Payload):
@@ -49,15 +51,25 @@ class Claim(Payload):
     fact_id: Id
     value: Scalar
     support: list[Support]
+    contested_by: list[Support] = Field(default_factory=list)
+    """Curators' withdrawals of this value while its support still asserts it."""
 
 
 class ContradictionOpened(Payload):
-    """Two sources disagree on a single-valued attribute."""
+    """Two sources disagree on a single-valued attribute, or a curator withdrew a value that
+    sources still assert."""
 
     contradiction_id: Id
     entity_id: Id
     attribute: str
-    claims: list[Claim] = Field(min_length=2)
+    claims: list[Claim] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _disagreement(self) -> "ContradictionOpened":
+        """Two claims, or one a curator's withdrawal contests: one value alone is no dispute."""
+        if len(self.claims) < 2 and not any(c.contested_by for c in self.claims):
+            raise ValueError("a contradiction needs two claims or a contested one")
+        return self
 
 
 class ContradictionResolved(Payload):

@@ -31,6 +31,19 @@ RecordType = Annotated[
 TombstoneReason = Literal["prune", "document_deleted", "drive_removed", "absent_from_version"]
 
 
+EditAction = Literal["assert", "withdraw"]
+Reason = Annotated[Text, StringConstraints(min_length=1, max_length=2000)]
+
+
+class HumanEdit(Payload):
+    """A curator's edit: whose key, when, why, and whether it asserts or withdraws the value."""
+
+    key_id: Id
+    action: EditAction
+    reason: Reason
+    at: datetime
+
+
 class Lineage(Payload):
     """Exactly where a record came from."""
 
@@ -43,6 +56,9 @@ class Lineage(Payload):
     passage_ids: list[Id] = Field(default_factory=list, max_length=MAX_CITED_PASSAGES)
     """The passages of the document version the record was read from (LLM extraction of a
     document with passages; see `passage.upserted`)."""
+    edit: HumanEdit | None = None
+    """Set on a record of source `human`: a curator's edit of one attribute (see
+    `fact.edit_requested`)."""
 
 
 class RecordUpserted(Payload):
@@ -78,3 +94,14 @@ class RecordsImportRequested(Payload):
     record_type: RecordType
     rows: list[ImportRow] = Field(min_length=1, max_length=10_000)
     key_field: str | None = None
+
+
+class FactEditRequested(Payload):
+    """A curator asserts or withdraws one value of one entity's attribute; extraction keeps it as
+    a record of source `human`, one per (entity, attribute, key), so a new edit replaces it."""
+
+    entity_id: Id
+    attribute: AttributeName
+    value: ImportValue = None
+    """The value asserted, or the value withdrawn (None: every value of the attribute)."""
+    edit: HumanEdit

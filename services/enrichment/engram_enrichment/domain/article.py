@@ -32,8 +32,22 @@ def show_value(value: Scalar) -> str:
     return escape(value) if isinstance(value, str) else json.dumps(value)
 
 
+def show_edit(ref: SupportRef) -> str:
+    """A curator's record: source human, the key, the time and the reason."""
+    edit = ref.edit
+    assert edit is not None
+    when = edit.at.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return (
+        f"`{ref.record_id}` rev {ref.revision}, human (curator key `{edit.key_id}`, {when}):"
+        f" {escape(edit.reason)}"
+    )
+
+
 def show_source(ref: SupportRef) -> str:
-    """A record revision and, when known, the document and place it came from."""
+    """A record revision and, when known, the document and place it came from (or the curator's
+    key, time and reason)."""
+    if ref.edit is not None:
+        return show_edit(ref)
     where = f"`{ref.record_id}` rev {ref.revision}"
     if ref.document_id:
         where += f", document `{ref.document_id}`"
@@ -60,7 +74,10 @@ def _contested_section(entity: Entity, item: Contradiction) -> list[str]:
     lines = [f"### {escape(item.attribute)} (contradiction `{item.contradiction_id}`)", ""]
     claims = [entity.facts[c.fact_id] for c in item.claims if c.fact_id in entity.facts]
     for fact in ordered([f for f in claims if f.status == "contested"]):
-        lines.append(f"- {show_value(fact.value)} — sources: {sources_of(fact)}")
+        line = f"- {show_value(fact.value)} — sources: {sources_of(fact)}"
+        if fact.contested_by:
+            line += " — withdrawn by: " + "; ".join(show_edit(r) for r in fact.contested_by)
+        lines.append(line)
     return [*lines, ""]
 
 

@@ -8,6 +8,7 @@ from datetime import datetime
 from engram_enrichment.domain.ids import contradiction_id
 from engram_enrichment.domain.model import Claim, Contradiction, Entity, Fact, Resolution
 from engram_enrichment.domain.schema import Schema
+from engram_enrichment.domain.support import withdrawals_of
 
 
 class ResolutionRefused(ValueError):
@@ -19,8 +20,10 @@ class ResolutionRefused(ValueError):
 
 
 def reconcile(entity: Entity, schema: Schema, *, cause: str, at: datetime, why: str) -> None:
-    """Bring every status in line with support; `why` explains support that disappeared."""
+    """Bring every status in line with support; `why` explains support that disappeared. A value
+    a curator withdraws while records still assert it is contested, like two disagreeing values."""
     for fact in entity.facts.values():
+        fact.contested_by = withdrawals_of(entity, fact)
         if not fact.support and fact.status != "withdrawn":
             _withdraw(fact, at, why)
         elif fact.support and fact.status == "withdrawn":
@@ -36,8 +39,14 @@ def reconcile(entity: Entity, schema: Schema, *, cause: str, at: datetime, why: 
         facts = sorted(by_attribute.get(attribute, []), key=lambda f: f.fact_id)
         live = [f for f in facts if f.live]
         open_one = entity.open_contradiction(attribute)
-        if len(live) >= 2 and schema.is_single_valued(entity.entity_type, attribute):
-            _contest(entity, attribute, live, open_one, cause=cause, at=at)
+        disagree = len(live) >= 2 and schema.is_single_valued(entity.entity_type, attribute)
+        contested = live if disagree else [f for f in live if f.contested_by]
+        if contested:
+            chosen = {f.fact_id for f in contested}
+            for fact in live:
+                if fact.fact_id not in chosen:
+                    fact.status, fact.contradiction_id = "active", None
+            _contest(entity, attribute, contested, open_one, cause=cause, at=at)
         else:
             for fact in live:
                 fact.status, fact.contradiction_id = "active", None
@@ -100,6 +109,7 @@ def _refresh_claims(entity: Entity, contradiction: Contradiction) -> None:
         else:
             claim.value, claim.withdrawn = fact.value, False
             claim.support = list(fact.support)
+        claim.contested_by = list(fact.contested_by) if fact else []
 
 
 def resolve(
@@ -122,6 +132,8 @@ def resolve(
         if c.fact_id != keep_fact_id and c.fact_id in entity.facts and entity.facts[c.fact_id].live
     ]
     winner.status, winner.contradiction_id = "active", None
+    winner.overruled += [f"{ref.record_id}@{ref.revision}" for ref in winner.contested_by]
+    winner.contested_by = []
     for fact in losers:
         fact.status, fact.superseded_by, fact.contradiction_id = "superseded", winner.fact_id, None
         fact.valid_to = at

@@ -7,22 +7,60 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from engram_enrichment.domain.clock import as_utc
 from engram_events.ids import Scalar
+from engram_events.payloads.records import HumanEdit
 
 FactStatus = Literal["active", "contested", "superseded", "withdrawn"]
 Change = Literal["created", "support_changed", "status_changed"]
 LIVE: frozenset[str] = frozenset({"active", "contested"})
 
 
+class CuratorEdit(BaseModel):
+    """What makes a record of source `human`: the curator's key, the time and the reason."""
+
+    key_id: str
+    action: Literal["assert", "withdraw"]
+    reason: str
+    at: datetime
+
+
+def curator_edit(edit: HumanEdit | None) -> CuratorEdit | None:
+    """A `human` record's edit as the aggregate keeps it."""
+    if edit is None:
+        return None
+    return CuratorEdit(
+        key_id=edit.key_id, action=edit.action, reason=edit.reason, at=as_utc(edit.at)
+    )
+
+
+def human_edit(edit: CuratorEdit | None) -> HumanEdit | None:
+    """A kept edit as the event contract carries it."""
+    if edit is None:
+        return None
+    return HumanEdit(key_id=edit.key_id, action=edit.action, reason=edit.reason, at=edit.at)
+
+
 class SupportRef(BaseModel):
-    """One record revision asserting a fact, with the document (and the passages of it, when the
-    record cites any) it came from."""
+    """One record revision asserting (or, in `contested_by`, withdrawing) a fact, with the
+    document (and the passages of it, when the record cites any) it came from, or the curator's
+    edit when the record is a human one."""
 
     record_id: str
     revision: int
     document_id: str | None = None
     locator: str = ""
     passage_ids: list[str] = Field(default_factory=list)
+    edit: CuratorEdit | None = None
+
+    @property
+    def source(self) -> str:
+        """`human` for a curator's edit, else `document` or `import`."""
+        return "human" if self.edit else "document" if self.document_id else "import"
+
+    def shown(self) -> dict[str, Any]:
+        """As callers see it: every field and the source."""
+        return {**self.model_dump(), "source": self.source}
 
 
 class HistoryEntry(BaseModel):
@@ -51,6 +89,11 @@ class Fact(BaseModel):
     superseded_by: str | None = None
     contradiction_id: str | None = None
     withdrawn_because: str | None = None
+    contested_by: list[SupportRef] = Field(default_factory=list)
+    """Curators' withdrawals of this value while records still assert it (a contradiction)."""
+    overruled: list[str] = Field(default_factory=list)
+    """Withdrawals (`record_id@revision`) a resolution kept this value over; a curator's next
+    withdrawal is a new revision and contests it again."""
     last_cause: str | None = None
     last_change: Change | None = None
     history: list[HistoryEntry] = Field(default_factory=list)
@@ -68,6 +111,7 @@ class Claim(BaseModel):
     value: Scalar = None
     value_sha256: str
     support: list[SupportRef] = Field(default_factory=list)
+    contested_by: list[SupportRef] = Field(default_factory=list)
     withdrawn: bool = False
 
 
@@ -95,6 +139,14 @@ class Contradiction(BaseModel):
     last_cause: str | None = None
 
 
+class Withdrawal(BaseModel):
+    """A curator's record withdrawing one value of an attribute (every value, without a hash)."""
+
+    attribute: str
+    value_sha256: str | None = None
+    ref: SupportRef
+
+
 class RecordState(BaseModel):
     """The latest revision seen of one record about this entity."""
 
@@ -103,6 +155,7 @@ class RecordState(BaseModel):
     observed_at: datetime
     document_id: str | None = None
     tombstoned: bool = False
+    withdraws: Withdrawal | None = None
 
 
 class ArticleSection(BaseModel):
@@ -163,3 +216,4 @@ class RecordAssertion(BaseModel):
     locator: str = ""
     passage_ids: list[str] = Field(default_factory=list)
     observed_at: datetime
+    edit: CuratorEdit | None = None

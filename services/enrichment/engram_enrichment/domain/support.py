@@ -5,7 +5,14 @@ from __future__ import annotations
 from datetime import datetime
 
 from engram_enrichment.domain.ids import fact_id_of, value_sha256
-from engram_enrichment.domain.model import Entity, Fact, RecordAssertion, RecordState, SupportRef
+from engram_enrichment.domain.model import (
+    Entity,
+    Fact,
+    RecordAssertion,
+    RecordState,
+    SupportRef,
+    Withdrawal,
+)
 from engram_enrichment.domain.schema import Schema
 from engram_events.ids import Scalar
 
@@ -27,7 +34,11 @@ def asserts_something(value: Scalar) -> bool:
 
 
 def assert_record(entity: Entity, record: RecordAssertion, schema: Schema) -> None:
-    """Point this record's support at the facts its revision asserts, creating facts as needed."""
+    """Point this record's support at the facts its revision asserts, creating facts as needed;
+    a curator's withdrawal asserts nothing and is kept on the record's state instead."""
+    if record.edit is not None and record.edit.action == "withdraw":
+        _withdraw_by(entity, record, schema)
+        return
     claims = {
         attribute: value
         for attribute, value in record.attributes.items()
@@ -39,6 +50,7 @@ def assert_record(entity: Entity, record: RecordAssertion, schema: Schema) -> No
         document_id=record.document_id,
         locator=record.locator,
         passage_ids=record.passage_ids,
+        edit=record.edit,
     )
     digests = {a: value_sha256(v) for a, v in claims.items()}
     wanted = {fact_id_of(entity.entity_id, a, digests[a]): (a, v) for a, v in claims.items()}
@@ -65,6 +77,45 @@ def assert_record(entity: Entity, record: RecordAssertion, schema: Schema) -> No
         observed_at=record.observed_at,
         document_id=record.document_id,
     )
+
+
+def _withdraw_by(entity: Entity, record: RecordAssertion, schema: Schema) -> None:
+    """The record backs nothing now; its state says which value of which attribute it withdraws
+    (`reconcile` contests that value while other records still assert it)."""
+    _drop_support(entity, record.record_id)
+    withdraws = None
+    for attribute, value in record.attributes.items():
+        if schema.is_fact(attribute):
+            digest = value_sha256(value) if asserts_something(value) else None
+            ref = SupportRef(
+                record_id=record.record_id,
+                revision=record.revision,
+                locator=record.locator,
+                edit=record.edit,
+            )
+            withdraws = Withdrawal(attribute=attribute, value_sha256=digest, ref=ref)
+    entity.records[record.record_id] = RecordState(
+        record_id=record.record_id,
+        revision=record.revision,
+        observed_at=record.observed_at,
+        withdraws=withdraws,
+    )
+
+
+def withdrawals_of(entity: Entity, fact: Fact) -> list[SupportRef]:
+    """Live curators' withdrawals of this fact's value, less those a resolution overruled."""
+    if not fact.support:
+        return []
+    found = [
+        state.withdraws.ref
+        for state in entity.records.values()
+        if state.withdraws is not None
+        and not state.tombstoned
+        and state.withdraws.attribute == fact.attribute
+        and state.withdraws.value_sha256 in (None, fact.value_sha256)
+        and f"{state.record_id}@{state.revision}" not in fact.overruled
+    ]
+    return sorted(found, key=lambda ref: ref.record_id)
 
 
 def _drop_support(entity: Entity, record_id: str) -> None:

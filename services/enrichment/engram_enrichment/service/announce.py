@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from engram_enrichment.domain.model import ArticleSection, Entity, Fact, SupportRef
+from engram_enrichment.domain.model import ArticleSection, Entity, Fact, SupportRef, human_edit
 from engram_enrichment.domain.sections import SEPARATOR, embedding_text, embedding_texts
 from engram_events import Envelope, derive_event_id, new_event
 from engram_events.catalog import (
@@ -39,6 +39,7 @@ def _support(refs: list[SupportRef]) -> list[Support]:
             revision=r.revision,
             document_id=r.document_id,
             passage_ids=r.passage_ids,
+            edit=human_edit(r.edit),
         )
         for r in refs
     ]
@@ -97,7 +98,12 @@ def announcements(
                 entity_id=entity.entity_id,
                 attribute=item.attribute,
                 claims=[
-                    Claim(fact_id=c.fact_id, value=c.value, support=_support(c.support))
+                    Claim(
+                        fact_id=c.fact_id,
+                        value=c.value,
+                        support=_support(c.support),
+                        contested_by=_support(c.contested_by),
+                    )
                     for c in item.claims
                 ],
             )

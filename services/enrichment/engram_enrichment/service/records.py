@@ -8,7 +8,7 @@ from typing import Any
 
 from engram_enrichment.domain.clock import as_utc
 from engram_enrichment.domain.contradictions import reconcile
-from engram_enrichment.domain.model import Entity, RecordAssertion
+from engram_enrichment.domain.model import Entity, RecordAssertion, curator_edit
 from engram_enrichment.domain.schema import Schema
 from engram_enrichment.domain.sections import changed_by
 from engram_enrichment.domain.support import assert_record, is_stale
@@ -57,6 +57,7 @@ class RecordChanges:
             locator=record.lineage.locator,
             passage_ids=list(record.lineage.passage_ids),
             observed_at=as_utc(record.observed_at),
+            edit=curator_edit(record.lineage.edit),
         )
         why = f"record {record.record_id} revision {record.revision} no longer asserts it"
 

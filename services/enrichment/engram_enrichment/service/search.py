@@ -82,7 +82,7 @@ def _fact(fact: Fact) -> dict[str, Any]:
         "value": fact.value,
         "status": fact.status,
         "contested": fact.status == "contested",
-        "support": [s.model_dump() for s in fact.support],
+        "support": [s.shown() for s in fact.support],
     }
 
 
@@ -105,7 +105,7 @@ def section_result(entity: Entity, payload: dict[str, Any]) -> dict[str, Any] | 
         return None
     contested = any(f.status == "contested" for f in live)
     markdown = render_section(entity, section.attribute)
-    support = {(s.record_id, s.revision): s.model_dump() for f in live for s in f.support}
+    support = {(s.record_id, s.revision): s.shown() for f in live for s in f.support}
     return {
         "kind": ARTICLE_SECTION,
         "section_id": section.section_id,

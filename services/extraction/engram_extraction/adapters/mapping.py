@@ -52,7 +52,7 @@ def unpack_manifest(doc: dict[str, Any] | None) -> dict[str, Entry]:
 
 def lineage(source: Source, draft: Draft) -> dict[str, Any]:
     """Where a row came from; `model` only when the LLM extractor read it, `passage_ids` only
-    when it cites passages."""
+    when it cites passages, `edit` only for a curator's."""
     found: dict[str, Any] = {
         "document_id": source.document_id,
         "document_version": source.document_version,
@@ -63,6 +63,8 @@ def lineage(source: Source, draft: Draft) -> dict[str, Any]:
         found["model"] = source.model
     if draft.passage_ids:
         found["passage_ids"] = list(draft.passage_ids)
+    if source.edit is not None:
+        found["edit"] = source.edit.model_dump()
     return found
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 def _lineage(stored: dict[str, Any] | None) -> dict[str, Any]:
     """Where a record came from; `model` (the id the endpoint reported) only for LLM rows, and
-    `passage_ids` only for rows read from passages."""
+    `passage_ids` only for rows read from passages, `edit` only for a curator's (source `human`)."""
     stored = stored or {}
     lineage = {
         "document_id": stored.get("document_id"),
@@ -19,6 +19,8 @@ def _lineage(stored: dict[str, Any] | None) -> dict[str, Any]:
         lineage["model"] = stored["model"]
     if stored.get("passage_ids"):
         lineage["passage_ids"] = list(stored["passage_ids"])
+    if stored.get("edit"):
+        lineage["edit"] = stored["edit"]
     return lineage
 
 

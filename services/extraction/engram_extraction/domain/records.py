@@ -6,7 +6,7 @@ import hashlib
 from dataclasses import dataclass, field, replace
 
 from engram_events.ids import Scalar
-from engram_events.payloads.records import MAX_CITED_PASSAGES
+from engram_events.payloads.records import MAX_CITED_PASSAGES, HumanEdit
 from engram_extraction.domain.candidates import Candidate
 from engram_extraction.domain.naming import (
     content_hash,
@@ -32,6 +32,7 @@ class Source:
     key_field: str | None = None
     forced_type: str | None = None
     model: str | None = None
+    edit: HumanEdit | None = None
 
 
 FINGERPRINT_CHARS = 16

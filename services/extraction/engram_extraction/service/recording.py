@@ -93,6 +93,7 @@ def record_events(event: Envelope[Any], source: Source, change: Change, at: date
             source_item_id=source.source_item_id,
             model=source.model,
             passage_ids=list(draft.passage_ids),
+            edit=source.edit,
         ),
         observed_at=at,
     )

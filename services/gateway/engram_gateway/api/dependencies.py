@@ -14,6 +14,7 @@ from engram_gateway.adapters.submissions import Submissions
 from engram_gateway.adapters.telemetry import TelemetryReader
 from engram_gateway.adapters.tenant_limits import TenantLimits
 from engram_gateway.config import GatewaySettings
+from engram_gateway.service.curation import Curation
 from engram_gateway.service.intake import Intake
 from engram_gateway.service.keys import KeyManagement
 from engram_gateway.service.memory_edits import MemoryEdits
@@ -49,6 +50,8 @@ class GatewayDeps:
     dead_letters: DeadLetterBox
     rate_limiter: RateLimiter
     tenant_limits: TenantLimits
+    curation: Curation
+    """A curator's fact edits, published as `fact.edit_requested`."""
 
 
 Deps = Annotated[GatewayDeps, Depends(provider(GatewayDeps))]

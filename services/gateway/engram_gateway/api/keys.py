@@ -26,7 +26,8 @@ KeyId = Annotated[str, Path(pattern=r"^[0-9a-f]{16}$", description="the id in `e
 
 
 class CreateKey(BaseModel):
-    """A key to issue: `admin` also manages keys; `default` calls the data API only."""
+    """A key to issue: `admin` also manages keys and may curate; `curator` also asserts and
+    withdraws facts; `default` calls the data API only."""
 
     model_config = ConfigDict(extra="forbid")
 

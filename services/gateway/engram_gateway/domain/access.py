@@ -12,12 +12,14 @@ from pydantic import BaseModel, Field
 
 ADMIN = "admin"
 """Manages the tenant's keys (`/v1/keys`), on top of the data API every key may call."""
+CURATOR = "curator"
+"""Asserts and withdraws facts (`/v1/knowledge/entities/{id}/facts/{attribute}`); admins may too."""
 OPS = "ops"
 """Sees the ops dashboard; issued only by the operator's CLI, never through the API."""
 DEFAULT = "default"
 """The data API only: a key with no role."""
 
-IssuableRole = Literal["default", "admin"]
+IssuableRole = Literal["default", "admin", "curator"]
 """What an admin key may issue through `POST /v1/keys` (the `ops` role reaches every tenant's
 dashboard data, so only the operator grants it)."""
 
@@ -31,9 +33,17 @@ def roles_for(role: IssuableRole) -> tuple[str, ...]:
 
 
 def role_of(roles: Iterable[str]) -> str:
-    """The one role a key shows: admin over ops over default."""
+    """The one role a key shows: admin over ops over curator over default."""
     held = set(roles)
-    return ADMIN if ADMIN in held else OPS if OPS in held else DEFAULT
+    for role in (ADMIN, OPS, CURATOR):
+        if role in held:
+            return role
+    return DEFAULT
+
+
+def may_curate(roles: Iterable[str]) -> bool:
+    """Whether a key may edit facts: a curator's or an admin's."""
+    return bool({CURATOR, ADMIN} & set(roles))
 
 
 def locks_out(roles: Iterable[str], other_active_admins: int) -> bool:
