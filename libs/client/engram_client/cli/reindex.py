@@ -26,6 +26,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     command.add_argument("--embedder", choices=["minilm", "bge-small", "hashing", "openai"])
     command.add_argument("--hashing-dimension", type=int, help="the hashing embedder's size")
     command.add_argument("--wait", action="store_true", help="print progress until it ends")
+    command.add_argument(
+        "--interval", type=float, default=POLL_SECONDS, help="seconds between --wait's lines"
+    )
     command.set_defaults(handler=reindex)
 
 
@@ -49,7 +52,7 @@ def reindex(args: argparse.Namespace) -> int:
             job = client.reindex_progress()
         emit(job, args.json, progress_line)
         while args.wait and job.get("state") == "running":
-            time.sleep(POLL_SECONDS)
+            time.sleep(args.interval)
             job = client.reindex_progress()
             emit(job, args.json, progress_line)
     return exit_codes.NOT_VERIFIED if job.get("state") == "failed" else exit_codes.OK
