@@ -20,7 +20,7 @@ from engram_memory.domain.reindex import (
 )
 from engram_memory.service.moving import Embedded, MovingVectors
 from engram_memory.service.recall import Recall
-from engram_memory.service.reindex import Reindexer, SameSpace
+from engram_memory.service.reindex import Reindexer, SameSpace, TargetUnavailable
 from engram_vectors import ExactNumpyStore, FingerprintMismatch
 
 pytestmark = pytest.mark.unit
@@ -254,3 +254,15 @@ async def test_moving_to_the_space_already_in_use_is_refused() -> None:
     setup = await Setup([]).build()
     with pytest.raises(SameSpace):
         await setup.reindexer.start("hashing", 64)
+
+
+async def test_a_target_embedder_that_cannot_be_built_is_refused_and_nothing_starts() -> None:
+    setup = await Setup([_row(1)]).build()
+
+    def missing(kind: str, dimension: int | None) -> Embedder:
+        raise FileNotFoundError("model.onnx")
+
+    setup.reindexer.embedder_for = missing
+    with pytest.raises(TargetUnavailable, match="bge-small: FileNotFoundError"):
+        await setup.reindexer.start("bge-small")
+    assert setup.reindexer.job is None and setup.moving.target is None

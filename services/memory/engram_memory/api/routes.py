@@ -29,7 +29,7 @@ from engram_memory.domain.reindex import ReindexRunning
 from engram_memory.domain.withdrawal import LIVE_STATUSES
 from engram_memory.service.dedup import Candidate
 from engram_memory.service.recall import EmbedderMismatch, LexicalOff
-from engram_memory.service.reindex import SameSpace
+from engram_memory.service.reindex import SameSpace, TargetUnavailable
 from engram_platform.internal import KNOWN_PATH, KnownIds, TenantDep
 from engram_platform.problems import Problem
 
@@ -274,6 +274,8 @@ async def start_reindex(body: ReindexBody, deps: Deps, tenant_id: TenantDep) -> 
         job = await deps.reindex.start(body.embedder, body.hashing_dimension)
     except (ReindexRunning, SameSpace) as refused:
         raise Problem(409, "reindex-refused", str(refused)) from None
+    except TargetUnavailable as unavailable:
+        raise Problem(422, "embedder-unavailable", str(unavailable)) from None
     log.info("reindex requested", extra={"tenant_id": tenant_id, "embedder": body.embedder})
     return job.view(datetime.now(UTC))
 

@@ -43,6 +43,10 @@ class SameSpace(Exception):
     """The target embedder is the one recall already uses."""
 
 
+class TargetUnavailable(Exception):
+    """The target embedder cannot be built here (model files missing, bad options)."""
+
+
 class ReindexFailed(Exception):
     """Verification found the new collection unlike the old one."""
 
@@ -85,8 +89,11 @@ class Reindexer:
     async def start(self, embedder: str, hashing_dimension: int | None = None) -> Reindex:
         """Open the target collection, send writes to it too, and wake the walker."""
         may_start(self.job)
-        target_embedder = self.embedder_for(embedder, hashing_dimension)
-        fingerprint = target_embedder.provenance.fingerprint
+        try:
+            target_embedder = self.embedder_for(embedder, hashing_dimension)
+            fingerprint = target_embedder.provenance.fingerprint
+        except Exception as error:
+            raise TargetUnavailable(f"{embedder}: {type(error).__name__}: {error}") from error
         if fingerprint == self.moving.active.fingerprint:
             raise SameSpace("recall already uses this embedder")
         now = datetime.now(UTC)
