@@ -192,8 +192,8 @@ class ReindexRows(Protocol):
 
     async def page(self, after: str | None, limit: int) -> list[dict[str, Any]]: ...
 
-    async def stored_since(
-        self, since: datetime, after: str | None, limit: int
+    async def stored_between(
+        self, since: datetime, until: datetime, after: str | None, limit: int
     ) -> list[dict[str, Any]]: ...
 
     async def by_ids(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]: ...

@@ -51,8 +51,8 @@ NOW_READ = Selection(T, ("a1",), statuses=("active", "expired", "withdrawn"), at
 """Statuses read at an instant: a lapsed live row counts as `expired`."""
 
 UNINDEXED = {
-    ("ReindexStore.stored_since", MEMORIES): "once per reindex, before its switch: the rows "
-    "stored since it started, walked in `_id` order",
+    ("ReindexStore.stored_between", MEMORIES): "once per reindex, before its switch: the rows "
+    "stored around its start, walked in `_id` order",
     ("ReindexStore.count_live", MEMORIES): "once per reindex, at its start",
     ("MemoryRows.count_derived_from", MEMORIES): "on the local server, whose indexes serve no "
     "equality on `derived_from`, prune verification reads the tenant's rows in these statuses "
@@ -62,7 +62,7 @@ JOB = Reindex(Space("memories", "minilm"), Space("memories-x", "bge-small"), "fp
 WALK = "a reindex moves the collection every tenant shares, so it walks every tenant's rows"
 TENANT_FREE = {
     ("ReindexStore.page", MEMORIES): WALK,
-    ("ReindexStore.stored_since", MEMORIES): WALK,
+    ("ReindexStore.stored_between", MEMORIES): WALK,
     ("ReindexStore.by_ids", MEMORIES): WALK + " (by `_id`, each naming its tenant)",
     ("ReindexStore.count_live", MEMORIES): WALK,
     ("ReindexStore.load", REINDEX): "one document for the whole store",
@@ -73,7 +73,7 @@ TENANT_FREE = {
 }
 AGENT_FREE = {
     ("ReindexStore.page", MEMORIES): "every agent's, as every tenant's",
-    ("ReindexStore.stored_since", MEMORIES): "every agent's, as every tenant's",
+    ("ReindexStore.stored_between", MEMORIES): "every agent's, as every tenant's",
     ("ReindexStore.count_live", MEMORIES): "every agent's, as every tenant's",
     ("MemoryRows.lapsed", MEMORIES): "as the tenant, every agent's",
     ("MemoryRows.derived_from_any", MEMORIES): "a source (record, fact, document) is the tenant's, "
@@ -151,7 +151,7 @@ async def test_memory_queries_are_indexed_and_scoped() -> None:
         "ReindexStore.save": lambda: reindex.save(JOB),
         "ReindexStore.switch": lambda: reindex.switch(JOB),
         "ReindexStore.page": lambda: reindex.page(f"{T}:m0", 10),
-        "ReindexStore.stored_since": lambda: reindex.stored_since(AT, f"{T}:m0", 10),
+        "ReindexStore.stored_between": lambda: reindex.stored_between(AT, AT, f"{T}:m0", 10),
         "ReindexStore.by_ids": lambda: reindex.by_ids([f"{T}:m1"]),
         "ReindexStore.count_live": lambda: reindex.count_live(),
     }

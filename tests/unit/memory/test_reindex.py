@@ -72,10 +72,10 @@ class FakeReindexStore:
         self.handed += [row["_id"] for row in found]
         return found
 
-    async def stored_since(
-        self, since: datetime, after: str | None, limit: int
+    async def stored_between(
+        self, since: datetime, until: datetime, after: str | None, limit: int
     ) -> list[dict[str, Any]]:
-        return [row for row in self._live(after) if row["stored_at"] >= since][:limit]
+        return [row for row in self._live(after) if since <= row["stored_at"] < until][:limit]
 
     async def by_ids(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
         return {key: dict(self.rows[key]) for key in ids if key in self.rows}
@@ -266,3 +266,24 @@ async def test_a_target_embedder_that_cannot_be_built_is_refused_and_nothing_sta
     with pytest.raises(TargetUnavailable, match="bge-small: FileNotFoundError"):
         await setup.reindexer.start("bge-small")
     assert setup.reindexer.job is None and setup.moving.target is None
+
+
+async def test_a_write_begun_before_the_move_and_stored_after_its_page_is_caught_up() -> None:
+    late = _row(0, "pending")
+    setup = await Setup([late] + [_row(n) for n in range(1, 5)]).build(page_size=10)
+    await setup.reindexer.start("hashing", 48)
+    walked = setup.records.page
+
+    async def page_then_store(after: str | None, limit: int) -> list[dict[str, Any]]:
+        found = await walked(after, limit)
+        if after is None:
+            stored = {**late, "status": "active", "stored_at": datetime.now(UTC)}
+            setup.records.rows[late["_id"]] = stored
+            await _stored(setup.source, [stored])
+        return found
+
+    setup.records.page = page_then_store  # type: ignore[method-assign]
+    await setup.reindexer.walk()
+    assert setup.records.job is not None and setup.records.job.state == "done"
+    found = await setup.moving.space()[1].points("t1", ["m0000"])
+    assert found["m0000"].payload["content"] == late["content"]

@@ -50,10 +50,11 @@ class ReindexStore:
         cursor = self.rows.find(query).sort([("_id", ASCENDING)]).limit(limit)
         return [row async for row in cursor]
 
-    async def stored_since(
-        self, since: datetime, after: str | None, limit: int
+    async def stored_between(
+        self, since: datetime, until: datetime, after: str | None, limit: int
     ) -> list[dict[str, Any]]:
-        query: dict[str, Any] = {"status": {"$in": list(LIVE)}, "stored_at": {"$gte": since}}
+        stored = {"$gte": since, "$lt": until}
+        query: dict[str, Any] = {"status": {"$in": list(LIVE)}, "stored_at": stored}
         if after is not None:
             query["_id"] = {"$gt": after}
         cursor = self.rows.find(query).sort([("_id", ASCENDING)]).limit(limit)

@@ -29,8 +29,9 @@ log = logging.getLogger(__name__)
 PAGE = 256
 SAMPLE = 16
 CATCH_UP_MARGIN = timedelta(seconds=60)
-"""Rows stored this long before the start are walked again before the switch: a write whose
-points were put just before the target existed may have been pending when its page was read."""
+"""Rows stored within this long of the start are walked again before the switch: a write whose
+points were put just before the target existed may have been pending when its page was read
+(later writes were put into both collections)."""
 VERIFY_ATTEMPTS = 3
 
 EmbedderFor = Callable[[str, int | None], Embedder]
@@ -186,11 +187,12 @@ class Reindexer:
                 )
 
     async def _catch_up(self, target: Embedded) -> None:
-        """Rows stored since just before the start, walked again."""
+        """Rows stored around the start, walked again."""
         assert self.job is not None
         since = self.job.started_at - CATCH_UP_MARGIN
+        until = self.job.started_at + CATCH_UP_MARGIN
         after: str | None = None
-        while page := await self.rows.stored_since(since, after, self.page_size):
+        while page := await self.rows.stored_between(since, until, after, self.page_size):
             await self._copy(target, page)
             after = page[-1]["_id"]
 
