@@ -683,6 +683,16 @@ class AsyncEngramClient:
         """Replay one of the caller's dead letters once (`replayed`; a repeat raises a 409)."""
         return await self.run(calls.replay_dead_letter(letter_id))
 
+    async def start_reindex(
+        self, embedder: str, hashing_dimension: int | None = None
+    ) -> dict[str, Any]:
+        """Move the memory store to another embedder in the background (needs the `ops` role)."""
+        return await self.run(calls.start_reindex(embedder, hashing_dimension))
+
+    async def reindex_progress(self) -> dict[str, Any]:
+        """The latest reindex's state, done/total and rate (needs the `ops` role)."""
+        return await self.run(calls.reindex_progress())
+
     async def list_dead_letters(self) -> list[models.DeadLetter]:
         """The tenant's dead letters, newest first (needs a key with the `ops` role)."""
         return await self.run(calls.list_dead_letters())

@@ -33,6 +33,7 @@ from engram_gateway.api import (
     prune,
     rate_limits,
     records,
+    reindex,
     retention,
 )
 from engram_gateway.api.body_limit import BodyLimit
@@ -185,6 +186,7 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
                 retention.router,
                 lineage.router,
                 dead_letters.router,
+                reindex.router,
             ),
             ops.router,
         ],

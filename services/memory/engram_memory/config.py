@@ -68,6 +68,15 @@ class MemorySettings(ChatModelSettings, EmbedderSettings, CollectionSettings):
         description="how often lapsed memories lose their vectors and are marked `expired`"
         " (recall and listings hide them at once; this bounds how long their points linger)",
     )
+    reindex_page_size: int = Field(
+        default=256, ge=1, le=10_000, description="memories a reindex embeds and upserts at once"
+    )
+    reindex_pause_seconds: float = Field(
+        default=0.0,
+        ge=0,
+        le=60,
+        description="a reindex's pause after each page, leaving the machine to live traffic",
+    )
     withdraw_requires_all_sources: bool = Field(
         default=False, description="withdraw a memory only when every derived_from source is gone"
     )

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from functools import partial
+from typing import Any
+
 from fastapi import FastAPI
 
-from engram_embedders import Provenance, make_embedder
+from engram_embedders import Embedder, Provenance, make_embedder
 from engram_events.catalog import (
     AGENT_DELETED,
     CONVERSATION_DELETED,
@@ -20,6 +23,7 @@ from engram_events.catalog import (
 from engram_memory import api
 from engram_memory.adapters.conversations import ConversationStore
 from engram_memory.adapters.dedup import DedupSlots
+from engram_memory.adapters.reindex import ReindexStore
 from engram_memory.adapters.retention import RetentionRules
 from engram_memory.adapters.rows import INDEXES, MEMORIES, MemoryRows, keeps_source_index
 from engram_memory.adapters.staging import OutboxWithdrawals
@@ -27,6 +31,7 @@ from engram_memory.adapters.vectors import KEYWORD_INDEXES, MemoryVectors
 from engram_memory.api import MemoryDeps
 from engram_memory.config import MemorySettings
 from engram_memory.domain.conversations import ModelOptions
+from engram_memory.domain.reindex import Space
 from engram_memory.handlers import ConversationHandlers, MemoryHandlers
 from engram_memory.service.cascades import Cascades
 from engram_memory.service.conversations import ConversationIntake
@@ -34,7 +39,9 @@ from engram_memory.service.dedup import Dedup
 from engram_memory.service.deletion import Deletions
 from engram_memory.service.expiry import ExpirySweeper
 from engram_memory.service.history import History
+from engram_memory.service.moving import Embedded, MovingVectors
 from engram_memory.service.recall import Recall
+from engram_memory.service.reindex import Reindexer
 from engram_memory.service.retention import Retention
 from engram_memory.service.storing import Storing
 from engram_memory.service.withdrawal import Withdrawals
@@ -44,6 +51,7 @@ from engram_platform.dependencies import install
 from engram_platform.runtime import ConnectedRuntime, Runtime
 from engram_vectors import vector_store_from
 from engram_vectors.opening import open_at_start
+from engram_vectors.port import VectorStore
 
 SERVICE = "memory"
 
@@ -59,21 +67,44 @@ def model_options(settings: MemorySettings) -> ModelOptions | None:
     )
 
 
-async def open_vectors(settings: MemorySettings, provenance: Provenance) -> MemoryVectors:
-    """The memory collection for the configured embedder, created if new; a collection built
-    with another lexical encoder stops start-up, one of another embedder is only warned of."""
-    store = vector_store_from(
+def embedder_for(settings: MemorySettings, kind: str, hashing_dimension: int | None) -> Embedder:
+    """An embedder of `kind` with the service's options (a reindex's target, or the active
+    space's after one)."""
+    changes: dict[str, Any] = {"embedder": kind}
+    if hashing_dimension is not None:
+        changes["hashing_dimension"] = hashing_dimension
+    chosen = settings.model_copy(update=changes)
+    return make_embedder(chosen.embedder, **chosen.embedder_options())
+
+
+def configured_space(settings: MemorySettings) -> Space:
+    """The space a store that was never reindexed uses: the configured embedder and collection."""
+    dimension = settings.hashing_dimension if settings.embedder == "hashing" else None
+    return Space(settings.collection, settings.embedder, dimension)
+
+
+async def open_vectors(
+    settings: MemorySettings,
+    provenance: Provenance,
+    store: VectorStore | None = None,
+    collection: str | None = None,
+) -> MemoryVectors:
+    """A memory collection (the configured one by default) for an embedder, created if new; a
+    collection built with another lexical encoder stops start-up, one of another embedder is only
+    warned of."""
+    store = store or vector_store_from(
         settings.qdrant_url,
         settings.vector_path,
         api_key=settings.qdrant_api_key,
         keyword_indexes=KEYWORD_INDEXES,
     )
-    vectors = MemoryVectors(store, settings.collection, lexical=settings.lexical)
+    name = collection or settings.collection
+    vectors = MemoryVectors(store, name, lexical=settings.lexical)
     await open_at_start(
         vectors.open,
         provenance.dimension,
         provenance.fingerprint,
-        collection=settings.collection,
+        collection=name,
         remedy="remove the collection (or name another with ENGRAM_MEMORY_COLLECTION) and store "
         "the memories again, or set ENGRAM_MEMORY_LEXICAL to match it",
         reader="recall",
@@ -93,11 +124,34 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
     )
 
     sweepers: list[ExpirySweeper] = []
+    reindexers: list[Reindexer] = []
 
     async def register(rt: ConnectedRuntime, app: FastAPI) -> None:
-        embedder = make_embedder(settings.embedder, **settings.embedder_options())
+        records = ReindexStore(rt.db)
+        moved_to, job = await records.load()
+        active = moved_to or configured_space(settings)
+        embedder = embedder_for(settings, active.embedder, active.hashing_dimension)
         rows = MemoryRows(rt.db, source_index=await keeps_source_index(rt.db))
-        vectors = await open_vectors(settings, embedder.provenance)
+        opened = await open_vectors(settings, embedder.provenance, collection=active.collection)
+
+        async def open_target(name: str, target: Embedder) -> MemoryVectors:
+            return await open_vectors(settings, target.provenance, opened.store, name)
+
+        vectors = MovingVectors(Embedded(embedder, opened), reembeds=moved_to is not None)
+        reindexer = Reindexer(
+            records,
+            records,
+            vectors,
+            active=active,
+            embedder_for=partial(embedder_for, settings),
+            open_vectors=open_target,
+            base_collection=settings.collection,
+            page_size=settings.reindex_page_size,
+            page_pause=settings.reindex_pause_seconds,
+        )
+        if job is not None:
+            await reindexer.resume(job)
+        reindexers[:] = [reindexer]
         withdrawals = Withdrawals(rows, vectors)
         rules = RetentionRules(rt.db)
         retention = Retention(settings.retention, rows, withdrawals, rules)
@@ -132,7 +186,11 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
         rt.consumer.on(DOCUMENT_TOMBSTONED, handlers.on_document_tombstoned)
         rt.consumer.on(AGENT_DELETED, handlers.on_agent_deleted)
         recall = Recall(
-            embedder, vectors, min_score=settings.min_score, fusion=settings.fusion_settings
+            embedder,
+            vectors,
+            min_score=settings.min_score,
+            fusion=settings.fusion_settings,
+            space=vectors.space,
         )
         conversation_store = ConversationStore(rt.db)
         conversations = ConversationHandlers(
@@ -158,7 +216,14 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
         install(
             app,
             MemoryDeps(
-                rows, conversation_store, recall, dedup, deletions, History(rows), retention
+                rows,
+                conversation_store,
+                recall,
+                dedup,
+                deletions,
+                History(rows),
+                retention,
+                reindexer,
             ),
         )
 
@@ -166,11 +231,15 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
         """Expire lapsed memories periodically (the sweeper `register` built)."""
         await sweepers[0].run(settings.expiry_sweep_seconds)
 
+    async def reindex() -> None:
+        """Walk a started or resumed reindex (the reindexer `register` built)."""
+        await reindexers[0].run()
+
     app = service_app(
         runtime,
         title="engram-memory",
         register=register,
-        background=[sweep_expired],
+        background=[sweep_expired, reindex],
         routers=[api.router],
     )
     return app

@@ -9,8 +9,9 @@ from typing import Any, Protocol
 from engram_events import Envelope
 from engram_events.retention import AgentRetention
 from engram_memory.domain.listing import Order, Position
+from engram_memory.domain.reindex import Reindex, Space
 from engram_memory.domain.selection import Selection
-from engram_vectors import HybridHit, SparseVector
+from engram_vectors import HybridHit, Point, SparseVector
 
 
 class MemoryRowStore(Protocol):
@@ -150,7 +151,9 @@ class MemoryPoints(Protocol):
         self,
         entries: Sequence[tuple[Mapping[str, Any], Sequence[float], str]],
         provenance: Mapping[str, Any],
-    ) -> None: ...
+    ) -> Mapping[str, Any]:
+        """Write the points; returns the provenance they were stored with."""
+        ...
 
     async def set_status(
         self, tenant_id: str, memory_id: str, status: str, *, superseded_by: str | None = None
@@ -170,6 +173,42 @@ class MemoryPoints(Protocol):
     ) -> list[HybridHit]: ...
 
     async def hit_payloads(self, hits: Sequence[HybridHit]) -> dict[str, HybridHit]: ...
+
+
+class MovablePoints(MemoryPoints, Protocol):
+    """A collection a reindex fills and verifies (`adapters.vectors.MemoryVectors`)."""
+
+    @property
+    def collection(self) -> str: ...
+
+    async def total(self) -> int: ...
+
+    async def points(self, tenant_id: str, memory_ids: Sequence[str]) -> dict[str, Point]: ...
+
+
+class ReindexRows(Protocol):
+    """Every tenant's memory rows in `_id` order, as a reindex walks them
+    (`adapters.reindex.ReindexStore`)."""
+
+    async def page(self, after: str | None, limit: int) -> list[dict[str, Any]]: ...
+
+    async def stored_between(
+        self, since: datetime, until: datetime, after: str | None, limit: int
+    ) -> list[dict[str, Any]]: ...
+
+    async def by_ids(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]: ...
+
+    async def count_live(self) -> int: ...
+
+
+class ReindexRecords(Protocol):
+    """The persisted active space and reindex job (`adapters.reindex.ReindexStore`)."""
+
+    async def load(self) -> tuple[Space | None, Reindex | None]: ...
+
+    async def save(self, job: Reindex) -> None: ...
+
+    async def switch(self, job: Reindex) -> None: ...
 
 
 class DedupSlotStore(Protocol):

@@ -7,6 +7,7 @@ import base64
 import pytest
 
 from engram_client import calls
+from engram_client.cli.reindex import progress_line
 
 pytestmark = pytest.mark.unit
 
@@ -169,3 +170,28 @@ def test_a_documents_passages_are_a_retry_safe_paged_read() -> None:
         }
     )
     assert page.passages[0].ordinal == 5 and page.passages[0].text == "Terms."
+
+
+def test_a_reindex_is_started_once_and_its_progress_read_under_v1_ops() -> None:
+    started = calls.start_reindex("hashing", 128)
+    assert (started.method, started.path, started.retry_safe) == ("POST", "/v1/ops/reindex", False)
+    assert started.json == {"embedder": "hashing", "hashing_dimension": 128}
+    assert calls.start_reindex("bge-small").json == {"embedder": "bge-small"}
+    progress = calls.reindex_progress()
+    assert (progress.method, progress.path, progress.retry_safe) == ("GET", "/v1/ops/reindex", True)
+    assert progress.parse({"state": "none"}) == {"state": "none"}
+
+
+def test_reindex_progress_reads_as_one_line() -> None:
+    job = {
+        "state": "running",
+        "done": 40,
+        "total": 100,
+        "rate": 12.5,
+        "seconds": 3.2,
+        "target_collection": "memories-abc",
+        "embedder": "bge-small",
+        "error": None,
+    }
+    assert progress_line(job) == "running  40/100  12.5/s  3.2 s  -> memories-abc (bge-small)"
+    assert progress_line({"state": "none"}) == "no reindex has run"

@@ -222,3 +222,40 @@ def test_knowledge_assert_and_withdraw_send_the_value_as_json_when_it_parses(
     ]
     assert stub.seen("PUT", path)[0].json() == {"value": 12, "reason": "audit"}
     assert stub.seen("DELETE", path)[0].json() == {"reason": "audit"}
+
+
+def _job(state: str, done: int, error: str | None = None) -> Reply:
+    return Reply(
+        200,
+        {
+            "state": state,
+            "done": done,
+            "total": 10,
+            "rate": 5.0,
+            "seconds": 2.0,
+            "target_collection": "memories-abc",
+            "embedder": "bge-small",
+            "error": error,
+        },
+    )
+
+
+@pytest.mark.parametrize(("last", "code"), [("done", 0), ("failed", 5)])
+def test_reindex_wait_prints_progress_until_it_ends(
+    stub: StubServer,
+    env_file: Path,
+    capsys: pytest.CaptureFixture[str],
+    last: str,
+    code: int,
+) -> None:
+    stub.on("POST", "/v1/ops/reindex", _job("running", 0))
+    stub.on("GET", "/v1/ops/reindex", _job("running", 4), _job(last, 10, "counts differ"))
+    argv = ("reindex", "--embedder", "bge-small", "--wait", "--interval", "0")
+    assert run(env_file, *argv) == code
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert [line.split()[:2] for line in lines] == [
+        ["running", "0/10"],
+        ["running", "4/10"],
+        [last, "10/10"],
+    ]
+    assert stub.seen("POST", "/v1/ops/reindex")[0].json() == {"embedder": "bge-small"}

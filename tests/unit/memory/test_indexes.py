@@ -11,9 +11,11 @@ from engram_events.memory_filter import MemoryFilter
 from engram_events.retention import AgentRetention, RetentionRule
 from engram_memory.adapters.conversations import CONVERSATIONS, ConversationStore
 from engram_memory.adapters.dedup import SLOTS, DedupSlots
+from engram_memory.adapters.reindex import REINDEX, ReindexStore
 from engram_memory.adapters.retention import RETENTION, RetentionRules
 from engram_memory.adapters.rows import INDEXES, MEMORIES, MemoryRows
 from engram_memory.domain.listing import Position
+from engram_memory.domain.reindex import Reindex, Space
 from engram_memory.domain.retention import RetentionPolicy
 from engram_memory.domain.selection import Selection
 from tests.support.recording_db import RecordingDatabase, judge, public_methods
@@ -49,15 +51,30 @@ NOW_READ = Selection(T, ("a1",), statuses=("active", "expired", "withdrawn"), at
 """Statuses read at an instant: a lapsed live row counts as `expired`."""
 
 UNINDEXED = {
+    ("ReindexStore.stored_between", MEMORIES): "once per reindex, before its switch: the rows "
+    "stored around its start, walked in `_id` order",
+    ("ReindexStore.count_live", MEMORIES): "once per reindex, at its start",
     ("MemoryRows.count_derived_from", MEMORIES): "on the local server, whose indexes serve no "
     "equality on `derived_from`, prune verification reads the tenant's rows in these statuses "
     "once and matches their sources here",
 }
+JOB = Reindex(Space("memories", "minilm"), Space("memories-x", "bge-small"), "fp", AT)
+WALK = "a reindex moves the collection every tenant shares, so it walks every tenant's rows"
 TENANT_FREE = {
+    ("ReindexStore.page", MEMORIES): WALK,
+    ("ReindexStore.stored_between", MEMORIES): WALK,
+    ("ReindexStore.by_ids", MEMORIES): WALK + " (by `_id`, each naming its tenant)",
+    ("ReindexStore.count_live", MEMORIES): WALK,
+    ("ReindexStore.load", REINDEX): "one document for the whole store",
+    ("ReindexStore.save", REINDEX): "one document for the whole store",
+    ("ReindexStore.switch", REINDEX): "one document for the whole store",
     ("MemoryRows.lapsed", MEMORIES): "the expiry sweeper walks every tenant's lapsed memories "
     "through the `expires_at` index, and marks each under its own tenant",
 }
 AGENT_FREE = {
+    ("ReindexStore.page", MEMORIES): "every agent's, as every tenant's",
+    ("ReindexStore.stored_between", MEMORIES): "every agent's, as every tenant's",
+    ("ReindexStore.count_live", MEMORIES): "every agent's, as every tenant's",
     ("MemoryRows.lapsed", MEMORIES): "as the tenant, every agent's",
     ("MemoryRows.derived_from_any", MEMORIES): "a source (record, fact, document) is the tenant's, "
     "and memories of any of its agents may derive from it",
@@ -74,6 +91,7 @@ async def test_memory_queries_are_indexed_and_scoped() -> None:
             SLOTS: [{"_id": f"{T}:dedup:k", "memory_id": "m1"}],
             CONVERSATIONS: [{"_id": f"{T}:c1", "tenant_id": T, "conversation_id": "c1"}],
             RETENTION: [],
+            REINDEX: [],
         }
     )
     rows = MemoryRows(db)
@@ -81,6 +99,7 @@ async def test_memory_queries_are_indexed_and_scoped() -> None:
     slots = DedupSlots(db)
     conversations = ConversationStore(db)
     rules = RetentionRules(db)
+    reindex = ReindexStore(db)
     own = AgentRetention(rules=[RetentionRule(type="fact", max_count=3)])
     policy = RetentionPolicy(type="fact", max_count=10)
     exercise = {
@@ -128,6 +147,13 @@ async def test_memory_queries_are_indexed_and_scoped() -> None:
         "RetentionRules.put": lambda: rules.put(T, "a1", own),
         "RetentionRules.get": lambda: rules.get(T, "a1"),
         "RetentionRules.forget": lambda: rules.forget(T, "a1"),
+        "ReindexStore.load": lambda: reindex.load(),
+        "ReindexStore.save": lambda: reindex.save(JOB),
+        "ReindexStore.switch": lambda: reindex.switch(JOB),
+        "ReindexStore.page": lambda: reindex.page(f"{T}:m0", 10),
+        "ReindexStore.stored_between": lambda: reindex.stored_between(AT, AT, f"{T}:m0", 10),
+        "ReindexStore.by_ids": lambda: reindex.by_ids([f"{T}:m1"]),
+        "ReindexStore.count_live": lambda: reindex.count_live(),
     }
     other_shapes = {
         "MemoryRows.page": lambda: rows.page(ONE, "oldest", None, 10),
@@ -149,6 +175,5 @@ async def test_memory_queries_are_indexed_and_scoped() -> None:
         scope_free=AGENT_FREE,
     )
     assert not verdict.report(), verdict.report()
-    assert public_methods(MemoryRows, DedupSlots, ConversationStore, RetentionRules) == set(
-        exercise
-    )
+    stores = (MemoryRows, DedupSlots, ConversationStore, RetentionRules, ReindexStore)
+    assert public_methods(*stores) == set(exercise)

@@ -63,6 +63,7 @@ COVERED = {
     "services/memory/engram_memory/adapters/dedup.py": "tests/unit/memory/test_indexes.py",
     "services/memory/engram_memory/adapters/rows.py": "tests/unit/memory/test_indexes.py",
     "services/memory/engram_memory/adapters/retention.py": "tests/unit/memory/test_indexes.py",
+    "services/memory/engram_memory/adapters/reindex.py": "tests/unit/memory/test_indexes.py",
 }
 NOT_COLLECTIONS = {
     "services/memory/engram_memory/api/routes.py": "`Dedup.find`, the service's dedup, not a collection",

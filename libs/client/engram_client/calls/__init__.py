@@ -41,9 +41,11 @@ from engram_client.calls.ops import (
     lineage,
     list_dead_letters,
     ready,
+    reindex_progress,
     replay_dead_letter,
     replay_dead_letters,
     start_prune,
+    start_reindex,
     tenant_dead_letters,
 )
 from engram_client.calls.sources import (
@@ -101,6 +103,7 @@ __all__ = [
     "new_idempotency_key",
     "ready",
     "recall",
+    "reindex_progress",
     "replay_dead_letter",
     "replay_dead_letters",
     "resolve_contradiction",
@@ -110,6 +113,7 @@ __all__ = [
     "segment",
     "set_retention",
     "start_prune",
+    "start_reindex",
     "tenant_dead_letters",
     "update_memory",
     "upload_document",

@@ -102,3 +102,16 @@ def health() -> Call[models.Health]:
 def ready() -> Call[models.Health]:
     """Readiness with per-dependency checks; needs no key (a 503 raises ServiceUnavailable)."""
     return Call("GET", "/readyz", models.Health.model_validate, authenticated=False)
+
+
+def start_reindex(embedder: str, hashing_dimension: int | None = None) -> Call[dict[str, Any]]:
+    """Not retry-safe: a repeat while the first runs answers 409."""
+    body: dict[str, Any] = {"embedder": embedder}
+    if hashing_dimension is not None:
+        body["hashing_dimension"] = hashing_dimension
+    return Call("POST", "/v1/ops/reindex", dict, json=body)
+
+
+def reindex_progress() -> Call[dict[str, Any]]:
+    """The latest reindex's state and progress (ops role)."""
+    return Call("GET", "/v1/ops/reindex", dict, retry_safe=True)

@@ -32,7 +32,7 @@ TABLE = """exit codes:
   2  usage error: bad arguments, or a local file that cannot be read or parsed
   3  not found: the id does not exist for this API key's tenant
   4  timed out waiting (--wait / --follow); the work may still finish later
-  5  a prune job completed but verified_empty is not true
+  5  a prune job completed but verified_empty is not true, or a reindex failed
   130 interrupted (Ctrl-C)
 """
 

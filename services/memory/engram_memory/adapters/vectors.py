@@ -90,8 +90,9 @@ class MemoryVectors(ServiceCollection):
         self,
         entries: Sequence[tuple[Mapping[str, Any], Sequence[float], str]],
         provenance: Mapping[str, Any],
-    ) -> None:
-        """Write the points of many memories embedded by one embedder, in one upsert.
+    ) -> Mapping[str, Any]:
+        """Write the points of many memories embedded by one embedder, in one upsert; returns
+        the provenance they carry.
 
         The payload carries what recall returns (content, provenance, created_at, scope,
         metadata, supersession), so recall never waits on Mongo; withdrawal deletes the point
@@ -111,6 +112,7 @@ class MemoryVectors(ServiceCollection):
             )
         if points:
             await self.store.upsert(self.collection, points, fingerprint=fingerprint)
+        return provenance
 
     def _sparse(self, content: str) -> SparseVector | None:
         """The content's lexical vector, by the collection's encoder (None: dense only)."""
@@ -129,6 +131,15 @@ class MemoryVectors(ServiceCollection):
         """Delete points; unknown ids are ignored."""
         if memory_ids:
             await self.store.delete(self.collection, [point_id(tenant_id, m) for m in memory_ids])
+
+    async def total(self) -> int:
+        """Every point of the collection (a reindex's count check)."""
+        return await self.store.count(self.collection)
+
+    async def points(self, tenant_id: str, memory_ids: Sequence[str]) -> dict[str, Point]:
+        """Stored points by memory id, vectors included (a reindex's spot check)."""
+        found = await self.store.get(self.collection, [point_id(tenant_id, m) for m in memory_ids])
+        return {str(p.payload.get("memory_id")): p for p in found}
 
     async def count(self, selection: PayloadFilter) -> int:
         """Points matching a flat payload filter."""

@@ -12,6 +12,7 @@ from engram_memory.service.dedup import Dedup
 from engram_memory.service.deletion import Deletions
 from engram_memory.service.history import History
 from engram_memory.service.recall import Recall
+from engram_memory.service.reindex import Reindexer
 from engram_memory.service.retention import Retention
 from engram_platform.dependencies import provider
 
@@ -27,6 +28,7 @@ class MemoryDeps:
     deletions: Deletions
     history: History
     retention: Retention
+    reindex: Reindexer | None = None
 
 
 Deps = Annotated[MemoryDeps, Depends(provider(MemoryDeps))]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import logging
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query
@@ -17,17 +19,21 @@ from engram_memory.api.bodies import (
     LineageBody,
     ListBody,
     RecallBody,
+    ReindexBody,
     VerifyBody,
 )
 from engram_memory.api.dependencies import Deps
 from engram_memory.api.views import conversation_memory_ids, conversation_view, memory_view
 from engram_memory.domain.listing import BadCursor, decode_cursor, encode_cursor
+from engram_memory.domain.reindex import ReindexRunning
 from engram_memory.domain.withdrawal import LIVE_STATUSES
 from engram_memory.service.dedup import Candidate
 from engram_memory.service.recall import EmbedderMismatch, LexicalOff
+from engram_memory.service.reindex import SameSpace, TargetUnavailable
 from engram_platform.internal import KNOWN_PATH, KnownIds, TenantDep
 from engram_platform.problems import Problem
 
+log = logging.getLogger(__name__)
 router = APIRouter(prefix="/internal/v1", tags=["internal"])
 AgentPath = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
 MemoryPath = Annotated[str, Path(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.:-]+$")]
@@ -257,3 +263,25 @@ async def known(body: KnownIds, deps: Deps, tenant_id: TenantDep) -> dict[str, A
         **await deps.rows.owners(tenant_id, body.ids),
     }
     return {"known": sorted(agents), "agents": agents}
+
+
+@router.post("/reindex")
+async def start_reindex(body: ReindexBody, deps: Deps, tenant_id: TenantDep) -> dict[str, Any]:
+    """Start moving the store to another embedder; 409 while one runs or for the same space."""
+    if deps.reindex is None:
+        raise Problem(409, "reindex-unavailable", "this service runs no reindexer")
+    try:
+        job = await deps.reindex.start(body.embedder, body.hashing_dimension)
+    except (ReindexRunning, SameSpace) as refused:
+        raise Problem(409, "reindex-refused", str(refused)) from None
+    except TargetUnavailable as unavailable:
+        raise Problem(422, "embedder-unavailable", str(unavailable)) from None
+    log.info("reindex requested", extra={"tenant_id": tenant_id, "embedder": body.embedder})
+    return job.view(datetime.now(UTC))
+
+
+@router.get("/reindex")
+async def reindex_progress(deps: Deps, tenant_id: TenantDep) -> dict[str, Any]:
+    """The latest reindex's state, done/total, times and rate (state `none`: never run)."""
+    progress = None if deps.reindex is None else deps.reindex.progress()
+    return progress or {"state": "none"}

@@ -95,6 +95,7 @@ class Search:
     sparse: SparseVector | None
     limit: int
     fingerprint: str
+    points: MemoryPoints
 
 
 @dataclass(frozen=True)
@@ -136,9 +137,11 @@ class Recall:
         *,
         min_score: float | None = None,
         fusion: FusionSettings | None = None,
+        space: Callable[[], tuple[Embedder, MemoryPoints]] | None = None,
     ) -> None:
         self.embedder = embedder
         self.vectors = vectors
+        self.space = space or (lambda: (self.embedder, self.vectors))
         self.configured_floor = min_score
         self.fusion = fusion or FusionSettings()
 
@@ -160,7 +163,7 @@ class Recall:
         self, search: Search, scope: Scope, ranking: Ranking
     ) -> tuple[int, list[Ranked]]:
         """Every candidate with its payload, checked, then ranked (recency needs every age)."""
-        hits = await self.vectors.candidates(
+        hits = await search.points.candidates(
             search.selection, search.vector, search.sparse, search.limit,
             fingerprint=search.fingerprint,
         )  # fmt: skip
@@ -175,7 +178,7 @@ class Recall:
         prefix the floor walks, re-sorted once their memory ids are known (ties go to the smaller
         id, as on the whole path). None when a read point is gone or outside the scope: the
         whole path decides then."""
-        hits = await self.vectors.candidates(
+        hits = await search.points.candidates(
             search.selection, search.vector, search.sparse, search.limit,
             fingerprint=search.fingerprint, with_payload=False,
         )  # fmt: skip
@@ -183,11 +186,11 @@ class Recall:
         texts: dict[str, str] = {}
         best = best_lexical(hits) if ranking.mode == "hybrid" and not wanted else None
         if best is not None and self.fusion.method == "convex":
-            for engine_id, read_best in (await self.vectors.hit_payloads([best])).items():
+            for engine_id, read_best in (await search.points.hit_payloads([best])).items():
                 texts[engine_id] = payload_content(read_best)
         ranked = self._rank(hits, ranking, lambda hit: texts.get(hit.id, ""))
         prefix = needing_content(ranked, floor, top_k)
-        read = await self.vectors.hit_payloads([item.hit for item in prefix])
+        read = await search.points.hit_payloads([item.hit for item in prefix])
         if len(read) != len(prefix) or not all(scope.holds(hit) for hit in read.values()):
             return None
         complete = []
@@ -201,7 +204,8 @@ class Recall:
 
     def floor(self, requested: float | None) -> float:
         """The caller's floor, else the configured one, else the embedder model's default."""
-        return chosen_floor(requested, self.configured_floor, self.embedder.provenance.model_id)
+        embedder, _ = self.space()
+        return chosen_floor(requested, self.configured_floor, embedder.provenance.model_id)
 
     async def recall(
         self,
@@ -217,24 +221,26 @@ class Recall:
         filter: MemoryFilter | None = None,
         recency_half_life_days: float | None = None,
     ) -> RecallResult:
-        """Candidates within (tenant, agent, filter), ranked by the mode, then the floor."""
-        if self.vectors.lexical is None and mode != "dense":
+        """Candidates within (tenant, agent, filter), ranked by the mode, then the floor; the
+        embedder and collection are read once, so a reindex's switch never splits them."""
+        embedder, vectors = self.space()
+        if vectors.lexical is None and mode != "dense":
             if mode == "lexical":
                 raise LexicalOff("lexical recall is off on this deployment (ENGRAM_MEMORY_LEXICAL)")
             mode = "dense"
-        mine = self.embedder.provenance.fingerprint
-        theirs = await self.vectors.fingerprint()
+        mine = embedder.provenance.fingerprint
+        theirs = await vectors.fingerprint()
         if mine != theirs:
             raise EmbedderMismatch(theirs, mine)
         wanted = tuple(statuses) if statuses else DEFAULT_STATUSES
         selection = Selection.of_agent(
             tenant_id, agent_id, statuses=wanted, types=types, filter=filter
         )
-        floor = self.floor(min_score)
+        floor = chosen_floor(min_score, self.configured_floor, embedder.provenance.model_id)
         if selection.wanted_types() == ():
             return RecallResult([], floor, 0, mode)
-        embedded = await self.embedder.embed_queries([query])
-        lexical = self.vectors.lexical
+        embedded = await embedder.embed_queries([query])
+        lexical = vectors.lexical
         sparse = query_vector(query, lexical) if lexical is not None else None
         search = Search(
             selection,
@@ -242,6 +248,7 @@ class Recall:
             sparse if sparse is not None and sparse.indices else None,
             min(max(MIN_CANDIDATES, 4 * top_k), MAX_CANDIDATES),
             mine,
+            vectors,
         )
         scope = Scope(tenant_id, agent_id, wanted, datetime.now(UTC))
         ranking = Ranking(query, mode, recency_half_life_days, lexical or LEXICAL_ENCODER)

@@ -107,7 +107,7 @@ class Storing:
         causes = dict(inputs)
         stored: list[tuple[int, dict[str, Any], VectorProvenance]] = []
         for group in by_embedder.values():
-            provenance = causes[group[0][0]].payload.provenance
+            computed_with = causes[group[0][0]].payload.provenance
             statuses = [
                 "superseded" if row.get("superseded_by") else "active" for _, row, _ in group
             ]
@@ -115,11 +115,12 @@ class Storing:
                 (row, item.vector, st) for (_, row, item), st in zip(group, statuses, strict=True)
             ]
             try:
-                await self.vectors.put_many(entries, provenance.model_dump())
+                kept = await self.vectors.put_many(entries, computed_with.model_dump())
             except FingerprintMismatch:
                 for i, row, _ in group:
                     results[i].append(await self._reject(row, "embedder_mismatch", causes[i]))
                 continue
+            provenance = VectorProvenance.model_validate(dict(kept))
             now = datetime.now(UTC)
             for status in dict.fromkeys(statuses):
                 await self.rows.set_same(
