@@ -21,6 +21,8 @@ from engram_gateway.service.memory_writes import MemoryWrites
 from engram_gateway.service.pruning import Pruning
 from engram_gateway.service.rate_limiting import RateLimiter
 from engram_gateway.service.sources import SourceCheck
+from engram_gateway.service.tenant_export import TenantExport
+from engram_gateway.service.tenant_import import TenantImport
 from engram_platform.dependencies import provider
 from engram_platform.outbox import Outbox
 
@@ -49,6 +51,9 @@ class GatewayDeps:
     dead_letters: DeadLetterBox
     rate_limiter: RateLimiter
     tenant_limits: TenantLimits
+    tenant_export: TenantExport
+    tenant_import: TenantImport
+    """A tenant's agents, rules and live memories out as NDJSON, and back in."""
 
 
 Deps = Annotated[GatewayDeps, Depends(provider(GatewayDeps))]
