@@ -721,11 +721,14 @@ class AsyncEngramClient:
             if not response.is_success:
                 await response.aread()
                 raise error_from_response(response)
-            async for chunk in response.aiter_bytes():
-                out.write(chunk)
-                tally.feed(chunk)
-                if on_progress:
-                    on_progress(tally)
+            try:
+                async for chunk in response.aiter_bytes():
+                    out.write(chunk)
+                    tally.feed(chunk)
+                    if on_progress:
+                        on_progress(tally)
+            except httpx.TransportError:
+                return tally
         return tally
 
     async def import_tenant(

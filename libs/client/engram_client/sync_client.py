@@ -712,11 +712,14 @@ class EngramClient:
             if not response.is_success:
                 response.read()
                 raise error_from_response(response)
-            for chunk in response.iter_bytes():
-                out.write(chunk)
-                tally.feed(chunk)
-                if on_progress:
-                    on_progress(tally)
+            try:
+                for chunk in response.iter_bytes():
+                    out.write(chunk)
+                    tally.feed(chunk)
+                    if on_progress:
+                        on_progress(tally)
+            except httpx.TransportError:
+                return tally
         return tally
 
     def import_tenant(
