@@ -81,11 +81,14 @@ class Sink:
     def __init__(self, memory: MemoryService) -> None:
         self.memory = memory
         self.published = 0
+        self.fail_after: int | None = None
 
     async def publish(self, event: Envelope[Any]) -> None:
         await self.publish_many([event])
 
     async def publish_many(self, events: Sequence[Envelope[Any]]) -> None:
+        if self.fail_after is not None and self.published >= self.fail_after:
+            raise RuntimeError("the broker went away")
         for event in events:
             p = event.payload
             self.memory.store(event.tenant_id, p.memory_id, p.agent_id, p.content)
@@ -174,3 +177,21 @@ async def test_a_refused_file_writes_nothing() -> None:
             await importer.run(caller, _body(bad))
         assert refused.value.status == 422 and said in refused.value.detail
     assert sink.published == 0 and not agents.made
+
+
+async def test_a_run_cut_midway_is_finished_by_the_next() -> None:
+    memory, sink, _, importer = _world()
+    for n in range(450):
+        memory.store(SOURCE, f"mem_{n:05d}", "agt_a", f"fact {n}")
+    data = await _export(memory, ["agt_a"])
+    caller = Caller(tenant_id=TARGET, key_id="k", roles=("admin",))
+    sink.fail_after = 200
+    with pytest.raises(Problem) as cut:
+        await importer.run(caller, _body(data))
+    assert cut.value.status == 503 and sink.published == 200
+    sink.fail_after = None
+
+    finished = await importer.run(caller, _body(data))
+
+    assert (finished.written, finished.present) == (250, 200)
+    assert sum(r["tenant_id"] == TARGET for r in memory.rows.values()) == 450
