@@ -88,3 +88,11 @@ def test_a_checksum_that_miscounts_its_lines_is_refused() -> None:
     bad = json.dumps(last).encode() + b"\n"
     with pytest.raises(ExportRefused, match="counts 2 memory lines, the file holds 1"):
         _read([*lines[:-1], bad])
+
+
+def test_a_checksum_line_whose_counts_are_not_an_object_is_refused() -> None:
+    lines = _file()
+    last = json.loads(lines[-1])
+    last["counts"] = [1, 1, 1]
+    with pytest.raises(ExportRefused, match="counts are not an object"):
+        _read([*lines[:-1], json.dumps(last).encode()])

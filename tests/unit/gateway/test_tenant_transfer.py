@@ -12,6 +12,8 @@ import pytest
 
 from engram_events import Envelope
 from engram_events.content import ContentLimits
+from engram_gateway.domain import export_format
+from engram_gateway.domain.export_format import Writer
 from engram_gateway.domain.model import Agent, Caller
 from engram_gateway.service.intake import Intake
 from engram_gateway.service.memory_writes import MemoryWrites
@@ -195,3 +197,21 @@ async def test_a_run_cut_midway_is_finished_by_the_next() -> None:
 
     assert (finished.written, finished.present) == (250, 200)
     assert sum(r["tenant_id"] == TARGET for r in memory.rows.values()) == 450
+
+
+async def test_lines_naming_no_listed_agent_are_refused_by_line() -> None:
+    _, sink, _, importer = _world()
+    caller = Caller(tenant_id=TARGET, key_id="k", roles=("admin",))
+    strays: list[Any] = [{}, ["agt_a"], "agt_other", None]
+    for stray in strays:
+        writer = Writer()
+        lines = [
+            writer.raw(export_format.manifest(SOURCE, "now", {}), "manifest"),
+            writer.line("agent", {"agent_id": "agt_a", "name": None}),
+            writer.line("memory", {"memory_id": "m1", "agent_id": stray, "content": "x"}),
+        ]
+        body = b"".join([*lines, writer.checksum()])
+        with pytest.raises(Problem) as refused:
+            await importer.run(caller, _body(body))
+        assert refused.value.detail == "line 3: memory line of an agent not listed before it"
+    assert sink.published == 0

@@ -52,7 +52,15 @@ async def export_tenant(
     return StreamingResponse(deps.tenant_export.stream(plan), media_type=MEDIA_TYPE)
 
 
-@router.post("/v1/import")
+NDJSON_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {MEDIA_TYPE: {"schema": {"type": "string", "format": "binary"}}},
+    }
+}
+
+
+@router.post("/v1/import", openapi_extra=NDJSON_BODY)
 async def import_tenant(request: Request, deps: Deps, caller: AdminDep) -> JSONResponse:
     """Restore an export into the caller's tenant: the file is checked whole first (422 naming
     the line and what is wrong), then agents and memories get new ids derived from the source,

@@ -144,7 +144,9 @@ class Reader:
             raise ExportRefused(
                 "checksum mismatch: the lines before it are not the ones exported", self.number
             )
-        said = item.get("counts") or {}
+        said = item.get("counts")
+        if not isinstance(said, dict):
+            raise ExportRefused("the checksum line's counts are not an object", self.number)
         for kind in BODY_KINDS:
             if said.get(kind, 0) != self.counts[kind]:
                 raise ExportRefused(

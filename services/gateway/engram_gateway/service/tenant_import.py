@@ -107,7 +107,7 @@ class TenantImport:
             if not isinstance(item.get("name"), str | None):
                 raise ExportRefused("agent name must be a string or null", reader.number)
             agents.add(item["agent_id"])
-        elif kind in ("retention", "memory") and item.get("agent_id") not in agents:
+        elif kind in ("retention", "memory") and not _listed(item.get("agent_id"), agents):
             raise ExportRefused(f"{kind} line of an agent not listed before it", reader.number)
         if kind == "memory":
             transfer.memory_write(item, self.limits, reader.number)
@@ -189,6 +189,11 @@ class TenantImport:
         if response.status_code != 200:
             raise Problem(503, "service-unavailable", "the memory service could not answer")
         return set(response.json()["known"])
+
+
+def _listed(agent_id: Any, agents: set[str]) -> bool:
+    """Whether a line names an agent an earlier agent line listed."""
+    return isinstance(agent_id, str) and agent_id in agents
 
 
 def _event(
