@@ -7,13 +7,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 import httpx
 
-from engram_client import calls, models
+from engram_client import calls, models, transfer
 from engram_client.calls import Call
-from engram_client.errors import NotFound
+from engram_client.errors import NotFound, error_from_response
 from engram_client.retry import RetryPolicy
 from engram_client.settings import resolve_connection
 from engram_client.transport import (
@@ -731,3 +731,69 @@ class AsyncEngramClient:
     async def ready(self) -> models.Health:
         """`/readyz`: the gateway's dependencies answer (503 raises ServiceUnavailable)."""
         return await self.run(calls.ready())
+
+    # Export and import
+
+    async def export_tenant(
+        self,
+        out: BinaryIO,
+        *,
+        agent_id: str | None = None,
+        on_progress: transfer.ExportProgress | None = None,
+    ) -> transfer.ExportTally:
+        """Stream the tenant's export (one agent's with `agent_id`) into `out`; the tally says
+        what passed, its `checksum` None when the stream was cut (the file would be refused)."""
+        tally = transfer.ExportTally()
+        async with self._http.stream(
+            "GET",
+            transfer.EXPORT_PATH,
+            params=transfer.export_params(agent_id),
+            headers=transfer.headers(self.connection.api_key),
+        ) as response:
+            if not response.is_success:
+                await response.aread()
+                raise error_from_response(response)
+            try:
+                async for chunk in response.aiter_bytes():
+                    out.write(chunk)
+                    tally.feed(chunk)
+                    if on_progress:
+                        on_progress(tally)
+            except httpx.TransportError:
+                return tally
+        return tally
+
+    async def import_tenant(
+        self, source: Path | str, *, on_progress: transfer.ImportProgress | None = None
+    ) -> dict[str, Any]:
+        """Send an export file to be restored into this tenant; the answer names each new id.
+        Safe to run again: what an earlier run wrote is found, not written twice."""
+        path = Path(source)
+        size = (await asyncio.to_thread(path.stat)).st_size
+
+        async def chunks() -> AsyncIterator[bytes]:
+            sent = 0
+            file = await asyncio.to_thread(path.open, "rb")
+            try:
+                while chunk := await asyncio.to_thread(file.read, transfer.CHUNK_BYTES):
+                    sent += len(chunk)
+                    yield chunk
+                    if on_progress:
+                        on_progress(sent, size)
+            finally:
+                file.close()
+
+        response = await self._http.post(
+            transfer.IMPORT_PATH,
+            content=chunks(),
+            headers={
+                **transfer.headers(self.connection.api_key),
+                "Content-Type": "application/x-ndjson",
+                "Content-Length": str(size),
+            },
+            timeout=transfer.IMPORT_TIMEOUT,
+        )
+        if not response.is_success:
+            raise error_from_response(response)
+        answer: dict[str, Any] = response.json()
+        return answer

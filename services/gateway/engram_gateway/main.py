@@ -35,6 +35,7 @@ from engram_gateway.api import (
     records,
     reindex,
     retention,
+    transfer,
 )
 from engram_gateway.api.body_limit import BodyLimit
 from engram_gateway.api.dependencies import GatewayDeps
@@ -50,6 +51,8 @@ from engram_gateway.service.pruning import Pruning
 from engram_gateway.service.quotas import Quotas
 from engram_gateway.service.rate_limiting import RateLimiter
 from engram_gateway.service.sources import SourceCheck
+from engram_gateway.service.tenant_export import TenantExport
+from engram_gateway.service.tenant_import import TenantImport
 from engram_platform.app import service_app
 from engram_platform.dependencies import install
 from engram_platform.indexes import merge
@@ -158,6 +161,8 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
                 rate_limiter=RateLimiter(settings.rate_limit_defaults()),
                 tenant_limits=TenantLimits(rt.db, cache_seconds=settings.registry_cache_seconds),
                 curation=Curation(intake.events),
+                tenant_export=TenantExport(owners),
+                tenant_import=TenantImport(owners, registry, writes, settings.memory_limits),
             ),
         )
 
@@ -187,6 +192,7 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
                 lineage.router,
                 dead_letters.router,
                 reindex.router,
+                transfer.router,
             ),
             ops.router,
         ],
@@ -200,6 +206,7 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
             "/v1/documents": documents.max_request_bytes(settings.max_document_bytes),
             "/v1/records:import": records.MAX_IMPORT_BYTES,
             "/v1/prune": MAX_PRUNE_BYTES,
+            "/v1/import": transfer.MAX_IMPORT_BYTES,
         },
     )
     return app

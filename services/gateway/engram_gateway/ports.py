@@ -140,3 +140,9 @@ class UsageStore(Protocol):
     async def add(self, tenant_id: str, amount: Usage) -> None: ...
 
     async def overrides(self, tenant_id: str) -> dict[str, int]: ...
+
+
+class AgentDirectory(Protocol):
+    """The registry's agents, as an import creates them under ids it chooses."""
+
+    async def ensure_agent(self, tenant_id: str, agent_id: str, name: str | None) -> str: ...

@@ -25,6 +25,8 @@ COMMANDS = [
     ["dlq", "list"],
     ["dlq", "replay"],
     ["agents", "create"],
+    ["export"],
+    ["import"],
     ["lineage"],
     ["health"],
 ]

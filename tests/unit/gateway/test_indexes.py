@@ -161,6 +161,7 @@ async def test_gateway_queries_are_indexed_and_scoped() -> None:
         "Registry.add_key": lambda: keys.add_key(T),
         "Registry.authenticate": lambda: keys.authenticate(issue_key().plaintext),
         "Registry.create_agent": lambda: keys.create_agent(T, "planner"),
+        "Registry.ensure_agent": lambda: keys.ensure_agent(T, "agt_imported", "planner"),
         "Registry.get_agent": lambda: keys.get_agent(T, "a1"),
         "Registry.list_agents": lambda: keys.list_agents(T),
         "Registry.delete_agent_with": lambda: keys.delete_agent_with(

@@ -17,6 +17,7 @@ from engram_client.cli import (
     records,
     reindex,
     tenant,
+    transfer,
 )
 from engram_client.cli.common import UsageError, add_common
 from engram_client.cli.output import fail
@@ -39,7 +40,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_common(parser, top=True)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in (tenant, keys, docs, records, knowledge, memory, prune, dlq, reindex, misc):
+    for module in (
+        tenant,
+        keys,
+        docs,
+        records,
+        knowledge,
+        memory,
+        prune,
+        dlq,
+        reindex,
+        transfer,
+        misc,
+    ):
         module.register(commands)
     for sub in _all_parsers(parser):
         if sub is not parser:

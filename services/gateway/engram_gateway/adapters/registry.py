@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pymongo import ASCENDING, IndexModel
+from pymongo.errors import DuplicateKeyError
 
 from engram_gateway.domain.access import ADMIN
 from engram_gateway.domain.keys import (
@@ -125,6 +126,22 @@ class Registry:
             {"_id": agent.agent_id, **agent.model_dump(exclude={"agent_id"}), "deleted": False}
         )
         return agent
+
+    async def ensure_agent(self, tenant_id: str, agent_id: str, name: str | None) -> str:
+        """Register an agent under a chosen id unless this tenant already has it: `created`,
+        `present`, or `taken` when the id is held otherwise (another tenant's, or deleted)."""
+        if await self.get_agent(tenant_id, agent_id) is not None:
+            return "present"
+        agent = Agent(
+            agent_id=agent_id, tenant_id=tenant_id, name=name, created_at=datetime.now(UTC)
+        )
+        try:
+            await self.db[AGENTS].insert_one(
+                {"_id": agent.agent_id, **agent.model_dump(exclude={"agent_id"}), "deleted": False}
+            )
+        except DuplicateKeyError:
+            return "taken"
+        return "created"
 
     async def get_agent(self, tenant_id: str, agent_id: str) -> Agent | None:
         """The agent only if this tenant owns it (the predicate is in the query, not after it)."""

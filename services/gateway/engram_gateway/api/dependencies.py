@@ -22,6 +22,8 @@ from engram_gateway.service.memory_writes import MemoryWrites
 from engram_gateway.service.pruning import Pruning
 from engram_gateway.service.rate_limiting import RateLimiter
 from engram_gateway.service.sources import SourceCheck
+from engram_gateway.service.tenant_export import TenantExport
+from engram_gateway.service.tenant_import import TenantImport
 from engram_platform.dependencies import provider
 from engram_platform.outbox import Outbox
 
@@ -52,6 +54,9 @@ class GatewayDeps:
     tenant_limits: TenantLimits
     curation: Curation
     """A curator's fact edits, published as `fact.edit_requested`."""
+    tenant_export: TenantExport
+    tenant_import: TenantImport
+    """A tenant's agents, rules and live memories out as NDJSON, and back in."""
 
 
 Deps = Annotated[GatewayDeps, Depends(provider(GatewayDeps))]

@@ -1,0 +1,217 @@
+"""A tenant's export, imported into another tenant through the write path: new ids derived from
+the source, a second run writes nothing, and a refused file writes nothing at all."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+import pytest
+
+from engram_events import Envelope
+from engram_events.content import ContentLimits
+from engram_gateway.domain import export_format
+from engram_gateway.domain.export_format import Writer
+from engram_gateway.domain.model import Agent, Caller
+from engram_gateway.service.intake import Intake
+from engram_gateway.service.memory_writes import MemoryWrites
+from engram_gateway.service.tenant_export import TenantExport
+from engram_gateway.service.tenant_import import TenantImport
+from engram_platform.internal import KNOWN_PATH
+from engram_platform.problems import Problem
+
+pytestmark = pytest.mark.unit
+
+SOURCE, TARGET = "tnt_src", "tnt_dst"
+
+
+class MemoryService:
+    """The memory service's internal routes the transfer calls, over rows held in a dict; a
+    published write becomes a row at once."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, dict[str, Any]] = {}
+        self.rules: dict[str, list[dict[str, Any]]] = {}
+
+    async def request(
+        self, service: str, method: str, path: str, *, tenant_id: str, **kw: Any
+    ) -> httpx.Response:
+        body = kw.get("json") or {}
+        mine = [r for r in self.rows.values() if r["tenant_id"] == tenant_id]
+        if path == "/internal/v1/memories/count":
+            count = sum(r["agent_id"] in body["agent_ids"] for r in mine)
+            return httpx.Response(200, json={"count": count})
+        if path == "/internal/v1/memories/query":
+            rows = sorted(
+                (r for r in mine if r["agent_id"] in body["agent_ids"]),
+                key=lambda r: r["memory_id"],
+            )
+            start = int(body["cursor"] or 0)
+            page = rows[start : start + body["limit"]]
+            more = start + body["limit"] < len(rows)
+            views = [{k: v for k, v in r.items() if k != "tenant_id"} for r in page]
+            cursor = str(start + body["limit"]) if more else None
+            return httpx.Response(200, json={"memories": views, "next_cursor": cursor})
+        if path.endswith("/retention"):
+            agent = path.split("/")[-2]
+            if method == "PUT":
+                self.rules[agent] = body["rules"]
+            return httpx.Response(200, json={"rules": self.rules.get(agent, [])})
+        if path == KNOWN_PATH:
+            known = sorted(set(body["ids"]) & {r["memory_id"] for r in mine})
+            return httpx.Response(200, json={"known": known})
+        raise AssertionError(f"unexpected call {method} {path}")
+
+    def store(self, tenant_id: str, memory_id: str, agent_id: str, content: str) -> None:
+        self.rows[memory_id] = {
+            "tenant_id": tenant_id,
+            "memory_id": memory_id,
+            "agent_id": agent_id,
+            "content": content,
+            "type": "note",
+            "metadata": {"n": len(self.rows)},
+            "status": "active",
+            "provenance": {"model": "hashing"},
+        }
+
+
+class Sink:
+    """Kafka: every published write is stored by the fake memory service."""
+
+    def __init__(self, memory: MemoryService) -> None:
+        self.memory = memory
+        self.published = 0
+        self.fail_after: int | None = None
+
+    async def publish(self, event: Envelope[Any]) -> None:
+        await self.publish_many([event])
+
+    async def publish_many(self, events: Sequence[Envelope[Any]]) -> None:
+        if self.fail_after is not None and self.published >= self.fail_after:
+            raise RuntimeError("the broker went away")
+        for event in events:
+            p = event.payload
+            self.memory.store(event.tenant_id, p.memory_id, p.agent_id, p.content)
+            self.published += 1
+
+
+class Log:
+    async def record(self, tenant_id: str, kind: str, item_id: str, **f: Any) -> None:
+        return None
+
+    async def record_many(self, tenant_id: str, kind: str, items: list[Any]) -> int:
+        return len(items)
+
+    async def get(self, tenant_id: str, kind: str, item_id: str) -> None:
+        return None
+
+    async def release(self, tenant_id: str, kind: str, item_id: str) -> None:
+        return None
+
+
+class Agents:
+    def __init__(self) -> None:
+        self.made: dict[tuple[str, str], str | None] = {}
+
+    async def ensure_agent(self, tenant_id: str, agent_id: str, name: str | None) -> str:
+        created = (tenant_id, agent_id) not in self.made
+        self.made[(tenant_id, agent_id)] = name
+        return "created" if created else "present"
+
+
+def _world() -> tuple[MemoryService, Sink, Agents, TenantImport]:
+    memory = MemoryService()
+    sink = Sink(memory)
+    agents = Agents()
+    writes = MemoryWrites(memory, Intake(sink, Log()))
+    return memory, sink, agents, TenantImport(memory, agents, writes, ContentLimits())
+
+
+async def _export(memory: MemoryService, agent_ids: list[str]) -> bytes:
+    export = TenantExport(memory)
+    now = datetime.now(UTC)
+    agents = [Agent(agent_id=a, tenant_id=SOURCE, name=a, created_at=now) for a in agent_ids]
+    plan = await export.plan(SOURCE, agents)
+    return b"".join([line async for line in export.stream(plan)])
+
+
+async def _body(data: bytes, size: int = 97) -> AsyncIterator[bytes]:
+    for start in range(0, len(data), size):
+        yield data[start : start + size]
+
+
+async def test_an_import_writes_every_memory_under_new_ids_once() -> None:
+    memory, sink, _, importer = _world()
+    for n in range(1250):
+        memory.store(SOURCE, f"mem_{n:05d}", "agt_a" if n % 2 else "agt_b", f"fact {n}")
+    memory.rules["agt_a"] = [{"type": "note", "max_count": 10}]
+    data = await _export(memory, ["agt_a", "agt_b"])
+    caller = Caller(tenant_id=TARGET, key_id="k", roles=("admin",))
+
+    first = await importer.run(caller, _body(data))
+    again = await importer.run(caller, _body(data))
+
+    assert first.written == 1250 and first.present == 0 and first.agents_created == 2
+    assert again.written == 0 and again.present == 1250 and again.agents_created == 0
+    assert sink.published == 1250
+    assert first.memories == again.memories
+    assert set(first.memories.values()).isdisjoint(first.memories)
+    copied = {r["memory_id"]: r for r in memory.rows.values() if r["tenant_id"] == TARGET}
+    for old, new in first.memories.items():
+        assert copied[new]["content"] == memory.rows[old]["content"]
+        assert copied[new]["agent_id"] == first.agents[memory.rows[old]["agent_id"]]
+    assert memory.rules[first.agents["agt_a"]] == [{"type": "note", "max_count": 10}]
+
+
+async def test_a_refused_file_writes_nothing() -> None:
+    memory, sink, agents, importer = _world()
+    memory.store(SOURCE, "mem_1", "agt_a", "the only fact")
+    data = await _export(memory, ["agt_a"])
+    caller = Caller(tenant_id=TARGET, key_id="k", roles=("admin",))
+    for bad, said in (
+        (data.replace(b"the only fact", b"the only fakt"), "checksum mismatch"),
+        (data.rsplit(b"\n", 2)[0] + b"\n", "without its checksum line"),
+        (data.replace(b'"v":1', b'"v":9', 1), "format version 9"),
+    ):
+        with pytest.raises(Problem) as refused:
+            await importer.run(caller, _body(bad))
+        assert refused.value.status == 422 and said in refused.value.detail
+    assert sink.published == 0 and not agents.made
+
+
+async def test_a_run_cut_midway_is_finished_by_the_next() -> None:
+    memory, sink, _, importer = _world()
+    for n in range(450):
+        memory.store(SOURCE, f"mem_{n:05d}", "agt_a", f"fact {n}")
+    data = await _export(memory, ["agt_a"])
+    caller = Caller(tenant_id=TARGET, key_id="k", roles=("admin",))
+    sink.fail_after = 200
+    with pytest.raises(Problem) as cut:
+        await importer.run(caller, _body(data))
+    assert cut.value.status == 503 and sink.published == 200
+    sink.fail_after = None
+
+    finished = await importer.run(caller, _body(data))
+
+    assert (finished.written, finished.present) == (250, 200)
+    assert sum(r["tenant_id"] == TARGET for r in memory.rows.values()) == 450
+
+
+async def test_lines_naming_no_listed_agent_are_refused_by_line() -> None:
+    _, sink, _, importer = _world()
+    caller = Caller(tenant_id=TARGET, key_id="k", roles=("admin",))
+    strays: list[Any] = [{}, ["agt_a"], "agt_other", None]
+    for stray in strays:
+        writer = Writer()
+        lines = [
+            writer.raw(export_format.manifest(SOURCE, "now", {}), "manifest"),
+            writer.line("agent", {"agent_id": "agt_a", "name": None}),
+            writer.line("memory", {"memory_id": "m1", "agent_id": stray, "content": "x"}),
+        ]
+        body = b"".join([*lines, writer.checksum()])
+        with pytest.raises(Problem) as refused:
+            await importer.run(caller, _body(body))
+        assert refused.value.detail == "line 3: memory line of an agent not listed before it"
+    assert sink.published == 0
