@@ -3,6 +3,7 @@ the source, a second run writes nothing, and a refused file writes nothing at al
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -63,6 +64,13 @@ class MemoryService:
             known = sorted(set(body["ids"]) & {r["memory_id"] for r in mine})
             return httpx.Response(200, json={"known": known})
         raise AssertionError(f"unexpected call {method} {path}")
+
+    async def read_post(
+        self, service: str, path: str, body: bytes, *, tenant_id: str
+    ) -> tuple[int, bytes]:
+        """The duplicate lookup: no live memory holds any of the writes."""
+        assert path.endswith("/memories/duplicates")
+        return 200, json.dumps({"found": [None for _ in json.loads(body)["items"]]}).encode()
 
     def store(self, tenant_id: str, memory_id: str, agent_id: str, content: str) -> None:
         self.rows[memory_id] = {
