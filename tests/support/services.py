@@ -29,8 +29,10 @@ def _stop_running() -> None:
         service.stop()
 
 
-def _exit_on_sigterm(signum: int, _frame: object) -> None:
-    raise SystemExit(128 + signum)
+def _interrupt_on_sigterm(_signum: int, _frame: object) -> None:
+    """As Ctrl-C: pytest stops the session and tears its fixtures down (a SystemExit would only
+    fail the test running and go on), and a bench's `finally` blocks run."""
+    raise KeyboardInterrupt
 
 
 @functools.cache
@@ -40,7 +42,7 @@ def _stop_them_when_stopped() -> None:
     atexit.register(_stop_running)
     main = threading.current_thread() is threading.main_thread()
     if main and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-        signal.signal(signal.SIGTERM, _exit_on_sigterm)
+        signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
 
 
 @dataclass
