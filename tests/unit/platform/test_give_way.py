@@ -100,3 +100,12 @@ async def test_the_interactive_lanes_subscriber_never_pauses_at_yield_points() -
             interactive(Message(write(MEMORY_WRITE_REQUESTED, "single", 0))), timeout=5
         )
     assert handlers.handled == ["single"]
+
+
+async def test_a_steady_interactive_stream_holds_a_part_for_at_most_max_wait() -> None:
+    turns = LaneTurns(max_wait=0.01)
+    with turns.interactive(), bulk_lane(turns):
+        await give_way()
+        assert returns_without_suspending(give_way()), "the part's wait is spent: it goes on"
+        await turns.bulk_turn()
+        assert not returns_without_suspending(give_way()), "the next part may wait again"

@@ -40,6 +40,9 @@ class LaneTurns:
         batches are coming."""
         self.clock = clock
         self._slice_start = clock()
+        self._waited = 0.0
+        """Seconds the yield points have waited since the last part began (at most
+        `max_wait` per part, as the part itself)."""
         self._last_interactive: float | None = None
         self._interactive = 0
         self._idle = asyncio.Event()
@@ -79,6 +82,7 @@ class LaneTurns:
         """Return when no interactive batch is in flight, or after `max_wait`; always lets
         the event loop run the interactive lane's ready callbacks first."""
         await asyncio.sleep(0)
+        self._waited = 0.0
         if self._idle.is_set():
             return
         self.yielded += 1
@@ -89,10 +93,18 @@ class LaneTurns:
 
     async def give_way(self) -> None:
         """A yield point inside a bulk part (see `engram_platform.give_way`): wait while an
-        interactive batch is in flight; while they are coming, let the loop run once the
-        stretch has held it for `slice_seconds`; with none recent, return at once."""
-        if self._interactive:
-            await self.bulk_turn()
+        interactive batch is in flight (at most what is left of `max_wait` since the part
+        began, so a steady interactive stream cannot starve the part); while they are coming,
+        let the loop run once the stretch has held it for `slice_seconds`; with none recent,
+        return at once."""
+        left = self.max_wait - self._waited
+        if self._interactive and left > 0:
+            started = self.clock()
+            try:
+                await asyncio.wait_for(self._idle.wait(), left)
+            except TimeoutError:
+                pass
+            self._waited += self.clock() - started
         elif self.part_size() is None or self.clock() - self._slice_start < self.slice_seconds:
             return
         else:
