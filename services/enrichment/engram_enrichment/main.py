@@ -13,6 +13,8 @@ from engram_embedders import make_embedder
 from engram_enrichment.adapters.chat import ChatCompletionsSummariser
 from engram_enrichment.adapters.passages import INDEXES as PASSAGE_INDEXES
 from engram_enrichment.adapters.passages import MongoPassageRows
+from engram_enrichment.adapters.relations import INDEXES as RELATION_INDEXES
+from engram_enrichment.adapters.relations import MongoRelationRows
 from engram_enrichment.adapters.schema_file import load_schema
 from engram_enrichment.adapters.store import INDEXES, MongoEntityStore
 from engram_enrichment.adapters.vectors import KEYWORD_INDEXES, KnowledgeVectors
@@ -21,6 +23,7 @@ from engram_enrichment.api.dependencies import EnrichmentDeps
 from engram_enrichment.config import EnrichmentSettings
 from engram_enrichment.handlers import SERVICE, EnrichmentHandlers
 from engram_enrichment.service.knowledge import KnowledgeBase
+from engram_enrichment.service.relations import RelationGraph
 from engram_enrichment.service.resolution import Resolutions
 from engram_enrichment.service.search import KnowledgeSearch
 from engram_enrichment.service.summaries import Summaries
@@ -112,12 +115,13 @@ def create_app(
         SERVICE,
         settings,
         install_global=install_global,
-        indexes=merge(INDEXES, PASSAGE_INDEXES),
+        indexes=merge(INDEXES, PASSAGE_INDEXES, RELATION_INDEXES),
     )
     summaries, summary_client = build_summaries(settings)
 
     async def register(rt: ConnectedRuntime, app: FastAPI) -> None:
-        knowledge = KnowledgeBase(MongoEntityStore(rt.db), summaries)
+        relations = MongoRelationRows(rt.db)
+        knowledge = KnowledgeBase(MongoEntityStore(rt.db), summaries, relations)
         schema = load_schema(settings.schema_path)
         vectors: KnowledgeVectors | None = None
         search: KnowledgeSearch | None = None
@@ -154,6 +158,7 @@ def create_app(
             vectors=vectors,
             search=search,
             max_top_k=settings.max_top_k,
+            graph=RelationGraph(relations),
         )
         install(app, deps)
 

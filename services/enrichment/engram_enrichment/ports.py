@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from engram_enrichment.domain.model import ArticleSection
 from engram_events import Envelope
@@ -87,6 +87,33 @@ class EntityStore(Protocol):
         self, tenant_id: str, record_ids: Sequence[str]
     ) -> dict[str, str]:
         """The entity each record was about, for those ever seen, in few round trips."""
+        ...
+
+
+class RelationRows(Protocol):
+    """The listing copies of live relations, read from either end."""
+
+    async def put(self, tenant_id: str, rows: Sequence[dict[str, Any]]) -> None:
+        """Upsert relation rows (keyed by relation id)."""
+        ...
+
+    async def remove(self, tenant_id: str, relation_ids: Sequence[str]) -> None:
+        """Delete relation rows."""
+        ...
+
+    async def touching(
+        self,
+        tenant_id: str,
+        node_ids: Sequence[str],
+        end: Literal["subject", "object"],
+        predicate: str | None,
+        limit: int,
+    ) -> list[dict[str, Any]]:
+        """Rows whose subject (or object) is one of the nodes, at most `limit`."""
+        ...
+
+    async def present(self, tenant_id: str, entity_ids: Sequence[str]) -> set[str]:
+        """Of these entities, those that exist (stored with a live fact)."""
         ...
 
 

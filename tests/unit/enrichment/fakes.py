@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from engram_enrichment.domain.stored import unconfirmed
 from engram_enrichment.ports import ConcurrentUpdate
@@ -173,3 +173,44 @@ class StagedEvents:
         batch = list(envelopes)
         self.staged += batch
         return len(batch)
+
+
+class MemoryRelationRows:
+    """Relation rows in memory; an entity exists while the store holds it with a live fact."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        self.store = store
+        self.rows: dict[str, dict[str, Any]] = {}
+
+    async def put(self, tenant_id: str, rows: Sequence[dict[str, Any]]) -> None:
+        for row in rows:
+            self.rows[f"{tenant_id}:{row['relation_id']}"] = {**row, "tenant_id": tenant_id}
+
+    async def remove(self, tenant_id: str, relation_ids: Sequence[str]) -> None:
+        for relation_id in relation_ids:
+            self.rows.pop(f"{tenant_id}:{relation_id}", None)
+
+    async def touching(
+        self,
+        tenant_id: str,
+        node_ids: Sequence[str],
+        end: Literal["subject", "object"],
+        predicate: str | None,
+        limit: int,
+    ) -> list[dict[str, Any]]:
+        nodes = set(node_ids)
+        found = [
+            row
+            for row in self.rows.values()
+            if row["tenant_id"] == tenant_id
+            and row[f"{end}_id"] in nodes
+            and predicate in (None, row["predicate"])
+        ]
+        return copy.deepcopy(found[:limit])
+
+    async def present(self, tenant_id: str, entity_ids: Sequence[str]) -> set[str]:
+        return {
+            e
+            for e in entity_ids
+            if (doc := self.store.entities.get(f"{tenant_id}:{e}")) and doc["fact_count"] > 0
+        }

@@ -133,11 +133,23 @@ async def test_prune_verification_counts_what_still_rests_on_tombstoned_ids() ->
     assert entity is not None
     fleet = next(f.fact_id for f in entity.facts.values() if f.attribute == "fleet")
     before = await references(kb, None, "tnt_a", ["rec_a"], [fleet])
-    assert before == {"records": 2, "facts": 1, "article_sections": 2, "section_vectors": 0}
+    assert before == {
+        "records": 2,
+        "facts": 1,
+        "article_sections": 2,
+        "section_vectors": 0,
+        "relations": 0,
+    }
     events = await h.on_record_tombstoned(tombstoned("rec_a", prune_job_id="job_3"))
     ack = next(e for e in events if e.event_type == "tombstone.applied").payload
     assert ack.source_ids == ["rec_a"]
     after = await references(kb, None, "tnt_a", ["rec_a"], ack.tombstoned_ids)
-    assert after == {"records": 0, "facts": 0, "article_sections": 0, "section_vectors": 0}
+    assert after == {
+        "records": 0,
+        "facts": 0,
+        "article_sections": 0,
+        "section_vectors": 0,
+        "relations": 0,
+    }
     assert await facts_still_standing(kb, "tnt_a", ack.tombstoned_ids) == 0
     assert await facts_still_standing(kb, "tnt_a", [fact_id("carrier:c1", "hq", "Berlin")]) == 1

@@ -8,6 +8,8 @@ import pytest
 
 from engram_enrichment.adapters.passages import INDEXES as PASSAGE_INDEXES
 from engram_enrichment.adapters.passages import PASSAGES, MongoPassageRows
+from engram_enrichment.adapters.relations import INDEXES as RELATION_INDEXES
+from engram_enrichment.adapters.relations import RELATIONS, MongoRelationRows
 from engram_enrichment.adapters.store import (
     CONTRADICTIONS,
     ENTITIES,
@@ -89,3 +91,28 @@ async def test_passage_rows_are_read_by_id_within_the_tenant() -> None:
     verdict = judge(db.calls, merge(INDEXES, PASSAGE_INDEXES), tenant_id=T)
     assert not verdict.report(), verdict.report()
     assert public_methods(MongoPassageRows) == set(exercise)
+
+
+async def test_relation_rows_are_read_from_either_end_by_index() -> None:
+    db = RecordingDatabase(
+        {
+            RELATIONS: [{"relation_id": "r1", "tenant_id": T}],
+            ENTITIES: [{"_id": f"{T}:e1", "entity_id": "e1", "tenant_id": T, "fact_count": 1}],
+        }
+    )
+    rows = MongoRelationRows(db)
+    exercise = {
+        "MongoRelationRows.put": lambda: rows.put(T, [{"relation_id": "r1"}]),
+        "MongoRelationRows.remove": lambda: rows.remove(T, ["r1"]),
+        "MongoRelationRows.touching": lambda: rows.touching(T, ["e1"], "subject", None, 10),
+        "MongoRelationRows.present": lambda: rows.present(T, ["e1", "e2"]),
+    }
+    more = {
+        "MongoRelationRows.touching in, of a predicate": lambda: rows.touching(
+            T, ["e1"], "object", "carried_by", 10
+        ),
+    }
+    await db.run({**exercise, **more})
+    verdict = judge(db.calls, merge(INDEXES, RELATION_INDEXES), tenant_id=T)
+    assert not verdict.report(), verdict.report()
+    assert public_methods(MongoRelationRows) == set(exercise)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from engram_enrichment.adapters.passages import INDEXES as ENRICHMENT_PASSAGE_INDEXES
+from engram_enrichment.adapters.relations import INDEXES as ENRICHMENT_RELATION_INDEXES
 from engram_enrichment.adapters.store import INDEXES as ENRICHMENT_INDEXES
 from engram_extraction.adapters import passages as extraction_passages
 from engram_extraction.adapters import store as extraction
@@ -26,7 +27,9 @@ DECLARED: dict[str, Indexes] = {
     "gateway": merge(registry.INDEXES, prune_jobs.INDEXES),
     "ingest": ingest.INDEXES,
     "extraction": merge(extraction.INDEXES, extraction_passages.INDEXES),
-    "enrichment": merge(ENRICHMENT_INDEXES, ENRICHMENT_PASSAGE_INDEXES),
+    "enrichment": merge(
+        ENRICHMENT_INDEXES, ENRICHMENT_PASSAGE_INDEXES, ENRICHMENT_RELATION_INDEXES
+    ),
     "memory": memory.INDEXES,
 }
 

@@ -61,6 +61,32 @@ class Lineage(Payload):
     `fact.edit_requested`)."""
 
 
+MAX_REFERENCES = 100
+"""Targets one record may reference, over all its declared reference fields."""
+Predicate = Annotated[
+    str, StringConstraints(min_length=1, max_length=100, pattern=r"^[a-z][a-z0-9_]*$")
+]
+
+
+class ReferenceTarget(Payload):
+    """One entity a reference field names: the key as written and the entity id it makes."""
+
+    key: Annotated[str, StringConstraints(min_length=1, max_length=200)]
+    entity_id: Id
+
+
+class Reference(Payload):
+    """A declared reference field as this record fills it: the relation's predicate, the target
+    type, whether several targets are allowed, and the entities named (with the ids their own
+    records would get, so the relation meets them when they appear)."""
+
+    field: AttributeName
+    predicate: Predicate
+    object_type: RecordType
+    many: bool = False
+    targets: list[ReferenceTarget] = Field(min_length=1, max_length=MAX_REFERENCES)
+
+
 class RecordUpserted(Payload):
     """A record's current revision, announced after it is durable."""
 
@@ -72,6 +98,9 @@ class RecordUpserted(Payload):
     content_sha256: Sha256
     lineage: Lineage
     observed_at: datetime
+    references: list[Reference] = Field(default_factory=list, max_length=MAX_REFERENCES)
+    """The record type's declared reference fields this record fills (optional: records of a
+    type without references, and producers before relations, carry none)."""
 
 
 class RecordTombstoned(Payload):

@@ -10,7 +10,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from engram_enrichment.api.dependencies import Deps
 from engram_enrichment.api.views import entity_view
 from engram_enrichment.domain.contradictions import ResolutionRefused
+from engram_enrichment.domain.relations import MAX_DEPTH, MAX_PATH_DEPTH, Direction
 from engram_enrichment.service.knowledge import KnowledgeBase
+from engram_enrichment.service.relations import BadCursor, NoSuchEntity, RelationGraph
 from engram_enrichment.service.resolution import KeptChanging, NoSuchContradiction
 from engram_events.ids import Scalar
 from engram_platform.internal import TenantDep
@@ -49,6 +51,66 @@ async def list_entities(
     """The tenant's entities (summaries), optionally of one type, paged by entity id."""
     rows = await deps.knowledge.store.list_entities(tenant_id, entity_type, after, limit)
     return {"entities": rows, "next_after": rows[-1]["entity_id"] if len(rows) == limit else None}
+
+
+def _graph(deps: Deps) -> RelationGraph:
+    """The relation reader, or 503 where the service runs without one."""
+    if deps.graph is None:
+        raise Problem(503, "service-unavailable", "relations are not kept here")
+    return deps.graph
+
+
+@router.get("/entities/{entity_id:path}/relations")
+async def entity_relations(
+    entity_id: str,
+    deps: Deps,
+    tenant_id: TenantDep,
+    direction: Direction = "both",
+    predicate: Annotated[str | None, Query(min_length=1, max_length=100)] = None,
+    depth: Annotated[int, Query(ge=1, le=MAX_DEPTH)] = 1,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    cursor: Annotated[str | None, Query(min_length=1, max_length=2000)] = None,
+) -> dict[str, Any]:
+    """The entity's relations up to `depth` hops, nearest first, each with its far end's
+    `resolved` flag; paged by an opaque cursor."""
+    try:
+        return await _graph(deps).relations(
+            tenant_id,
+            entity_id,
+            direction=direction,
+            predicate=predicate,
+            depth=depth,
+            limit=limit,
+            cursor=cursor,
+        )
+    except NoSuchEntity:
+        raise Problem(404, detail="no such entity") from None
+    except BadCursor:
+        raise Problem(
+            422, "validation-error", "cursor is not one this listing handed out"
+        ) from None
+
+
+class PathBody(BaseModel):
+    """Two entities and how many hops a path between them may take."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    start: str = Field(alias="from", min_length=1, max_length=256)
+    goal: str = Field(alias="to", min_length=1, max_length=256)
+    max_depth: int = Field(default=3, ge=1, le=MAX_PATH_DEPTH)
+    limit: int = Field(default=10, ge=1, le=100)
+
+
+@router.post("/paths")
+async def find_paths(body: PathBody, deps: Deps, tenant_id: TenantDep) -> dict[str, Any]:
+    """The shortest paths between two entities over relations walked either way."""
+    try:
+        return await _graph(deps).paths(
+            tenant_id, body.start, body.goal, body.max_depth, body.limit
+        )
+    except NoSuchEntity as exc:
+        raise Problem(404, detail=f"no such entity: {exc}") from None
 
 
 @router.get("/entities/{entity_id:path}")

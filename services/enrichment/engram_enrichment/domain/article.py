@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from functools import lru_cache
+from urllib.parse import quote
 
 from engram_enrichment.domain.model import (
     ArticleSummary,
@@ -115,6 +116,26 @@ def heading(entity: Entity) -> list[str]:
     return [f"# {escape(entity.entity_id)}"]
 
 
+ENTITY_PATH = "/v1/knowledge/entities/"
+
+
+def relation_lines(entity: Entity) -> list[str]:
+    """The entity's live relations as links to the entities they name, by predicate."""
+    live = [f for f in entity.facts.values() if f.relation is not None and f.live]
+    if not live:
+        return []
+    lines = ["## Relations", ""]
+    for fact in sorted(live, key=lambda f: (f.relation.predicate if f.relation else "", f.fact_id)):
+        relation = fact.relation
+        assert relation is not None
+        target = (
+            f"[{escape(relation.object_id)}]({ENTITY_PATH}{quote(relation.object_id, safe=':')})"
+        )
+        flag = " (contested)" if fact.status == "contested" else ""
+        lines.append(f"- {escape(relation.predicate)} → {target}{flag}")
+    return [*lines, ""]
+
+
 def render(entity: Entity) -> str:
     """Active facts, then contested ones under their own heading, then superseded; withdrawn absent."""
     facts = list(entity.facts.values())
@@ -142,6 +163,7 @@ def render(entity: Entity) -> str:
                 f" — sources: {sources_of(fact)}"
             )
         lines.append("")
+    lines += relation_lines(entity)
     if entity.summary is not None:
         lines += summary_block(entity.summary)
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 
 from engram_enrichment.domain.clock import as_utc
 from engram_events.ids import Scalar
-from engram_events.payloads.records import HumanEdit
+from engram_events.payloads.records import HumanEdit, Reference
 
 FactStatus = Literal["active", "contested", "superseded", "withdrawn"]
 Change = Literal["created", "support_changed", "status_changed"]
@@ -73,8 +73,19 @@ class HistoryEntry(BaseModel):
     cause: str
 
 
+class RelationTarget(BaseModel):
+    """What makes a fact a relation: the entity its value names, under a predicate; a `many`
+    relation may hold several targets without contradiction."""
+
+    predicate: str
+    object_id: str
+    object_type: str
+    many: bool = False
+
+
 class Fact(BaseModel):
-    """(entity, attribute, value) with the records that assert it."""
+    """(entity, attribute, value) with the records that assert it; a reference field's fact
+    is also a relation to the entity its value names."""
 
     fact_id: str
     attribute: str
@@ -97,6 +108,7 @@ class Fact(BaseModel):
     last_cause: str | None = None
     last_change: Change | None = None
     history: list[HistoryEntry] = Field(default_factory=list)
+    relation: RelationTarget | None = None
 
     @property
     def live(self) -> bool:
@@ -217,3 +229,4 @@ class RecordAssertion(BaseModel):
     passage_ids: list[str] = Field(default_factory=list)
     observed_at: datetime
     edit: CuratorEdit | None = None
+    references: list[Reference] = Field(default_factory=list)

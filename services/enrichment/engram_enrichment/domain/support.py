@@ -10,6 +10,7 @@ from engram_enrichment.domain.model import (
     Fact,
     RecordAssertion,
     RecordState,
+    RelationTarget,
     SupportRef,
     Withdrawal,
 )
@@ -39,11 +40,7 @@ def assert_record(entity: Entity, record: RecordAssertion, schema: Schema) -> No
     if record.edit is not None and record.edit.action == "withdraw":
         _withdraw_by(entity, record, schema)
         return
-    claims = {
-        attribute: value
-        for attribute, value in record.attributes.items()
-        if asserts_something(value) and schema.is_fact(attribute)
-    }
+    claims = _claims(record, schema)
     ref = SupportRef(
         record_id=record.record_id,
         revision=record.revision,
@@ -52,23 +49,31 @@ def assert_record(entity: Entity, record: RecordAssertion, schema: Schema) -> No
         passage_ids=record.passage_ids,
         edit=record.edit,
     )
-    digests = {a: value_sha256(v) for a, v in claims.items()}
-    wanted = {fact_id_of(entity.entity_id, a, digests[a]): (a, v) for a, v in claims.items()}
+    wanted: dict[str, tuple[str, Scalar, str, RelationTarget | None]] = {}
+    for attribute, value, relation in claims:
+        digest = value_sha256(value)
+        wanted[fact_id_of(entity.entity_id, attribute, digest)] = (
+            attribute,
+            value,
+            digest,
+            relation,
+        )
     _drop_support(entity, record.record_id)
-    for fid, (attribute, value) in sorted(wanted.items()):
+    for fid, (attribute, value, digest, relation) in sorted(wanted.items()):
         fact = entity.facts.get(fid)
         if fact is None:
             fact = Fact(
                 fact_id=fid,
                 attribute=attribute,
                 value=value,
-                value_sha256=digests[attribute],
+                value_sha256=digest,
                 first_seen=record.observed_at,
                 last_seen=record.observed_at,
                 valid_from=record.observed_at,
             )
             entity.facts[fid] = fact
         fact.value = value
+        fact.relation = relation
         fact.support = sorted([*fact.support, ref], key=lambda s: s.record_id)
         fact.last_seen = max(fact.last_seen, record.observed_at)
     entity.records[record.record_id] = RecordState(
@@ -77,6 +82,33 @@ def assert_record(entity: Entity, record: RecordAssertion, schema: Schema) -> No
         observed_at=record.observed_at,
         document_id=record.document_id,
     )
+
+
+Claim = tuple[str, Scalar, RelationTarget | None]
+
+
+def _claims(record: RecordAssertion, schema: Schema) -> list[Claim]:
+    """(attribute, value, relation) per fact the record asserts: a plain attribute its value; a
+    reference field one relation per target, valued by the target's key when it lists several
+    (the whole value when it names one, so the fact is the one the attribute always made)."""
+    referenced = {r.field: r for r in record.references}
+    claims: list[Claim] = []
+    for attribute, value in record.attributes.items():
+        if not asserts_something(value) or not schema.is_fact(attribute):
+            continue
+        reference = referenced.get(attribute)
+        if reference is None:
+            claims.append((attribute, value, None))
+            continue
+        for target in reference.targets:
+            relation = RelationTarget(
+                predicate=reference.predicate,
+                object_id=target.entity_id,
+                object_type=reference.object_type,
+                many=reference.many,
+            )
+            claims.append((attribute, target.key if reference.many else value, relation))
+    return claims
 
 
 def _withdraw_by(entity: Entity, record: RecordAssertion, schema: Schema) -> None:

@@ -199,3 +199,13 @@ async def _index(
         except Exception as exc:
             for key in by_entity:
                 failed[key] = exc
+    related: dict[str, dict[Key, tuple[Entity, set[str]]]] = defaultdict(dict)
+    for key, plan in plans.items():
+        if key not in failed and any(f.relation is not None for f in plan.entity.facts.values()):
+            related[key[0]][key] = (plan.entity, plan.causes)
+    for tenant, by_key in related.items():
+        try:
+            await knowledge.index_relations(tenant, list(by_key.values()))
+        except Exception as exc:
+            for key in by_key:
+                failed[key] = exc

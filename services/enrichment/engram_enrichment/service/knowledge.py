@@ -12,9 +12,10 @@ from typing import Any
 from engram_enrichment.domain.article import render
 from engram_enrichment.domain.changes import snapshot, stamp
 from engram_enrichment.domain.model import Entity
+from engram_enrichment.domain.relations import relation_changes
 from engram_enrichment.domain.sections import refresh_sections
 from engram_enrichment.domain.stored import from_document, to_document, unconfirmed
-from engram_enrichment.ports import EntityStore
+from engram_enrichment.ports import EntityStore, RelationRows
 from engram_enrichment.service.summaries import Summaries
 
 log = logging.getLogger(__name__)
@@ -48,9 +49,15 @@ class Outcome:
 class KnowledgeBase:
     """The one path every change takes, from the consumer and from the API alike."""
 
-    def __init__(self, store: EntityStore, summaries: Summaries | None = None) -> None:
+    def __init__(
+        self,
+        store: EntityStore,
+        summaries: Summaries | None = None,
+        relations: RelationRows | None = None,
+    ) -> None:
         self.store = store
         self.summaries = summaries or Summaries()
+        self.relations = relations
 
     async def load(self, tenant_id: str, entity_id: str) -> Entity | None:
         """The entity as stored now."""
@@ -141,10 +148,27 @@ class KnowledgeBase:
         return Outcome(entity=stored, written=written, applied=applied)
 
     async def _index(self, entity: Entity, cause: str) -> None:
-        """Refresh the listing copies of the contradictions this cause touched."""
+        """Refresh the listing copies of the contradictions and relations this cause touched."""
         docs = contradiction_docs(entity, {cause})
         if docs:
             await self.store.index_contradictions(entity.tenant_id, docs)
+        await self.index_relations(entity.tenant_id, [(entity, {cause})])
+
+    async def index_relations(
+        self, tenant_id: str, touched: Sequence[tuple[Entity, set[str]]]
+    ) -> None:
+        """Write the live relations these causes touched and delete the ones they withdrew;
+        after the entity write, so a replay (which finds the stamps) writes them again."""
+        if self.relations is None:
+            return
+        rows: list[dict[str, Any]] = []
+        gone: list[str] = []
+        for entity, causes in touched:
+            live, withdrawn = relation_changes(entity, causes)
+            rows += live
+            gone += withdrawn
+        await self.relations.remove(tenant_id, gone)
+        await self.relations.put(tenant_id, rows)
 
 
 def contradiction_docs(entity: Entity, causes: set[str]) -> list[dict[str, Any]]:

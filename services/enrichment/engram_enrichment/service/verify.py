@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from engram_enrichment.domain.model import Entity
+from engram_enrichment.domain.relations import supported_by
 from engram_enrichment.domain.sections import current_sections
 from engram_enrichment.domain.stored import from_document
 from engram_enrichment.service.knowledge import KnowledgeBase
@@ -72,6 +73,24 @@ async def facts_still_standing(
     return sum(_standing(known[e], wanted) for e in entity_ids if e in known)
 
 
+VERIFY_CHUNK = 1000
+MAX_ROWS = 1_000_000
+
+
+async def relations_citing(
+    kb: KnowledgeBase, tenant_id: str, subjects: list[str], wanted: set[str]
+) -> int:
+    """Relation rows of these subjects whose support still names one of the records."""
+    if kb.relations is None:
+        return 0
+    found = 0
+    for start in range(0, len(subjects), VERIFY_CHUNK):
+        chunk = subjects[start : start + VERIFY_CHUNK]
+        rows = await kb.relations.touching(tenant_id, chunk, "subject", None, MAX_ROWS)
+        found += supported_by(rows, wanted)
+    return found
+
+
 async def references(
     kb: KnowledgeBase,
     sections: SectionVectors | None,
@@ -79,8 +98,9 @@ async def references(
     records: list[str],
     facts: list[str],
 ) -> dict[str, int]:
-    """How many live facts, article sections and section vectors still cite the records, and
-    how many of the facts still stand. Models are built only for entities that name a record."""
+    """How many live facts, relations, article sections and section vectors still cite the
+    records, and how many of the facts still stand. Models are built only for entities that
+    name a record."""
     wanted = set(records)
     stored = await kb.stored_of_records(tenant_id, records)
     named = [from_document(doc) for doc in stored.values() if names_a_record(doc, wanted)]
@@ -91,6 +111,7 @@ async def references(
     return {
         "records": sum(facts_citing(e, wanted) for e in named),
         "facts": await facts_still_standing(kb, tenant_id, facts, stored),
+        "relations": await relations_citing(kb, tenant_id, sorted(stored), wanted),
         "article_sections": sum(sections_citing(e, wanted) for e in named),
         "section_vectors": section_vectors,
     }

@@ -6,7 +6,13 @@ import hashlib
 from dataclasses import dataclass, field, replace
 
 from engram_events.ids import Scalar
-from engram_events.payloads.records import MAX_CITED_PASSAGES, HumanEdit
+from engram_events.payloads.records import (
+    MAX_CITED_PASSAGES,
+    MAX_REFERENCES,
+    HumanEdit,
+    Reference,
+    ReferenceTarget,
+)
 from engram_extraction.domain.candidates import Candidate
 from engram_extraction.domain.naming import (
     content_hash,
@@ -15,7 +21,7 @@ from engram_extraction.domain.naming import (
     record_id,
     type_name,
 )
-from engram_extraction.domain.schema import SchemaRegistry
+from engram_extraction.domain.schema import RecordSchema, SchemaRegistry
 
 
 @dataclass(frozen=True)
@@ -49,6 +55,7 @@ class Draft:
     content_sha256: str
     locator: str
     passage_ids: tuple[str, ...] = ()
+    references: tuple[Reference, ...] = ()
 
     @property
     def fingerprint(self) -> str:
@@ -156,9 +163,48 @@ def build(candidates: list[Candidate], source: Source, registry: SchemaRegistry)
                 digest,
                 candidate.locator,
                 candidate.passage_ids,
+                references_of(attributes, schema),
             )
         )
     return built
+
+
+MAX_KEY = 200
+
+
+def references_of(
+    attributes: dict[str, Scalar], schema: RecordSchema | None
+) -> tuple[Reference, ...]:
+    """The declared reference fields a row fills, each with the entity ids its keys make (as the
+    target's own records would key them); empty values and pieces name nothing."""
+    if schema is None:
+        return ()
+    found: list[Reference] = []
+    budget = MAX_REFERENCES
+    for declared in schema.references:
+        value = attributes.get(declared.field)
+        if value is None or isinstance(value, bool) or budget <= 0:
+            continue
+        text = str(value)
+        pieces = text.split(declared.separator) if declared.many else [text]
+        keys = list(dict.fromkeys(p.strip() for p in pieces if p.strip()))[:budget]
+        keys = [k for k in keys if len(k) <= MAX_KEY]
+        if not keys:
+            continue
+        budget -= len(keys)
+        targets = [
+            ReferenceTarget(key=k, entity_id=entity_id(declared.to, entity_key(k))) for k in keys
+        ]
+        found.append(
+            Reference(
+                field=declared.field,
+                predicate=declared.predicate,
+                object_type=declared.to,
+                many=declared.many,
+                targets=targets,
+            )
+        )
+    return tuple(found)
 
 
 def _restates(first: Draft, digest: str, candidate: Candidate) -> bool:

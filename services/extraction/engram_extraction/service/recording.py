@@ -96,6 +96,7 @@ def record_events(event: Envelope[Any], source: Source, change: Change, at: date
             edit=source.edit,
         ),
         observed_at=at,
+        references=list(draft.references),
     )
     return [
         new_event(

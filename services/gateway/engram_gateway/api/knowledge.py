@@ -59,6 +59,49 @@ async def list_entities(
     return JSONResponse(await _proxy(deps, caller, "GET", "/entities", params=params))
 
 
+@router.get("/entities/{entity_id:path}/relations")
+async def entity_relations(
+    entity_id: Annotated[str, Path(min_length=1, max_length=256)],
+    deps: Deps,
+    caller: CallerDep,
+    direction: Literal["out", "in", "both"] = "both",
+    predicate: Annotated[str | None, Query(min_length=1, max_length=100)] = None,
+    depth: Annotated[int, Query(ge=1, le=3)] = 1,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+    cursor: Annotated[str | None, Query(min_length=1, max_length=2000)] = None,
+) -> JSONResponse:
+    """The entity's relations up to `depth` hops (1-3) out, in or both ways, nearest first:
+    each with its ends, predicate, direction, depth, status, support and whether its far end
+    exists yet (`resolved`); `next_cursor` pages on."""
+    params: dict[str, Any] = {"direction": direction, "depth": depth, "limit": limit}
+    if predicate:
+        params["predicate"] = predicate
+    if cursor:
+        params["cursor"] = cursor
+    path = f"/entities/{quote(entity_id, safe='')}/relations"
+    return JSONResponse(await _proxy(deps, caller, "GET", path, params=params))
+
+
+class FindPaths(BaseModel):
+    """Two entity ids and the most hops a path between them may take."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    start: str = Field(alias="from", min_length=1, max_length=256)
+    goal: str = Field(alias="to", min_length=1, max_length=256)
+    max_depth: int = Field(default=3, ge=1, le=4)
+    limit: int = Field(default=10, ge=1, le=100)
+
+
+@router.post("/paths")
+async def find_paths(body: FindPaths, deps: Deps, caller: CallerDep) -> JSONResponse:
+    """The shortest paths between two entities over relations walked either way (bounded by
+    `max_depth` and a cap on entities visited), each edge with its direction."""
+    return JSONResponse(
+        await _proxy(deps, caller, "POST", "/paths", json=body.model_dump(by_alias=True))
+    )
+
+
 @router.get("/entities/{entity_id:path}")
 async def get_entity(
     entity_id: Annotated[str, Path(min_length=1, max_length=256)],

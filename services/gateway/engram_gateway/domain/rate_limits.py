@@ -10,7 +10,7 @@ BULK = "bulk"
 READ = "read"
 CLASSES = (WRITE, BULK, READ)
 
-_READ_POSTS = ("/recall", "/v1/knowledge/search")
+_READ_POSTS = ("/recall", "/v1/knowledge/search", "/v1/knowledge/paths")
 """POST routes that only read."""
 
 

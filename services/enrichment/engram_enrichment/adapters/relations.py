@@ -1,0 +1,93 @@
+"""Enrichment's relations collection: one listing row per live relation fact (`_id`
+tenant:relation id), indexed from both ends so a traversal either way is index-served."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pymongo import ASCENDING, IndexModel, ReplaceOne
+
+from engram_enrichment.adapters.store import ENTITIES
+from engram_platform.indexes import Indexes
+
+RELATIONS = "relations"
+INDEXES: Indexes = {
+    RELATIONS: [
+        IndexModel(
+            [
+                ("tenant_id", ASCENDING),
+                ("subject_id", ASCENDING),
+                ("predicate", ASCENDING),
+                ("object_id", ASCENDING),
+            ]
+        ),
+        IndexModel(
+            [
+                ("tenant_id", ASCENDING),
+                ("object_id", ASCENDING),
+                ("predicate", ASCENDING),
+                ("subject_id", ASCENDING),
+            ]
+        ),
+    ],
+}
+"""Out-edges by subject, in-edges by object, each optionally of one predicate."""
+LOOKUP_CHUNK = 1000
+
+
+class MongoRelationRows:
+    """Rows are replaced by `_id`, so a replayed change writes the same row."""
+
+    def __init__(self, db: Any) -> None:
+        self.db = db
+
+    async def put(self, tenant_id: str, rows: Sequence[dict[str, Any]]) -> None:
+        """Upsert the rows in one unordered bulk write."""
+        if not rows:
+            return
+        await self.db[RELATIONS].bulk_write(
+            [
+                ReplaceOne(
+                    {"_id": f"{tenant_id}:{row['relation_id']}", "tenant_id": tenant_id},
+                    {**row, "_id": f"{tenant_id}:{row['relation_id']}", "tenant_id": tenant_id},
+                    upsert=True,
+                )
+                for row in rows
+            ],
+            ordered=False,
+        )
+
+    async def remove(self, tenant_id: str, relation_ids: Sequence[str]) -> None:
+        """Delete the rows; unknown ids are ignored."""
+        if relation_ids:
+            ids = [f"{tenant_id}:{relation_id}" for relation_id in relation_ids]
+            await self.db[RELATIONS].delete_many({"_id": {"$in": ids}, "tenant_id": tenant_id})
+
+    async def touching(
+        self,
+        tenant_id: str,
+        node_ids: Sequence[str],
+        end: Literal["subject", "object"],
+        predicate: str | None,
+        limit: int,
+    ) -> list[dict[str, Any]]:
+        """Rows whose subject (or object) is one of the nodes, of one predicate when named."""
+        if not node_ids:
+            return []
+        query: dict[str, Any] = {"tenant_id": tenant_id, f"{end}_id": {"$in": list(node_ids)}}
+        if predicate:
+            query["predicate"] = predicate
+        cursor = self.db[RELATIONS].find(query, {"_id": 0, "tenant_id": 0}).limit(limit)
+        return [row async for row in cursor]
+
+    async def present(self, tenant_id: str, entity_ids: Sequence[str]) -> set[str]:
+        """Of these entities, those stored with at least one live fact."""
+        keys = [f"{tenant_id}:{entity_id}" for entity_id in dict.fromkeys(entity_ids)]
+        found: set[str] = set()
+        for start in range(0, len(keys), LOOKUP_CHUNK):
+            query = {"_id": {"$in": keys[start : start + LOOKUP_CHUNK]}, "tenant_id": tenant_id}
+            async for doc in self.db[ENTITIES].find(query, {"entity_id": 1, "fact_count": 1}):
+                if doc.get("fact_count", 0) > 0:
+                    found.add(str(doc["entity_id"]))
+        return found

@@ -1,0 +1,176 @@
+"""Issue 42's relations: suppliers, warehouses, shipments and carriers linked by declared
+reference fields, walked and pruned through the gateway."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.conftest import Infra
+from tests.e2e.test_prune_cascade import upload, wait_for_job
+from tests.support.platform import Platform, start_platform, stop_platform
+from tests.support.polling import until
+from tests.support.tenants import create_tenant
+
+SUPPLY = Path(__file__).resolve().parent.parent / "fixtures" / "supply"
+
+
+@pytest.fixture(scope="module")
+def platform(infra: Infra, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Platform]:
+    """The platform with the supply chain's record types declared to extraction."""
+    running = start_platform(
+        infra,
+        tmp_path_factory.mktemp("platform"),
+        ENGRAM_EXTRACTION_SCHEMA_PATH=str(SUPPLY / "types.json"),
+    )
+    try:
+        yield running
+    finally:
+        stop_platform(running)
+
+
+def send(client: httpx.Client, name: str) -> str:
+    """Upload one fixture file as a document and wait for its extraction."""
+    return upload(client, name, (SUPPLY / name).read_text(encoding="utf-8"))
+
+
+def relations(client: httpx.Client, entity: str, **params: Any) -> list[dict[str, Any]]:
+    """Every relation of the entity the listing pages through (empty for a 404)."""
+    found: list[dict[str, Any]] = []
+    cursor = None
+    while True:
+        query = {**params, **({"cursor": cursor} if cursor else {})}
+        response = client.get(f"/v1/knowledge/entities/{entity}/relations", params=query)
+        if response.status_code == 404:
+            return found
+        assert response.status_code == 200, response.text
+        body = response.json()
+        found += body["relations"]
+        cursor = body["next_cursor"]
+        if cursor is None:
+            return found
+
+
+def edges(rows: list[dict[str, Any]]) -> set[tuple[str, str, str, bool]]:
+    """(from, predicate, to, resolved) of each listed relation."""
+    return {(r["from"], r["predicate"], r["to"], r["resolved"]) for r in rows}
+
+
+def test_relations_traversal_paths_contradiction_and_pruning(platform: Platform) -> None:
+    with platform.client(create_tenant(platform.env, "supply")) as client:
+        send(client, "suppliers.csv")
+        send(client, "warehouses.csv")
+        shipments = send(client, "shipments.csv")
+
+        # A reference to an entity not known yet is kept, unresolved.
+        out = until(
+            lambda: edges(relations(client, "shipment:sh1", direction="out")),
+            "shipment sh1's relations",
+            ready=lambda found: len(found) == 3,
+        )
+        assert out == {
+            ("shipment:sh1", "supplied_by", "supplier:s1", True),
+            ("shipment:sh1", "delivered_to", "warehouse:w1", True),
+            ("shipment:sh1", "carried_by", "carrier:c1", False),
+        }
+        assert client.get("/v1/knowledge/entities/carrier:c1/relations").status_code == 404
+
+        send(client, "carriers.csv")
+        until(
+            lambda: (
+                ("shipment:sh1", "carried_by", "carrier:c1", True)
+                in edges(relations(client, "shipment:sh1", direction="out"))
+            ),
+            "the carrier reference resolved",
+        )
+
+        # Both directions, and a list-valued reference.
+        into_s1 = edges(relations(client, "supplier:s1", direction="in"))
+        assert into_s1 == {
+            ("supplier:s1", "supplied_by", "shipment:sh1", True),
+            ("supplier:s1", "supplied_by", "shipment:sh2", True),
+        }
+        into_c1 = edges(relations(client, "carrier:c1", direction="in"))
+        assert into_c1 == {
+            ("carrier:c1", "carried_by", "shipment:sh1", True),
+            ("carrier:c1", "served_by", "warehouse:w1", True),
+        }
+        served = relations(client, "warehouse:w1", direction="out")
+        assert {(r["to"], r["status"]) for r in served} == {
+            ("carrier:c1", "active"),
+            ("carrier:c2", "active"),
+        }
+
+        # Two hops: supplier → its shipments → their carriers.
+        two = relations(client, "supplier:s1", direction="both", depth=2, limit=2)
+        hop2 = {(r["from"], r["predicate"], r["to"]) for r in two if r["depth"] == 2}
+        assert {
+            ("shipment:sh1", "carried_by", "carrier:c1"),
+            ("shipment:sh2", "carried_by", "carrier:c3"),
+        } <= hop2
+        assert [r["depth"] for r in two] == sorted(r["depth"] for r in two)
+        only = relations(client, "supplier:s1", direction="in", depth=2, predicate="supplied_by")
+        assert {r["to"] for r in only} == {"shipment:sh1", "shipment:sh2"}
+        bad = client.get("/v1/knowledge/entities/supplier:s1/relations", params={"depth": 4})
+        assert bad.status_code == 422, bad.text
+        unknown = client.get("/v1/knowledge/entities/supplier:s1/relations", params={"hops": 2})
+        assert unknown.status_code == 422 and "hops" in unknown.text
+
+        # A path from a supplier to a carrier, shortest first.
+        found = client.post(
+            "/v1/knowledge/paths", json={"from": "supplier:s1", "to": "carrier:c3", "max_depth": 3}
+        )
+        assert found.status_code == 200, found.text
+        path = found.json()
+        assert path["length"] == 2
+        [first, *_] = path["paths"]
+        assert [(e["from"], e["predicate"], e["to"], e["direction"]) for e in first["edges"]] == [
+            ("supplier:s1", "supplied_by", "shipment:sh2", "in"),
+            ("shipment:sh2", "carried_by", "carrier:c3", "out"),
+        ]
+        far = client.post(
+            "/v1/knowledge/paths", json={"from": "supplier:s3", "to": "carrier:c3"}
+        ).json()
+        assert far["paths"] == []
+        assert client.post("/v1/knowledge/paths", json={"from": "supplier:s1"}).status_code == 422
+
+        # A single-valued relation with two targets is a contradiction.
+        send(client, "shipment_corrections.csv")
+        carried = until(
+            lambda: [
+                r
+                for r in relations(client, "shipment:sh1", direction="out")
+                if r["predicate"] == "carried_by"
+            ],
+            "both carriers of sh1 contested",
+            ready=lambda rows: len(rows) == 2 and all(r["status"] == "contested" for r in rows),
+        )
+        assert {r["to"] for r in carried} == {"carrier:c1", "carrier:c2"}
+        open_ones = client.get(
+            "/v1/knowledge/contradictions", params={"entity_id": "shipment:sh1", "status": "open"}
+        ).json()["contradictions"]
+        assert [c["attribute"] for c in open_ones] == ["carrier_id"]
+
+        # The entity's article links its relations.
+        article = client.get("/v1/knowledge/entities/shipment:sh1").json()["article"]
+        assert "(/v1/knowledge/entities/supplier:s1)" in article
+
+        # Pruning the shipments document takes every relation it alone supported.
+        started = client.delete(f"/v1/documents/{shipments}")
+        assert started.status_code == 202, started.text
+        job = wait_for_job(client, started.json()["prune_job_id"])
+        assert job["verified_empty"] is True, (job["verification"], job["counts"])
+        assert job["verification"]["references"]["enrichment"]["relations"] == 0
+        assert relations(client, "supplier:s1") == []
+        assert client.get("/v1/knowledge/entities/shipment:sh2/relations").status_code == 404
+        assert edges(relations(client, "carrier:c3", direction="in")) == {
+            ("carrier:c3", "served_by", "warehouse:w2", True)
+        }
+        left = relations(client, "shipment:sh1", direction="out")
+        assert [(r["predicate"], r["to"], r["status"]) for r in left] == [
+            ("carried_by", "carrier:c2", "active")
+        ]
