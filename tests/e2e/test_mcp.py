@@ -44,6 +44,8 @@ TOOLS = {
     "memory_history",
     "knowledge_search",
     "knowledge_entity",
+    "knowledge_relations",
+    "knowledge_path",
     "contradictions_list",
     "knowledge_edit",
     "document_submit",

@@ -138,6 +138,18 @@ def test_relations_traversal_paths_contradiction_and_pruning(platform: Platform)
         assert far["paths"] == []
         assert client.post("/v1/knowledge/paths", json={"from": "supplier:s1"}).status_code == 422
 
+        # Knowledge search's `expand` follows a hit with its neighbours' facts.
+        body = {"query": "Carpathia Logistics", "top_k": 1, "kinds": ["fact"], "expand": 1}
+        expanded = until(
+            lambda: client.post("/v1/knowledge/search", json=body).json().get("results", []),
+            "a search hit on carrier c3 followed by its neighbours' facts",
+            ready=lambda rows: (
+                rows and rows[0]["entity_id"] == "carrier:c3" and any("expanded" in r for r in rows)
+            ),
+        )
+        assert {r["entity_id"] for r in expanded[1:]} <= {"shipment:sh2", "warehouse:w2"}
+        assert all(r["expanded"]["distance"] == 1 for r in expanded[1:])
+
         # A single-valued relation with two targets is a contradiction.
         send(client, "shipment_corrections.csv")
         carried = until(

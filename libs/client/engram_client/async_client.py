@@ -588,12 +588,45 @@ class AsyncEngramClient:
         min_score: float | None = None,
         mode: str | None = None,
         kinds: Sequence[str] | None = None,
+        expand: int | None = None,
     ) -> models.KnowledgeSearch:
         """Facts, article sections and document passages matching the query (`mode`: hybrid,
-        dense or lexical; `kinds` keeps only those kinds: fact, article_section, passage)."""
+        dense or lexical; `kinds` keeps only those kinds: fact, article_section, passage;
+        `expand` 1 or 2 follows each hit with its related entities' facts, nearest first)."""
         return await self.run(
-            calls.search_knowledge(query, top_k=top_k, min_score=min_score, mode=mode, kinds=kinds)
+            calls.search_knowledge(
+                query, top_k=top_k, min_score=min_score, mode=mode, kinds=kinds, expand=expand
+            )
         )
+
+    async def entity_relations(
+        self,
+        entity_id: str,
+        *,
+        direction: str | None = None,
+        predicate: str | None = None,
+        depth: int | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> models.RelationPage:
+        """One page of the entity's relations up to `depth` (1-3) hops, nearest first
+        (`direction` out, in or both); `next_cursor` continues it."""
+        return await self.run(
+            calls.entity_relations(
+                entity_id,
+                direction=direction,
+                predicate=predicate,
+                depth=depth,
+                limit=limit,
+                cursor=cursor,
+            )
+        )
+
+    async def find_paths(
+        self, start: str, goal: str, *, max_depth: int | None = None, limit: int | None = None
+    ) -> models.Paths:
+        """The shortest paths between two entities over relations walked either way."""
+        return await self.run(calls.find_paths(start, goal, max_depth=max_depth, limit=limit))
 
     async def list_contradictions(
         self, *, status: str | None = None, limit: int | None = None

@@ -438,6 +438,60 @@ class KnowledgeHit(ApiModel):
     page_end: int | None = None
     span: Span | None = None
     text: str | None = None
+    expanded: dict[str, Any] | None = None
+    """On a fact added by `expand`: the hit's entity it follows (`from`), how many relations
+    away it is (`distance`) and the relation first walked (`relation_id`)."""
+
+
+class Relation(ApiModel):
+    """One relation as walked from `from` to `to` (`direction` out: `from` is the subject), how
+    many hops from the start, whether `to` exists yet, and its status and support."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True, serialize_by_alias=True)
+
+    relation_id: str
+    subject_id: str
+    predicate: str
+    object_id: str
+    object_type: str | None = None
+    direction: str
+    depth: int = 1
+    from_: str = Field(alias="from")
+    to: str
+    resolved: bool = True
+    status: str | None = None
+    contradiction_id: str | None = None
+    attribute: str | None = None
+    value: Any = None
+    support: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class RelationPage(ApiModel):
+    """A page of an entity's relations, nearest first; `next_cursor` continues it."""
+
+    entity_id: str
+    relations: list[Relation] = Field(default_factory=list)
+    next_cursor: str | None = None
+    truncated: bool = False
+
+
+class RelationPath(ApiModel):
+    """One path: its relations in order from the start."""
+
+    length: int
+    edges: list[Relation] = Field(default_factory=list)
+
+
+class Paths(ApiModel):
+    """The shortest paths between two entities (none when they are further apart than asked)."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True, serialize_by_alias=True)
+
+    from_: str = Field(alias="from")
+    to: str
+    length: int | None = None
+    paths: list[RelationPath] = Field(default_factory=list)
+    truncated: bool = False
 
 
 class Passage(ApiModel):

@@ -6,7 +6,8 @@ INSTRUCTIONS = (
     "memory_write and get it back with memory_recall (by meaning and exact words) or memory_list "
     "(in order); memory_update corrects it (memory_history shows its versions) and "
     "memory_forget withdraws it. Knowledge comes from documents (document_submit): "
-    "search it with knowledge_search, read an entity with knowledge_entity, and check "
+    "search it with knowledge_search, read an entity with knowledge_entity, walk what it is "
+    "related to with knowledge_relations and knowledge_path, and check "
     "contradictions_list when sources disagree. Every call runs with your own Engram API key and "
     "sees only your tenant's data. A failed call is a tool error whose text is the problem+json "
     "the gateway answered (`type`, `status`, `detail`, and `errors` naming each invalid field)."
@@ -92,7 +93,9 @@ KNOWLEDGE_SEARCH = (
     "knowledge_entity. A passage (`kind: passage`) carries its citation: `document_id`, "
     "`version`, `name`, `heading_path`, `page`/`page_end` (PDF) and `span` in the extracted "
     "text, with the passage's `text`; quote it with that citation. `kinds` keeps only the kinds "
-    'named (e.g. ["passage"]). `mode` works as in memory_recall. A contested fact means '
+    'named (e.g. ["passage"]). `mode` works as in memory_recall. `expand` 1 or 2 follows each '
+    "hit with the facts of related entities (marked `expanded`, nearest first). A contested "
+    "fact means "
     "sources disagree: see contradictions_list before relying on it. `results: []` means "
     "nothing relevant is known."
 )
@@ -102,6 +105,23 @@ KNOWLEDGE_ENTITY = (
     "Markdown article and its facts with status, contested flag and support. "
     "`include_withdrawn: true` adds facts no source asserts any more. An id your tenant does not "
     "have is a 404 problem."
+)
+
+KNOWLEDGE_RELATIONS = (
+    "List an entity's relations (e.g. a shipment `carried_by` a carrier, declared as reference "
+    "fields of its record type): `direction` out (the entity is the subject), in, or both; "
+    "`depth` 1-3 walks on through related entities, nearest first; `predicate` keeps one kind. "
+    "Each relation names `from`, `predicate`, `to`, its `direction`, `depth`, `status` (a "
+    "`contested` one has a contradiction: two sources name different targets) and its support; "
+    "`resolved: false` means no source describes the target entity yet. Pass `next_cursor` back "
+    "as `cursor` for more. An entity your tenant does not have is a 404 problem."
+)
+
+KNOWLEDGE_PATH = (
+    "Find how two entities are connected: the shortest chains of relations (walked either way) "
+    "from `from_entity` to `to_entity`, up to `max_depth` hops (1-4). Each path lists its "
+    "relations in order with their direction; `paths: []` means none within the bound. Use it "
+    "to answer questions such as which carriers move a supplier's goods."
 )
 
 CONTRADICTIONS_LIST = (

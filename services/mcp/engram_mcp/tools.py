@@ -1,4 +1,4 @@
-"""The thirteen Engram tools: each asks the gateway with the caller's key and answers what it said."""
+"""The fifteen Engram tools: each asks the gateway with the caller's key and answers what it said."""
 
 from __future__ import annotations
 
@@ -309,13 +309,62 @@ class EngramTools:
         mode: Annotated[Mode, Field(description="how hits are ranked")] = "hybrid",
         min_score: MinScore = None,
         kinds: KnowledgeKinds = None,
+        expand: Annotated[
+            int | None,
+            Field(ge=1, le=2, description="add the facts of entities this many relations away"),
+        ] = None,
     ) -> CallToolResult:
         """Search facts, article sections and document passages."""
         return await self._run(
             ctx,
             lambda client: client.search_knowledge(
-                query, top_k=top_k, mode=mode, min_score=min_score, kinds=kinds
+                query, top_k=top_k, mode=mode, min_score=min_score, kinds=kinds, expand=expand
             ),
+        )
+
+    async def knowledge_relations(
+        self,
+        entity_id: Annotated[
+            str, Field(min_length=1, max_length=256, description="e.g. supplier:s1")
+        ],
+        ctx: Ctx,
+        direction: Literal["out", "in", "both"] = "both",
+        predicate: Annotated[
+            str | None, Field(min_length=1, max_length=100, description="only this predicate")
+        ] = None,
+        depth: Annotated[int, Field(ge=1, le=3, description="hops from the entity")] = 1,
+        limit: Annotated[int, Field(ge=1, le=1000)] = 100,
+        cursor: Annotated[
+            str | None, Field(min_length=1, max_length=2000, description="next_cursor")
+        ] = None,
+    ) -> CallToolResult:
+        """List an entity's relations, up to three hops."""
+        return await self._run(
+            ctx,
+            lambda client: client.entity_relations(
+                entity_id,
+                direction=direction,
+                predicate=predicate,
+                depth=depth,
+                limit=limit,
+                cursor=cursor,
+            ),
+        )
+
+    async def knowledge_path(
+        self,
+        from_entity: Annotated[
+            str, Field(min_length=1, max_length=256, description="e.g. supplier:s1")
+        ],
+        to_entity: Annotated[
+            str, Field(min_length=1, max_length=256, description="e.g. carrier:c3")
+        ],
+        ctx: Ctx,
+        max_depth: Annotated[int, Field(ge=1, le=4, description="at most this many hops")] = 3,
+    ) -> CallToolResult:
+        """Find the shortest paths between two entities."""
+        return await self._run(
+            ctx, lambda client: client.find_paths(from_entity, to_entity, max_depth=max_depth)
         )
 
     async def knowledge_entity(
@@ -409,6 +458,8 @@ class EngramTools:
             (self.memory_forget, descriptions.MEMORY_FORGET, FORGET),
             (self.knowledge_search, descriptions.KNOWLEDGE_SEARCH, READ),
             (self.knowledge_entity, descriptions.KNOWLEDGE_ENTITY, READ),
+            (self.knowledge_relations, descriptions.KNOWLEDGE_RELATIONS, READ),
+            (self.knowledge_path, descriptions.KNOWLEDGE_PATH, READ),
             (self.contradictions_list, descriptions.CONTRADICTIONS_LIST, READ),
             (self.knowledge_edit, descriptions.KNOWLEDGE_EDIT, WRITE),
             (self.document_submit, descriptions.DOCUMENT_SUBMIT, WRITE),

@@ -195,3 +195,17 @@ def test_reindex_progress_reads_as_one_line() -> None:
     }
     assert progress_line(job) == "running  40/100  12.5/s  3.2 s  -> memories-abc (bge-small)"
     assert progress_line({"state": "none"}) == "no reindex has run"
+
+
+def test_relations_and_paths_send_only_what_is_given() -> None:
+    listed = calls.entity_relations("carrier:c1", depth=2)
+    assert (listed.method, listed.path, listed.params) == (
+        "GET",
+        "/v1/knowledge/entities/carrier:c1/relations",
+        {"depth": 2},
+    )
+    paths = calls.find_paths("supplier:s1", "carrier:c3", max_depth=3)
+    assert paths.json == {"from": "supplier:s1", "to": "carrier:c3", "max_depth": 3}
+    assert listed.retry_safe and paths.retry_safe
+    expanded = calls.search_knowledge("acme", top_k=3, min_score=None, expand=2)
+    assert expanded.json == {"query": "acme", "top_k": 3, "expand": 2}

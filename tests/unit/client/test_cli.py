@@ -259,3 +259,48 @@ def test_reindex_wait_prints_progress_until_it_ends(
         [last, "10/10"],
     ]
     assert stub.seen("POST", "/v1/ops/reindex")[0].json() == {"embedder": "bge-small"}
+
+
+RELATION = {
+    "relation_id": "shipment:sh1:carrier_id:abc",
+    "subject_id": "shipment:sh1",
+    "predicate": "carried_by",
+    "object_id": "carrier:c1",
+    "direction": "in",
+    "depth": 1,
+    "from": "carrier:c1",
+    "to": "shipment:sh1",
+    "resolved": True,
+    "status": "active",
+}
+
+
+def test_knowledge_relations_prints_each_hop_and_the_next_cursor(
+    stub: StubServer, env_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    page = {"entity_id": "carrier:c1", "relations": [RELATION], "next_cursor": "abc"}
+    stub.on("GET", "/v1/knowledge/entities/carrier:c1/relations", Reply(200, page))
+    assert run(env_file, "knowledge", "relations", "carrier:c1", "--depth", "2") == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "1  carrier:c1  <-carried_by-  shipment:sh1  active",
+        "more: --cursor abc",
+    ]
+    [sent] = stub.seen("GET", "/v1/knowledge/entities/carrier:c1/relations")
+    assert sent.query["depth"] == ["2"]
+
+
+def test_knowledge_path_prints_each_path_or_no_path(
+    stub: StubServer, env_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    found: dict[str, object] = {"from": "carrier:c1", "to": "shipment:sh1", "length": 1}
+    found["paths"] = [{"length": 1, "edges": [RELATION]}]
+    stub.on("POST", "/v1/knowledge/paths", Reply(200, found))
+    assert run(env_file, "knowledge", "path", "carrier:c1", "shipment:sh1") == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "path 1 (1 hops)",
+        "  carrier:c1  <-carried_by-  shipment:sh1  active",
+    ]
+    assert stub.seen("POST", "/v1/knowledge/paths")[0].json() == {
+        "from": "carrier:c1",
+        "to": "shipment:sh1",
+    }

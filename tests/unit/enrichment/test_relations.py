@@ -11,6 +11,7 @@ from engram_enrichment.domain.article import render
 from engram_enrichment.domain.relations import decode_cursor, encode_cursor
 from engram_enrichment.domain.schema import Schema
 from engram_enrichment.handlers import EnrichmentHandlers
+from engram_enrichment.service.expansion import expand
 from engram_enrichment.service.knowledge import KnowledgeBase
 from engram_enrichment.service.relations import BadCursor, NoSuchEntity, RelationGraph
 from engram_enrichment.service.verify import references
@@ -254,3 +255,21 @@ async def test_the_article_links_its_relations() -> None:
     article = render(entity)
     assert "## Relations" in article
     assert "[carrier:c1](/v1/knowledge/entities/carrier:c1)" in article
+
+
+async def test_expansion_follows_each_hit_with_its_neighbours_facts_nearest_first() -> None:
+    world = await supply_chain()
+    carrier = await world.kb.load(T, "carrier:c1")
+    assert carrier is not None
+    [name] = [f for f in carrier.facts.values() if f.attribute == "name"]
+    hit = {"kind": "fact", "entity_id": "carrier:c1", "fact_id": name.fact_id}
+    one = await expand(world.graph, world.kb, T, [hit], 1)
+    assert one[0] == hit
+    assert {r["entity_id"] for r in one[1:]} == {"shipment:sh1"}
+    assert all(r["expanded"]["distance"] == 1 for r in one[1:])
+    two = await expand(world.graph, world.kb, T, [hit], 2)
+    distances = [(r["entity_id"], r["expanded"]["distance"]) for r in two[1:]]
+    assert [d for _, d in distances] == sorted(d for _, d in distances)
+    assert ("supplier:s1", 2) in distances
+    passage = {"kind": "passage", "passage_id": "psg_1"}
+    assert await expand(world.graph, world.kb, T, [passage], 2) == [passage]

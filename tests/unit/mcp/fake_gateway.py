@@ -97,6 +97,25 @@ class FakeGateway:
         self._called("clear_memories", *args, **kwargs)
         return models.MemoriesCleared(agent_id=args[0], withdrawn=2)
 
+    async def entity_relations(self, *args: Any, **kwargs: Any) -> models.RelationPage:
+        self._called("entity_relations", *args, **kwargs)
+        relation = models.Relation.model_validate(
+            {
+                "relation_id": "shipment:sh1:carrier_id:abc",
+                "subject_id": "shipment:sh1",
+                "predicate": "carried_by",
+                "object_id": args[0],
+                "direction": "in",
+                "from": args[0],
+                "to": "shipment:sh1",
+            }
+        )
+        return models.RelationPage(entity_id=args[0], relations=[relation])
+
+    async def find_paths(self, *args: Any, **kwargs: Any) -> models.Paths:
+        self._called("find_paths", *args, **kwargs)
+        return models.Paths.model_validate({"from": args[0], "to": args[1], "paths": []})
+
     async def search_knowledge(self, *args: Any, **kwargs: Any) -> models.KnowledgeSearch:
         self._called("search_knowledge", *args, **kwargs)
         passage = models.KnowledgeHit(

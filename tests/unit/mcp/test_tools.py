@@ -27,6 +27,8 @@ TOOLS = {
     "memory_forget",
     "knowledge_search",
     "knowledge_entity",
+    "knowledge_relations",
+    "knowledge_path",
     "contradictions_list",
     "knowledge_edit",
     "document_submit",
@@ -102,6 +104,10 @@ async def test_a_write_passes_its_expiry_on() -> None:
         ("memory_write", {"agent_id": "agt_1", "content": "x", "expires_at": "2030-01-01T00:00"}),
         ("memory_list", {"limit": 1001}),
         ("knowledge_search", {"query": "x", "mode": "semantic"}),
+        ("knowledge_search", {"query": "x", "expand": 3}),
+        ("knowledge_relations", {"entity_id": "supplier:s1", "depth": 4}),
+        ("knowledge_relations", {"entity_id": "supplier:s1", "direction": "up"}),
+        ("knowledge_path", {"from_entity": "supplier:s1"}),
         ("contradictions_list", {"status": "closed"}),
         ("document_submit", {"name": "a.csv"}),
         ("agent_create", {"name": ""}),
@@ -311,3 +317,24 @@ async def test_a_curator_edit_asserts_or_withdraws_with_its_reason() -> None:
     ]
     refused = await call(gateway, "knowledge_edit", put)
     assert refused.is_error and len(gateway.calls) == 2
+
+
+async def test_relations_and_paths_are_passed_on_as_asked() -> None:
+    gateway = FakeGateway()
+    listed = await call(
+        gateway, "knowledge_relations", {"entity_id": "carrier:c1", "direction": "in", "depth": 2}
+    )
+    assert not listed.is_error
+    assert listed.structured_content["relations"][0]["from"] == "carrier:c1"
+    found = await call(
+        gateway, "knowledge_path", {"from_entity": "supplier:s1", "to_entity": "carrier:c3"}
+    )
+    assert not found.is_error and found.structured_content["paths"] == []
+    assert [(c[0], c[1], c[2]) for c in gateway.calls] == [
+        (
+            "entity_relations",
+            ("carrier:c1",),
+            {"direction": "in", "predicate": None, "depth": 2, "limit": 100, "cursor": None},
+        ),
+        ("find_paths", ("supplier:s1", "carrier:c3"), {"max_depth": 3}),
+    ]

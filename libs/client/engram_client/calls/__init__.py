@@ -51,6 +51,8 @@ from engram_client.calls.ops import (
 from engram_client.calls.sources import (
     assert_fact,
     delete_document,
+    entity_relations,
+    find_paths,
     get_document,
     get_entity,
     get_import,
@@ -79,6 +81,8 @@ __all__ = [
     "delete_conversation",
     "delete_document",
     "delete_memory",
+    "entity_relations",
+    "find_paths",
     "get_agent",
     "get_conversation",
     "get_document",

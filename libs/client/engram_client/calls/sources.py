@@ -172,10 +172,13 @@ def search_knowledge(
     min_score: float | None,
     mode: str | None = None,
     kinds: Sequence[str] | None = None,
+    expand: int | None = None,
 ) -> Call[models.KnowledgeSearch]:
     """A read despite the POST, so it is retry-safe; `kinds` (fact, article_section, passage)
-    keeps only hits of those kinds."""
+    keeps only hits of those kinds; `expand` (1 or 2) adds related entities' facts."""
     body: dict[str, Any] = {"query": query, "top_k": top_k}
+    if expand is not None:
+        body["expand"] = expand
     if min_score is not None:
         body["min_score"] = min_score
     if mode is not None:
@@ -188,6 +191,45 @@ def search_knowledge(
         models.KnowledgeSearch.model_validate,
         json=body,
         retry_safe=True,
+    )
+
+
+def entity_relations(
+    entity_id: str,
+    *,
+    direction: str | None = None,
+    predicate: str | None = None,
+    depth: int | None = None,
+    limit: int | None = None,
+    cursor: str | None = None,
+) -> Call[models.RelationPage]:
+    """One page of an entity's relations (`direction` out, in or both; `depth` 1-3)."""
+    params = only_set(
+        {
+            "direction": direction,
+            "predicate": predicate,
+            "depth": depth,
+            "limit": limit,
+            "cursor": cursor,
+        }
+    )
+    return Call(
+        "GET",
+        f"/v1/knowledge/entities/{segment(entity_id)}/relations",
+        models.RelationPage.model_validate,
+        params=params,
+        retry_safe=True,
+    )
+
+
+def find_paths(
+    start: str, goal: str, *, max_depth: int | None = None, limit: int | None = None
+) -> Call[models.Paths]:
+    """The shortest paths between two entities; a read despite the POST."""
+    body: dict[str, Any] = {"from": start, "to": goal, **only_set({"max_depth": max_depth})}
+    body.update(only_set({"limit": limit}))
+    return Call(
+        "POST", "/v1/knowledge/paths", models.Paths.model_validate, json=body, retry_safe=True
     )
 
 

@@ -1,5 +1,5 @@
-"""`engram knowledge search|assert|withdraw` and `engram docs passages`: what the platform knows,
-with citations, and a curator's edits of it."""
+"""`engram knowledge search|relations|path|assert|withdraw` and `engram docs passages`: what the
+platform knows, with citations and relations, and a curator's edits of it."""
 
 from __future__ import annotations
 
@@ -33,7 +33,36 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     search.add_argument("--top-k", type=int, default=5, help="at most this many hits (default 5)")
     search.add_argument("--mode", choices=("hybrid", "dense", "lexical"), help="how hits rank")
     search.add_argument("--min-score", type=float, help="the dense score floor (-1 to 1)")
+    search.add_argument(
+        "--expand",
+        type=int,
+        choices=(1, 2),
+        help="follow each hit with the facts of entities this many relations away",
+    )
     search.set_defaults(handler=search_knowledge)
+    relations = actions.add_parser(
+        "relations",
+        help="list an entity's relations",
+        description="Print one line per relation, nearest first: `DEPTH  FROM  -PREDICATE->  TO` "
+        "(`<-PREDICATE-` when walked against its direction), its status, and `unresolved` while "
+        "TO does not exist yet. 404 (exit 3) for an entity that does not exist.",
+    )
+    relations.add_argument("entity_id", metavar="ENTITY", help="e.g. supplier:s1")
+    relations.add_argument("--direction", choices=("out", "in", "both"), help="default both")
+    relations.add_argument("--predicate", help="only relations of this predicate")
+    relations.add_argument("--depth", type=int, choices=(1, 2, 3), help="hops (default 1)")
+    relations.add_argument("--limit", type=int, help="at most this many (default 100)")
+    relations.add_argument("--cursor", help="continue from the `more:` cursor printed")
+    relations.set_defaults(handler=entity_relations)
+    path = actions.add_parser(
+        "path",
+        help="the shortest paths between two entities",
+        description="Print each shortest path as its hops, one per line, or `no path`.",
+    )
+    path.add_argument("start", metavar="FROM")
+    path.add_argument("goal", metavar="TO")
+    path.add_argument("--max-depth", type=int, help="at most this many hops (1-4, default 3)")
+    path.set_defaults(handler=find_paths)
     asserting = actions.add_parser(
         "assert",
         help="assert a fact as a curator (key role curator or admin)",
@@ -77,10 +106,61 @@ def search_knowledge(args: argparse.Namespace) -> int:
     """Print the hits, passages with their citation."""
     with client_from(args) as client:
         found = client.search_knowledge(
-            args.query, top_k=args.top_k, min_score=args.min_score, mode=args.mode, kinds=args.kinds
+            args.query,
+            top_k=args.top_k,
+            min_score=args.min_score,
+            mode=args.mode,
+            kinds=args.kinds,
+            expand=args.expand,
         )
     emit(found, args.json, _hits_text)
     return exit_codes.OK
+
+
+def entity_relations(args: argparse.Namespace) -> int:
+    """Print one page of the entity's relations."""
+    with client_from(args) as client:
+        page = client.entity_relations(
+            args.entity_id,
+            direction=args.direction,
+            predicate=args.predicate,
+            depth=args.depth,
+            limit=args.limit,
+            cursor=args.cursor,
+        )
+    emit(page, args.json, _relations_text)
+    return exit_codes.OK
+
+
+def find_paths(args: argparse.Namespace) -> int:
+    """Print the shortest paths."""
+    with client_from(args) as client:
+        found = client.find_paths(args.start, args.goal, max_depth=args.max_depth)
+    emit(found, args.json, _paths_text)
+    return exit_codes.OK
+
+
+def _hop(relation: models.Relation) -> str:
+    arrow = (
+        f"-{relation.predicate}->" if relation.direction == "out" else f"<-{relation.predicate}-"
+    )
+    flags = "" if relation.resolved else "  unresolved"
+    return f"{relation.from_}  {arrow}  {relation.to}  {relation.status}{flags}"
+
+
+def _relations_text(page: models.RelationPage) -> str:
+    lines = [f"{r.depth}  {_hop(r)}" for r in page.relations] or ["no relations"]
+    if page.next_cursor:
+        lines.append(f"more: --cursor {page.next_cursor}")
+    return "\n".join(lines)
+
+
+def _paths_text(found: models.Paths) -> str:
+    lines: list[str] = []
+    for number, path in enumerate(found.paths, start=1):
+        lines.append(f"path {number} ({path.length} hops)")
+        lines += [f"  {_hop(edge)}" for edge in path.edges]
+    return "\n".join(lines) or "no path"
 
 
 def scalar(raw: str) -> Any:
@@ -142,7 +222,10 @@ def _hits_text(found: models.KnowledgeSearch) -> str:
             where = _where(hit.heading_path, hit.page, span.start, span.end)
             lines.append(f"passage  {score}  {hit.name}  {where}\n  {hit.text}")
         elif hit.kind == "fact":
-            lines.append(f"fact  {score}  {hit.entity_id}  {hit.attribute} = {hit.value}")
+            line = f"fact  {score}  {hit.entity_id}  {hit.attribute} = {hit.value}"
+            if hit.expanded:
+                line += f"  (related to {hit.expanded['from']}, {hit.expanded['distance']} away)"
+            lines.append(line)
         else:
             lines.append(f"{hit.kind}  {score}  {hit.entity_id}  {hit.attribute}")
     return "\n".join(lines) or "no results"

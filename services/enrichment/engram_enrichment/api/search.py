@@ -8,6 +8,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
 from engram_enrichment.api.dependencies import Deps
+from engram_enrichment.service.expansion import expand
 from engram_enrichment.service.search import EmbedderMismatch, LexicalOff
 from engram_platform.internal import TenantDep
 from engram_platform.problems import Problem
@@ -30,12 +31,14 @@ class SearchBody(BaseModel):
     kinds: list[Literal["fact", "article_section", "passage"]] | None = Field(
         default=None, min_length=1, max_length=3
     )
+    expand: int | None = Field(default=None, ge=1, le=2)
 
 
 @router.post("/search")
 async def search_knowledge(body: SearchBody, deps: Deps, tenant_id: TenantDep) -> dict[str, Any]:
     """Facts and sections ranked by the mode and floored; each result carries its status, flag,
-    support and every score; 409 when the embedder differs or lexical search is off."""
+    support and every score; with `expand`, each hit on an entity is followed by its related
+    entities' facts, nearest first; 409 when the embedder differs or lexical search is off."""
     if deps.search is None:
         raise Problem(503, "recall-disabled", "knowledge search is not enabled on this service")
     if not body.query.strip():
@@ -58,8 +61,11 @@ async def search_knowledge(body: SearchBody, deps: Deps, tenant_id: TenantDep) -
         ) from None
     except LexicalOff as off:
         raise Problem(409, "lexical-disabled", str(off)) from None
+    results = found.results
+    if body.expand and deps.graph is not None:
+        results = await expand(deps.graph, deps.knowledge, tenant_id, results, body.expand)
     return {
-        "results": found.results,
+        "results": results,
         "mode": found.mode,
         "floor": found.floor,
         "dropped_below_floor": found.dropped_below_floor,

@@ -172,6 +172,9 @@ class SearchKnowledge(BaseModel):
     kinds: list[Literal["fact", "article_section", "passage"]] | None = Field(
         default=None, min_length=1, max_length=3
     )
+    expand: int | None = Field(default=None, ge=1, le=2)
+    """Follow each hit on an entity with the live facts of entities up to this many relations
+    away (1 or 2), nearest first."""
 
 
 @router.post("/search")
@@ -179,7 +182,9 @@ async def search_knowledge(body: SearchKnowledge, deps: Deps, caller: CallerDep)
     """Facts, sections and passages ranked by the mode above the floor (an exact identifier
     match is kept): facts and sections with status, contested flag and support, passages with
     their citation (document, version, name, heading path, page, span, text), each with
-    `scores`; 409 `lexical-disabled` for `lexical` where enrichment keeps no lexical vectors."""
+    `scores`; with `expand` (1 or 2), each hit on an entity is followed by the facts of its
+    related entities, nearest first, each marked `expanded` (from, distance, relation);
+    409 `lexical-disabled` for `lexical` where enrichment keeps no lexical vectors."""
     return JSONResponse(
         await _proxy(deps, caller, "POST", "/search", json=body.model_dump(exclude_none=True))
     )
