@@ -273,3 +273,17 @@ async def test_expansion_follows_each_hit_with_its_neighbours_facts_nearest_firs
     assert ("supplier:s1", 2) in distances
     passage = {"kind": "passage", "passage_id": "psg_1"}
     assert await expand(world.graph, world.kb, T, [passage], 2) == [passage]
+
+
+async def test_a_relation_to_itself_is_listed_once() -> None:
+    world = World()
+    await world.apply(
+        record(
+            "rec_p1",
+            "part:p1",
+            {"id": "p1", "replaces": "p1"},
+            [ref("replaces", "replaces", "part", "p1")],
+        )
+    )
+    walk = await world.graph.walk(T, "part:p1", "both", None, 2)
+    assert [(e.direction, e.other) for e in walk.edges] == [("out", "part:p1")]

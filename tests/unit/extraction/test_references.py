@@ -83,3 +83,12 @@ def test_bad_reference_declarations_are_refused(
         RecordSchema.model_validate(
             {"name": "shipment", "id_fields": ["id"], "references": references, **extra}
         )
+
+
+def test_a_row_that_fills_a_newly_declared_reference_is_a_new_revision() -> None:
+    source = Source(tenant_id="t1", source_item="doc_1", default_type="shipment")
+    row = [Candidate("row:2", {"id": "sh1", "carrier_id": "c1"})]
+    plain = build(row, source, SchemaRegistry([RecordSchema(name="shipment", id_fields=("id",))]))
+    related = build(row, source, SchemaRegistry([SHIPMENT]))
+    assert plain.drafts[0].fingerprint == plain.drafts[0].content_sha256[:16]
+    assert related.drafts[0].fingerprint != plain.drafts[0].fingerprint

@@ -12,6 +12,8 @@ from engram_enrichment.service.search import fact_result
 
 NEIGHBOURS_PER_HIT = 10
 """Related entities whose facts follow one hit, nearest first."""
+EXPANDED_HITS = 10
+"""The top hits that are expanded; later hits are answered as they are."""
 
 
 async def neighbours(
@@ -37,16 +39,16 @@ async def expand(
     results: Sequence[dict[str, Any]],
     depth: int,
 ) -> list[dict[str, Any]]:
-    """The results with, after each hit on an entity, its neighbours' live facts (each
-    neighbour once, after the best-ranked hit that reaches it; none already a hit)."""
+    """The results with, after each of the top hits on an entity, its neighbours' live facts
+    (each neighbour once, after the best-ranked hit that reaches it; none already a hit)."""
     hit_entities = {str(r["entity_id"]) for r in results if r.get("entity_id")}
     hit_facts = {str(r["fact_id"]) for r in results if r.get("fact_id")}
     shown: set[str] = set()
     expanded: list[dict[str, Any]] = []
-    for result in results:
+    for rank, result in enumerate(results):
         expanded.append(result)
         entity_id = result.get("entity_id")
-        if not entity_id or entity_id in shown:
+        if rank >= EXPANDED_HITS or not entity_id or entity_id in shown:
             continue
         shown.add(str(entity_id))
         near = [

@@ -107,11 +107,10 @@ class RelationGraph:
             rows = await self._level(tenant_id, frontier, direction, predicate)
             if len(rows) > self.max_visited:
                 walk.truncated = True
-            edges = [
-                e
-                for e in edges_from(rows, frontier, direction, level)
-                if str(e.row["relation_id"]) not in seen
-            ]
+            first: dict[str, Edge] = {}
+            for e in edges_from(rows, frontier, direction, level):
+                first.setdefault(str(e.row["relation_id"]), e)
+            edges = [e for rid, e in first.items() if rid not in seen]
             walk.present |= await self.rows.present(tenant_id, sorted({e.other for e in edges}))
             seen |= {str(e.row["relation_id"]) for e in edges}
             walk.edges += edges

@@ -59,12 +59,14 @@ class Draft:
 
     @property
     def fingerprint(self) -> str:
-        """What a new revision is decided on: the content, and the passages it cites (a passage
+        """What a new revision is decided on: the content, the passages it cites (a passage
         id names its version, so a new version's citations revise the record and its facts
-        never cite a withdrawn passage)."""
-        if not self.passage_ids:
+        never cite a withdrawn passage) and the references it fills (so a type that gains a
+        reference declaration revises its rows at their source's next version)."""
+        if not self.passage_ids and not self.references:
             return self.content_sha256[:FINGERPRINT_CHARS]
-        cited = "\x1f".join([self.content_sha256, *self.passage_ids])
+        named = [r.model_dump_json() for r in self.references]
+        cited = "\x1f".join([self.content_sha256, *self.passage_ids, *named])
         return hashlib.sha256(cited.encode()).hexdigest()[:FINGERPRINT_CHARS]
 
 
