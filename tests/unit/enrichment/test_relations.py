@@ -5,8 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
 import pytest
+from fastapi import FastAPI
 
+from engram_enrichment.api import ROUTERS
+from engram_enrichment.api.dependencies import EnrichmentDeps
 from engram_enrichment.domain.article import render
 from engram_enrichment.domain.relations import decode_cursor, encode_cursor
 from engram_enrichment.domain.schema import Schema
@@ -14,6 +18,7 @@ from engram_enrichment.handlers import EnrichmentHandlers
 from engram_enrichment.service.expansion import expand
 from engram_enrichment.service.knowledge import KnowledgeBase
 from engram_enrichment.service.relations import BadCursor, NoSuchEntity, RelationGraph
+from engram_enrichment.service.resolution import Resolutions
 from engram_enrichment.service.verify import references
 from engram_events import Envelope, new_event
 from engram_events.catalog import RECORD_UPSERTED
@@ -24,7 +29,10 @@ from engram_events.payloads.records import (
     Reference,
     ReferenceTarget,
 )
-from tests.unit.enrichment.fakes import MemoryRelationRows, MemoryStore
+from engram_platform.dependencies import install
+from engram_platform.problems import install_problem_handlers
+from tests.support.internal import accept_internal_calls, internal_headers
+from tests.unit.enrichment.fakes import MemoryRelationRows, MemoryStore, StagedEvents
 from tests.unit.enrichment.scenario import SHA, at, tombstoned
 
 pytestmark = pytest.mark.unit
@@ -287,3 +295,49 @@ async def test_a_relation_to_itself_is_listed_once() -> None:
     )
     walk = await world.graph.walk(T, "part:p1", "both", None, 2)
     assert [(e.direction, e.other) for e in walk.edges] == [("out", "part:p1")]
+
+
+class Routes:
+    """The internal relation routes over the supply chain in memory."""
+
+    def __init__(self, world: World) -> None:
+        self.app = FastAPI()
+        accept_internal_calls(self.app)
+        install_problem_handlers(self.app)
+        for router in ROUTERS:
+            self.app.include_router(router)
+        resolutions = Resolutions(world.kb, None, StagedEvents())
+        install(self.app, EnrichmentDeps(world.kb, resolutions, graph=world.graph))
+
+    async def call(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        transport = httpx.ASGITransport(app=self.app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://enrichment") as client:
+            return await client.request(
+                method, f"/internal/v1/knowledge{path}", headers=internal_headers(T), **kwargs
+            )
+
+
+async def test_the_routes_answer_pages_paths_and_their_refusals() -> None:
+    routes = Routes(await supply_chain())
+    listed = await routes.call(
+        "GET", "/entities/supplier:s1/relations", params={"direction": "in", "limit": 1}
+    )
+    assert listed.status_code == 200, listed.text
+    assert len(listed.json()["relations"]) == 1 and listed.json()["next_cursor"]
+    entity = await routes.call("GET", "/entities/supplier:s1")
+    assert entity.status_code == 200 and entity.json()["entity_id"] == "supplier:s1"
+    path = await routes.call("POST", "/paths", json={"from": "supplier:s1", "to": "carrier:c2"})
+    assert path.status_code == 200 and path.json()["length"] == 2
+    refusals = [
+        await routes.call("GET", "/entities/supplier:s1/relations", params={"depth": 4}),
+        await routes.call("GET", "/entities/supplier:s1/relations", params={"cursor": "x"}),
+        await routes.call("GET", "/entities/supplier:s1/relations", params={"direction": "up"}),
+        await routes.call("POST", "/paths", json={"from": "supplier:s1", "to": "x", "via": 1}),
+        await routes.call("POST", "/paths", json={"from": "a", "to": "b", "max_depth": 5}),
+    ]
+    assert [r.status_code for r in refusals] == [422] * 5
+    missing = [
+        await routes.call("GET", "/entities/carrier:c9/relations"),
+        await routes.call("POST", "/paths", json={"from": "supplier:s1", "to": "carrier:c9"}),
+    ]
+    assert [r.status_code for r in missing] == [404, 404]

@@ -85,6 +85,7 @@ def test_a_clock_going_back_never_adds_tokens() -> None:
         ("DELETE", "/v1/agents/{agent_id}/memories/{memory_id}", WRITE),
         ("POST", "/v1/agents/{agent_id}/recall", READ),
         ("POST", "/v1/knowledge/search", READ),
+        ("POST", "/v1/knowledge/paths", READ),
         ("GET", "/v1/agents/{agent_id}/memories", READ),
         ("GET", "/v1/records", READ),
         ("GET", "/healthz", None),
