@@ -9,7 +9,9 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from engram_events.catalog import RECORD_UPSERTED
+from engram_events import new_event
+from engram_events.catalog import RECORD_UPSERTED, RECORDS_IMPORT_REQUESTED
+from engram_events.payloads.records import RecordsImportRequested
 from engram_extraction import api
 from engram_extraction.adapters.mapping import lineage
 from engram_extraction.api import ExtractionDeps
@@ -17,6 +19,7 @@ from engram_extraction.domain.records import Draft, Source
 from engram_extraction.domain.schema import Declared, RecordSchema, SchemaRegistry
 from engram_extraction.domain.types import BadDefinition, definition_of
 from engram_extraction.service.documents import DocumentExtraction
+from engram_extraction.service.imports import RecordImports
 from engram_extraction.service.types import RecordTypes
 from engram_platform.dependencies import install
 from engram_platform.problems import install_problem_handlers
@@ -168,3 +171,18 @@ def test_the_stored_lineage_names_the_definition_a_record_was_built_with() -> No
     source = Source("tnt_a", "doc_1", "order", document_id="doc_1")
     assert lineage(source, draft)["type_definition"] == {"origin": "tenant", "version": 4}
     assert "type_definition" not in lineage(source, Draft("r1", "order", "order:1", {}, "ab", "x"))
+
+
+async def test_an_import_is_built_with_the_tenants_type() -> None:
+    store, types = FakeStore(), RecordTypes(FakeTypeStore(), BUNDLED)
+    await types.declare(
+        "tnt_a", "contact", {"id_fields": ["phone"], "required_fields": ["phone"]}, None
+    )
+    rows = [{"email": "a@x.io", "phone": "111"}, {"email": "b@x.io"}]
+    request = RecordsImportRequested(
+        import_id="imp_1", source="crm", record_type="contact", rows=rows
+    )
+    imports = RecordImports(store, types, FakeOutbox())
+    await imports.import_rows(new_event(RECORDS_IMPORT_REQUESTED, request, tenant_id="tnt_a"))
+    assert [h["entity_id"] for h in store.heads.values()] == ["contact:111"]
+    assert store.imports["imp_1"]["rejected_count"] == 1
