@@ -90,3 +90,5 @@ async def test_a_tenant_type_governs_documents_extracted_after_it(pipeline: Pipe
     assert [(v["version"], v["retired"]) for v in versions] == [(1, False), (2, True)]
     first = await api.get(f"{TYPES}/example_contact", params={"version": 1})
     assert first.json()["definition"]["id_fields"] == ["phone"]
+    typo = await api.get(f"{TYPES}/example_contact", params={"versoin": 1})
+    assert typo.status_code == 422 and typo.json()["errors"][0]["loc"] == ["query", "versoin"]

@@ -87,7 +87,8 @@ class TypeVersion:
     key_id: str | None = None
 
     def view(self) -> dict[str, Any]:
-        """As the API shows it (the definition without its name, which the row carries)."""
+        """As the API shows it: the version, whether it retired the type, the definition, who
+        changed it and when."""
         return {
             "name": self.name,
             "version": self.version,
