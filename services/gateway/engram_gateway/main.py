@@ -35,6 +35,7 @@ from engram_gateway.api import (
     records,
     reindex,
     retention,
+    schema_types,
     transfer,
 )
 from engram_gateway.api.body_limit import BodyLimit
@@ -184,6 +185,7 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
                 curation.router,
                 knowledge.router,
                 records.router,
+                schema_types.router,
                 memory_writes.router,
                 memory_edits.router,
                 conversations.router,

@@ -28,6 +28,7 @@ from engram_events.payloads.records import (
     RecordUpserted,
     Reference,
     ReferenceTarget,
+    TypeDefinition,
 )
 from engram_platform.dependencies import install
 from engram_platform.problems import install_problem_handlers
@@ -341,3 +342,23 @@ async def test_the_routes_answer_pages_paths_and_their_refusals() -> None:
         await routes.call("POST", "/paths", json={"from": "supplier:s1", "to": "carrier:c9"}),
     ]
     assert [r.status_code for r in missing] == [404, 404]
+
+
+async def test_a_single_relation_contradicts_even_where_the_type_lists_other_single_values() -> (
+    None
+):
+    world = await supply_chain()
+    fix = record(
+        "rec_fix",
+        "shipment:sh1",
+        {"id": "sh1", "carrier_id": "c2"},
+        [ref("carrier_id", "carried_by", "carrier", "c2")],
+    )
+    defined = fix.payload.model_copy(
+        update={
+            "type_definition": TypeDefinition(origin="tenant", version=1, single_valued=["name"])
+        }
+    )
+    await world.apply(fix.model_copy(update={"payload": defined}))
+    carried = {(o, status) for s, p, o, status in world.edges() if p == "carried_by"}
+    assert ("carrier:c2", "contested") in carried and ("carrier:c1", "contested") in carried

@@ -18,6 +18,7 @@ from engram_client.cli import (
     reindex,
     tenant,
     transfer,
+    types,
 )
 from engram_client.cli.common import UsageError, add_common
 from engram_client.cli.output import fail
@@ -45,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
         keys,
         docs,
         records,
+        types,
         knowledge,
         memory,
         prune,

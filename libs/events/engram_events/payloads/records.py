@@ -87,6 +87,16 @@ class Reference(Payload):
     targets: list[ReferenceTarget] = Field(min_length=1, max_length=MAX_REFERENCES)
 
 
+class TypeDefinition(Payload):
+    """The definition of its type a record was built with: the bundled file's or the tenant's
+    (`/v1/schema/types`), its version, and the attributes it calls single-valued (None: the
+    enrichment service's own schema decides)."""
+
+    origin: Literal["bundled", "tenant"]
+    version: int = Field(ge=1)
+    single_valued: list[AttributeName] | None = None
+
+
 class RecordUpserted(Payload):
     """A record's current revision, announced after it is durable."""
 
@@ -101,6 +111,8 @@ class RecordUpserted(Payload):
     references: list[Reference] = Field(default_factory=list, max_length=MAX_REFERENCES)
     """The record type's declared reference fields this record fills (optional: records of a
     type without references, and producers before relations, carry none)."""
+    type_definition: TypeDefinition | None = None
+    """Set when the record's type is declared; absent for an undeclared type."""
 
 
 class RecordTombstoned(Payload):

@@ -39,11 +39,7 @@ def reconcile(entity: Entity, schema: Schema, *, cause: str, at: datetime, why: 
         facts = sorted(by_attribute.get(attribute, []), key=lambda f: f.fact_id)
         live = [f for f in facts if f.live]
         open_one = entity.open_contradiction(attribute)
-        disagree = (
-            len(live) >= 2
-            and schema.is_single_valued(entity.entity_type, attribute)
-            and not any(f.relation is not None and f.relation.many for f in live)
-        )
+        disagree = len(live) >= 2 and _single_valued(entity, schema, attribute, live)
         contested = live if disagree else [f for f in live if f.contested_by]
         if contested:
             chosen = {f.fact_id for f in contested}
@@ -64,6 +60,15 @@ def reconcile(entity: Entity, schema: Schema, *, cause: str, at: datetime, why: 
                     mode="automatic",
                     reason=f"the other side lost its last support: {why}",
                 )
+
+
+def _single_valued(entity: Entity, schema: Schema, attribute: str, live: list[Fact]) -> bool:
+    """A relation is single-valued unless its reference is list-valued, whatever else the
+    type declares; any other attribute as the type's definition, else the schema, says."""
+    relations = [f.relation for f in live if f.relation is not None]
+    if relations:
+        return not any(r.many for r in relations)
+    return schema.is_single_valued(entity.entity_type, attribute, entity.single_valued)
 
 
 def _withdraw(fact: Fact, at: datetime, why: str) -> None:

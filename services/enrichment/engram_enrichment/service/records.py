@@ -59,6 +59,7 @@ class RecordChanges:
             observed_at=as_utc(record.observed_at),
             edit=curator_edit(record.lineage.edit),
             references=list(record.references),
+            single_valued=record.type_definition.single_valued if record.type_definition else None,
         )
         why = f"record {record.record_id} revision {record.revision} no longer asserts it"
 

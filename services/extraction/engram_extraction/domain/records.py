@@ -21,7 +21,7 @@ from engram_extraction.domain.naming import (
     record_id,
     type_name,
 )
-from engram_extraction.domain.schema import RecordSchema, SchemaRegistry
+from engram_extraction.domain.schema import Declared, RecordSchema, SchemaRegistry
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,8 @@ class Draft:
     content_sha256: str
     locator: str
     passage_ids: tuple[str, ...] = ()
+    declared: Declared | None = None
+    """The type definition the record was built with (None: the type is not declared)."""
     references: tuple[Reference, ...] = ()
 
     @property
@@ -119,7 +121,8 @@ def build(candidates: list[Candidate], source: Source, registry: SchemaRegistry)
             rtype = type_name(raw_type)
         else:
             rtype = candidate.type_hint or source.default_type
-        schema = registry.get(rtype)
+        declared = registry.declaration(rtype)
+        schema = declared.schema if declared else None
         digest = content_hash(rtype, attributes)
         if schema:
             missing = [f for f in schema.required_fields if attributes.get(f) in (None, "")]
@@ -165,6 +168,7 @@ def build(candidates: list[Candidate], source: Source, registry: SchemaRegistry)
                 digest,
                 candidate.locator,
                 candidate.passage_ids,
+                declared,
                 references_of(attributes, schema),
             )
         )
@@ -183,26 +187,26 @@ def references_of(
         return ()
     found: list[Reference] = []
     budget = MAX_REFERENCES
-    for declared in schema.references:
-        value = attributes.get(declared.field)
+    for reference in schema.references:
+        value = attributes.get(reference.field)
         if value is None or isinstance(value, bool) or budget <= 0:
             continue
         text = str(value)
-        pieces = text.split(declared.separator) if declared.many else [text]
+        pieces = text.split(reference.separator) if reference.many else [text]
         keys = list(dict.fromkeys(p.strip() for p in pieces if p.strip()))[:budget]
         keys = [k for k in keys if len(k) <= MAX_KEY]
         if not keys:
             continue
         budget -= len(keys)
         targets = [
-            ReferenceTarget(key=k, entity_id=entity_id(declared.to, entity_key(k))) for k in keys
+            ReferenceTarget(key=k, entity_id=entity_id(reference.to, entity_key(k))) for k in keys
         ]
         found.append(
             Reference(
-                field=declared.field,
-                predicate=declared.predicate,
-                object_type=declared.to,
-                many=declared.many,
+                field=reference.field,
+                predicate=reference.predicate,
+                object_type=reference.to,
+                many=reference.many,
                 targets=targets,
             )
         )
