@@ -186,3 +186,36 @@ def test_relations_traversal_paths_contradiction_and_pruning(platform: Platform)
         assert [(r["predicate"], r["to"], r["status"]) for r in left] == [
             ("carried_by", "carrier:c2", "active")
         ]
+
+
+def test_a_tenant_type_declares_references_through_the_types_api(platform: Platform) -> None:
+    with platform.client(create_tenant(platform.env, "typed")) as client:
+        bad = {
+            "id_fields": ["id"],
+            "required_fields": ["id"],
+            "references": [{"field": "id", "to": "x", "predicate": "p"}],
+        }
+        refused = client.put("/v1/schema/types/order", json=bad)
+        assert refused.status_code == 422 and "cannot be references" in refused.text
+        declared = {
+            "id_fields": ["id"],
+            "required_fields": ["id"],
+            "single_valued": ["status"],
+            "references": [
+                {"field": "customer", "to": "customer", "predicate": "ordered_by"},
+                {"field": "items", "to": "product", "predicate": "contains", "many": True},
+            ],
+        }
+        put = client.put("/v1/schema/types/order", json=declared)
+        assert put.status_code == 200, put.text
+        upload(client, "orders.csv", "id,customer,items,status\no1,k1,p1;p2,open\n")
+        found = until(
+            lambda: edges(relations(client, "order:o1", direction="out")),
+            "the order's relations",
+            ready=lambda rows: len(rows) == 3,
+        )
+        assert found == {
+            ("order:o1", "ordered_by", "customer:k1", False),
+            ("order:o1", "contains", "product:p1", False),
+            ("order:o1", "contains", "product:p2", False),
+        }
