@@ -47,7 +47,10 @@ from engram_memory.service.storing import Storing
 from engram_memory.service.withdrawal import Withdrawals
 from engram_memory.service.writes import Writes
 from engram_platform.app import service_app
+from engram_platform.audit import INDEXES as AUDIT_INDEXES
+from engram_platform.audit import AuditLog
 from engram_platform.dependencies import install
+from engram_platform.indexes import merge
 from engram_platform.runtime import ConnectedRuntime, Runtime
 from engram_vectors import vector_store_from
 from engram_vectors.opening import open_at_start
@@ -120,7 +123,7 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
         settings,
         install_global=install_global,
         recover_collections=[MEMORIES],
-        indexes=INDEXES,
+        indexes=merge(INDEXES, AUDIT_INDEXES),
     )
 
     sweepers: list[ExpirySweeper] = []
@@ -212,7 +215,8 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
         rt.consumer.on(CONVERSATION_DELETED, conversations.on_deleted)
         staged = OutboxWithdrawals(rt.db, rt.outbox)
         deletions = Deletions(rows, vectors, staged)
-        sweepers[:] = [ExpirySweeper(rows, vectors, staged)]
+        audit = AuditLog(rt.db)
+        sweepers[:] = [ExpirySweeper(rows, vectors, staged, audit)]
         install(
             app,
             MemoryDeps(
@@ -223,6 +227,7 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
                 deletions,
                 History(rows),
                 retention,
+                audit,
                 reindexer,
             ),
         )

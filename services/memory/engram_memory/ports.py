@@ -11,6 +11,7 @@ from engram_events.retention import AgentRetention
 from engram_memory.domain.listing import Order, Position
 from engram_memory.domain.reindex import Reindex, Space
 from engram_memory.domain.selection import Selection
+from engram_platform.audit import AuditEntry, AuditQuery
 from engram_vectors import HybridHit, Point, SparseVector
 
 
@@ -129,6 +130,18 @@ class RetentionRuleStore(Protocol):
     async def put(self, tenant_id: str, agent_id: str, retention: AgentRetention) -> None: ...
 
     async def forget(self, tenant_id: str, agent_id: str) -> None: ...
+
+
+class AuditRecorder(Protocol):
+    """The service's audit entries (`engram_platform.audit.AuditLog`)."""
+
+    async def record(self, entries: Sequence[AuditEntry]) -> None: ...
+
+
+class AuditPages(Protocol):
+    """The service's audit entries as the gateway lists them (`engram_platform.audit.AuditLog`)."""
+
+    async def page(self, tenant_id: str, query: AuditQuery) -> list[AuditEntry]: ...
 
 
 class LapsedRows(Protocol):

@@ -30,6 +30,7 @@ QUERY_METHODS = frozenset(
     }
 )
 COVERED = {
+    "libs/platform/engram_platform/audit.py": "tests/unit/platform/test_indexes.py",
     "libs/platform/engram_platform/held.py": "tests/unit/ingest/test_indexes.py",
     "libs/platform/engram_platform/consuming/parked_store.py": (
         "tests/unit/platform/test_indexes.py"

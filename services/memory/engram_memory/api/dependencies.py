@@ -7,7 +7,7 @@ from typing import Annotated
 
 from fastapi import Depends
 
-from engram_memory.ports import ConversationRecords, MemoryRowReads
+from engram_memory.ports import AuditPages, ConversationRecords, MemoryRowReads
 from engram_memory.service.dedup import Dedup
 from engram_memory.service.deletion import Deletions
 from engram_memory.service.history import History
@@ -28,6 +28,8 @@ class MemoryDeps:
     deletions: Deletions
     history: History
     retention: Retention
+    audit: AuditPages
+    """The sweeper's audit entries, which the gateway lists with its own."""
     reindex: Reindexer | None = None
 
 

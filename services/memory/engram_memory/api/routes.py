@@ -30,6 +30,7 @@ from engram_memory.domain.withdrawal import LIVE_STATUSES
 from engram_memory.service.dedup import Candidate
 from engram_memory.service.recall import EmbedderMismatch, LexicalOff
 from engram_memory.service.reindex import SameSpace, TargetUnavailable
+from engram_platform.audit import AuditPageRequest
 from engram_platform.internal import KNOWN_PATH, KnownIds, TenantDep
 from engram_platform.problems import Problem
 
@@ -285,3 +286,11 @@ async def reindex_progress(deps: Deps, tenant_id: TenantDep) -> dict[str, Any]:
     """The latest reindex's state, done/total, times and rate (state `none`: never run)."""
     progress = None if deps.reindex is None else deps.reindex.progress()
     return progress or {"state": "none"}
+
+
+@router.post("/audit/query")
+async def audit_page(body: AuditPageRequest, deps: Deps, tenant_id: TenantDep) -> dict[str, Any]:
+    """A page of the tenant's audit entries this service keeps (memories the sweeper expired),
+    newest first, before the gateway's position, for the gateway to merge with its own."""
+    entries = await deps.audit.page(tenant_id, body.query())
+    return {"entries": [entry.model_dump(mode="json") for entry in entries]}
