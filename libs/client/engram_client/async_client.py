@@ -724,6 +724,50 @@ class AsyncEngramClient:
         """Issue a replacement with the same role and name; the old key is revoked at once."""
         return await self.run(calls.rotate_key(key_id))
 
+    async def list_audit(
+        self,
+        *,
+        action: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        target: str | None = None,
+        cursor: str | None = None,
+        limit: int | None = None,
+    ) -> models.AuditPage:
+        """One page of the tenant's audit log, newest first (the key needs `admin`): who did
+        what to which ids, never content."""
+        return await self.run(
+            calls.list_audit(
+                action=action, since=since, until=until, target=target, cursor=cursor, limit=limit
+            )
+        )
+
+    async def iter_audit(
+        self,
+        *,
+        action: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        target: str | None = None,
+        page_size: int | None = None,
+    ) -> AsyncIterator[models.AuditEntry]:
+        """Every matching audit entry, newest first, following `next_cursor`."""
+        cursor: str | None = None
+        while True:
+            page = await self.list_audit(
+                action=action,
+                since=since,
+                until=until,
+                target=target,
+                cursor=cursor,
+                limit=page_size,
+            )
+            for entry in page.entries:
+                yield entry
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
+
     async def health(self) -> models.Health:
         """`/healthz`: the gateway process is up."""
         return await self.run(calls.health())

@@ -713,6 +713,49 @@ class EngramClient:
         """Issue a replacement with the same role and name; the old key is revoked at once."""
         return self.run(calls.rotate_key(key_id))
 
+    def list_audit(
+        self,
+        *,
+        action: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        target: str | None = None,
+        cursor: str | None = None,
+        limit: int | None = None,
+    ) -> models.AuditPage:
+        """One page of the tenant's audit log, newest first (the key needs `admin`): who did
+        what to which ids, never content."""
+        return self.run(
+            calls.list_audit(
+                action=action, since=since, until=until, target=target, cursor=cursor, limit=limit
+            )
+        )
+
+    def iter_audit(
+        self,
+        *,
+        action: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        target: str | None = None,
+        page_size: int | None = None,
+    ) -> Iterator[models.AuditEntry]:
+        """Every matching audit entry, newest first, following `next_cursor`."""
+        cursor: str | None = None
+        while True:
+            page = self.list_audit(
+                action=action,
+                since=since,
+                until=until,
+                target=target,
+                cursor=cursor,
+                limit=page_size,
+            )
+            yield from page.entries
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
+
     def health(self) -> models.Health:
         """`/healthz`: the gateway process is up."""
         return self.run(calls.health())
