@@ -139,11 +139,11 @@ def decode_cursor(cursor: str) -> Position:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         body = json.loads(raw)
         position = Position(datetime.fromisoformat(body["a"]), str(body["e"]))
-    except (ValueError, KeyError, TypeError) as bad:
+        if position.at.tzinfo is None:
+            raise ValueError("a naive time")
+        return Position(audit_time(position.at), position.entry_id)
+    except (ValueError, KeyError, TypeError, OverflowError) as bad:
         raise BadCursor("the cursor is not one this listing returned") from bad
-    if position.at.tzinfo is None:
-        raise BadCursor("the cursor is not one this listing returned")
-    return Position(audit_time(position.at), position.entry_id)
 
 
 @dataclass(frozen=True)

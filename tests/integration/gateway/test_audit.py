@@ -143,6 +143,7 @@ def test_every_audited_action_is_listed_for_the_admin_with_ids_never_content(
             {"limit": "201"},
             {"cursor": "not-a-cursor"},
             {"since": "2026-12-05T10:00:00"},
+            {"since": "0001-01-01T00:00:00+05:00"},
             {"until": "yesterday"},
             {"actor": admin_id},
         ):

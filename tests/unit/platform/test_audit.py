@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
@@ -72,7 +72,10 @@ def test_a_row_reads_back_as_the_entry_and_names_every_target_id() -> None:
 def test_a_cursor_names_the_last_entry_and_refuses_anything_else() -> None:
     one = entry(7)
     assert decode_cursor(encode_cursor(one)) == Position(one.at, one.entry_id)
-    for bad in ("x", "eyJhIjoxfQ", encode_cursor(one)[:-3]):
+    far = Position(datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=5))), "aud_1")
+    naive = Position(AT.replace(tzinfo=None), "aud_1")
+    crafted = [encode_cursor(one.model_copy(update={"at": p.at})) for p in (far, naive)]
+    for bad in ("x", "eyJhIjoxfQ", "WzFd", encode_cursor(one)[:-3], *crafted):
         with pytest.raises(BadCursor):
             decode_cursor(bad)
 

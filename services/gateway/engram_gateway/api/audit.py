@@ -14,7 +14,7 @@ from engram_gateway.api.auth import CallerDep
 from engram_gateway.api.dependencies import Deps
 from engram_gateway.domain.access import ADMIN
 from engram_gateway.domain.model import Caller
-from engram_platform.audit import Action, AuditQuery, BadCursor, decode_cursor
+from engram_platform.audit import Action, AuditQuery, BadCursor, audit_time, decode_cursor
 from engram_platform.problems import Problem
 
 router = APIRouter(tags=["audit"])
@@ -32,14 +32,21 @@ AdminDep = Annotated[Caller, Depends(admin)]
 
 
 def _aware(name: str, moment: datetime | None) -> datetime | None:
-    """A time bound must say its timezone: a naive one would be read in an unknown zone."""
-    if moment is not None and moment.tzinfo is None:
-        raise Problem(
-            422,
-            detail=f"{name} needs a timezone (e.g. 2026-12-05T17:00:00Z)",
-            errors=[{"loc": ["query", name], "msg": "timezone required", "type": "naive_time"}],
-        )
-    return moment
+    """A time bound as the log keeps times; it must say its timezone (a naive one would be
+    read in an unknown zone) and lie within the years UTC can hold."""
+    if moment is None:
+        return None
+    problem = "timezone required" if moment.tzinfo is None else None
+    if problem is None:
+        try:
+            return audit_time(moment)
+        except OverflowError:
+            problem = "out of range in UTC"
+    raise Problem(
+        422,
+        detail=f"{name}: {problem} (e.g. 2026-12-05T17:00:00Z)",
+        errors=[{"loc": ["query", name], "msg": problem, "type": "invalid_time"}],
+    )
 
 
 @router.get("/v1/audit")
