@@ -97,7 +97,10 @@ async def rotate_key(
     key_id: KeyId, deps: Deps, caller: AdminDep, body: RotateKey | None = None
 ) -> JSONResponse:
     """Issue a replacement with the same role and name and revoke this key at once."""
-    new = await deps.keys.rotate(caller.tenant_id, key_id)
-    target = {"key_id": key_id, "new_key_id": new.view.key_id, "role": new.view.role}
-    await deps.audit.record(caller, "key.rotated", target, once_per=(key_id,))
+
+    async def audited(new: NewKey) -> None:
+        target = {"key_id": key_id, "new_key_id": new.view.key_id, "role": new.view.role}
+        await deps.audit.record(caller, "key.rotated", target, once_per=(new.view.key_id,))
+
+    new = await deps.keys.rotate(caller.tenant_id, key_id, before_revoking=audited)
     return JSONResponse(_issued(new, replaces=key_id), status_code=201)
