@@ -363,6 +363,14 @@ class ImportStatus(ApiModel):
     status: str
 
 
+class TypeDefinitionRef(ApiModel):
+    """Which definition of its type a record was built with: `bundled` or `tenant`, and its
+    version."""
+
+    origin: str
+    version: int
+
+
 class RecordLineage(ApiModel):
     """Where a record came from."""
 
@@ -370,6 +378,29 @@ class RecordLineage(ApiModel):
     document_version: str | None = None
     locator: str = ""
     source_item_id: str | None = None
+    type_definition: TypeDefinitionRef | None = None
+
+
+class RecordType(ApiModel):
+    """A record type: whose definition (`bundled` or `tenant`), its version, and the definition
+    (`id_fields`, `required_fields`, `single_valued`, ...; None for a retired version)."""
+
+    name: str
+    origin: str
+    version: int
+    definition: dict[str, Any] | None = None
+    retired: bool = False
+    changed_at: datetime | None = None
+    changed_by: str | None = None
+    bundled: bool | None = None
+
+
+class RecordTypeVersions(ApiModel):
+    """The tenant's versions of one type, oldest first, and the bundled type of that name."""
+
+    name: str
+    versions: list[RecordType] = Field(default_factory=list)
+    bundled: RecordType | None = None
 
 
 class RecordRevision(ApiModel):

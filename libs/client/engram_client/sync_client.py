@@ -756,6 +756,27 @@ class EngramClient:
                 return
             cursor = page.next_cursor
 
+    def list_types(self) -> list[models.RecordType]:
+        """Every record type in force for the tenant, each `bundled` or `tenant` (declared)."""
+        return self.run(calls.list_types())
+
+    def get_type(self, name: str, version: int | None = None) -> models.RecordType:
+        """A type's definition in force, or the tenant's `version` of it."""
+        return self.run(calls.get_type(name, version))
+
+    def type_versions(self, name: str) -> models.RecordTypeVersions:
+        """The tenant's versions of a type, oldest first, and the bundled definition."""
+        return self.run(calls.type_versions(name))
+
+    def put_type(self, name: str, definition: Mapping[str, Any]) -> models.RecordType:
+        """Declare the tenant's next version of a type (key with the `admin` role); documents
+        extracted from now on use it. A bad definition raises ValidationFailed naming the field."""
+        return self.run(calls.put_type(name, definition))
+
+    def delete_type(self, name: str) -> models.RecordType:
+        """Retire the tenant's definition of a type (admin); the bundled one applies again."""
+        return self.run(calls.delete_type(name))
+
     def health(self) -> models.Health:
         """`/healthz`: the gateway process is up."""
         return self.run(calls.health())

@@ -17,7 +17,7 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from engram_platform import idempotency, outbox
 from engram_platform.broker import Broker, make_broker
-from engram_platform.consuming import OUTBOXED, Consumer, Delivery, parked_store
+from engram_platform.consuming import BULK_POLL_MS, OUTBOXED, Consumer, Delivery, parked_store
 from engram_platform.indexes import Expiry, Indexes, ensure_indexes, merge
 from engram_platform.kafka_security import kafka_security_options
 from engram_platform.logs import configure_logging
@@ -48,7 +48,8 @@ class Runtime:
     delivery: Delivery = OUTBOXED
     batch_size: int | None = None
     """Records per fetch; the settings' `consumer_batch_size` when not given."""
-    batch_timeout_ms: int = 50
+    batch_timeout_ms: int = BULK_POLL_MS
+    """How long the bulk lane's idle fetch waits (the interactive lane's: `consumer_poll_ms`)."""
 
     @classmethod
     def build(
@@ -61,7 +62,7 @@ class Runtime:
         indexes: Indexes | None = None,
         delivery: Delivery = OUTBOXED,
         batch_size: int | None = None,
-        batch_timeout_ms: int = 50,
+        batch_timeout_ms: int = BULK_POLL_MS,
     ) -> Runtime:
         """Configure logging, tracing, metrics and the broker; nothing connects yet."""
         if install_global:
@@ -105,6 +106,7 @@ class Runtime:
             ),
             batch_size=self.batch_size or settings.consumer_batch_size,
             batch_timeout_ms=self.batch_timeout_ms,
+            poll_ms=settings.consumer_poll_ms,
             bulk_part=settings.consumer_bulk_part,
             tracer_provider=self.tracer_provider,
             metrics=ConsumerMetrics(self.service, self.meter_provider),

@@ -146,6 +146,15 @@ class ServiceSettings(BaseSettings):
         description="bulk-lane inputs handled between turns of the interactive lane: the most "
         "an interactive write waits behind",
     )
+    consumer_poll_ms: int = Field(
+        default=5,
+        ge=1,
+        le=1000,
+        validation_alias=AliasChoices("ENGRAM_CONSUMER_POLL_MS", "consumer_poll_ms"),
+        description="how long an idle interactive lane waits for an event before it sleeps as "
+        "long and fetches again (FastStream's batch subscriber): the most an arriving event "
+        "waits; the bulk lane polls every 50 ms",
+    )
     relay_interval_seconds: float = Field(default=0.05, gt=0)
     outbox_relay: bool = Field(
         default=True,

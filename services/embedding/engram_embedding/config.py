@@ -32,9 +32,6 @@ class EmbeddingSettings(ServiceSettings, EmbedderSettings):
         description="characters of text per bulk-lane embedder call: an interactive request "
         "waits for at most one such call (about 0.1 s with MiniLM on one thread)",
     )
-    linger_ms: int = Field(
-        default=20, ge=1, le=5000, description="how long a fetch waits for requests to batch"
-    )
 
     def embedder_options(self) -> dict[str, Any]:
         """Keyword arguments for `make_embedder(self.embedder, ...)`."""

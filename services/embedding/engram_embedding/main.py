@@ -33,7 +33,6 @@ def create_app(
         install_global=install_global,
         delivery=Pipelined(every=PUBLISH_EVERY_BATCHES * settings.batch_size),
         batch_size=max(READ_AHEAD_BATCHES * settings.batch_size, settings.consumer_batch_size),
-        batch_timeout_ms=settings.linger_ms,
     )
 
     async def register(rt: ConnectedRuntime, app: FastAPI) -> None:

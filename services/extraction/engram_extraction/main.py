@@ -18,6 +18,8 @@ from engram_extraction.adapters.passages import INDEXES as PASSAGE_INDEXES
 from engram_extraction.adapters.passages import PassageStore
 from engram_extraction.adapters.store import INDEXES, RecordStore
 from engram_extraction.adapters.tombstones import TombstoneStore
+from engram_extraction.adapters.types import INDEXES as TYPE_INDEXES
+from engram_extraction.adapters.types import TypeStore
 from engram_extraction.api import ExtractionDeps
 from engram_extraction.config import ExtractionSettings
 from engram_extraction.domain.candidates import Limits
@@ -29,6 +31,7 @@ from engram_extraction.service.edits import HumanEdits
 from engram_extraction.service.imports import RecordImports
 from engram_extraction.service.passages import PassageWriter
 from engram_extraction.service.tombstones import Tombstoning
+from engram_extraction.service.types import RecordTypes
 from engram_platform.app import service_app
 from engram_platform.chat import ChatModel
 from engram_platform.dependencies import install
@@ -61,19 +64,19 @@ def create_app(
         SERVICE,
         settings,
         install_global=install_global,
-        indexes=merge(INDEXES, PASSAGE_INDEXES),
+        indexes=merge(INDEXES, PASSAGE_INDEXES, TYPE_INDEXES),
     )
 
     async def register(rt: ConnectedRuntime, app: FastAPI) -> None:
         store = RecordStore(rt.db, batch=settings.write_batch)
         passages = PassageStore(rt.db)
-        registry = SchemaRegistry.load(settings.schema_path)
+        types = RecordTypes(TypeStore(rt.db), SchemaRegistry.load(settings.schema_path))
         limits = Limits(settings.max_columns, settings.max_records, settings.max_value_chars)
         model, model_options = llm_parts(settings)
         handlers = ExtractionHandlers(
             DocumentExtraction(
                 store,
-                registry,
+                types,
                 rt.outbox,
                 passages=passages,
                 limits=limits,
@@ -82,7 +85,7 @@ def create_app(
                 model_options=model_options,
             ),
             RecordImports(
-                store, registry, rt.outbox, limits=limits, max_attempts=settings.max_attempts
+                store, types, rt.outbox, limits=limits, max_attempts=settings.max_attempts
             ),
             Tombstoning(TombstoneStore(store), rt.outbox),
             PassageWriter(passages),
@@ -101,12 +104,12 @@ def create_app(
         rt.consumer.on(FACT_EDIT_REQUESTED, handlers.on_fact_edit_requested)
         rt.consumer.on(PRUNE_REQUESTED, handlers.on_prune_requested)
         rt.consumer.on(DOCUMENT_TOMBSTONED, handlers.on_document_tombstoned)
-        install(app, ExtractionDeps(records=store, passages=passages))
+        install(app, ExtractionDeps(records=store, passages=passages, types=types))
 
     app = service_app(
         runtime,
         title="engram-extraction",
         register=register,
-        routers=[api.router, api.passages_router],
+        routers=[api.router, api.passages_router, api.types_router],
     )
     return app

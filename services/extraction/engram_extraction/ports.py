@@ -11,6 +11,8 @@ from engram_events import Envelope
 from engram_events.payloads.prune import PruneSelector
 from engram_extraction.domain.records import Rejection, Source
 from engram_extraction.domain.revisions import Change, Entry
+from engram_extraction.domain.schema import SchemaRegistry
+from engram_extraction.domain.types import TypeVersion
 
 
 class RecordWrites(Protocol):
@@ -132,3 +134,30 @@ class Outbox(Protocol):
     async def stage(self, envelopes: list[Envelope[Any]]) -> int: ...
 
     async def stage_entries(self, docs: list[dict[str, Any]]) -> int: ...
+
+
+class TypeStorage(Protocol):
+    """A tenant's record type declarations: current heads and every version."""
+
+    async def heads(self, tenant_id: str) -> list[TypeVersion]: ...
+
+    async def head(self, tenant_id: str, name: str) -> TypeVersion | None: ...
+
+    async def version(self, tenant_id: str, name: str, version: int) -> TypeVersion | None: ...
+
+    async def versions(self, tenant_id: str, name: str) -> list[TypeVersion]: ...
+
+    async def change(self, tenant_id: str, row: TypeVersion) -> bool: ...
+
+
+class TypeResolver(Protocol):
+    """The record types a tenant's sources are extracted with now (`service.types`)."""
+
+    async def registry_for(self, tenant_id: str) -> SchemaRegistry: ...
+
+
+async def registry_for(types: SchemaRegistry | TypeResolver, tenant_id: str) -> SchemaRegistry:
+    """The tenant's registry; a bare registry (tests, tools) is every tenant's."""
+    if isinstance(types, SchemaRegistry):
+        return types
+    return await types.registry_for(tenant_id)

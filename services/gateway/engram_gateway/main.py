@@ -36,6 +36,7 @@ from engram_gateway.api import (
     records,
     reindex,
     retention,
+    schema_types,
     transfer,
 )
 from engram_gateway.api.body_limit import BodyLimit
@@ -190,6 +191,7 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
                 curation.router,
                 knowledge.router,
                 records.router,
+                schema_types.router,
                 memory_writes.router,
                 memory_edits.router,
                 conversations.router,

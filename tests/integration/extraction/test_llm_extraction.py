@@ -62,6 +62,7 @@ async def test_prose_becomes_records_with_the_served_model_in_lineage(
         "locator": "llm:item/0",
         "source_item_id": "note.txt",
         "model": STUB_MODEL,
+        "type_definition": {"origin": "bundled", "version": 1},
     }
     assert acme["revisions"][0]["lineage"]["model"] == STUB_MODEL
 

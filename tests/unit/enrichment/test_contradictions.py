@@ -111,3 +111,49 @@ def test_a_tombstone_resolves_the_contradiction_it_empties() -> None:
     assert item.status == "resolved" and item.resolution is not None
     assert item.resolution.winner_fact_id == MUNICH and "tombstoned" in item.resolution.reason
     assert e.facts[BERLIN].status == "withdrawn"
+
+
+def test_a_declared_type_names_exactly_its_single_valued_attributes() -> None:
+    e = entity()
+    declared = ["hq"]
+    apply(
+        e,
+        assertion("rec_a", 1, hq="Berlin", lanes="air").model_copy(
+            update={"single_valued": declared}
+        ),
+        "e1",
+    )
+    apply(
+        e,
+        assertion("rec_b", 1, minute=1, hq="Munich", lanes="sea").model_copy(
+            update={"single_valued": declared}
+        ),
+        "e2",
+    )
+    assert e.single_valued == ["hq"]
+    (item,) = e.contradictions.values()
+    assert item.attribute == "hq"
+
+
+def test_a_declared_single_valued_attribute_contradicts_even_when_the_file_says_multi() -> None:
+    e = entity()
+    declared = ["tags"]
+    apply(e, assertion("rec_a", 1, tags="air").model_copy(update={"single_valued": declared}), "e1")
+    apply(e, assertion("rec_b", 1, tags="sea").model_copy(update={"single_valued": declared}), "e2")
+    (item,) = e.contradictions.values()
+    assert item.attribute == "tags"
+
+
+def test_without_a_declaration_the_file_decides_again() -> None:
+    e = entity()
+    apply(e, assertion("rec_a", 1, lanes="air").model_copy(update={"single_valued": []}), "e1")
+    apply(
+        e,
+        assertion("rec_b", 1, minute=1, lanes="sea").model_copy(update={"single_valued": []}),
+        "e2",
+    )
+    assert not e.contradictions
+    apply(e, assertion("rec_b", 2, minute=2, lanes="sea"), "e3")
+    assert e.single_valued is None
+    (item,) = e.contradictions.values()
+    assert item.attribute == "lanes"

@@ -13,6 +13,7 @@ from engram_events.catalog import DOCUMENT_INGESTED
 from engram_events.payloads.documents import DocumentIngested
 from engram_extraction.domain.records import Rejection, Source
 from engram_extraction.domain.revisions import Change, Entry
+from engram_extraction.domain.types import TypeVersion
 
 CANARY = "canary-7f3e-secret-content"
 
@@ -177,3 +178,33 @@ def ingested(content: bytes, name: str = "carriers.csv", mime: str = "text/csv")
         content_base64=base64.b64encode(content).decode(),
     )
     return new_event(DOCUMENT_INGESTED, payload, tenant_id="tnt_a")
+
+
+class FakeTypeStore:
+    """The `TypeStorage` port in memory: heads by (tenant, type), every version kept."""
+
+    def __init__(self) -> None:
+        self.rows: dict[tuple[str, str], list[TypeVersion]] = {}
+        self.reads = 0
+
+    async def heads(self, tenant_id: str) -> list[TypeVersion]:
+        self.reads += 1
+        return [rows[-1] for (t, _), rows in sorted(self.rows.items()) if t == tenant_id]
+
+    async def head(self, tenant_id: str, name: str) -> TypeVersion | None:
+        rows = self.rows.get((tenant_id, name))
+        return rows[-1] if rows else None
+
+    async def version(self, tenant_id: str, name: str, version: int) -> TypeVersion | None:
+        rows = self.rows.get((tenant_id, name), [])
+        return next((r for r in rows if r.version == version), None)
+
+    async def versions(self, tenant_id: str, name: str) -> list[TypeVersion]:
+        return list(self.rows.get((tenant_id, name), []))
+
+    async def change(self, tenant_id: str, row: TypeVersion) -> bool:
+        rows = self.rows.setdefault((tenant_id, row.name), [])
+        if (rows[-1].version if rows else 0) != row.version - 1:
+            return False
+        rows.append(row)
+        return True

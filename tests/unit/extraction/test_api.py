@@ -12,9 +12,12 @@ from fastapi import FastAPI
 
 from engram_extraction import api
 from engram_extraction.api import ExtractionDeps
+from engram_extraction.domain.schema import SchemaRegistry
+from engram_extraction.service.types import RecordTypes
 from engram_platform.dependencies import install
 from engram_platform.problems import install_problem_handlers
 from tests.support.internal import accept_internal_calls, internal_headers
+from tests.unit.extraction.fakes import FakeTypeStore
 
 pytestmark = pytest.mark.unit
 AT = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
@@ -107,7 +110,8 @@ async def get(reads: FakeReads, method: str, path: str, **kwargs: Any) -> httpx.
     install_problem_handlers(app)
     app.include_router(api.router)
     app.include_router(api.passages_router)
-    install(app, ExtractionDeps(records=reads, passages=FakePassageReads()))
+    types = RecordTypes(FakeTypeStore(), SchemaRegistry())
+    install(app, ExtractionDeps(records=reads, passages=FakePassageReads(), types=types))
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://extraction") as client:
         return await client.request(method, path, headers=internal_headers("tnt_a"), **kwargs)

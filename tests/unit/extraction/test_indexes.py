@@ -11,8 +11,12 @@ from engram_extraction.adapters.passages import INDEXES as PASSAGE_INDEXES
 from engram_extraction.adapters.passages import PASSAGE_HEADS, PassageStore
 from engram_extraction.adapters.store import INDEXES, RECORDS, RecordStore
 from engram_extraction.adapters.tombstones import TombstoneStore
+from engram_extraction.adapters.types import INDEXES as TYPE_INDEXES
+from engram_extraction.adapters.types import TypeStore
 from engram_extraction.domain.records import Draft, Rejection, Source
 from engram_extraction.domain.revisions import Change, Entry
+from engram_extraction.domain.schema import RecordSchema
+from engram_extraction.domain.types import TypeVersion
 from engram_platform.indexes import merge
 from tests.support.recording_db import RecordingDatabase, judge, public_methods
 
@@ -49,6 +53,8 @@ async def test_extraction_queries_are_indexed_and_scoped() -> None:
     passages = PassageStore(db)
     row = {"passage_id": "psg_1", "document_id": "doc_1", "version": "v1", "ordinal": 0}
     tombstones = TombstoneStore(store)
+    types = TypeStore(db)
+    first = TypeVersion("order", 1, RecordSchema(name="order"), AT)
     marker = {"tombstoned_at": AT, "prune_job_id": "job_1"}
     entries = {"r1": Entry(1, "f", "c")}
     change = Change(DRAFT, 2, Entry(1, "f", "c"))
@@ -85,6 +91,12 @@ async def test_extraction_queries_are_indexed_and_scoped() -> None:
         ),
         "PassageStore.drop_head": lambda: passages.drop_head(T, "doc_1"),
         "PassageStore.live_passages_of": lambda: passages.live_passages_of(T, ["doc_1"]),
+        "TypeStore.heads": lambda: types.heads(T),
+        "TypeStore.head": lambda: types.head(T, "order"),
+        "TypeStore.version": lambda: types.version(T, "order", 2),
+        "TypeStore.versions": lambda: types.versions(T, "order"),
+        "TypeStore.change": lambda: types.change(T, first),
+        "TypeStore.change after": lambda: types.change(T, TypeVersion("order", 2, None, AT)),
     }
     listings = {
         f"RecordStore.list_records {filters}": (
@@ -105,8 +117,8 @@ async def test_extraction_queries_are_indexed_and_scoped() -> None:
         for n, selector in enumerate(SELECTORS)
     }
     await db.run({**exercise, **listings, **prunes})
-    verdict = judge(db.calls, merge(INDEXES, PASSAGE_INDEXES), tenant_id=T)
+    verdict = judge(db.calls, merge(INDEXES, PASSAGE_INDEXES, TYPE_INDEXES), tenant_id=T)
     assert not verdict.report(), verdict.report()
-    assert public_methods(RecordStore, TombstoneStore, PassageStore) == {
+    assert public_methods(RecordStore, TombstoneStore, PassageStore, TypeStore) == {
         name for name in exercise if not name.endswith(" after")
     }

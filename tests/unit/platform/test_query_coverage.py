@@ -50,6 +50,7 @@ COVERED = {
         "tests/unit/extraction/test_indexes.py"
     ),
     "services/extraction/engram_extraction/adapters/tombstones.py": "tests/unit/extraction/test_indexes.py",
+    "services/extraction/engram_extraction/adapters/types.py": "tests/unit/extraction/test_indexes.py",
     "services/gateway/engram_gateway/adapters/prune_jobs.py": "tests/unit/gateway/test_indexes.py",
     "services/gateway/engram_gateway/adapters/registry.py": "tests/unit/gateway/test_indexes.py",
     "services/gateway/engram_gateway/adapters/submissions.py": "tests/unit/gateway/test_indexes.py",

@@ -11,6 +11,7 @@ from engram_enrichment.adapters.passages import INDEXES as ENRICHMENT_PASSAGE_IN
 from engram_enrichment.adapters.store import INDEXES as ENRICHMENT_INDEXES
 from engram_extraction.adapters import passages as extraction_passages
 from engram_extraction.adapters import store as extraction
+from engram_extraction.adapters import types as extraction_types
 from engram_gateway.adapters import prune_jobs, registry
 from engram_ingest.adapters import store as ingest
 from engram_memory.adapters import rows as memory
@@ -25,7 +26,7 @@ DECLARED: dict[str, Indexes] = {
     "every service": merge(idempotency.INDEXES, outbox.INDEXES, parked_store.INDEXES),
     "gateway": merge(registry.INDEXES, prune_jobs.INDEXES, audit.INDEXES),
     "ingest": ingest.INDEXES,
-    "extraction": merge(extraction.INDEXES, extraction_passages.INDEXES),
+    "extraction": merge(extraction.INDEXES, extraction_passages.INDEXES, extraction_types.INDEXES),
     "enrichment": merge(ENRICHMENT_INDEXES, ENRICHMENT_PASSAGE_INDEXES),
     "memory": merge(memory.INDEXES, audit.INDEXES),
 }

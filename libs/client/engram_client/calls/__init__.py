@@ -6,7 +6,8 @@ and record imports (they carry an idempotency key, generated here once and
 reused on every retry); document uploads (the gateway keys them by name and
 content hash, so a repeat is the same version); DLQ replays (each letter is
 replayed once; a repeat answers `already_replayed`); key revocations; an agent's
-retention PUT (a repeat sets the same rules). Creating an
+retention PUT (a repeat sets the same rules). A record type's PUT or DELETE makes a
+new version and is not repeated. Creating an
 agent, starting a prune, deleting a document, resolving a contradiction, and
 issuing or rotating a key are not repeated except when the connection failed
 before the request was sent.
@@ -66,6 +67,7 @@ from engram_client.calls.sources import (
     upload_document,
     withdraw_fact,
 )
+from engram_client.calls.types import delete_type, get_type, list_types, put_type, type_versions
 
 __all__ = [
     "Call",
@@ -80,6 +82,7 @@ __all__ = [
     "delete_conversation",
     "delete_document",
     "delete_memory",
+    "delete_type",
     "get_agent",
     "get_conversation",
     "get_document",
@@ -89,6 +92,7 @@ __all__ = [
     "get_prune_job",
     "get_record",
     "get_retention",
+    "get_type",
     "health",
     "import_records",
     "lineage",
@@ -101,8 +105,10 @@ __all__ = [
     "list_memories",
     "list_passages",
     "list_records",
+    "list_types",
     "memory_history",
     "new_idempotency_key",
+    "put_type",
     "ready",
     "recall",
     "reindex_progress",
@@ -117,6 +123,7 @@ __all__ = [
     "start_prune",
     "start_reindex",
     "tenant_dead_letters",
+    "type_versions",
     "update_memory",
     "upload_document",
     "withdraw_fact",

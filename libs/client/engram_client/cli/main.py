@@ -19,6 +19,7 @@ from engram_client.cli import (
     reindex,
     tenant,
     transfer,
+    types,
 )
 from engram_client.cli.common import UsageError, add_common
 from engram_client.cli.output import fail
@@ -47,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
         audit,
         docs,
         records,
+        types,
         knowledge,
         memory,
         prune,

@@ -61,6 +61,16 @@ class Lineage(Payload):
     `fact.edit_requested`)."""
 
 
+class TypeDefinition(Payload):
+    """The definition of its type a record was built with: the bundled file's or the tenant's
+    (`/v1/schema/types`), its version, and the attributes it calls single-valued (None: the
+    enrichment service's own schema decides)."""
+
+    origin: Literal["bundled", "tenant"]
+    version: int = Field(ge=1)
+    single_valued: list[AttributeName] | None = None
+
+
 class RecordUpserted(Payload):
     """A record's current revision, announced after it is durable."""
 
@@ -72,6 +82,8 @@ class RecordUpserted(Payload):
     content_sha256: Sha256
     lineage: Lineage
     observed_at: datetime
+    type_definition: TypeDefinition | None = None
+    """Set when the record's type is declared; absent for an undeclared type."""
 
 
 class RecordTombstoned(Payload):

@@ -39,7 +39,9 @@ def reconcile(entity: Entity, schema: Schema, *, cause: str, at: datetime, why: 
         facts = sorted(by_attribute.get(attribute, []), key=lambda f: f.fact_id)
         live = [f for f in facts if f.live]
         open_one = entity.open_contradiction(attribute)
-        disagree = len(live) >= 2 and schema.is_single_valued(entity.entity_type, attribute)
+        disagree = len(live) >= 2 and schema.is_single_valued(
+            entity.entity_type, attribute, entity.single_valued
+        )
         contested = live if disagree else [f for f in live if f.contested_by]
         if contested:
             chosen = {f.fact_id for f in contested}

@@ -192,6 +192,9 @@ class Entity(BaseModel):
     article: str = ""
     sections: dict[str, ArticleSection] = Field(default_factory=dict)
     summary: ArticleSummary | None = None
+    single_valued: list[str] | None = None
+    """What the latest record's type definition calls single-valued (None: the schema file
+    decides), so a tenant's declared type governs contradictions."""
 
     def open_contradiction(self, attribute: str) -> Contradiction | None:
         """The open contradiction on an attribute (there is at most one)."""
@@ -217,3 +220,5 @@ class RecordAssertion(BaseModel):
     passage_ids: list[str] = Field(default_factory=list)
     observed_at: datetime
     edit: CuratorEdit | None = None
+    single_valued: list[str] | None = None
+    """The single-valued attributes its type's definition declares (None: not declared)."""

@@ -20,8 +20,13 @@ class Schema:
         """Identity columns (the entity key and type) name the entity; they are not facts about it."""
         return attribute not in self.identity
 
-    def is_single_valued(self, entity_type: str, attribute: str) -> bool:
-        """Two live values of a single-valued attribute are a contradiction."""
+    def is_single_valued(
+        self, entity_type: str, attribute: str, declared: list[str] | None = None
+    ) -> bool:
+        """Two live values of a single-valued attribute are a contradiction; a type definition
+        the records carry (`declared`) names exactly its single-valued attributes."""
+        if declared is not None:
+            return attribute in declared
         listed = self.multi_valued.get(entity_type, frozenset()) | self.multi_valued.get(
             ANY_TYPE, frozenset()
         )

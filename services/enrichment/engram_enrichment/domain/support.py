@@ -35,7 +35,10 @@ def asserts_something(value: Scalar) -> bool:
 
 def assert_record(entity: Entity, record: RecordAssertion, schema: Schema) -> None:
     """Point this record's support at the facts its revision asserts, creating facts as needed;
-    a curator's withdrawal asserts nothing and is kept on the record's state instead."""
+    a curator's withdrawal asserts nothing and is kept on the record's state instead. A source
+    record's type definition (never a curator's edit, which has none) becomes the entity's."""
+    if record.edit is None:
+        entity.single_valued = record.single_valued
     if record.edit is not None and record.edit.action == "withdraw":
         _withdraw_by(entity, record, schema)
         return

@@ -58,6 +58,7 @@ class RecordChanges:
             passage_ids=list(record.lineage.passage_ids),
             observed_at=as_utc(record.observed_at),
             edit=curator_edit(record.lineage.edit),
+            single_valued=record.type_definition.single_valued if record.type_definition else None,
         )
         why = f"record {record.record_id} revision {record.revision} no longer asserts it"
 

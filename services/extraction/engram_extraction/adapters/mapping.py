@@ -52,7 +52,8 @@ def unpack_manifest(doc: dict[str, Any] | None) -> dict[str, Entry]:
 
 def lineage(source: Source, draft: Draft) -> dict[str, Any]:
     """Where a row came from; `model` only when the LLM extractor read it, `passage_ids` only
-    when it cites passages, `edit` only for a curator's."""
+    when it cites passages, `edit` only for a curator's, `type_definition` (origin and
+    version) only when its type is declared."""
     found: dict[str, Any] = {
         "document_id": source.document_id,
         "document_version": source.document_version,
@@ -65,6 +66,11 @@ def lineage(source: Source, draft: Draft) -> dict[str, Any]:
         found["passage_ids"] = list(draft.passage_ids)
     if source.edit is not None:
         found["edit"] = source.edit.model_dump()
+    if draft.declared is not None:
+        found["type_definition"] = {
+            "origin": draft.declared.origin,
+            "version": draft.declared.version,
+        }
     return found
 
 

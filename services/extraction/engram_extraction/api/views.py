@@ -7,7 +7,8 @@ from typing import Any
 
 def _lineage(stored: dict[str, Any] | None) -> dict[str, Any]:
     """Where a record came from; `model` (the id the endpoint reported) only for LLM rows, and
-    `passage_ids` only for rows read from passages, `edit` only for a curator's (source `human`)."""
+    `passage_ids` only for rows read from passages, `edit` only for a curator's (source `human`),
+    `type_definition` (whose definition of the type, which version) only for a declared type."""
     stored = stored or {}
     lineage = {
         "document_id": stored.get("document_id"),
@@ -21,6 +22,8 @@ def _lineage(stored: dict[str, Any] | None) -> dict[str, Any]:
         lineage["passage_ids"] = list(stored["passage_ids"])
     if stored.get("edit"):
         lineage["edit"] = stored["edit"]
+    if stored.get("type_definition"):
+        lineage["type_definition"] = stored["type_definition"]
     return lineage
 
 

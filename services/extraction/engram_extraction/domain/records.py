@@ -15,7 +15,7 @@ from engram_extraction.domain.naming import (
     record_id,
     type_name,
 )
-from engram_extraction.domain.schema import SchemaRegistry
+from engram_extraction.domain.schema import Declared, SchemaRegistry
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,8 @@ class Draft:
     content_sha256: str
     locator: str
     passage_ids: tuple[str, ...] = ()
+    declared: Declared | None = None
+    """The type definition the record was built with (None: the type is not declared)."""
 
     @property
     def fingerprint(self) -> str:
@@ -110,7 +112,8 @@ def build(candidates: list[Candidate], source: Source, registry: SchemaRegistry)
             rtype = type_name(raw_type)
         else:
             rtype = candidate.type_hint or source.default_type
-        schema = registry.get(rtype)
+        declared = registry.declaration(rtype)
+        schema = declared.schema if declared else None
         digest = content_hash(rtype, attributes)
         if schema:
             missing = [f for f in schema.required_fields if attributes.get(f) in (None, "")]
@@ -156,6 +159,7 @@ def build(candidates: list[Candidate], source: Source, registry: SchemaRegistry)
                 digest,
                 candidate.locator,
                 candidate.passage_ids,
+                declared,
             )
         )
     return built

@@ -39,7 +39,7 @@ from engram_extraction.domain.passages import Passage, passage_id
 from engram_extraction.domain.reading import Reading, read
 from engram_extraction.domain.records import Source, build
 from engram_extraction.domain.schema import SchemaRegistry
-from engram_extraction.ports import Outbox, PassageWrites, RecordWrites
+from engram_extraction.ports import Outbox, PassageWrites, RecordWrites, TypeResolver, registry_for
 from engram_extraction.service.attempts import FailureRecord
 from engram_extraction.service.passages import PassageWriter
 from engram_extraction.service.recording import RecordWriter
@@ -55,7 +55,7 @@ class DocumentExtraction:
     def __init__(
         self,
         store: RecordWrites,
-        registry: SchemaRegistry,
+        registry: SchemaRegistry | TypeResolver,
         outbox: Outbox,
         *,
         passages: PassageWrites,
@@ -91,8 +91,9 @@ class DocumentExtraction:
             return [failed(event, str(exc), 1)]
 
         async def apply() -> Events:
+            registry = await registry_for(self.registry, event.tenant_id)
             try:
-                extraction = await self._by_model(event, reading)
+                extraction = await self._by_model(event, reading, registry)
             except ExtractionFailed as exc:
                 log.info(
                     "document cannot be extracted by the model",
@@ -100,12 +101,16 @@ class DocumentExtraction:
                 )
                 attempt = await self.store.failed_attempts(event.tenant_id, str(event.event_id))
                 return [failed(event, str(exc), attempt + 1)]
-            return await self._record(event, extraction, reading.passages)
+            return await self._record(event, extraction, reading.passages, registry)
 
         return await self.failures.run(event, apply, self._exhausted)
 
     async def _record(
-        self, event: Envelope[DocumentIngested], extraction: Extraction, passages: list[Passage]
+        self,
+        event: Envelope[DocumentIngested],
+        extraction: Extraction,
+        passages: list[Passage],
+        registry: SchemaRegistry,
     ) -> Events:
         """The extraction's records and passages written and announced, then the document's
         summary."""
@@ -119,7 +124,7 @@ class DocumentExtraction:
             source_item_id=doc.source_item_id,
             model=extraction.model,
         )
-        built = build(extraction.candidates, source, self.registry)
+        built = build(extraction.candidates, source, registry)
         done, events = await self.writer.apply(event, source, short_hash(doc.version), built)
         events.extend(await self.passages.apply(event, passages))
         summary = DocumentExtracted(
@@ -156,7 +161,9 @@ class DocumentExtraction:
         )
         return events
 
-    async def _by_model(self, event: Envelope[Any], reading: Reading) -> Extraction:
+    async def _by_model(
+        self, event: Envelope[Any], reading: Reading, registry: SchemaRegistry
+    ) -> Extraction:
         """A built-in extraction as it is, or the model's reading of unstructured text (which
         may find no rows when the document has passages)."""
         found = reading.found
@@ -165,7 +172,7 @@ class DocumentExtraction:
         assert self.model is not None and self.model_options is not None
         doc = event.payload
         try:
-            body = request_body(found.text, self.registry, self.model_options, reading.passages)
+            body = request_body(found.text, registry, self.model_options, reading.passages)
         except ExtractionFailed:
             if not reading.passages:
                 raise

@@ -16,7 +16,7 @@ from engram_extraction.domain.candidates import Candidate, Limits, check_values
 from engram_extraction.domain.naming import short_hash
 from engram_extraction.domain.records import Source, build
 from engram_extraction.domain.schema import SchemaRegistry
-from engram_extraction.ports import Outbox, RecordWrites
+from engram_extraction.ports import Outbox, RecordWrites, TypeResolver, registry_for
 from engram_extraction.service.attempts import FailureRecord
 from engram_extraction.service.recording import RecordWriter
 
@@ -29,7 +29,7 @@ class RecordImports:
     def __init__(
         self,
         store: RecordWrites,
-        registry: SchemaRegistry,
+        registry: SchemaRegistry | TypeResolver,
         outbox: Outbox,
         *,
         limits: Limits | None = None,
@@ -58,7 +58,8 @@ class RecordImports:
         ]
 
         async def apply() -> Events:
-            built = build(candidates, source, self.registry)
+            registry = await registry_for(self.registry, event.tenant_id)
+            built = build(candidates, source, registry)
             done, events = await self.writer.apply(
                 event, source, short_hash(f"import:{request.import_id}"), built
             )

@@ -15,8 +15,8 @@ from typing import Any
 
 from engram_events import Envelope, derive_event_id, new_event
 from engram_events.catalog import RECORD_STATE, RECORD_UPSERTED
-from engram_events.payloads.records import Lineage, RecordUpserted
-from engram_extraction.domain.records import Built, Source
+from engram_events.payloads.records import Lineage, RecordUpserted, TypeDefinition
+from engram_extraction.domain.records import Built, Draft, Source
 from engram_extraction.domain.revisions import Change, Plan, plan
 from engram_extraction.domain.tombstones import marker
 from engram_extraction.ports import Outbox, RecordWrites
@@ -96,6 +96,7 @@ def record_events(event: Envelope[Any], source: Source, change: Change, at: date
             edit=source.edit,
         ),
         observed_at=at,
+        type_definition=type_definition(draft),
     )
     return [
         new_event(
@@ -107,3 +108,17 @@ def record_events(event: Envelope[Any], source: Source, change: Change, at: date
         )
         for event_type, what in ((RECORD_UPSERTED, "upserted"), (RECORD_STATE, "state"))
     ]
+
+
+def type_definition(draft: Draft) -> TypeDefinition | None:
+    """What enrichment learns of the record's type: whose definition, which version, and which
+    attributes hold one value."""
+    declared = draft.declared
+    if declared is None:
+        return None
+    single = declared.schema.single_valued
+    return TypeDefinition(
+        origin=declared.origin,
+        version=declared.version,
+        single_valued=list(single) if single is not None else None,
+    )

@@ -11,7 +11,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 ADMIN = "admin"
-"""Manages the tenant's keys (`/v1/keys`), on top of the data API every key may call."""
+"""Manages the tenant's keys (`/v1/keys`) and record types (`PUT`/`DELETE /v1/schema/types`),
+on top of the data API every key may call."""
 CURATOR = "curator"
 """Asserts and withdraws facts (`/v1/knowledge/entities/{id}/facts/{attribute}`); admins may too."""
 OPS = "ops"
@@ -44,6 +45,12 @@ def role_of(roles: Iterable[str]) -> str:
 def may_curate(roles: Iterable[str]) -> bool:
     """Whether a key may edit facts: a curator's or an admin's."""
     return bool({CURATOR, ADMIN} & set(roles))
+
+
+def may_declare_types(roles: Iterable[str]) -> bool:
+    """Whether a key may change the tenant's record types: an admin's only, since a type decides
+    how every later document is keyed and checked (a curator edits facts, not their shape)."""
+    return ADMIN in set(roles)
 
 
 def locks_out(roles: Iterable[str], other_active_admins: int) -> bool:
