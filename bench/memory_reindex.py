@@ -28,13 +28,14 @@ if str(ROOT) not in sys.path:
 
 from bench.embedders_vectors import sentences  # noqa: E402
 from engram_embedders import Embedder, make_embedder  # noqa: E402
-from engram_memory.adapters.reindex import ReindexStore  # noqa: E402
+from engram_embedders.moving import ReindexDocument  # noqa: E402
+from engram_embedders.reindex import Space  # noqa: E402
+from engram_memory.adapters.reindex import REINDEX, STORE, ReindexStore  # noqa: E402
 from engram_memory.adapters.rows import MEMORIES  # noqa: E402
 from engram_memory.adapters.vectors import KEYWORD_INDEXES, MemoryVectors  # noqa: E402
-from engram_memory.domain.reindex import Space  # noqa: E402
 from engram_memory.service.moving import Embedded, MovingVectors, embed_into  # noqa: E402
 from engram_memory.service.recall import Recall  # noqa: E402
-from engram_memory.service.reindex import Reindexer  # noqa: E402
+from engram_memory.service.reindex import MemoryReindexer  # noqa: E402
 from engram_platform.mongo import connect_mongo  # noqa: E402
 from engram_vectors import make_vector_store  # noqa: E402
 from tests.support.models import model_dir  # noqa: E402
@@ -107,10 +108,10 @@ async def run(count: int, source_kind: str, target_kind: str) -> dict[str, Any]:
             await embed_into(source, [(row, (), "active") for row in page])
         filled = time.perf_counter() - began
         moving = MovingVectors(source)
-        records = ReindexStore(db)
-        reindexer = Reindexer(
+        records = ReindexDocument(db, REINDEX, STORE)
+        reindexer = MemoryReindexer(
             records,
-            records,
+            ReindexStore(db),
             moving,
             active=Space("memories", source_kind),
             embedder_for=lambda kind, _dim: embedder(kind),

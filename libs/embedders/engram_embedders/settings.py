@@ -6,8 +6,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from engram_embedders.factory import EmbedderKind
+from engram_embedders.factory import EmbedderKind, make_embedder
 from engram_embedders.minilm import MinilmFile
+from engram_embedders.port import Embedder
+from engram_embedders.reindex import Space
 
 
 class EmbedderSettings(BaseModel):
@@ -45,3 +47,17 @@ class EmbedderSettings(BaseModel):
         if self.embedder == "hashing":
             return {"dimension": self.hashing_dimension}
         return {"base_url": self.openai_base_url, "model": self.openai_model}
+
+    def embedder_of(self, kind: str, hashing_dimension: int | None = None) -> Embedder:
+        """An embedder of `kind` with these options (a reindex's target, or a store's active
+        space after one)."""
+        changes: dict[str, Any] = {"embedder": kind}
+        if hashing_dimension is not None:
+            changes["hashing_dimension"] = hashing_dimension
+        chosen = self.model_copy(update=changes)
+        return make_embedder(chosen.embedder, **chosen.embedder_options())
+
+    def embedder_space(self, collection: str) -> Space:
+        """The space a store that was never reindexed uses: this embedder and `collection`."""
+        dimension = self.hashing_dimension if self.embedder == "hashing" else None
+        return Space(collection, self.embedder, dimension)

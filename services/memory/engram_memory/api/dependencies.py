@@ -12,7 +12,7 @@ from engram_memory.service.dedup import Dedup
 from engram_memory.service.deletion import Deletions
 from engram_memory.service.history import History
 from engram_memory.service.recall import Recall
-from engram_memory.service.reindex import Reindexer
+from engram_memory.service.reindex import MemoryReindexer
 from engram_memory.service.retention import Retention
 from engram_platform.dependencies import provider
 
@@ -28,7 +28,7 @@ class MemoryDeps:
     deletions: Deletions
     history: History
     retention: Retention
-    reindex: Reindexer | None = None
+    reindex: MemoryReindexer | None = None
 
 
 Deps = Annotated[MemoryDeps, Depends(provider(MemoryDeps))]
