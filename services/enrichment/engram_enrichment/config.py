@@ -5,12 +5,12 @@ from pathlib import Path
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import SettingsConfigDict
 
-from engram_embedders.settings import EmbedderSettings
+from engram_embedders.settings import ReindexSettings
 from engram_platform.settings import ServiceSettings, consumer_batch_field
 from engram_vectors.settings import CollectionSettings
 
 
-class EnrichmentSettings(ServiceSettings, EmbedderSettings, CollectionSettings):
+class EnrichmentSettings(ServiceSettings, ReindexSettings, CollectionSettings):
     """Internal API, schema registry, recall embedder and vectors, summariser."""
 
     model_config = SettingsConfigDict(env_prefix="ENGRAM_ENRICHMENT_", extra="ignore")
@@ -36,18 +36,6 @@ class EnrichmentSettings(ServiceSettings, EmbedderSettings, CollectionSettings):
     vector_path: str = ".engram/data/vectors/enrichment"
     collection: str = "knowledge"
     max_top_k: int = Field(default=100, ge=1, le=1000)
-    reindex_page_size: int = Field(
-        default=128,
-        ge=1,
-        le=10_000,
-        description="entities (or passages) a reindex reads, embeds and upserts at once",
-    )
-    reindex_pause_seconds: float = Field(
-        default=0.0,
-        ge=0,
-        le=60,
-        description="a reindex's pause after each page, leaving the machine to live traffic",
-    )
     summary_base_url: str | None = Field(
         default=None,
         description="OpenAI-compatible endpoint for article summaries; unset turns them off",

@@ -103,11 +103,9 @@ async def open_recall(
         KnowledgeWalkStore(db),
         vectors,
         active=active,
-        embedder_for=settings.embedder_of,
         open_vectors=open_target,
         base_collection=settings.collection,
-        page_size=settings.reindex_page_size,
-        page_pause=settings.reindex_pause_seconds,
+        **settings.reindex_options(),
     )
     if job is not None:
         await reindexer.resume(job)

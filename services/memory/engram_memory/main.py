@@ -124,11 +124,9 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
             ReindexStore(rt.db),
             vectors,
             active=active,
-            embedder_for=settings.embedder_of,
             open_vectors=open_target,
             base_collection=settings.collection,
-            page_size=settings.reindex_page_size,
-            page_pause=settings.reindex_pause_seconds,
+            **settings.reindex_options(),
         )
         if job is not None:
             await reindexer.resume(job)

@@ -32,7 +32,7 @@ from engram_enrichment.ports import (
 from engram_enrichment.service.announce import fact_text, section_text
 from engram_enrichment.service.moving import MovingKnowledge, embed_into, writer
 
-PAGE = 128
+PAGE = 256
 CATCH_UP_MARGIN = timedelta(seconds=60)
 """Entities written within this long of the start are walked again before the switch."""
 
