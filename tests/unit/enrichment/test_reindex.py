@@ -7,20 +7,29 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+import httpx
 import pytest
+from fastapi import FastAPI
 
 from engram_embedders import Embedder, HashingEmbedder
 from engram_embedders.moving import Embedded, same_vector
 from engram_embedders.reindex import Reindex, Space
 from engram_enrichment.adapters.vectors import KnowledgeVectors
+from engram_enrichment.api import reindex as reindex_api
+from engram_enrichment.api.dependencies import EnrichmentDeps
 from engram_enrichment.domain.reindex import Item, by_group, changed_under
 from engram_enrichment.domain.schema import Schema
 from engram_enrichment.handlers import EnrichmentHandlers
 from engram_enrichment.ports import MovableKnowledge
 from engram_enrichment.service.moving import MovingKnowledge
 from engram_enrichment.service.reindex import KnowledgeReindexer
+from engram_enrichment.service.resolution import Resolutions
 from engram_enrichment.service.search import KnowledgeSearch
+from engram_platform.dependencies import install
+from engram_platform.problems import install_problem_handlers
 from engram_vectors import ExactNumpyStore
+from tests.support.internal import accept_internal_calls, internal_headers
+from tests.unit.enrichment.fakes import StagedEvents
 from tests.unit.enrichment.recall import Harness, harness
 from tests.unit.enrichment.scenario import upserted
 from tests.unit.enrichment.test_passages import passage
@@ -252,3 +261,28 @@ async def test_a_store_never_reindexed_opens_its_configured_space() -> None:
     moving = MovingKnowledge(Embedded(HashingEmbedder(dimension=64), vectors))
     embedder, active = moving.space()
     assert active is vectors and embedder.provenance.dimension == 64
+
+
+async def test_the_route_starts_a_move_and_refuses_a_second_or_the_same_space() -> None:
+    setup = await Setup().build()
+    app = FastAPI()
+    accept_internal_calls(app)
+    install_problem_handlers(app)
+    app.include_router(reindex_api.router)
+    resolutions = Resolutions(setup.h.knowledge, None, StagedEvents())
+    install(app, EnrichmentDeps(setup.h.knowledge, resolutions, reindex=setup.reindexer))
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://enrichment") as client:
+
+        async def call(method: str, **kwargs: Any) -> httpx.Response:
+            path = "/internal/v1/knowledge/reindex"
+            return await client.request(method, path, headers=internal_headers("t1"), **kwargs)
+
+        same = await call("POST", json={"embedder": "hashing", "hashing_dimension": 64})
+        assert same.status_code == 409 and same.json()["type"].endswith("reindex-refused")
+        started = await call("POST", json={"embedder": "hashing", "hashing_dimension": 48})
+        assert started.status_code == 200 and started.json()["total"] == 7
+        again = await call("POST", json={"embedder": "hashing", "hashing_dimension": 32})
+        assert again.status_code == 409
+        running = (await call("GET")).json()
+        assert running["state"] == "running" and running["phase"] is None
