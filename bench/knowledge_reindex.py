@@ -27,7 +27,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.embedders_vectors import sentences  # noqa: E402
-from bench.memory_reindex import RESULTS, embedder  # noqa: E402
+from bench.memory_reindex import RESULTS, asked_throughout, embedder  # noqa: E402
 from engram_embedders import Embedder  # noqa: E402
 from engram_embedders.moving import Embedded, ReindexDocument  # noqa: E402
 from engram_embedders.reindex import Space  # noqa: E402
@@ -49,24 +49,6 @@ from tests.unit.enrichment.test_passages import passage  # noqa: E402
 
 TENANT = "bench"
 BATCH = 500
-
-
-async def search_throughout(
-    search: KnowledgeSearch, done: asyncio.Event, queries: list[str]
-) -> dict[str, int]:
-    """A search every 50 ms until the switch: answers, empty answers and errors."""
-    seen = {"answered": 0, "empty": 0, "errors": 0}
-    n = 0
-    while not done.is_set():
-        try:
-            found = await search.search(TENANT, queries[n % len(queries)], 5, min_score=-1.0)
-            seen["answered"] += 1
-            seen["empty"] += not found.results
-        except Exception:
-            seen["errors"] += 1
-        n += 1
-        await asyncio.sleep(0.05)
-    return seen
 
 
 async def fill(h: Harness, entities: int, passages: int) -> None:
@@ -119,9 +101,13 @@ async def run(entities: int, passages: int, source_kind: str, target_kind: str) 
         search = KnowledgeSearch(
             source, moving, h.knowledge, passages=h.passages, space=moving.space
         )
+
+        async def ask(query: str) -> int:
+            return len((await search.search(TENANT, query, 5, min_score=-1.0)).results)
+
         switched = asyncio.Event()
         queries = [f"c:{n} hq" for n in range(50)]
-        watcher = asyncio.create_task(search_throughout(search, switched, queries))
+        watcher = asyncio.create_task(asked_throughout(ask, switched, queries))
         began = time.perf_counter()
         job = await reindexer.start(target_kind)
         await reindexer.walk()

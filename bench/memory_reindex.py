@@ -18,6 +18,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -68,17 +69,18 @@ def rows(count: int) -> list[dict[str, Any]]:
     ]
 
 
-async def recall_throughout(
-    recall: Recall, done: asyncio.Event, queries: list[str]
+async def asked_throughout(
+    ask: Callable[[str], Awaitable[int]], done: asyncio.Event, queries: list[str]
 ) -> dict[str, int]:
-    """Recall every 50 ms until the switch: answers, empty answers and errors."""
+    """A query every 50 ms until the switch (`ask` answers how many results): answers, empty
+    answers and errors."""
     seen = {"answered": 0, "empty": 0, "errors": 0}
     n = 0
     while not done.is_set():
         try:
-            found = await recall.recall(TENANT, AGENT, queries[n % len(queries)], 5, min_score=0.0)
+            found = await ask(queries[n % len(queries)])
             seen["answered"] += 1
-            seen["empty"] += not found.results
+            seen["empty"] += not found
         except Exception:
             seen["errors"] += 1
         n += 1
@@ -119,10 +121,13 @@ async def run(count: int, source_kind: str, target_kind: str) -> dict[str, Any]:
             base_collection="memories",
         )
         recall = Recall(source.embedder, moving, space=moving.space)
+
+        async def ask(query: str) -> int:
+            return len((await recall.recall(TENANT, AGENT, query, 5, min_score=0.0)).results)
+
         switched = asyncio.Event()
-        watcher = asyncio.create_task(
-            recall_throughout(recall, switched, [row["content"][:40] for row in made[:50]])
-        )
+        queries = [row["content"][:40] for row in made[:50]]
+        watcher = asyncio.create_task(asked_throughout(ask, switched, queries))
         began = time.perf_counter()
         await reindexer.start(target_kind)
         await reindexer.walk()
