@@ -684,13 +684,18 @@ class AsyncEngramClient:
         return await self.run(calls.replay_dead_letter(letter_id))
 
     async def start_reindex(
-        self, embedder: str, hashing_dimension: int | None = None
+        self,
+        embedder: str,
+        hashing_dimension: int | None = None,
+        stores: Sequence[str] | None = None,
     ) -> dict[str, Any]:
-        """Move the memory store to another embedder in the background (needs the `ops` role)."""
-        return await self.run(calls.start_reindex(embedder, hashing_dimension))
+        """Move the memory and knowledge stores (or those named) to another embedder in the
+        background (needs the `ops` role)."""
+        return await self.run(calls.start_reindex(embedder, hashing_dimension, stores))
 
     async def reindex_progress(self) -> dict[str, Any]:
-        """The latest reindex's state, done/total and rate (needs the `ops` role)."""
+        """The latest reindex's state, done/total, rate and eta, each store's under `stores`
+        (needs the `ops` role)."""
         return await self.run(calls.reindex_progress())
 
     async def list_dead_letters(self) -> list[models.DeadLetter]:

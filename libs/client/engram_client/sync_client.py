@@ -676,12 +676,19 @@ class EngramClient:
         """Replay one of the caller's dead letters once (`replayed`; a repeat raises a 409)."""
         return self.run(calls.replay_dead_letter(letter_id))
 
-    def start_reindex(self, embedder: str, hashing_dimension: int | None = None) -> dict[str, Any]:
-        """Move the memory store to another embedder in the background (needs the `ops` role)."""
-        return self.run(calls.start_reindex(embedder, hashing_dimension))
+    def start_reindex(
+        self,
+        embedder: str,
+        hashing_dimension: int | None = None,
+        stores: Sequence[str] | None = None,
+    ) -> dict[str, Any]:
+        """Move the memory and knowledge stores (or those named) to another embedder in the
+        background (needs the `ops` role)."""
+        return self.run(calls.start_reindex(embedder, hashing_dimension, stores))
 
     def reindex_progress(self) -> dict[str, Any]:
-        """The latest reindex's state, done/total and rate (needs the `ops` role)."""
+        """The latest reindex's state, done/total, rate and eta, each store's under `stores`
+        (needs the `ops` role)."""
         return self.run(calls.reindex_progress())
 
     def list_dead_letters(self) -> list[models.DeadLetter]:

@@ -45,6 +45,9 @@ COVERED = {
     "services/enrichment/engram_enrichment/adapters/passages.py": (
         "tests/unit/enrichment/test_indexes.py"
     ),
+    "services/enrichment/engram_enrichment/adapters/reindex.py": (
+        "tests/unit/enrichment/test_indexes.py"
+    ),
     "services/extraction/engram_extraction/adapters/store.py": "tests/unit/extraction/test_indexes.py",
     "services/extraction/engram_extraction/adapters/passages.py": (
         "tests/unit/extraction/test_indexes.py"

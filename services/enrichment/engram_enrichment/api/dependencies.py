@@ -9,6 +9,7 @@ from fastapi import Depends
 
 from engram_enrichment.ports import KnowledgeIndex, PassageRows
 from engram_enrichment.service.knowledge import KnowledgeBase
+from engram_enrichment.service.reindex import KnowledgeReindexer
 from engram_enrichment.service.resolution import Resolutions
 from engram_enrichment.service.search import KnowledgeSearch
 from engram_enrichment.service.section_vectors import SectionVectors
@@ -27,6 +28,7 @@ class EnrichmentDeps:
     max_top_k: int = 100
     passages: PassageRows | None = None
     vectors: KnowledgeIndex | None = None
+    reindex: KnowledgeReindexer | None = None
 
 
 Deps = Annotated[EnrichmentDeps, Depends(provider(EnrichmentDeps))]

@@ -12,7 +12,7 @@ from engram_memory.service.dedup import Dedup
 from engram_memory.service.deletion import Deletions
 from engram_memory.service.history import History
 from engram_memory.service.recall import Recall
-from engram_memory.service.reindex import Reindexer
+from engram_memory.service.reindex import MemoryReindexer
 from engram_memory.service.retention import Retention
 from engram_platform.dependencies import provider
 
@@ -30,7 +30,7 @@ class MemoryDeps:
     retention: Retention
     audit: AuditPages
     """The sweeper's audit entries, which the gateway lists with its own."""
-    reindex: Reindexer | None = None
+    reindex: MemoryReindexer | None = None
 
 
 Deps = Annotated[MemoryDeps, Depends(provider(MemoryDeps))]

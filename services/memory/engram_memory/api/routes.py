@@ -11,6 +11,7 @@ from fastapi import APIRouter, Path, Query
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import Response
 
+from engram_embedders.reindex import Refused
 from engram_events.ids import Id
 from engram_events.memory_filter import MemoryFilter
 from engram_events.retention import AgentRetention
@@ -25,11 +26,9 @@ from engram_memory.api.bodies import (
 from engram_memory.api.dependencies import Deps
 from engram_memory.api.views import conversation_memory_ids, conversation_view, memory_view
 from engram_memory.domain.listing import BadCursor, decode_cursor, encode_cursor
-from engram_memory.domain.reindex import ReindexRunning
 from engram_memory.domain.withdrawal import LIVE_STATUSES
 from engram_memory.service.dedup import Candidate
 from engram_memory.service.recall import EmbedderMismatch, LexicalOff
-from engram_memory.service.reindex import SameSpace, TargetUnavailable
 from engram_platform.audit import AuditPageRequest
 from engram_platform.internal import KNOWN_PATH, KnownIds, TenantDep
 from engram_platform.problems import Problem
@@ -273,10 +272,8 @@ async def start_reindex(body: ReindexBody, deps: Deps, tenant_id: TenantDep) -> 
         raise Problem(409, "reindex-unavailable", "this service runs no reindexer")
     try:
         job = await deps.reindex.start(body.embedder, body.hashing_dimension)
-    except (ReindexRunning, SameSpace) as refused:
-        raise Problem(409, "reindex-refused", str(refused)) from None
-    except TargetUnavailable as unavailable:
-        raise Problem(422, "embedder-unavailable", str(unavailable)) from None
+    except Refused as refused:
+        raise Problem(refused.status, refused.kind, str(refused)) from None
     log.info("reindex requested", extra={"tenant_id": tenant_id, "embedder": body.embedder})
     return job.view(datetime.now(UTC))
 
