@@ -18,6 +18,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -28,13 +29,14 @@ if str(ROOT) not in sys.path:
 
 from bench.embedders_vectors import sentences  # noqa: E402
 from engram_embedders import Embedder, make_embedder  # noqa: E402
-from engram_memory.adapters.reindex import ReindexStore  # noqa: E402
+from engram_embedders.moving import ReindexDocument  # noqa: E402
+from engram_embedders.reindex import Space  # noqa: E402
+from engram_memory.adapters.reindex import REINDEX, STORE, ReindexStore  # noqa: E402
 from engram_memory.adapters.rows import MEMORIES  # noqa: E402
 from engram_memory.adapters.vectors import KEYWORD_INDEXES, MemoryVectors  # noqa: E402
-from engram_memory.domain.reindex import Space  # noqa: E402
 from engram_memory.service.moving import Embedded, MovingVectors, embed_into  # noqa: E402
 from engram_memory.service.recall import Recall  # noqa: E402
-from engram_memory.service.reindex import Reindexer  # noqa: E402
+from engram_memory.service.reindex import MemoryReindexer  # noqa: E402
 from engram_platform.mongo import connect_mongo  # noqa: E402
 from engram_vectors import make_vector_store  # noqa: E402
 from tests.support.models import model_dir  # noqa: E402
@@ -67,17 +69,18 @@ def rows(count: int) -> list[dict[str, Any]]:
     ]
 
 
-async def recall_throughout(
-    recall: Recall, done: asyncio.Event, queries: list[str]
+async def asked_throughout(
+    ask: Callable[[str], Awaitable[int]], done: asyncio.Event, queries: list[str]
 ) -> dict[str, int]:
-    """Recall every 50 ms until the switch: answers, empty answers and errors."""
+    """A query every 50 ms until the switch (`ask` answers how many results): answers, empty
+    answers and errors."""
     seen = {"answered": 0, "empty": 0, "errors": 0}
     n = 0
     while not done.is_set():
         try:
-            found = await recall.recall(TENANT, AGENT, queries[n % len(queries)], 5, min_score=0.0)
+            found = await ask(queries[n % len(queries)])
             seen["answered"] += 1
-            seen["empty"] += not found.results
+            seen["empty"] += not found
         except Exception:
             seen["errors"] += 1
         n += 1
@@ -107,10 +110,10 @@ async def run(count: int, source_kind: str, target_kind: str) -> dict[str, Any]:
             await embed_into(source, [(row, (), "active") for row in page])
         filled = time.perf_counter() - began
         moving = MovingVectors(source)
-        records = ReindexStore(db)
-        reindexer = Reindexer(
+        records = ReindexDocument(db, REINDEX, STORE)
+        reindexer = MemoryReindexer(
             records,
-            records,
+            ReindexStore(db),
             moving,
             active=Space("memories", source_kind),
             embedder_for=lambda kind, _dim: embedder(kind),
@@ -118,10 +121,13 @@ async def run(count: int, source_kind: str, target_kind: str) -> dict[str, Any]:
             base_collection="memories",
         )
         recall = Recall(source.embedder, moving, space=moving.space)
+
+        async def ask(query: str) -> int:
+            return len((await recall.recall(TENANT, AGENT, query, 5, min_score=0.0)).results)
+
         switched = asyncio.Event()
-        watcher = asyncio.create_task(
-            recall_throughout(recall, switched, [row["content"][:40] for row in made[:50]])
-        )
+        queries = [row["content"][:40] for row in made[:50]]
+        watcher = asyncio.create_task(asked_throughout(ask, switched, queries))
         began = time.perf_counter()
         await reindexer.start(target_kind)
         await reindexer.walk()

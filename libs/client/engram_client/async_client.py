@@ -717,13 +717,18 @@ class AsyncEngramClient:
         return await self.run(calls.replay_dead_letter(letter_id))
 
     async def start_reindex(
-        self, embedder: str, hashing_dimension: int | None = None
+        self,
+        embedder: str,
+        hashing_dimension: int | None = None,
+        stores: Sequence[str] | None = None,
     ) -> dict[str, Any]:
-        """Move the memory store to another embedder in the background (needs the `ops` role)."""
-        return await self.run(calls.start_reindex(embedder, hashing_dimension))
+        """Move the memory and knowledge stores (or those named) to another embedder in the
+        background (needs the `ops` role)."""
+        return await self.run(calls.start_reindex(embedder, hashing_dimension, stores))
 
     async def reindex_progress(self) -> dict[str, Any]:
-        """The latest reindex's state, done/total and rate (needs the `ops` role)."""
+        """The latest reindex's state, done/total, rate and eta, each store's under `stores`
+        (needs the `ops` role)."""
         return await self.run(calls.reindex_progress())
 
     async def list_dead_letters(self) -> list[models.DeadLetter]:
@@ -756,6 +761,50 @@ class AsyncEngramClient:
     async def rotate_key(self, key_id: str) -> models.IssuedApiKey:
         """Issue a replacement with the same role and name; the old key is revoked at once."""
         return await self.run(calls.rotate_key(key_id))
+
+    async def list_audit(
+        self,
+        *,
+        action: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        target: str | None = None,
+        cursor: str | None = None,
+        limit: int | None = None,
+    ) -> models.AuditPage:
+        """One page of the tenant's audit log, newest first (the key needs `admin`): who did
+        what to which ids, never content."""
+        return await self.run(
+            calls.list_audit(
+                action=action, since=since, until=until, target=target, cursor=cursor, limit=limit
+            )
+        )
+
+    async def iter_audit(
+        self,
+        *,
+        action: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        target: str | None = None,
+        page_size: int | None = None,
+    ) -> AsyncIterator[models.AuditEntry]:
+        """Every matching audit entry, newest first, following `next_cursor`."""
+        cursor: str | None = None
+        while True:
+            page = await self.list_audit(
+                action=action,
+                since=since,
+                until=until,
+                target=target,
+                cursor=cursor,
+                limit=page_size,
+            )
+            for entry in page.entries:
+                yield entry
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
 
     async def list_types(self) -> list[models.RecordType]:
         """Every record type in force for the tenant, each `bundled` or `tenant` (declared)."""

@@ -42,6 +42,33 @@ class IssuedApiKey(ApiKey):
     replaces: str | None = None
 
 
+class AuditActor(ApiModel):
+    """Who acted: an API key (`kind` `key`, its id and role) or the platform (`system`)."""
+
+    kind: str
+    key_id: str | None = None
+    role: str
+
+
+class AuditEntry(ApiModel):
+    """One audited action: ids, counts and the sha256 of a reason, never content."""
+
+    entry_id: str
+    at: datetime
+    actor: AuditActor
+    action: str
+    target: dict[str, str] = Field(default_factory=dict)
+    counts: dict[str, int] = Field(default_factory=dict)
+    reason_sha256: str | None = None
+
+
+class AuditPage(ApiModel):
+    """One page of the audit log, newest first, and the cursor to the next (None at the end)."""
+
+    entries: list[AuditEntry] = Field(default_factory=list)
+    next_cursor: str | None = None
+
+
 class Author(ApiModel):
     """Which API key wrote a memory: its id (never the secret) and role."""
 

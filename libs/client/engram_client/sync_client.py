@@ -709,12 +709,19 @@ class EngramClient:
         """Replay one of the caller's dead letters once (`replayed`; a repeat raises a 409)."""
         return self.run(calls.replay_dead_letter(letter_id))
 
-    def start_reindex(self, embedder: str, hashing_dimension: int | None = None) -> dict[str, Any]:
-        """Move the memory store to another embedder in the background (needs the `ops` role)."""
-        return self.run(calls.start_reindex(embedder, hashing_dimension))
+    def start_reindex(
+        self,
+        embedder: str,
+        hashing_dimension: int | None = None,
+        stores: Sequence[str] | None = None,
+    ) -> dict[str, Any]:
+        """Move the memory and knowledge stores (or those named) to another embedder in the
+        background (needs the `ops` role)."""
+        return self.run(calls.start_reindex(embedder, hashing_dimension, stores))
 
     def reindex_progress(self) -> dict[str, Any]:
-        """The latest reindex's state, done/total and rate (needs the `ops` role)."""
+        """The latest reindex's state, done/total, rate and eta, each store's under `stores`
+        (needs the `ops` role)."""
         return self.run(calls.reindex_progress())
 
     def list_dead_letters(self) -> list[models.DeadLetter]:
@@ -745,6 +752,49 @@ class EngramClient:
     def rotate_key(self, key_id: str) -> models.IssuedApiKey:
         """Issue a replacement with the same role and name; the old key is revoked at once."""
         return self.run(calls.rotate_key(key_id))
+
+    def list_audit(
+        self,
+        *,
+        action: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        target: str | None = None,
+        cursor: str | None = None,
+        limit: int | None = None,
+    ) -> models.AuditPage:
+        """One page of the tenant's audit log, newest first (the key needs `admin`): who did
+        what to which ids, never content."""
+        return self.run(
+            calls.list_audit(
+                action=action, since=since, until=until, target=target, cursor=cursor, limit=limit
+            )
+        )
+
+    def iter_audit(
+        self,
+        *,
+        action: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        target: str | None = None,
+        page_size: int | None = None,
+    ) -> Iterator[models.AuditEntry]:
+        """Every matching audit entry, newest first, following `next_cursor`."""
+        cursor: str | None = None
+        while True:
+            page = self.list_audit(
+                action=action,
+                since=since,
+                until=until,
+                target=target,
+                cursor=cursor,
+                limit=page_size,
+            )
+            yield from page.entries
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
 
     def list_types(self) -> list[models.RecordType]:
         """Every record type in force for the tenant, each `bundled` or `tenant` (declared)."""

@@ -6,8 +6,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from engram_embedders.factory import EmbedderKind
+from engram_embedders.factory import EmbedderKind, make_embedder
 from engram_embedders.minilm import MinilmFile
+from engram_embedders.port import Embedder
+from engram_embedders.reindex import Space
 
 
 class EmbedderSettings(BaseModel):
@@ -45,3 +47,44 @@ class EmbedderSettings(BaseModel):
         if self.embedder == "hashing":
             return {"dimension": self.hashing_dimension}
         return {"base_url": self.openai_base_url, "model": self.openai_model}
+
+
+class ReindexSettings(EmbedderSettings):
+    """The embedder settings of a store that a reindex may move to another embedder, and the
+    move's pace."""
+
+    reindex_page_size: int = Field(
+        default=256,
+        ge=1,
+        le=10_000,
+        description="items a reindex reads (memories; entities or passages), embeds and upserts "
+        "at once",
+    )
+    reindex_pause_seconds: float = Field(
+        default=0.0,
+        ge=0,
+        le=60,
+        description="a reindex's pause after each page, leaving the machine to live traffic",
+    )
+
+    def embedder_of(self, kind: str, hashing_dimension: int | None = None) -> Embedder:
+        """An embedder of `kind` with these options (a reindex's target, or a store's active
+        space after one)."""
+        changes: dict[str, Any] = {"embedder": kind}
+        if hashing_dimension is not None:
+            changes["hashing_dimension"] = hashing_dimension
+        chosen = self.model_copy(update=changes)
+        return make_embedder(chosen.embedder, **chosen.embedder_options())
+
+    def embedder_space(self, collection: str) -> Space:
+        """The space a store that was never reindexed uses: this embedder and `collection`."""
+        dimension = self.hashing_dimension if self.embedder == "hashing" else None
+        return Space(collection, self.embedder, dimension)
+
+    def reindex_options(self) -> dict[str, Any]:
+        """A reindexer's options from these settings: its embedders and its pace."""
+        return {
+            "embedder_for": self.embedder_of,
+            "page_size": self.reindex_page_size,
+            "page_pause": self.reindex_pause_seconds,
+        }

@@ -5,12 +5,12 @@ from pathlib import Path
 from pydantic import Field, SecretStr, model_validator
 from pydantic_settings import SettingsConfigDict
 
-from engram_embedders.settings import EmbedderSettings
+from engram_embedders.settings import ReindexSettings
 from engram_platform.settings import ServiceSettings, consumer_batch_field
 from engram_vectors.settings import CollectionSettings
 
 
-class EnrichmentSettings(ServiceSettings, EmbedderSettings, CollectionSettings):
+class EnrichmentSettings(ServiceSettings, ReindexSettings, CollectionSettings):
     """Internal API, schema registry, recall embedder and vectors, summariser."""
 
     model_config = SettingsConfigDict(env_prefix="ENGRAM_ENRICHMENT_", extra="ignore")

@@ -9,10 +9,12 @@ from typing import Any
 import httpx
 from fastapi import FastAPI
 
-from engram_embedders import make_embedder
+from engram_embedders import Embedder, Provenance
+from engram_embedders.moving import Embedded, ReindexDocument
 from engram_enrichment.adapters.chat import ChatCompletionsSummariser
 from engram_enrichment.adapters.passages import INDEXES as PASSAGE_INDEXES
 from engram_enrichment.adapters.passages import MongoPassageRows
+from engram_enrichment.adapters.reindex import REINDEX, STORE, KnowledgeWalkStore
 from engram_enrichment.adapters.relations import INDEXES as RELATION_INDEXES
 from engram_enrichment.adapters.relations import MongoRelationRows
 from engram_enrichment.adapters.schema_file import load_schema
@@ -23,6 +25,8 @@ from engram_enrichment.api.dependencies import EnrichmentDeps
 from engram_enrichment.config import EnrichmentSettings
 from engram_enrichment.handlers import SERVICE, EnrichmentHandlers
 from engram_enrichment.service.knowledge import KnowledgeBase
+from engram_enrichment.service.moving import MovingKnowledge
+from engram_enrichment.service.reindex import KnowledgeReindexer
 from engram_enrichment.service.relations import RelationGraph
 from engram_enrichment.service.resolution import Resolutions
 from engram_enrichment.service.search import KnowledgeSearch
@@ -41,40 +45,82 @@ from engram_platform.indexes import merge
 from engram_platform.runtime import ConnectedRuntime, Runtime
 from engram_vectors import vector_store_from
 from engram_vectors.opening import open_at_start
+from engram_vectors.port import VectorStore
 
 
-async def open_recall(
-    settings: EnrichmentSettings, knowledge: KnowledgeBase, passages: MongoPassageRows
-) -> tuple[KnowledgeVectors, KnowledgeSearch]:
-    """The knowledge collection and the search over it with the query embedder; search refuses
-    a foreign vector space, start-up a collection of an unknown lexical encoder (an earlier one
-    is adopted; said in the log: exception messages are left out of it)."""
-    embedder = make_embedder(settings.embedder, **settings.embedder_options())
+async def open_knowledge(
+    settings: EnrichmentSettings,
+    provenance: Provenance,
+    store: VectorStore | None = None,
+    collection: str | None = None,
+) -> KnowledgeVectors:
+    """A knowledge collection (the configured one by default) for an embedder, created if new;
+    search refuses a foreign vector space, start-up a collection of an unknown lexical encoder
+    (an earlier one is adopted; said in the log: exception messages are left out of it)."""
+    name = collection or settings.collection
     vectors = KnowledgeVectors(
-        vector_store_from(
+        store
+        or vector_store_from(
             settings.qdrant_url,
             settings.vector_path,
             api_key=settings.qdrant_api_key,
             keyword_indexes=KEYWORD_INDEXES,
         ),
-        settings.collection,
+        name,
         lexical=settings.lexical,
     )
-    provenance = embedder.provenance
     await open_at_start(
         vectors.open,
         provenance.dimension,
         provenance.fingerprint,
-        collection=settings.collection,
+        collection=name,
         remedy="remove the collection (or name another with ENGRAM_ENRICHMENT_COLLECTION) and "
         "rebuild the knowledge from the records (facts and sections are embedded when they "
         "change), or set ENGRAM_ENRICHMENT_LEXICAL to match",
         reader="search",
     )
-    search = KnowledgeSearch(
-        embedder, vectors, knowledge, min_score=settings.min_score, passages=passages
+    return vectors
+
+
+async def open_recall(
+    settings: EnrichmentSettings,
+    knowledge: KnowledgeBase,
+    passages: MongoPassageRows,
+    db: Any,
+) -> tuple[MovingKnowledge, KnowledgeSearch, KnowledgeReindexer]:
+    """The knowledge collection search reads (the configured one, or the one a reindex switched
+    to), the search over it with its embedder, and the reindexer that may move it (resumed
+    when a move was under way)."""
+    records = ReindexDocument(db, REINDEX, STORE)
+    moved_to, job = await records.load()
+    active = moved_to or settings.embedder_space(settings.collection)
+    embedder = settings.embedder_of(active.embedder, active.hashing_dimension)
+    opened = await open_knowledge(settings, embedder.provenance, collection=active.collection)
+
+    async def open_target(name: str, target: Embedder) -> KnowledgeVectors:
+        return await open_knowledge(settings, target.provenance, opened.store, name)
+
+    vectors = MovingKnowledge(Embedded(embedder, opened), reembeds=moved_to is not None)
+    reindexer = KnowledgeReindexer(
+        records,
+        KnowledgeWalkStore(db),
+        vectors,
+        active=active,
+        open_vectors=open_target,
+        base_collection=settings.collection,
+        **settings.reindex_options(),
     )
-    return vectors, search
+    if job is not None:
+        await reindexer.resume(job)
+    search = KnowledgeSearch(
+        embedder,
+        vectors,
+        knowledge,
+        min_score=settings.min_score,
+        passages=passages,
+        space=vectors.space,
+    )
+    return vectors, search, reindexer
 
 
 def build_summaries(settings: EnrichmentSettings) -> tuple[Summaries, httpx.AsyncClient | None]:
@@ -118,16 +164,18 @@ def create_app(
         indexes=merge(INDEXES, PASSAGE_INDEXES, RELATION_INDEXES),
     )
     summaries, summary_client = build_summaries(settings)
+    reindexers: list[KnowledgeReindexer] = []
 
     async def register(rt: ConnectedRuntime, app: FastAPI) -> None:
         relations = MongoRelationRows(rt.db)
         knowledge = KnowledgeBase(MongoEntityStore(rt.db), summaries, relations)
         schema = load_schema(settings.schema_path)
-        vectors: KnowledgeVectors | None = None
+        vectors: MovingKnowledge | None = None
         search: KnowledgeSearch | None = None
         passages = MongoPassageRows(rt.db)
         if settings.recall:
-            vectors, search = await open_recall(settings, knowledge, passages)
+            vectors, search, reindexer = await open_recall(settings, knowledge, passages, rt.db)
+            reindexers[:] = [reindexer]
         handlers = EnrichmentHandlers(knowledge, schema, vectors, passages)
         rt.consumer.on(
             RECORD_UPSERTED, handlers.on_record_upserted, batch=handlers.on_record_upserted_batch
@@ -159,13 +207,20 @@ def create_app(
             search=search,
             max_top_k=settings.max_top_k,
             graph=RelationGraph(relations),
+            reindex=reindexers[0] if reindexers else None,
         )
         install(app, deps)
 
+    async def reindex() -> None:
+        """Walk a started or resumed reindex (the reindexer `register` built, if recall is on)."""
+        if reindexers:
+            await reindexers[0].run()
+
+    background = [reindex] + ([closing(summary_client)] if summary_client else [])
     return service_app(
         runtime,
         title="engram-enrichment",
         register=register,
         routers=ROUTERS,
-        background=[closing(summary_client)] if summary_client else [],
+        background=background,
     )

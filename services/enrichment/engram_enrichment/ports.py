@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Literal, Protocol
 
 from engram_enrichment.domain.model import ArticleSection
 from engram_events import Envelope
-from engram_vectors import HybridHit, SparseVector
+from engram_vectors import HybridHit, Point, SparseVector
 
 FACT = "fact"
 ARTICLE_SECTION = "article_section"
@@ -250,6 +251,48 @@ class KnowledgeIndex(Protocol):
         kinds: Sequence[str] | None = None,
     ) -> list[HybridHit]:
         """Dense and lexical candidates within one tenant (of these kinds), with both scores."""
+        ...
+
+
+class MovableKnowledge(KnowledgeIndex, Protocol):
+    """A knowledge collection a reindex fills and verifies (`adapters.vectors.KnowledgeVectors`)."""
+
+    @property
+    def collection(self) -> str: ...
+
+    async def counts(self) -> dict[str, int]:
+        """Points of each kind across tenants."""
+        ...
+
+    async def points(self, tenant_id: str, item_ids: Sequence[str]) -> dict[str, Point]:
+        """Stored points by item id, vectors included."""
+        ...
+
+
+class KnowledgeWalk(Protocol):
+    """Every tenant's entities and passages in `_id` order, as a reindex walks them
+    (`adapters.reindex.KnowledgeWalkStore`)."""
+
+    async def entities(self, after: str | None, limit: int) -> list[dict[str, Any]]:
+        """Stored entity documents (unpacked) after a key."""
+        ...
+
+    async def entities_by_keys(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Stored entity documents (unpacked) by `_id`."""
+        ...
+
+    async def entities_updated_between(
+        self, since: datetime, until: datetime, after: str | None, limit: int
+    ) -> list[dict[str, Any]]:
+        """Entity documents (unpacked) written within a window, after a key."""
+        ...
+
+    async def passages(self, after: str | None, limit: int) -> list[dict[str, Any]]:
+        """Passage rows after a key."""
+        ...
+
+    async def passages_by_keys(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """Passage rows by `_id`."""
         ...
 
 

@@ -19,6 +19,7 @@ from engram_gateway.adapters.tenant_limits import TenantLimits
 from engram_gateway.adapters.usage import UsageCounters
 from engram_gateway.api import (
     agents,
+    audit,
     conversations,
     curation,
     dead_letters,
@@ -42,6 +43,7 @@ from engram_gateway.api.body_limit import BodyLimit
 from engram_gateway.api.dependencies import GatewayDeps
 from engram_gateway.config import GatewaySettings
 from engram_gateway.domain.quotas import Usage
+from engram_gateway.service.audit import AuditTrail
 from engram_gateway.service.curation import Curation
 from engram_gateway.service.intake import Intake
 from engram_gateway.service.keys import KeyManagement
@@ -55,6 +57,8 @@ from engram_gateway.service.sources import SourceCheck
 from engram_gateway.service.tenant_export import TenantExport
 from engram_gateway.service.tenant_import import TenantImport
 from engram_platform.app import service_app
+from engram_platform.audit import INDEXES as AUDIT_INDEXES
+from engram_platform.audit import AuditLog
 from engram_platform.dependencies import install
 from engram_platform.indexes import merge
 from engram_platform.kafka_security import kafka_security_options
@@ -95,7 +99,7 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
         settings,
         install_global=install_global,
         recover_collections=[JOBS, AGENTS],
-        indexes=merge(registry.INDEXES, prune_jobs.INDEXES),
+        indexes=merge(registry.INDEXES, prune_jobs.INDEXES, AUDIT_INDEXES),
     )
 
     completion_of_this_start: list[PruneCompletion] = []
@@ -137,6 +141,7 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
             key_seconds=settings.key_cache_seconds,
         )
         writes = MemoryWrites(owners, intake)
+        trail = AuditTrail(AuditLog(rt.db), owners)
         install(
             app,
             GatewayDeps(
@@ -163,7 +168,8 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
                 tenant_limits=TenantLimits(rt.db, cache_seconds=settings.registry_cache_seconds),
                 curation=Curation(intake.events),
                 tenant_export=TenantExport(owners),
-                tenant_import=TenantImport(owners, registry, writes, settings.memory_limits),
+                tenant_import=TenantImport(owners, registry, writes, settings.memory_limits, trail),
+                audit=trail,
             ),
         )
 
@@ -195,6 +201,7 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
                 dead_letters.router,
                 reindex.router,
                 transfer.router,
+                audit.router,
             ),
             ops.router,
         ],

@@ -12,6 +12,7 @@ from engram_events import Envelope
 from engram_gateway.domain.keys import IssuedKey
 from engram_gateway.domain.prune import Ack, JobKind, Progress
 from engram_gateway.domain.quotas import Usage
+from engram_platform.audit import AuditEntry, AuditQuery
 
 
 class EventSink(Protocol):
@@ -146,3 +147,11 @@ class AgentDirectory(Protocol):
     """The registry's agents, as an import creates them under ids it chooses."""
 
     async def ensure_agent(self, tenant_id: str, agent_id: str, name: str | None) -> str: ...
+
+
+class AuditStore(Protocol):
+    """The gateway's audit entries (`engram_platform.audit.AuditLog`)."""
+
+    async def record(self, entries: Sequence[AuditEntry]) -> None: ...
+
+    async def page(self, tenant_id: str, query: AuditQuery) -> list[AuditEntry]: ...

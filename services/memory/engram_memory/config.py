@@ -3,7 +3,7 @@
 from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
-from engram_embedders.settings import EmbedderSettings
+from engram_embedders.settings import ReindexSettings
 from engram_memory.domain.retention import RetentionPolicy
 from engram_platform.chat import ChatModelSettings
 from engram_platform.settings import consumer_batch_field
@@ -11,7 +11,7 @@ from engram_vectors.ranking import Fusion, FusionSettings
 from engram_vectors.settings import CollectionSettings
 
 
-class MemorySettings(ChatModelSettings, EmbedderSettings, CollectionSettings):
+class MemorySettings(ChatModelSettings, ReindexSettings, CollectionSettings):
     """Embedder (same kind as the embedding service), vector store, limits, retention, and the
     optional conversation model (off unless both `llm_base_url` and `llm_model` are set)."""
 
@@ -67,15 +67,6 @@ class MemorySettings(ChatModelSettings, EmbedderSettings, CollectionSettings):
         le=3600,
         description="how often lapsed memories lose their vectors and are marked `expired`"
         " (recall and listings hide them at once; this bounds how long their points linger)",
-    )
-    reindex_page_size: int = Field(
-        default=256, ge=1, le=10_000, description="memories a reindex embeds and upserts at once"
-    )
-    reindex_pause_seconds: float = Field(
-        default=0.0,
-        ge=0,
-        le=60,
-        description="a reindex's pause after each page, leaving the machine to live traffic",
     )
     withdraw_requires_all_sources: bool = Field(
         default=False, description="withdraw a memory only when every derived_from source is gone"

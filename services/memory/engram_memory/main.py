@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from functools import partial
-from typing import Any
-
 from fastapi import FastAPI
 
-from engram_embedders import Embedder, Provenance, make_embedder
+from engram_embedders import Embedder, Provenance
+from engram_embedders.moving import ReindexDocument
 from engram_events.catalog import (
     AGENT_DELETED,
     CONVERSATION_DELETED,
@@ -23,7 +21,7 @@ from engram_events.catalog import (
 from engram_memory import api
 from engram_memory.adapters.conversations import ConversationStore
 from engram_memory.adapters.dedup import DedupSlots
-from engram_memory.adapters.reindex import ReindexStore
+from engram_memory.adapters.reindex import REINDEX, STORE, ReindexStore
 from engram_memory.adapters.retention import RetentionRules
 from engram_memory.adapters.rows import INDEXES, MEMORIES, MemoryRows, keeps_source_index
 from engram_memory.adapters.staging import OutboxWithdrawals
@@ -31,7 +29,6 @@ from engram_memory.adapters.vectors import KEYWORD_INDEXES, MemoryVectors
 from engram_memory.api import MemoryDeps
 from engram_memory.config import MemorySettings
 from engram_memory.domain.conversations import ModelOptions
-from engram_memory.domain.reindex import Space
 from engram_memory.handlers import ConversationHandlers, MemoryHandlers
 from engram_memory.service.cascades import Cascades
 from engram_memory.service.conversations import ConversationIntake
@@ -41,13 +38,16 @@ from engram_memory.service.expiry import ExpirySweeper
 from engram_memory.service.history import History
 from engram_memory.service.moving import Embedded, MovingVectors
 from engram_memory.service.recall import Recall
-from engram_memory.service.reindex import Reindexer
+from engram_memory.service.reindex import MemoryReindexer
 from engram_memory.service.retention import Retention
 from engram_memory.service.storing import Storing
 from engram_memory.service.withdrawal import Withdrawals
 from engram_memory.service.writes import Writes
 from engram_platform.app import service_app
+from engram_platform.audit import INDEXES as AUDIT_INDEXES
+from engram_platform.audit import AuditLog
 from engram_platform.dependencies import install
+from engram_platform.indexes import merge
 from engram_platform.runtime import ConnectedRuntime, Runtime
 from engram_vectors import vector_store_from
 from engram_vectors.opening import open_at_start
@@ -65,22 +65,6 @@ def model_options(settings: MemorySettings) -> ModelOptions | None:
         temperature=settings.llm_temperature,
         candidates=settings.llm_candidates,
     )
-
-
-def embedder_for(settings: MemorySettings, kind: str, hashing_dimension: int | None) -> Embedder:
-    """An embedder of `kind` with the service's options (a reindex's target, or the active
-    space's after one)."""
-    changes: dict[str, Any] = {"embedder": kind}
-    if hashing_dimension is not None:
-        changes["hashing_dimension"] = hashing_dimension
-    chosen = settings.model_copy(update=changes)
-    return make_embedder(chosen.embedder, **chosen.embedder_options())
-
-
-def configured_space(settings: MemorySettings) -> Space:
-    """The space a store that was never reindexed uses: the configured embedder and collection."""
-    dimension = settings.hashing_dimension if settings.embedder == "hashing" else None
-    return Space(settings.collection, settings.embedder, dimension)
 
 
 async def open_vectors(
@@ -120,17 +104,17 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
         settings,
         install_global=install_global,
         recover_collections=[MEMORIES],
-        indexes=INDEXES,
+        indexes=merge(INDEXES, AUDIT_INDEXES),
     )
 
     sweepers: list[ExpirySweeper] = []
-    reindexers: list[Reindexer] = []
+    reindexers: list[MemoryReindexer] = []
 
     async def register(rt: ConnectedRuntime, app: FastAPI) -> None:
-        records = ReindexStore(rt.db)
+        records = ReindexDocument(rt.db, REINDEX, STORE)
         moved_to, job = await records.load()
-        active = moved_to or configured_space(settings)
-        embedder = embedder_for(settings, active.embedder, active.hashing_dimension)
+        active = moved_to or settings.embedder_space(settings.collection)
+        embedder = settings.embedder_of(active.embedder, active.hashing_dimension)
         rows = MemoryRows(rt.db, source_index=await keeps_source_index(rt.db))
         opened = await open_vectors(settings, embedder.provenance, collection=active.collection)
 
@@ -138,16 +122,14 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
             return await open_vectors(settings, target.provenance, opened.store, name)
 
         vectors = MovingVectors(Embedded(embedder, opened), reembeds=moved_to is not None)
-        reindexer = Reindexer(
+        reindexer = MemoryReindexer(
             records,
-            records,
+            ReindexStore(rt.db),
             vectors,
             active=active,
-            embedder_for=partial(embedder_for, settings),
             open_vectors=open_target,
             base_collection=settings.collection,
-            page_size=settings.reindex_page_size,
-            page_pause=settings.reindex_pause_seconds,
+            **settings.reindex_options(),
         )
         if job is not None:
             await reindexer.resume(job)
@@ -212,7 +194,8 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
         rt.consumer.on(CONVERSATION_DELETED, conversations.on_deleted)
         staged = OutboxWithdrawals(rt.db, rt.outbox)
         deletions = Deletions(rows, vectors, staged)
-        sweepers[:] = [ExpirySweeper(rows, vectors, staged)]
+        audit = AuditLog(rt.db)
+        sweepers[:] = [ExpirySweeper(rows, vectors, staged, audit)]
         install(
             app,
             MemoryDeps(
@@ -223,6 +206,7 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
                 deletions,
                 History(rows),
                 retention,
+                audit,
                 reindexer,
             ),
         )

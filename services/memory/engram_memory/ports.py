@@ -9,8 +9,8 @@ from typing import Any, Protocol
 from engram_events import Envelope
 from engram_events.retention import AgentRetention
 from engram_memory.domain.listing import Order, Position
-from engram_memory.domain.reindex import Reindex, Space
 from engram_memory.domain.selection import Selection
+from engram_platform.audit import AuditEntry, AuditQuery
 from engram_vectors import HybridHit, Point, SparseVector
 
 
@@ -131,6 +131,18 @@ class RetentionRuleStore(Protocol):
     async def forget(self, tenant_id: str, agent_id: str) -> None: ...
 
 
+class AuditRecorder(Protocol):
+    """The service's audit entries (`engram_platform.audit.AuditLog`)."""
+
+    async def record(self, entries: Sequence[AuditEntry]) -> None: ...
+
+
+class AuditPages(Protocol):
+    """The service's audit entries as the gateway lists them (`engram_platform.audit.AuditLog`)."""
+
+    async def page(self, tenant_id: str, query: AuditQuery) -> list[AuditEntry]: ...
+
+
 class LapsedRows(Protocol):
     """The rows the expiry sweeper walks: live ones of any tenant past `expires_at`."""
 
@@ -199,16 +211,6 @@ class ReindexRows(Protocol):
     async def by_ids(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]: ...
 
     async def count_live(self) -> int: ...
-
-
-class ReindexRecords(Protocol):
-    """The persisted active space and reindex job (`adapters.reindex.ReindexStore`)."""
-
-    async def load(self) -> tuple[Space | None, Reindex | None]: ...
-
-    async def save(self, job: Reindex) -> None: ...
-
-    async def switch(self, job: Reindex) -> None: ...
 
 
 class DedupSlotStore(Protocol):

@@ -7,7 +7,7 @@ import base64
 import pytest
 
 from engram_client import calls
-from engram_client.cli.reindex import progress_line
+from engram_client.cli.reindex import progress_line, progress_lines
 
 pytestmark = pytest.mark.unit
 
@@ -182,17 +182,20 @@ def test_a_reindex_is_started_once_and_its_progress_read_under_v1_ops() -> None:
     assert progress.parse({"state": "none"}) == {"state": "none"}
 
 
+RUNNING = {
+    "state": "running",
+    "done": 40,
+    "total": 100,
+    "rate": 12.5,
+    "seconds": 3.2,
+    "target_collection": "memories-abc",
+    "embedder": "bge-small",
+    "error": None,
+}
+
+
 def test_reindex_progress_reads_as_one_line() -> None:
-    job = {
-        "state": "running",
-        "done": 40,
-        "total": 100,
-        "rate": 12.5,
-        "seconds": 3.2,
-        "target_collection": "memories-abc",
-        "embedder": "bge-small",
-        "error": None,
-    }
+    job = RUNNING
     assert progress_line(job) == "running  40/100  12.5/s  3.2 s  -> memories-abc (bge-small)"
     assert progress_line({"state": "none"}) == "no reindex has run"
 
@@ -209,3 +212,17 @@ def test_relations_and_paths_send_only_what_is_given() -> None:
     assert listed.retry_safe and paths.retry_safe
     expanded = calls.search_knowledge("acme", top_k=3, min_score=None, expand=2)
     assert expanded.json == {"query": "acme", "top_k": 3, "expand": 2}
+
+
+def test_reindex_progress_of_both_stores_reads_as_a_line_each() -> None:
+    memory = {**RUNNING, "eta_seconds": 4.8}
+    view = {**memory, "stores": {"memory": memory, "knowledge": {"state": "unavailable"}}}
+    assert progress_lines(view).splitlines() == [
+        "running  40/100  12.5/s  3.2 s  eta 4.8 s",
+        "  memory: running  40/100  12.5/s  3.2 s  -> memories-abc (bge-small)  eta 4.8 s",
+        "  knowledge: unavailable",
+    ]
+    assert calls.start_reindex("hashing", stores=["knowledge"]).json == {
+        "embedder": "hashing",
+        "stores": ["knowledge"],
+    }

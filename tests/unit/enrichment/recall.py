@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from engram_embedders import Embedder
 from engram_embedders.hashing import HashingEmbedder
 from engram_enrichment.adapters.vectors import KnowledgeVectors
 from engram_enrichment.domain.schema import Schema
@@ -21,7 +22,7 @@ class Harness:
     """Enrichment with recall on, and the embedding service played by the same embedder."""
 
     def __init__(self, vectors: KnowledgeVectors | None = None) -> None:
-        self.embedder = HashingEmbedder(dimension=64)
+        self.embedder: Embedder = HashingEmbedder(dimension=64)
         self.knowledge = KnowledgeBase(MemoryStore())
         self.vectors = vectors or KnowledgeVectors(ExactNumpyStore(), "knowledge")
         self.passages = MemoryPassageRows()

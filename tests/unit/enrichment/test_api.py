@@ -105,3 +105,12 @@ async def test_known_names_only_the_tenants_facts() -> None:
     asked = {"ids": [BERLIN, fact_id("carrier:c9", "hq", "Oslo"), "junk"]}
     answer = await e.call("POST", "/known", json=asked)
     assert answer.status_code == 200 and answer.json() == {"known": [BERLIN]}
+
+
+async def test_with_recall_off_a_reindex_is_refused_and_none_has_run() -> None:
+    e = Enrichment()
+    refused = await e.call("POST", "/knowledge/reindex", json={"embedder": "hashing"})
+    assert refused.status_code == 409 and refused.json()["type"].endswith("recall-disabled")
+    assert (await e.call("GET", "/knowledge/reindex")).json() == {"state": "none"}
+    invalid = await e.call("POST", "/knowledge/reindex", json={"embedder": "word2vec"})
+    assert invalid.status_code == 422

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
+from engram_embedders.moving import ReindexDocument
+from engram_embedders.reindex import Reindex, Space
 from engram_enrichment.adapters.passages import INDEXES as PASSAGE_INDEXES
 from engram_enrichment.adapters.passages import PASSAGES, MongoPassageRows
+from engram_enrichment.adapters.reindex import REINDEX, STORE, KnowledgeWalkStore
 from engram_enrichment.adapters.relations import INDEXES as RELATION_INDEXES
 from engram_enrichment.adapters.relations import RELATIONS, MongoRelationRows
 from engram_enrichment.adapters.store import (
@@ -24,6 +28,7 @@ from tests.support.recording_db import RecordingDatabase, judge, public_methods
 pytestmark = pytest.mark.unit
 
 T = "ten_a"
+AT = datetime(2026, 12, 5, tzinfo=UTC)
 
 
 async def save_versioned(store: MongoEntityStore, doc: dict[str, Any]) -> None:
@@ -116,3 +121,56 @@ async def test_relation_rows_are_read_from_either_end_by_index() -> None:
     verdict = judge(db.calls, merge(INDEXES, RELATION_INDEXES), tenant_id=T)
     assert not verdict.report(), verdict.report()
     assert public_methods(MongoRelationRows) == set(exercise)
+
+
+WALK = "a reindex moves the collection every tenant shares, so it walks every tenant's documents"
+
+
+async def test_a_knowledge_reindex_walks_every_tenant_by_id() -> None:
+    entity = pack_entity(
+        {"_id": f"{T}:e1", "tenant_id": T, "entity_id": "e1", "version": 1, "facts": []}
+    )
+    db = RecordingDatabase(
+        {
+            ENTITIES: [entity],
+            PASSAGES: [{"_id": f"{T}:psg_1", "passage_id": "psg_1", "tenant_id": T}],
+            REINDEX: [],
+        }
+    )
+    walk = KnowledgeWalkStore(db)
+    document = ReindexDocument(db, REINDEX, STORE)
+    job = Reindex(Space("knowledge", "hashing", 64), Space("knowledge-x", "hashing", 48), "f", AT)
+    exercise = {
+        "KnowledgeWalkStore.entities": lambda: walk.entities(f"{T}:e0", 10),
+        "KnowledgeWalkStore.entities_by_keys": lambda: walk.entities_by_keys([f"{T}:e1"]),
+        "KnowledgeWalkStore.entities_updated_between": lambda: walk.entities_updated_between(
+            AT, AT, f"{T}:e0", 10
+        ),
+        "KnowledgeWalkStore.passages": lambda: walk.passages(f"{T}:psg_0", 10),
+        "KnowledgeWalkStore.passages_by_keys": lambda: walk.passages_by_keys([f"{T}:psg_1"]),
+        "ReindexDocument.load": lambda: document.load(),
+        "ReindexDocument.save": lambda: document.save(job),
+        "ReindexDocument.switch": lambda: document.switch(job),
+    }
+    await db.run(exercise)
+    verdict = judge(
+        db.calls,
+        merge(INDEXES, PASSAGE_INDEXES),
+        tenant_id=T,
+        unindexed={
+            ("KnowledgeWalkStore.entities_updated_between", ENTITIES): "once per reindex, "
+            "before its switch: the entities written around its start, walked in `_id` order",
+        },
+        tenant_free={
+            ("KnowledgeWalkStore.entities", ENTITIES): WALK,
+            ("KnowledgeWalkStore.entities_by_keys", ENTITIES): WALK + " (by `_id`)",
+            ("KnowledgeWalkStore.entities_updated_between", ENTITIES): WALK,
+            ("KnowledgeWalkStore.passages", PASSAGES): WALK,
+            ("KnowledgeWalkStore.passages_by_keys", PASSAGES): WALK + " (by `_id`)",
+            ("ReindexDocument.load", REINDEX): "one document for the whole store",
+            ("ReindexDocument.save", REINDEX): "one document for the whole store",
+            ("ReindexDocument.switch", REINDEX): "one document for the whole store",
+        },
+    )
+    assert not verdict.report(), verdict.report()
+    assert public_methods(KnowledgeWalkStore, ReindexDocument) == set(exercise)

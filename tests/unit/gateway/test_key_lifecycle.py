@@ -19,7 +19,7 @@ from engram_gateway.domain.access import (
 )
 from engram_gateway.domain.keys import IssuedKey, issue_key
 from engram_gateway.domain.model import Caller
-from engram_gateway.service.keys import KeyManagement
+from engram_gateway.service.keys import KeyManagement, NewKey
 from engram_platform.problems import Problem
 
 pytestmark = pytest.mark.unit
@@ -187,6 +187,25 @@ async def test_rotation_issues_the_same_role_and_name_and_revokes_the_old_key() 
     assert (new.view.role, new.view.name) == ("admin", "root")
     assert keys.rows[admin]["revoked"] and not keys.rows[new.view.key_id]["revoked"]
     assert keys.forgotten == [admin]
+
+
+async def test_a_rotation_whose_audit_entry_fails_leaves_the_old_key_live() -> None:
+    keys = Keys()
+    admin = await first_admin(keys)
+
+    async def unaudited(new: NewKey) -> None:
+        raise Problem(503, "audit-unavailable", "the action could not be audited; retry")
+
+    with pytest.raises(Problem):
+        await management(keys).rotate(T, admin, before_revoking=unaudited)
+    assert not keys.rows[admin]["revoked"] and keys.forgotten == []
+    seen: list[str] = []
+
+    async def audited(new: NewKey) -> None:
+        seen.append(new.view.key_id)
+
+    new = await management(keys).rotate(T, admin, before_revoking=audited)
+    assert seen == [new.view.key_id] and keys.rows[admin]["revoked"]
 
 
 async def test_a_revoked_key_cannot_be_rotated() -> None:

@@ -16,12 +16,14 @@ from engram_events.content import ContentLimits
 from engram_gateway.domain import export_format
 from engram_gateway.domain.export_format import Writer
 from engram_gateway.domain.model import Agent, Caller
+from engram_gateway.service.audit import AuditTrail
 from engram_gateway.service.intake import Intake
 from engram_gateway.service.memory_writes import MemoryWrites
 from engram_gateway.service.tenant_export import TenantExport
 from engram_gateway.service.tenant_import import TenantImport
 from engram_platform.internal import KNOWN_PATH
 from engram_platform.problems import Problem
+from tests.support.audit_fakes import AuditEntries
 
 pytestmark = pytest.mark.unit
 
@@ -134,7 +136,14 @@ def _world() -> tuple[MemoryService, Sink, Agents, TenantImport]:
     sink = Sink(memory)
     agents = Agents()
     writes = MemoryWrites(memory, Intake(sink, Log()))
-    return memory, sink, agents, TenantImport(memory, agents, writes, ContentLimits())
+    trail = AuditTrail(AuditEntries(), memory)
+    return memory, sink, agents, TenantImport(memory, agents, writes, ContentLimits(), trail)
+
+
+def audited(importer: TenantImport) -> AuditEntries:
+    """The entries the importer's audit trail recorded."""
+    assert isinstance(importer.audit.store, AuditEntries)
+    return importer.audit.store
 
 
 async def _export(memory: MemoryService, agent_ids: list[str]) -> bytes:
@@ -171,6 +180,13 @@ async def test_an_import_writes_every_memory_under_new_ids_once() -> None:
         assert copied[new]["content"] == memory.rows[old]["content"]
         assert copied[new]["agent_id"] == first.agents[memory.rows[old]["agent_id"]]
     assert memory.rules[first.agents["agt_a"]] == [{"type": "note", "max_count": 10}]
+    audit = audited(importer)
+    started = audit.of("import.started")
+    assert len(started) == 2 and started[0].counts == {"agent": 2, "retention": 2, "memory": 1250}
+    finished = {e.target["import_id"]: e for e in audit.of("import.finished")}
+    assert finished[first.import_id].counts["memories_written"] == 1250
+    assert finished[again.import_id].counts["memories_present"] == 1250
+    assert {e.actor.key_id for e in finished.values()} == {"k"}
 
 
 async def test_a_refused_file_writes_nothing() -> None:
@@ -187,6 +203,7 @@ async def test_a_refused_file_writes_nothing() -> None:
             await importer.run(caller, _body(bad))
         assert refused.value.status == 422 and said in refused.value.detail
     assert sink.published == 0 and not agents.made
+    assert not audited(importer).entries
 
 
 async def test_a_run_cut_midway_is_finished_by_the_next() -> None:

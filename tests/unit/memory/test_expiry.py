@@ -19,6 +19,7 @@ from engram_memory.domain.history import version_view
 from engram_memory.service.expiry import ExpirySweeper
 from engram_memory.service.recall import Recall
 from engram_vectors import ExactNumpyStore
+from tests.support.audit_fakes import AuditEntries
 
 pytestmark = pytest.mark.unit
 
@@ -123,8 +124,15 @@ class Staged:
             self.kept_content.append(keep_content)
 
 
-def sweeper(rows: Lapsed, points: Points, staged: Staged, batch: int = 500) -> ExpirySweeper:
-    return ExpirySweeper(rows, points, staged, batch=batch)  # type: ignore[arg-type]
+def sweeper(
+    rows: Lapsed,
+    points: Points,
+    staged: Staged,
+    batch: int = 500,
+    audit: AuditEntries | None = None,
+) -> ExpirySweeper:
+    audit = audit if audit is not None else AuditEntries()
+    return ExpirySweeper(rows, points, staged, audit, batch=batch)  # type: ignore[arg-type]
 
 
 async def test_the_sweep_removes_points_then_marks_rows_expired_keeping_content() -> None:
@@ -152,6 +160,33 @@ async def test_a_sweep_cut_short_after_removing_points_is_finished_by_the_next()
     assert {r["status"] for r in rows.rows.values()} == {"expired"}
     assert await sweeper(rows, points, staged).sweep(NOW) == 0
     assert len({e.event_id for e in staged.events}) == 2
+
+
+async def test_each_expired_memory_is_audited_once_by_the_system_without_its_content() -> None:
+    rows = Lapsed([row("m1", "active", PAST), row("m2", "superseded", PAST)])
+    points = Points(["m1", "m2"])
+    staged = Staged(rows, fail_once=True)
+    audit = AuditEntries()
+    with pytest.raises(ConnectionError):
+        await sweeper(rows, points, staged, audit=audit).sweep(NOW)
+    assert await sweeper(rows, points, staged, audit=audit).sweep(NOW) == 2
+    entries = audit.of("memory.expired")
+    assert sorted(e.target["memory_id"] for e in entries) == ["m1", "m2"]
+    assert {e.actor.kind for e in entries} == {"system"}
+    assert {e.target["agent_id"] for e in entries} == {rows.rows["m1"]["agent_id"]}
+    assert all(str(rows.rows["m1"]["content"]) not in e.model_dump_json() for e in entries)
+
+
+async def test_a_sweep_whose_audit_fails_expires_nothing_until_the_next() -> None:
+    rows = Lapsed([row("m1", "active", PAST)])
+    points = Points(["m1"])
+    audit = AuditEntries(failing=True)
+    with pytest.raises(ConnectionError):
+        await sweeper(rows, points, Staged(rows), audit=audit).sweep(NOW)
+    assert rows.rows["m1"]["status"] == "active" and points.ids == {"m1"}
+    audit.failing = False
+    assert await sweeper(rows, points, Staged(rows), audit=audit).sweep(NOW) == 1
+    assert len(audit.of("memory.expired")) == 1
 
 
 async def test_a_sweep_walks_every_batch() -> None:

@@ -7,15 +7,16 @@ from datetime import UTC, datetime
 
 import pytest
 
+from engram_embedders.moving import ReindexDocument
+from engram_embedders.reindex import Reindex, Space
 from engram_events.memory_filter import MemoryFilter
 from engram_events.retention import AgentRetention, RetentionRule
 from engram_memory.adapters.conversations import CONVERSATIONS, ConversationStore
 from engram_memory.adapters.dedup import SLOTS, DedupSlots
-from engram_memory.adapters.reindex import REINDEX, ReindexStore
+from engram_memory.adapters.reindex import REINDEX, STORE, ReindexStore
 from engram_memory.adapters.retention import RETENTION, RetentionRules
 from engram_memory.adapters.rows import INDEXES, MEMORIES, MemoryRows
 from engram_memory.domain.listing import Position
-from engram_memory.domain.reindex import Reindex, Space
 from engram_memory.domain.retention import RetentionPolicy
 from engram_memory.domain.selection import Selection
 from tests.support.recording_db import RecordingDatabase, judge, public_methods
@@ -65,9 +66,9 @@ TENANT_FREE = {
     ("ReindexStore.stored_between", MEMORIES): WALK,
     ("ReindexStore.by_ids", MEMORIES): WALK + " (by `_id`, each naming its tenant)",
     ("ReindexStore.count_live", MEMORIES): WALK,
-    ("ReindexStore.load", REINDEX): "one document for the whole store",
-    ("ReindexStore.save", REINDEX): "one document for the whole store",
-    ("ReindexStore.switch", REINDEX): "one document for the whole store",
+    ("ReindexDocument.load", REINDEX): "one document for the whole store",
+    ("ReindexDocument.save", REINDEX): "one document for the whole store",
+    ("ReindexDocument.switch", REINDEX): "one document for the whole store",
     ("MemoryRows.lapsed", MEMORIES): "the expiry sweeper walks every tenant's lapsed memories "
     "through the `expires_at` index, and marks each under its own tenant",
 }
@@ -100,6 +101,7 @@ async def test_memory_queries_are_indexed_and_scoped() -> None:
     conversations = ConversationStore(db)
     rules = RetentionRules(db)
     reindex = ReindexStore(db)
+    document = ReindexDocument(db, REINDEX, STORE)
     own = AgentRetention(rules=[RetentionRule(type="fact", max_count=3)])
     policy = RetentionPolicy(type="fact", max_count=10)
     exercise = {
@@ -147,9 +149,9 @@ async def test_memory_queries_are_indexed_and_scoped() -> None:
         "RetentionRules.put": lambda: rules.put(T, "a1", own),
         "RetentionRules.get": lambda: rules.get(T, "a1"),
         "RetentionRules.forget": lambda: rules.forget(T, "a1"),
-        "ReindexStore.load": lambda: reindex.load(),
-        "ReindexStore.save": lambda: reindex.save(JOB),
-        "ReindexStore.switch": lambda: reindex.switch(JOB),
+        "ReindexDocument.load": lambda: document.load(),
+        "ReindexDocument.save": lambda: document.save(JOB),
+        "ReindexDocument.switch": lambda: document.switch(JOB),
         "ReindexStore.page": lambda: reindex.page(f"{T}:m0", 10),
         "ReindexStore.stored_between": lambda: reindex.stored_between(AT, AT, f"{T}:m0", 10),
         "ReindexStore.by_ids": lambda: reindex.by_ids([f"{T}:m1"]),
@@ -176,4 +178,4 @@ async def test_memory_queries_are_indexed_and_scoped() -> None:
     )
     assert not verdict.report(), verdict.report()
     stores = (MemoryRows, DedupSlots, ConversationStore, RetentionRules, ReindexStore)
-    assert public_methods(*stores) == set(exercise)
+    assert public_methods(*stores, ReindexDocument) == set(exercise)

@@ -9,18 +9,20 @@ from typing import Any
 import pytest
 
 from engram_embedders import Embedder, HashingEmbedder
-from engram_memory.adapters.vectors import MemoryVectors
-from engram_memory.domain.reindex import (
-    LIVE,
+from engram_embedders.reindex import (
     Reindex,
     ReindexRunning,
+    SameSpace,
     Space,
+    TargetUnavailable,
     may_start,
     target_collection,
 )
+from engram_memory.adapters.vectors import MemoryVectors
+from engram_memory.domain.reindex import LIVE
 from engram_memory.service.moving import Embedded, MovingVectors
 from engram_memory.service.recall import Recall
-from engram_memory.service.reindex import Reindexer, SameSpace, TargetUnavailable
+from engram_memory.service.reindex import MemoryReindexer
 from engram_vectors import ExactNumpyStore, FingerprintMismatch
 
 pytestmark = pytest.mark.unit
@@ -115,13 +117,13 @@ class Setup:
         self.reindexer = self.reindexer_for(self.moving, page_size)
         return self
 
-    def reindexer_for(self, moving: MovingVectors, page_size: int = 3) -> Reindexer:
+    def reindexer_for(self, moving: MovingVectors, page_size: int = 3) -> MemoryReindexer:
         async def open_vectors(name: str, embedder: Embedder) -> MemoryVectors:
             space = await _space(self.store, name, embedder)
             assert isinstance(space.vectors, MemoryVectors)
             return space.vectors
 
-        return Reindexer(
+        return MemoryReindexer(
             self.records,
             self.records,
             moving,
@@ -209,7 +211,7 @@ async def test_a_restarted_walk_resumes_after_its_cursor() -> None:
     await setup.reindexer.start("hashing", 48)
     assert setup.moving.target is not None
     page = await setup.records.page(None, 3)
-    await setup.reindexer._copy(setup.moving.target, page)
+    await setup.reindexer.copy(setup.moving.target, page)
     assert setup.records.job is not None
     await setup.records.save(setup.records.job.advanced(page[-1]["_id"], 3))
     setup.records.handed.clear()
@@ -233,7 +235,7 @@ async def test_a_row_withdrawn_while_its_page_is_embedded_leaves_the_new_space()
     page = await setup.records.page(None, 4)
     setup.records.rows["t1:m0002"]["status"] = "withdrawn"
     await setup.moving.remove("t1", ["m0002"])
-    await setup.reindexer._copy(target, page)
+    await setup.reindexer.copy(target, page)
     assert await target.vectors.total() == 3
 
 

@@ -15,7 +15,8 @@ from pymongo.errors import OperationFailure
 from engram_events import new_event
 from engram_events.catalog import MEMORY_WRITE_REQUESTED
 from engram_events.payloads.memories import MemoryWriteRequested
-from engram_platform import idempotency, outbox
+from engram_platform import audit, idempotency, outbox
+from engram_platform.audit import AuditLog, AuditQuery, Position
 from engram_platform.consuming import parked_store
 from engram_platform.consuming.parked_store import PARKED, MongoParkedInputs, to_doc
 from engram_platform.consuming.parking import ParkingLot
@@ -193,9 +194,23 @@ async def test_the_platform_queries_are_served_and_every_tenant_free_one_is_list
         "Outbox.next_parcels": box.next_parcels,
         "Outbox.mark_sent": lambda: box.mark_sent(["parcel-1"]),
         "OutboxRelay._claim_lease": relay._claim_lease,
+        "AuditLog.record": lambda: log.record([]),
+        "AuditLog.page": lambda: log.page("t", AuditQuery(limit=5)),
+        "AuditLog.page+filters": lambda: log.page(
+            "t",
+            AuditQuery(
+                limit=5,
+                actions=("key.created", "key.revoked"),
+                since=datetime(2026, 12, 1, tzinfo=UTC),
+                until=datetime(2026, 12, 2, tzinfo=UTC),
+                target="k1",
+                before=Position(datetime(2026, 12, 2, tzinfo=UTC), "aud_1"),
+            ),
+        ),
     }
+    log = AuditLog(db)
     await db.run(exercise)
-    declared = merge(idempotency.INDEXES, outbox.INDEXES)
+    declared = merge(idempotency.INDEXES, outbox.INDEXES, audit.INDEXES)
     verdict = judge(db.calls, declared, tenant_id="t", unindexed=UNINDEXED, tenant_free=TENANT_FREE)
     assert not verdict.report(), verdict.report()
     assert public_methods(AppliedEvents) <= set(exercise)

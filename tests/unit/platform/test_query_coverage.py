@@ -30,6 +30,7 @@ QUERY_METHODS = frozenset(
     }
 )
 COVERED = {
+    "libs/platform/engram_platform/audit.py": "tests/unit/platform/test_indexes.py",
     "libs/platform/engram_platform/held.py": "tests/unit/ingest/test_indexes.py",
     "libs/platform/engram_platform/consuming/parked_store.py": (
         "tests/unit/platform/test_indexes.py"
@@ -45,6 +46,9 @@ COVERED = {
         "tests/unit/enrichment/test_indexes.py"
     ),
     "services/enrichment/engram_enrichment/adapters/relations.py": (
+        "tests/unit/enrichment/test_indexes.py"
+    ),
+    "services/enrichment/engram_enrichment/adapters/reindex.py": (
         "tests/unit/enrichment/test_indexes.py"
     ),
     "services/extraction/engram_extraction/adapters/store.py": "tests/unit/extraction/test_indexes.py",

@@ -16,7 +16,7 @@ from engram_extraction.adapters import types as extraction_types
 from engram_gateway.adapters import prune_jobs, registry
 from engram_ingest.adapters import store as ingest
 from engram_memory.adapters import rows as memory
-from engram_platform import idempotency, outbox
+from engram_platform import audit, idempotency, outbox
 from engram_platform.consuming import parked_store
 from engram_platform.indexes import Indexes, index_keys, merge, ttl_of
 
@@ -25,13 +25,13 @@ pytestmark = pytest.mark.unit
 README = Path(__file__).resolve().parents[3] / "README.md"
 DECLARED: dict[str, Indexes] = {
     "every service": merge(idempotency.INDEXES, outbox.INDEXES, parked_store.INDEXES),
-    "gateway": merge(registry.INDEXES, prune_jobs.INDEXES),
+    "gateway": merge(registry.INDEXES, prune_jobs.INDEXES, audit.INDEXES),
     "ingest": ingest.INDEXES,
     "extraction": merge(extraction.INDEXES, extraction_passages.INDEXES, extraction_types.INDEXES),
     "enrichment": merge(
         ENRICHMENT_INDEXES, ENRICHMENT_PASSAGE_INDEXES, ENRICHMENT_RELATION_INDEXES
     ),
-    "memory": memory.INDEXES,
+    "memory": merge(memory.INDEXES, audit.INDEXES),
 }
 
 

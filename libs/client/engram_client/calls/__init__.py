@@ -13,6 +13,7 @@ issuing or rotating a key are not repeated except when the connection failed
 before the request was sent.
 """
 
+from engram_client.calls.audit import list_audit
 from engram_client.calls.base import Call, Params, new_idempotency_key, segment
 from engram_client.calls.keys import create_key, list_keys, revoke_key, rotate_key
 from engram_client.calls.memories import (
@@ -100,6 +101,7 @@ __all__ = [
     "import_records",
     "lineage",
     "list_agents",
+    "list_audit",
     "list_contradictions",
     "list_dead_letters",
     "list_entities",

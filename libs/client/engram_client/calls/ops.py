@@ -104,11 +104,16 @@ def ready() -> Call[models.Health]:
     return Call("GET", "/readyz", models.Health.model_validate, authenticated=False)
 
 
-def start_reindex(embedder: str, hashing_dimension: int | None = None) -> Call[dict[str, Any]]:
-    """Not retry-safe: a repeat while the first runs answers 409."""
+def start_reindex(
+    embedder: str, hashing_dimension: int | None = None, stores: Sequence[str] | None = None
+) -> Call[dict[str, Any]]:
+    """Not retry-safe: a repeat while the first runs answers 409. `stores`: memory, knowledge
+    (the server's default: both)."""
     body: dict[str, Any] = {"embedder": embedder}
     if hashing_dimension is not None:
         body["hashing_dimension"] = hashing_dimension
+    if stores:
+        body["stores"] = list(stores)
     return Call("POST", "/v1/ops/reindex", dict, json=body)
 
 

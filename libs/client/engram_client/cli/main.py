@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from engram_client.cli import (
+    audit,
     dlq,
     docs,
     exit_codes,
@@ -44,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     for module in (
         tenant,
         keys,
+        audit,
         docs,
         records,
         types,

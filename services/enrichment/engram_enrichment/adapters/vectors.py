@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from engram_enrichment.domain.model import ArticleSection
-from engram_enrichment.ports import ARTICLE_SECTION, FACT, PASSAGE, TEXT, StoredPassage
+from engram_enrichment.domain.reindex import item_of
+from engram_enrichment.ports import ARTICLE_SECTION, FACT, KINDS, PASSAGE, TEXT, StoredPassage
 from engram_vectors import (
     Exists,
     HybridHit,
@@ -253,6 +254,17 @@ class KnowledgeVectors(ServiceCollection):
             return []
         points = await self.store.get(self.collection, [point_id(tenant_id, i) for i in item_ids])
         return [dict(p.payload) for p in points if p.payload.get("tenant_id") == tenant_id]
+
+    async def points(self, tenant_id: str, item_ids: Sequence[str]) -> dict[str, Point]:
+        """Stored points by item id, vectors included (a reindex's spot check)."""
+        if not item_ids:
+            return {}
+        found = await self.store.get(self.collection, [point_id(tenant_id, i) for i in item_ids])
+        return {item_of(p.payload): p for p in found if p.payload.get("tenant_id") == tenant_id}
+
+    async def counts(self) -> dict[str, int]:
+        """Points of each kind across tenants (a reindex's count check)."""
+        return {kind: await self.store.count(self.collection, {"kind": kind}) for kind in KINDS}
 
     async def remove(self, tenant_id: str, item_ids: Sequence[str]) -> None:
         """Delete the points of facts or sections that are gone; unknown ids are ignored."""

@@ -9,6 +9,7 @@ from fastapi import Depends
 
 from engram_enrichment.ports import KnowledgeIndex, PassageRows
 from engram_enrichment.service.knowledge import KnowledgeBase
+from engram_enrichment.service.reindex import KnowledgeReindexer
 from engram_enrichment.service.relations import RelationGraph
 from engram_enrichment.service.resolution import Resolutions
 from engram_enrichment.service.search import KnowledgeSearch
@@ -29,6 +30,7 @@ class EnrichmentDeps:
     passages: PassageRows | None = None
     vectors: KnowledgeIndex | None = None
     graph: RelationGraph | None = None
+    reindex: KnowledgeReindexer | None = None
 
 
 Deps = Annotated[EnrichmentDeps, Depends(provider(EnrichmentDeps))]

@@ -5,7 +5,7 @@ join the entity documents and the passages' citations."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -168,17 +168,19 @@ class KnowledgeSearch:
         min_score: float | None = None,
         fusion: FusionSettings | None = None,
         passages: PassageRows | None = None,
+        space: Callable[[], tuple[Embedder, KnowledgeIndex]] | None = None,
     ) -> None:
+        self.space = space or (lambda: (embedder, vectors))
         self.embedder = embedder
         self.passages = passages
-        self.vectors = vectors
         self.knowledge = knowledge
         self.configured_floor = min_score
         self.fusion = fusion or FusionSettings()
 
-    def floor(self, requested: float | None) -> float:
+    def floor(self, requested: float | None, embedder: Embedder | None = None) -> float:
         """The caller's floor, else the configured one, else the embedder model's default."""
-        return chosen_floor(requested, self.configured_floor, self.embedder.provenance.model_id)
+        model = (embedder or self.space()[0]).provenance.model_id
+        return chosen_floor(requested, self.configured_floor, model)
 
     async def search(
         self,
@@ -191,20 +193,22 @@ class KnowledgeSearch:
         kinds: Sequence[str] | None = None,
     ) -> SearchResult:
         """Candidates within the tenant ranked by the mode, then the floor (which never drops an
-        exact identifier match); hits no longer live are skipped and the next ones taken."""
-        if self.vectors.lexical is None and mode != "dense":
+        exact identifier match); hits no longer live are skipped and the next ones taken. The
+        embedder and collection are read once, so a reindex's switch never splits them."""
+        embedder, vectors = self.space()
+        if vectors.lexical is None and mode != "dense":
             if mode == "lexical":
                 raise LexicalOff(
                     "lexical knowledge search is off on this deployment (ENGRAM_ENRICHMENT_LEXICAL)"
                 )
             mode = "dense"
-        mine = self.embedder.provenance.fingerprint
-        if await self.vectors.fingerprint() != mine:
+        mine = embedder.provenance.fingerprint
+        if await vectors.fingerprint() != mine:
             raise EmbedderMismatch("query embedder differs from the collection's embedder")
-        embedded = await self.embedder.embed_queries([query])
-        lexical = self.vectors.lexical
+        embedded = await embedder.embed_queries([query])
+        lexical = vectors.lexical
         sparse = query_vector(query, lexical) if lexical is not None else None
-        hits = await self.vectors.candidates(
+        hits = await vectors.candidates(
             tenant_id,
             embedded.vectors[0],
             sparse if sparse is not None and sparse.indices else None,
@@ -222,7 +226,7 @@ class KnowledgeSearch:
             text_of=point_text,
             encoder=lexical or LEXICAL_ENCODER,
         )
-        floor = self.floor(min_score)
+        floor = self.floor(min_score, embedder)
         dropped = floor_ranked(ranked, floor, top_k).dropped
         passing = floor_ranked(ranked, floor, len(ranked)).kept
         entities: dict[str, Entity | None] = {}

@@ -16,8 +16,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from engram_events.payloads.records import FactEditRequested, ImportValue, Reason
 from engram_events.values import Text
 from engram_gateway.api.auth import CallerDep
-from engram_gateway.api.dependencies import Deps
+from engram_gateway.api.dependencies import Deps, GatewayDeps
 from engram_gateway.api.records import ID_PATTERN
+from engram_gateway.domain.model import Caller
+from engram_platform.audit import Action
 
 router = APIRouter(prefix="/v1/knowledge", tags=["knowledge"])
 EntityId = Annotated[str, Path(min_length=1, max_length=256, pattern=ID_PATTERN)]
@@ -77,6 +79,13 @@ def accepted(edit: FactEditRequested) -> JSONResponse:
     return JSONResponse(body, status_code=202)
 
 
+async def audited(deps: GatewayDeps, caller: Caller, edit: FactEditRequested) -> None:
+    """The edit's audit entry: the entity, the attribute and the reason's hash, not the value."""
+    action: Action = "fact.asserted" if edit.edit.action == "assert" else "fact.withdrawn"
+    target = {"entity_id": edit.entity_id, "attribute": edit.attribute}
+    await deps.audit.record(caller, action, target, reason=edit.edit.reason)
+
+
 @router.put("/entities/{entity_id:path}/facts/{attribute}", status_code=202)
 async def assert_fact(
     entity_id: EntityId,
@@ -88,6 +97,7 @@ async def assert_fact(
     """Assert a value as a `human` record (acks=all, then 202); the key's next edit of this
     attribute replaces it. 403 without the `curator` or `admin` role."""
     edit = await deps.curation.edit(caller, entity_id, attribute, "assert", body.reason, body.value)
+    await audited(deps, caller, edit)
     return accepted(edit)
 
 
@@ -104,4 +114,5 @@ async def withdraw_fact(
     edit = await deps.curation.edit(
         caller, entity_id, attribute, "withdraw", body.reason, body.value
     )
+    await audited(deps, caller, edit)
     return accepted(edit)

@@ -14,6 +14,7 @@ from engram_gateway.adapters.submissions import Submissions
 from engram_gateway.adapters.telemetry import TelemetryReader
 from engram_gateway.adapters.tenant_limits import TenantLimits
 from engram_gateway.config import GatewaySettings
+from engram_gateway.service.audit import AuditTrail
 from engram_gateway.service.curation import Curation
 from engram_gateway.service.intake import Intake
 from engram_gateway.service.keys import KeyManagement
@@ -57,6 +58,8 @@ class GatewayDeps:
     tenant_export: TenantExport
     tenant_import: TenantImport
     """A tenant's agents, rules and live memories out as NDJSON, and back in."""
+    audit: AuditTrail
+    """Audited actions, recorded before they are answered, and the tenant's log."""
 
 
 Deps = Annotated[GatewayDeps, Depends(provider(GatewayDeps))]

@@ -73,6 +73,8 @@ def _issued(new: NewKey, replaces: str | None = None) -> dict[str, Any]:
 async def create_key(body: CreateKey, deps: Deps, caller: AdminDep) -> JSONResponse:
     """Issue a key of the caller's tenant; its plaintext is in this answer only."""
     new = await deps.keys.create(caller.tenant_id, body.role, body.name)
+    target = {"key_id": new.view.key_id, "role": new.view.role}
+    await deps.audit.record(caller, "key.created", target, once_per=(new.view.key_id,))
     return JSONResponse(_issued(new), status_code=201)
 
 
@@ -85,7 +87,9 @@ async def list_keys(deps: Deps, caller: AdminDep) -> KeyList:
 @router.delete("/{key_id}", response_model=KeyView)
 async def revoke_key(key_id: KeyId, deps: Deps, caller: AdminDep) -> KeyView:
     """Revoke a key (a revoked one answers unchanged); 409 for the tenant's last admin key."""
-    return await deps.keys.revoke(caller.tenant_id, key_id)
+    revoked = await deps.keys.revoke(caller.tenant_id, key_id)
+    await deps.audit.record(caller, "key.revoked", {"key_id": key_id}, once_per=(key_id,))
+    return revoked
 
 
 @router.post("/{key_id}:rotate", status_code=201, response_model=IssuedKey)
@@ -93,5 +97,10 @@ async def rotate_key(
     key_id: KeyId, deps: Deps, caller: AdminDep, body: RotateKey | None = None
 ) -> JSONResponse:
     """Issue a replacement with the same role and name and revoke this key at once."""
-    new = await deps.keys.rotate(caller.tenant_id, key_id)
+
+    async def audited(new: NewKey) -> None:
+        target = {"key_id": key_id, "new_key_id": new.view.key_id, "role": new.view.role}
+        await deps.audit.record(caller, "key.rotated", target, once_per=(new.view.key_id,))
+
+    new = await deps.keys.rotate(caller.tenant_id, key_id, before_revoking=audited)
     return JSONResponse(_issued(new, replaces=key_id), status_code=201)

@@ -89,6 +89,10 @@ async def edit_memory(
     check_content([write], deps.settings.memory_limits, ["body"])
     await deps.sources.check(caller.tenant_id, agent_id, [write], ["body"])
     outcome = await deps.memory_edits.commit(caller.tenant_id, write)
+    target = {"agent_id": agent_id, "memory_id": memory_id, "new_memory_id": outcome.memory_id}
+    await deps.audit.record(
+        caller, "memory.edited", target, once_per=(outcome.memory_id,), reason=body.reason
+    )
     return JSONResponse(
         {**accepted(agent_id, outcome.memory_id), "supersedes": memory_id}, status_code=202
     )

@@ -1,5 +1,6 @@
-"""`/v1/ops/reindex`: move the memory store to another embedder, and watch the move. The store
-serves every tenant, so only a key with the operator's `ops` role may start or read it."""
+"""`/v1/ops/reindex`: move the memory and knowledge stores to another embedder, and watch the
+moves. The stores serve every tenant, so only a key with the operator's `ops` role may start or
+read them."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from engram_gateway.api.auth import CallerDep
 from engram_gateway.api.dependencies import Deps
-from engram_gateway.api.memory_proxy import proxy
 from engram_gateway.domain.access import OPS
 from engram_gateway.domain.model import Caller
+from engram_gateway.domain.reindex import STORES
+from engram_gateway.service.reindex import Reindexes
 from engram_platform.problems import Problem
 
 router = APIRouter(prefix="/v1/ops", tags=["ops"])
@@ -28,25 +30,31 @@ async def operator(caller: CallerDep) -> Caller:
 OperatorDep = Annotated[Caller, Depends(operator)]
 
 
+Store = Literal["memory", "knowledge"]
+
+
 class StartReindex(BaseModel):
-    """The embedder to move to (`hashing_dimension`: the hashing embedder's size)."""
+    """The embedder to move to (`hashing_dimension`: the hashing embedder's size) and the
+    stores to move (both by default)."""
 
     model_config = ConfigDict(extra="forbid")
 
     embedder: Literal["minilm", "bge-small", "hashing", "openai"]
     hashing_dimension: int | None = Field(default=None, ge=2, le=4096)
+    stores: list[Store] = Field(default=["memory", "knowledge"], min_length=1, max_length=2)
 
 
 @router.post("/reindex", status_code=202)
 async def start_reindex(body: StartReindex, deps: Deps, caller: OperatorDep) -> Any:
-    """Start re-embedding every memory into a new collection; recall reads the old one until
-    the new one is complete and verified. 409 while one runs."""
-    return await proxy(
-        deps, caller, "POST", "/internal/v1/reindex", json=body.model_dump(exclude_none=True)
-    )
+    """Start re-embedding every memory and every knowledge item into new collections; each store
+    serves from its old one until its new one is complete and verified. 409 while one runs."""
+    target = body.model_dump(exclude_none=True, exclude={"stores"})
+    stores = list(dict.fromkeys(body.stores))
+    return await Reindexes(deps.owners).start(caller.tenant_id, target, stores)
 
 
 @router.get("/reindex")
 async def reindex_progress(deps: Deps, caller: OperatorDep) -> Any:
-    """The latest reindex: state, done/total, started_at, seconds and rate (memories/s)."""
-    return await proxy(deps, caller, "GET", "/internal/v1/reindex")
+    """The latest reindex of each store (`stores`), and over them: state, done/total, seconds,
+    rate (items/s) and eta."""
+    return await Reindexes(deps.owners).progress(caller.tenant_id, STORES)

@@ -41,4 +41,6 @@ async def set_retention(
     await owned_agent(registry, caller, agent_id)
     path = f"/internal/v1/agents/{agent_id}/retention"
     found = await proxy(deps, caller, "PUT", path, json=body.model_dump())
+    counts = {"rules": len(body.rules)}
+    await deps.audit.record(caller, "retention.set", {"agent_id": agent_id}, counts=counts)
     return JSONResponse(found)

@@ -49,6 +49,9 @@ async def export_tenant(
     if agent_id is not None:
         agents = [a for a in agents if a.agent_id == agent_id]
     plan = await deps.tenant_export.plan(caller.tenant_id, agents)
+    target = {} if agent_id is None else {"agent_id": agent_id}
+    counts = {"agents": len(plan.agents), "memories": plan.memories}
+    await deps.audit.record(caller, "export.started", target, counts=counts)
     return StreamingResponse(deps.tenant_export.stream(plan), media_type=MEDIA_TYPE)
 
 

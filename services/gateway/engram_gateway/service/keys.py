@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -81,12 +81,22 @@ class KeyManagement:
                 raise _last_admin()
         return view_of(await self._found(tenant_id, key_id))
 
-    async def rotate(self, tenant_id: str, key_id: str) -> NewKey:
-        """Issue a replacement with the same role and name, then revoke the old key at once."""
+    async def rotate(
+        self,
+        tenant_id: str,
+        key_id: str,
+        *,
+        before_revoking: Callable[[NewKey], Awaitable[object]] | None = None,
+    ) -> NewKey:
+        """Issue a replacement with the same role and name, then revoke the old key at once;
+        `before_revoking` (the audit entry) runs between, so when it fails the old key stays
+        live and a retry rotates it again (the replacement, never shown, stays unused)."""
         row = await self._found(tenant_id, key_id)
         if row.get("revoked"):
             raise Problem(409, "key-revoked", "a revoked key cannot be rotated; create a new one")
         issued = await self._issue(tenant_id, tuple(row.get("roles", ())), row.get("name"))
+        if before_revoking is not None:
+            await before_revoking(issued)
         await self.keys.revoke(tenant_id, key_id, self.now())
         self.issuer.forget_key(key_id)
         return issued

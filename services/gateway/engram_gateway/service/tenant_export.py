@@ -26,6 +26,7 @@ class ExportPlan:
     tenant_id: str
     agents: Sequence[Agent]
     manifest: bytes
+    memories: int = 0
 
 
 class TenantExport:
@@ -48,7 +49,8 @@ class TenantExport:
             memories = int(counted["count"])
         counts = {"agent": len(agents), "retention": len(agents), "memory": memories}
         now = datetime.now(UTC).isoformat()
-        return ExportPlan(tenant_id, agents, export_format.manifest(tenant_id, now, counts))
+        manifest = export_format.manifest(tenant_id, now, counts)
+        return ExportPlan(tenant_id, agents, manifest, memories)
 
     async def stream(self, plan: ExportPlan) -> AsyncIterator[bytes]:
         """The lines: manifest, then per agent its line, its rules and its memories, then the

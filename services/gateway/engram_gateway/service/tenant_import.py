@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import tempfile
+import uuid
+from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -22,6 +24,7 @@ from engram_gateway.domain.edits import author_of
 from engram_gateway.domain.export_format import ExportRefused
 from engram_gateway.domain.model import Caller
 from engram_gateway.ports import AgentDirectory, OwningServices
+from engram_gateway.service.audit import AuditTrail
 from engram_gateway.service.memory_writes import MemoryWrites
 from engram_platform.internal import KNOWN_PATH
 from engram_platform.problems import Problem
@@ -38,6 +41,7 @@ class ImportReport:
     """What an import did: the source, each id's new name, and how many were written or found."""
 
     source_tenant: str
+    import_id: str = ""
     agents: dict[str, str] = field(default_factory=dict)
     memories: dict[str, str] = field(default_factory=dict)
     agents_created: int = 0
@@ -45,9 +49,19 @@ class ImportReport:
     written: int = 0
     present: int = 0
 
+    def counts(self) -> dict[str, int]:
+        """What the import did, as its audit entry counts it."""
+        return {
+            "agents_created": self.agents_created,
+            "rules_set": self.rules_set,
+            "memories_written": self.written,
+            "memories_present": self.present,
+        }
+
     def answer(self) -> dict[str, Any]:
         """The import's answer body."""
         return {
+            "import_id": self.import_id,
             "source_tenant": self.source_tenant,
             "agents": {"created": self.agents_created, "ids": self.agents},
             "retention": {"set": self.rules_set},
@@ -64,41 +78,56 @@ class TenantImport:
         agents: AgentDirectory,
         writes: MemoryWrites,
         limits: ContentLimits,
+        audit: AuditTrail,
     ) -> None:
         self.owners = owners
         self.agents = agents
         self.writes = writes
         self.limits = limits
+        self.audit = audit
 
     async def run(self, caller: Caller, body: AsyncIterator[bytes]) -> ImportReport:
-        """Check the whole body (422 naming the first thing wrong), then restore it."""
+        """Check the whole body (422 naming the first thing wrong), then restore it, audited
+        as started (the file's counts) and finished (what was written and found)."""
+        import_id = f"imp_{uuid.uuid4().hex}"
+        lines: Counter[str] = Counter()
         with tempfile.SpooledTemporaryFile(max_size=SPOOL_IN_MEMORY) as spool:
             try:
-                head = await self._checked(body, spool)
+                head = await self._checked(body, spool, lines)
             except ExportRefused as refused:
                 raise Problem(422, "invalid-export", str(refused), line=refused.line) from None
             spool.seek(0)
-            return await self._restore(caller, str(head["tenant_id"]), spool)
+            target = {"import_id": import_id}
+            counts = {kind: lines[kind] for kind in ("agent", "retention", "memory")}
+            await self.audit.record(caller, "import.started", target, counts=counts)
+            report = await self._restore(caller, str(head["tenant_id"]), spool)
+        report.import_id = import_id
+        await self.audit.record(caller, "import.finished", target, counts=report.counts())
+        return report
 
-    async def _checked(self, body: AsyncIterator[bytes], spool: IO[bytes]) -> dict[str, Any]:
-        """Every line checked and spooled; the manifest once the checksum matched."""
+    async def _checked(
+        self, body: AsyncIterator[bytes], spool: IO[bytes], lines: Counter[str]
+    ) -> dict[str, Any]:
+        """Every line checked, counted by kind and spooled; the manifest once the checksum
+        matched."""
         reader = export_format.Reader()
         agents: set[str] = set()
         pending = b""
         async for chunk in body:
             pending += chunk
-            *lines, pending = pending.split(b"\n")
+            *complete, pending = pending.split(b"\n")
             if len(pending) > export_format.MAX_LINE_BYTES:
                 raise ExportRefused("a line is too long", reader.number + 1)
-            for line in lines:
-                self._check(reader, line, agents)
+            for line in complete:
+                lines[self._check(reader, line, agents)] += 1
                 spool.write(line + b"\n")
         if pending.strip():
-            self._check(reader, pending, agents)
+            lines[self._check(reader, pending, agents)] += 1
             spool.write(pending + b"\n")
         return reader.finish()
 
-    def _check(self, reader: export_format.Reader, line: bytes, agents: set[str]) -> None:
+    def _check(self, reader: export_format.Reader, line: bytes, agents: set[str]) -> str:
+        """Check one line; its kind."""
         item = reader.feed(line)
         kind = item["kind"]
         if kind == "agent":
@@ -117,6 +146,7 @@ class TenantImport:
             except ValidationError as bad:
                 detail = f"retention rules: {bad.errors()[0]['msg']}"
                 raise ExportRefused(detail, reader.number) from None
+        return str(kind)
 
     async def _restore(self, caller: Caller, source: str, spool: IO[bytes]) -> ImportReport:
         report = ImportReport(source)

@@ -1,5 +1,6 @@
-"""The reindex's Mongo side: one document holding the active space and the job (switched in one
-update), and every tenant's live rows walked in `_id` order."""
+"""The reindex's Mongo side: the document holding the active space and the job
+(`engram_embedders.moving.ReindexDocument`, in `memory_reindex`), and every tenant's live rows
+walked in `_id` order."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 from pymongo import ASCENDING
 
 from engram_memory.adapters.rows import MEMORIES
-from engram_memory.domain.reindex import LIVE, Reindex, Space
+from engram_memory.domain.reindex import LIVE
 
 REINDEX = "memory_reindex"
 STORE = "memories"
@@ -21,27 +22,7 @@ class ReindexStore:
     """Reads and writes across tenants on purpose: the collection being moved holds them all."""
 
     def __init__(self, db: Any) -> None:
-        self.state = db[REINDEX]
         self.rows = db[MEMORIES]
-
-    async def load(self) -> tuple[Space | None, Reindex | None]:
-        doc = await self.state.find_one({"_id": STORE})
-        if doc is None:
-            return None, None
-        active = Space.of(doc["active"]) if doc.get("active") else None
-        job = Reindex.of(doc["job"]) if doc.get("job") else None
-        return active, job
-
-    async def save(self, job: Reindex) -> None:
-        await self.state.update_one({"_id": STORE}, {"$set": {"job": job.as_doc()}}, upsert=True)
-
-    async def switch(self, job: Reindex) -> None:
-        """The new active space and the finished job, in one document update."""
-        await self.state.update_one(
-            {"_id": STORE},
-            {"$set": {"active": job.target.as_doc(), "job": job.as_doc()}},
-            upsert=True,
-        )
 
     async def page(self, after: str | None, limit: int) -> list[dict[str, Any]]:
         query: dict[str, Any] = {"status": {"$in": list(LIVE)}}

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from engram_embedders.factory import EmbedderKind
+from engram_embedders.reindex import ReindexTarget
 from engram_events.ids import Id
 from engram_events.memory_filter import MemoryFilter
 from engram_events.payloads.memories import MemoryType
@@ -99,10 +99,5 @@ class LineageBody(BaseModel):
     ids: list[Annotated[str, Field(min_length=1, max_length=256)]] = Field(max_length=10_000)
 
 
-class ReindexBody(BaseModel):
-    """The embedder to move the store to (`hashing_dimension`: the hashing embedder's size)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    embedder: EmbedderKind
-    hashing_dimension: int | None = Field(default=None, ge=2, le=4096)
+ReindexBody = ReindexTarget
+"""The embedder to move the store to."""

@@ -7,12 +7,12 @@ from typing import Annotated
 
 from fastapi import Depends
 
-from engram_memory.ports import ConversationRecords, MemoryRowReads
+from engram_memory.ports import AuditPages, ConversationRecords, MemoryRowReads
 from engram_memory.service.dedup import Dedup
 from engram_memory.service.deletion import Deletions
 from engram_memory.service.history import History
 from engram_memory.service.recall import Recall
-from engram_memory.service.reindex import Reindexer
+from engram_memory.service.reindex import MemoryReindexer
 from engram_memory.service.retention import Retention
 from engram_platform.dependencies import provider
 
@@ -28,7 +28,9 @@ class MemoryDeps:
     deletions: Deletions
     history: History
     retention: Retention
-    reindex: Reindexer | None = None
+    audit: AuditPages
+    """The sweeper's audit entries, which the gateway lists with its own."""
+    reindex: MemoryReindexer | None = None
 
 
 Deps = Annotated[MemoryDeps, Depends(provider(MemoryDeps))]

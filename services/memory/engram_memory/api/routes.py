@@ -11,6 +11,7 @@ from fastapi import APIRouter, Path, Query
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import Response
 
+from engram_embedders.reindex import Refused
 from engram_events.ids import Id
 from engram_events.memory_filter import MemoryFilter
 from engram_events.retention import AgentRetention
@@ -25,11 +26,10 @@ from engram_memory.api.bodies import (
 from engram_memory.api.dependencies import Deps
 from engram_memory.api.views import conversation_memory_ids, conversation_view, memory_view
 from engram_memory.domain.listing import BadCursor, decode_cursor, encode_cursor
-from engram_memory.domain.reindex import ReindexRunning
 from engram_memory.domain.withdrawal import LIVE_STATUSES
 from engram_memory.service.dedup import Candidate
 from engram_memory.service.recall import EmbedderMismatch, LexicalOff
-from engram_memory.service.reindex import SameSpace, TargetUnavailable
+from engram_platform.audit import AuditPageRequest
 from engram_platform.internal import KNOWN_PATH, KnownIds, TenantDep
 from engram_platform.problems import Problem
 
@@ -272,10 +272,8 @@ async def start_reindex(body: ReindexBody, deps: Deps, tenant_id: TenantDep) -> 
         raise Problem(409, "reindex-unavailable", "this service runs no reindexer")
     try:
         job = await deps.reindex.start(body.embedder, body.hashing_dimension)
-    except (ReindexRunning, SameSpace) as refused:
-        raise Problem(409, "reindex-refused", str(refused)) from None
-    except TargetUnavailable as unavailable:
-        raise Problem(422, "embedder-unavailable", str(unavailable)) from None
+    except Refused as refused:
+        raise Problem(refused.status, refused.kind, str(refused)) from None
     log.info("reindex requested", extra={"tenant_id": tenant_id, "embedder": body.embedder})
     return job.view(datetime.now(UTC))
 
@@ -285,3 +283,11 @@ async def reindex_progress(deps: Deps, tenant_id: TenantDep) -> dict[str, Any]:
     """The latest reindex's state, done/total, times and rate (state `none`: never run)."""
     progress = None if deps.reindex is None else deps.reindex.progress()
     return progress or {"state": "none"}
+
+
+@router.post("/audit/query")
+async def audit_page(body: AuditPageRequest, deps: Deps, tenant_id: TenantDep) -> dict[str, Any]:
+    """A page of the tenant's audit entries this service keeps (memories the sweeper expired),
+    newest first, before the gateway's position, for the gateway to merge with its own."""
+    entries = await deps.audit.page(tenant_id, body.query())
+    return {"entries": [entry.model_dump(mode="json") for entry in entries]}

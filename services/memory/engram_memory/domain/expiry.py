@@ -7,6 +7,8 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from engram_platform.audit import SYSTEM_ACTOR, AuditEntry, audit_time, entry_id_for
+
 EXPIRABLE_STATUSES = ("pending", "active", "superseded")
 """Stored statuses that read as `expired` once `expires_at` has passed."""
 
@@ -57,3 +59,19 @@ def status_clauses(statuses: Sequence[str], now: datetime) -> list[dict[str, Any
 def expired_fields(at: datetime) -> dict[str, Any]:
     """What the sweeper records on a lapsed row; its content stays for audit until pruned."""
     return {"status": "expired", "expired_at": at}
+
+
+def expiry_entries(rows: Sequence[Mapping[str, Any]], at: datetime) -> list[AuditEntry]:
+    """One audit entry per memory the sweeper expires, its id derived from the memory, so a
+    sweep repeated after a crash records each memory once."""
+    return [
+        AuditEntry(
+            entry_id=entry_id_for(row["tenant_id"], "memory.expired", row["memory_id"]),
+            tenant_id=row["tenant_id"],
+            at=audit_time(at),
+            actor=SYSTEM_ACTOR,
+            action="memory.expired",
+            target={"agent_id": row["agent_id"], "memory_id": row["memory_id"]},
+        )
+        for row in rows
+    ]

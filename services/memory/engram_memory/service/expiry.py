@@ -7,8 +7,8 @@ import logging
 from datetime import UTC, datetime
 
 from engram_memory.domain import events
-from engram_memory.domain.expiry import expired_fields
-from engram_memory.ports import LapsedRows, MemoryPoints, StagedWithdrawals
+from engram_memory.domain.expiry import expired_fields, expiry_entries
+from engram_memory.ports import AuditRecorder, LapsedRows, MemoryPoints, StagedWithdrawals
 
 log = logging.getLogger(__name__)
 
@@ -19,7 +19,8 @@ MAX_BATCHES = 20
 class ExpirySweeper:
     """Reads already hide a lapsed memory; the sweep removes its point and marks its row.
 
-    Points go first, then the row is marked with its `memory.withdrawn` staged in the same
+    Each memory's audit entry is written first (a failure leaves the batch for the next sweep),
+    then points go, then the row is marked with its `memory.withdrawn` staged in the same
     write: a crash in between leaves a live, lapsed row without a point, which the next sweep
     selects again and finishes (removing an absent point is a no-op; the event's id derives
     from the memory, so a repeat is one event)."""
@@ -29,12 +30,14 @@ class ExpirySweeper:
         rows: LapsedRows,
         vectors: MemoryPoints,
         staged: StagedWithdrawals,
+        audit: AuditRecorder,
         *,
         batch: int = 500,
     ) -> None:
         self.rows = rows
         self.vectors = vectors
         self.staged = staged
+        self.audit = audit
         self.batch = batch
 
     async def sweep(self, now: datetime | None = None) -> int:
@@ -43,6 +46,7 @@ class ExpirySweeper:
         expired = 0
         for _ in range(MAX_BATCHES):
             rows = await self.rows.lapsed(at, self.batch)
+            await self.audit.record(expiry_entries(rows, at))
             for tenant_id in dict.fromkeys(row["tenant_id"] for row in rows):
                 mine = [row for row in rows if row["tenant_id"] == tenant_id]
                 await self.vectors.remove(tenant_id, [row["memory_id"] for row in mine])

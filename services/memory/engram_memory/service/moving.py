@@ -4,10 +4,9 @@ both, reads stay on the old until `switch` swaps them in one assignment."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from engram_embedders import Embedder
+from engram_embedders import moving
 from engram_memory.domain.selection import Selection
 from engram_memory.ports import MovablePoints
 from engram_vectors import HybridHit, SparseVector
@@ -15,16 +14,8 @@ from engram_vectors import HybridHit, SparseVector
 Entry = tuple[Mapping[str, Any], Sequence[float], str]
 
 
-@dataclass(frozen=True)
-class Embedded:
-    """A collection and the embedder whose vector space it holds."""
-
-    embedder: Embedder
-    vectors: MovablePoints
-
-    @property
-    def fingerprint(self) -> str:
-        return self.embedder.provenance.fingerprint
+Embedded = moving.Embedded[MovablePoints]
+"""The memory collection and the embedder whose space it holds."""
 
 
 async def embed_into(space: Embedded, entries: Sequence[Entry]) -> Mapping[str, Any]:
@@ -45,41 +36,13 @@ async def embed_into(space: Embedded, entries: Sequence[Entry]) -> Mapping[str, 
     )
 
 
-class MovingVectors:
-    """MemoryPoints over the active space, and the target space while a reindex runs.
-
-    With `reembeds` (the active space came from a reindex, so the embedding service may still
-    compute vectors of the space left behind), a write whose vectors are of another space is
-    embedded here with the active embedder instead of being refused: never a mixed collection.
-    """
-
-    def __init__(self, active: Embedded, *, reembeds: bool = False) -> None:
-        self.active = active
-        self.target: Embedded | None = None
-        self.reembeds = reembeds
+class MovingVectors(moving.Moving[MovablePoints]):
+    """MemoryPoints over the active space, and the target space while a reindex runs (foreign
+    writes after a switch are embedded here: `Moving.reembeds`)."""
 
     @property
     def lexical(self) -> str | None:
         return self.active.vectors.lexical
-
-    def space(self) -> tuple[Embedder, MovablePoints]:
-        """The active embedder and collection, read together so a switch never splits them."""
-        active = self.active
-        return active.embedder, active.vectors
-
-    def begin(self, target: Embedded) -> None:
-        """From now on every write lands in the target too."""
-        self.target = target
-
-    def abandon(self) -> None:
-        """A failed reindex: writes go to the active space only again."""
-        self.target = None
-
-    def switch(self) -> None:
-        """Recall and writes move to the target, in one step of the event loop."""
-        if self.target is not None:
-            self.active, self.target = self.target, None
-            self.reembeds = True
 
     async def fingerprint(self) -> str:
         return await self.active.vectors.fingerprint()
@@ -101,13 +64,13 @@ class MovingVectors:
     async def set_status(
         self, tenant_id: str, memory_id: str, status: str, *, superseded_by: str | None = None
     ) -> None:
-        for space in self._spaces():
+        for space in self.spaces():
             await space.vectors.set_status(
                 tenant_id, memory_id, status, superseded_by=superseded_by
             )
 
     async def remove(self, tenant_id: str, memory_ids: Sequence[str]) -> None:
-        for space in self._spaces():
+        for space in self.spaces():
             await space.vectors.remove(tenant_id, memory_ids)
 
     async def candidates(
@@ -126,7 +89,3 @@ class MovingVectors:
 
     async def hit_payloads(self, hits: Sequence[HybridHit]) -> dict[str, HybridHit]:
         return await self.active.vectors.hit_payloads(hits)
-
-    def _spaces(self) -> list[Embedded]:
-        active, target = self.active, self.target
-        return [active] if target is None else [active, target]
