@@ -68,6 +68,9 @@ class MemoryWriteRequested(Payload, MemoryWrite):
     extracted_by: ExtractedBy | None = None
     author: Author | None = None
     reason: EditReason | None = None
+    created_at: AwareDatetime | None = None
+    """When the memory was first made, for one an import restores (its row keeps the source's
+    time, so listings, retention and recency match); otherwise the request's time."""
 
 
 class MemoryStored(Payload):
