@@ -65,6 +65,8 @@ def headers(api_key: str | None) -> dict[str, str]:
     return {"Authorization": f"Bearer {api_key}"}
 
 
-def export_params(agent_id: str | None) -> dict[str, str]:
-    """`agent_id` when one agent only is exported."""
-    return {} if agent_id is None else {"agent_id": agent_id}
+def export_params(agent_id: str | None, knowledge: bool = True) -> dict[str, str]:
+    """`agent_id` when one agent only is exported; `knowledge=false` leaves documents and
+    records out."""
+    params = {} if agent_id is None else {"agent_id": agent_id}
+    return params if knowledge else {**params, "knowledge": "false"}

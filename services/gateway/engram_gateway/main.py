@@ -162,7 +162,9 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
                 tenant_limits=TenantLimits(rt.db, cache_seconds=settings.registry_cache_seconds),
                 curation=Curation(intake.events),
                 tenant_export=TenantExport(owners),
-                tenant_import=TenantImport(owners, registry, writes, settings.memory_limits),
+                tenant_import=TenantImport(
+                    owners, registry, writes, settings.memory_limits, intake.events
+                ),
             ),
         )
 

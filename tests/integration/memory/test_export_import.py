@@ -88,7 +88,7 @@ def test_an_exported_tenant_imported_twice_lists_and_recalls_the_same(
         counts = {a: _active(source, a, MEMORIES // 2) for a in agents}
 
         env = {"ENGRAM_URL": stack.gateway.url, "ENGRAM_API_KEY": source_key}
-        exported = engram("export", "--out", str(export_file), env=env)
+        exported = engram("export", "--no-knowledge", "--out", str(export_file), env=env)
         assert exported.returncode == 0, exported.stderr
         assert export_file.read_bytes().count(b'"kind":"memory"') == MEMORIES
 
