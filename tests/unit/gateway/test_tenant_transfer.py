@@ -333,3 +333,22 @@ async def test_an_edited_memory_keeps_its_history_time_key_and_reason_and_expire
     assert older.author.key_id == "k" and older.reason is None
     assert older.created_at == datetime(2026, 1, 1, 10, tzinfo=UTC)
     assert expired.expires_at == datetime(2026, 2, 1, tzinfo=UTC)
+
+
+class NoExtraction(MemoryService):
+    """The owners with extraction down."""
+
+    async def request(
+        self, service: str, method: str, path: str, *, tenant_id: str, **kw: Any
+    ) -> httpx.Response:
+        if service == "extraction":
+            return httpx.Response(503, json={})
+        return await super().request(service, method, path, tenant_id=tenant_id, **kw)
+
+
+async def test_an_export_whose_records_cannot_be_read_is_a_503_before_any_line() -> None:
+    owners = NoExtraction()
+    with pytest.raises(Problem) as refused:
+        await TenantExport(owners).plan(SOURCE, [])
+    assert refused.value.status == 503
+    assert (await TenantExport(owners).plan(SOURCE, [], knowledge=False)).manifest

@@ -65,7 +65,8 @@ class TenantExport:
         self, tenant_id: str, agents: Sequence[Agent], *, knowledge: bool = True
     ) -> ExportPlan:
         """Count what the export should hold, before the first byte is sent (a 503 here is an
-        answer, not a cut stream); `knowledge` adds the tenant's documents and records."""
+        answer, not a cut stream); `knowledge` adds the tenant's documents and records, so
+        extraction must answer too."""
         memories = 0
         if agents:
             counted = await self._call(
@@ -78,6 +79,10 @@ class TenantExport:
             memories = sum(int(by_status.get(s, 0)) for s in EXPORTED_STATUSES)
         counts = {"agent": len(agents), "retention": len(agents), "memory": memories}
         now = datetime.now(UTC).isoformat()
+        if knowledge:
+            await self._call(
+                tenant_id, "GET", RECORDS_PATH, service="extraction", params={"limit": 1}
+            )
         manifest = export_format.manifest(tenant_id, now, counts)
         return ExportPlan(tenant_id, agents, manifest, knowledge)
 
