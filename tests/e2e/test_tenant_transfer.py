@@ -354,3 +354,32 @@ def _checksum_counts(data: bytes) -> dict[str, int]:
     assert last["kind"] == "checksum"
     counts: dict[str, int] = last["counts"]
     return counts
+
+
+def test_an_export_with_vectors_is_imported_without_embedding_again(platform: Platform) -> None:
+    source_key = create_tenant(platform.env, "vectors-source")
+    target_key = create_tenant(platform.env, "vectors-target")
+    with platform.client(source_key, 120) as src, platform.client(target_key, 120) as dst:
+        agent = src.post("/v1/agents", json={"name": "v"}).json()["agent_id"]
+        rng = random.Random(5)
+        for start in range(0, 300, 100):
+            memories = [{"content": _content(rng, n)} for n in range(start, start + 100)]
+            answer = src.post(f"/v1/agents/{agent}/memories:batch", json={"memories": memories})
+            assert answer.status_code == 202, answer.text
+        _settled(src, [agent], 300)
+        exported = src.get("/v1/export", params={"vectors": "true", "knowledge": "false"})
+        assert exported.status_code == 200, exported.text
+        lines = [json.loads(line) for line in exported.content.splitlines()]
+        assert lines[0]["vectors"] is True
+        carried: list[dict[str, Any]] = [line for line in lines if line["kind"] == "memory"]
+        assert all(len(m["vector"]) == m["vector_provenance"]["dimension"] for m in carried)
+        answer = dst.post(
+            "/v1/import", content=exported.content, headers={"content-type": "application/x-ndjson"}
+        )
+        assert answer.status_code == 200, answer.text
+        ids = answer.json()["memories"]["ids"]
+        new_agent = answer.json()["agents"]["ids"][agent]
+        _settled(dst, [new_agent], 300)
+        for _ in range(10):
+            query = " ".join(rng.sample(WORDS, 3))
+            assert [ids[m] for m in _top5(src, agent, query)] == _top5(dst, new_agent, query)

@@ -38,6 +38,7 @@ from engram_memory.service.conversations import ConversationIntake
 from engram_memory.service.dedup import Dedup
 from engram_memory.service.deletion import Deletions
 from engram_memory.service.expiry import ExpirySweeper
+from engram_memory.service.exported_vectors import ExportedVectors
 from engram_memory.service.history import History
 from engram_memory.service.moving import Embedded, MovingVectors
 from engram_memory.service.recall import Recall
@@ -159,7 +160,13 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
         cascades = Cascades(rows, withdrawals, rules, require_all_sources=require_all)
         dedup = Dedup(DedupSlots(rt.db), rows)
         handlers = MemoryHandlers(
-            Writes(rows, dedup, settings.memory_limits, require_all_sources=require_all),
+            Writes(
+                rows,
+                dedup,
+                settings.memory_limits,
+                require_all_sources=require_all,
+                fingerprint=lambda: vectors.active.fingerprint,
+            ),
             Storing(rows, vectors, retention),
             cascades,
         )
@@ -224,6 +231,7 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
                 History(rows),
                 retention,
                 reindexer,
+                ExportedVectors(vectors),
             ),
         )
 

@@ -28,6 +28,15 @@ from engram_platform.problems import Problem
 pytestmark = pytest.mark.unit
 
 SOURCE, TARGET = "tnt_src", "tnt_dst"
+PROVENANCE = {
+    "provider": "hashing",
+    "model_id": "hashing-3",
+    "weights_sha256": "0" * 64,
+    "dimension": 3,
+    "normalized": True,
+    "precision": "fp32",
+    "fingerprint": "f" * 64,
+}
 
 
 class MemoryService:
@@ -38,6 +47,7 @@ class MemoryService:
         self.rows: dict[str, dict[str, Any]] = {}
         self.rules: dict[str, list[dict[str, Any]]] = {}
         self.records: list[dict[str, Any]] = []
+        self.vectors: dict[str, list[float]] = {}
 
     async def request(
         self, service: str, method: str, path: str, *, tenant_id: str, **kw: Any
@@ -63,6 +73,9 @@ class MemoryService:
             if method == "PUT":
                 self.rules[agent] = body["rules"]
             return httpx.Response(200, json={"rules": self.rules.get(agent, [])})
+        if path == "/internal/v1/memories/vectors":
+            found = {m: self.vectors[m] for m in body["ids"] if m in self.vectors}
+            return httpx.Response(200, json={"provenance": PROVENANCE, "vectors": found})
         if path == "/internal/v1/records:export":
             start = int(kw["params"].get("cursor") or 0)
             page = self.records[start : start + kw["params"]["limit"]]
@@ -352,3 +365,28 @@ async def test_an_export_whose_records_cannot_be_read_is_a_503_before_any_line()
         await TenantExport(owners).plan(SOURCE, [])
     assert refused.value.status == 503
     assert (await TenantExport(owners).plan(SOURCE, [], knowledge=False)).manifest
+
+
+async def test_an_export_with_vectors_carries_them_into_the_writes() -> None:
+    memory, sink, _, importer = _world()
+    for n in range(3):
+        memory.store(SOURCE, f"mem_{n}", "agt_a", f"fact {n}")
+    memory.vectors = {"mem_0": [1.0, 0.0, 0.0], "mem_1": [0.0, 1.0, 0.0]}
+    export = TenantExport(memory)
+    agents = [Agent(agent_id="agt_a", tenant_id=SOURCE, name="a", created_at=datetime.now(UTC))]
+    plan = await export.plan(SOURCE, agents, vectors=True)
+    data = b"".join([line async for line in export.stream(plan)])
+    assert json.loads(data.splitlines()[0])["vectors"] is True
+    caller = Caller(tenant_id=TARGET, key_id="k", roles=("admin",))
+
+    await importer.run(caller, _body(data))
+
+    carried = {w.content: w for w in sink.writes}
+    assert carried["fact 0"].vector == [1.0, 0.0, 0.0]
+    assert carried["fact 0"].vector_provenance is not None
+    assert carried["fact 0"].vector_provenance.fingerprint == "f" * 64
+    assert carried["fact 2"].vector is None and carried["fact 2"].vector_provenance is None
+    bad = data.replace(b"[1.0,0.0,0.0]", b"[1.0,0.0]")
+    with pytest.raises(Problem) as refused:
+        await importer.run(caller, _body(bad))
+    assert "vector's length" in refused.value.detail

@@ -39,6 +39,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         action="store_false",
         help="leave documents and records out (agents, rules and memories only)",
     )
+    export.add_argument(
+        "--vectors",
+        action="store_true",
+        help="add each memory's stored vector: an import into a deployment with the same "
+        "embedder stores it as it is instead of embedding again (else it re-embeds)",
+    )
     export.set_defaults(handler=export_tenant)
 
     restore = commands.add_parser(
@@ -65,7 +71,11 @@ def export_tenant(args: argparse.Namespace) -> int:
 
     with _output(args.out) as out, client_from(args) as client:
         tally = client.export_tenant(
-            out, agent_id=args.agent_id, knowledge=args.knowledge, on_progress=shown
+            out,
+            agent_id=args.agent_id,
+            knowledge=args.knowledge,
+            vectors=args.vectors,
+            on_progress=shown,
         )
     status.close()
     if tally.checksum is None:

@@ -45,6 +45,10 @@ async def export_tenant(
         bool,
         Query(description="the documents' metadata and records too (never for one agent)"),
     ] = True,
+    vectors: Annotated[
+        bool,
+        Query(description="each memory's stored vector (an import by the same embedder keeps it)"),
+    ] = False,
 ) -> StreamingResponse:
     """The tenant's export as NDJSON: a manifest line, the agents with their retention rules
     and memories (active, superseded, expired), the documents' metadata and live records (not
@@ -55,7 +59,7 @@ async def export_tenant(
     if agent_id is not None:
         agents = [a for a in agents if a.agent_id == agent_id]
     plan = await deps.tenant_export.plan(
-        caller.tenant_id, agents, knowledge=knowledge and agent_id is None
+        caller.tenant_id, agents, knowledge=knowledge and agent_id is None, vectors=vectors
     )
     return StreamingResponse(deps.tenant_export.stream(plan), media_type=MEDIA_TYPE)
 

@@ -2,7 +2,8 @@
 
 Every line is a JSON object with `kind` and `v` (the format's version). The first is the
 manifest (tenant, counts expected when the export began); then agents, their retention rules
-and their memories (with `created_at`); then the knowledge: each `document` (its metadata:
+and their memories (with `created_at`; with `vector` and `vector_provenance` in an export
+asked `?vectors=true`); then the knowledge: each `document` (its metadata:
 ids, name, versions and status, never its bytes) before the first `record` it holds, and
 every live `record` (type, entity, attributes, revision, source item and lineage; a curator's
 carries its `edit`); the last is the checksum: the sha256 of every byte before it and the
@@ -44,8 +45,11 @@ def encode(kind: str, fields: Mapping[str, Any]) -> bytes:
     return json.dumps(body, sort_keys=True, separators=(",", ":"), default=str).encode() + b"\n"
 
 
-def manifest(tenant_id: str, exported_at: str, counts: Mapping[str, int]) -> bytes:
-    """The first line: what the file holds and how many of each kind were expected."""
+def manifest(
+    tenant_id: str, exported_at: str, counts: Mapping[str, int], *, vectors: bool = False
+) -> bytes:
+    """The first line: what the file holds, how many of each kind were expected, and whether
+    memories carry their stored vectors."""
     return encode(
         MANIFEST,
         {
@@ -53,7 +57,7 @@ def manifest(tenant_id: str, exported_at: str, counts: Mapping[str, int]) -> byt
             "tenant_id": tenant_id,
             "exported_at": exported_at,
             "counts": dict(counts),
-            "vectors": False,
+            "vectors": vectors,
         },
     )
 

@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from engram_events.content import PROBLEMS, ContentLimits, content_problem
+from engram_events.payloads.embeddings import VectorProvenance
 from engram_events.payloads.memories import Author, MemoryWrite
 from engram_events.payloads.records import FactEditRequested, HumanEdit, RestoredRecord
 from engram_gateway.domain.export_format import ExportRefused
@@ -150,3 +151,24 @@ def edit_of(item: dict[str, Any], importer: Author, line: int) -> tuple[Author, 
     except ValidationError:
         author = importer
     return author, reason
+
+
+def carried_vector(
+    item: dict[str, Any], line: int
+) -> tuple[list[float] | None, VectorProvenance | None]:
+    """A memory line's stored vector and what made it (both or neither); the memory service
+    keeps it when its embedder is the one named, and embeds the content again otherwise."""
+    vector, provenance = item.get("vector"), item.get("vector_provenance")
+    if vector is None and provenance is None:
+        return None, None
+    if not isinstance(vector, list) or not all(isinstance(x, int | float) for x in vector):
+        raise ExportRefused("memory vector is not a list of numbers", line)
+    try:
+        made_by = VectorProvenance.model_validate(provenance)
+    except ValidationError:
+        raise ExportRefused(
+            "memory vector_provenance is not an embedder's provenance", line
+        ) from None
+    if len(vector) != made_by.dimension:
+        raise ExportRefused("memory vector's length is not its embedder's dimension", line)
+    return [float(x) for x in vector], made_by

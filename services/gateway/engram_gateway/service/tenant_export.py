@@ -20,6 +20,7 @@ EXPORTED_STATUSES = ("active", "superseded", "expired")
 """What travels: live memories, the earlier versions an edit superseded (their history) and
 expired ones; withdrawn, rejected and pending rows do not."""
 RECORDS_PATH = "/internal/v1/records:export"
+VECTORS_PATH = "/internal/v1/memories/vectors"
 RECORD_FIELDS = (
     "record_id",
     "record_type",
@@ -53,6 +54,7 @@ class ExportPlan:
     agents: Sequence[Agent]
     manifest: bytes
     knowledge: bool = True
+    vectors: bool = False
 
 
 class TenantExport:
@@ -62,7 +64,12 @@ class TenantExport:
         self.owners = owners
 
     async def plan(
-        self, tenant_id: str, agents: Sequence[Agent], *, knowledge: bool = True
+        self,
+        tenant_id: str,
+        agents: Sequence[Agent],
+        *,
+        knowledge: bool = True,
+        vectors: bool = False,
     ) -> ExportPlan:
         """Count what the export should hold, before the first byte is sent (a 503 here is an
         answer, not a cut stream); `knowledge` adds the tenant's documents and records, so
@@ -83,8 +90,8 @@ class TenantExport:
             await self._call(
                 tenant_id, "GET", RECORDS_PATH, service="extraction", params={"limit": 1}
             )
-        manifest = export_format.manifest(tenant_id, now, counts)
-        return ExportPlan(tenant_id, agents, manifest, knowledge)
+        manifest = export_format.manifest(tenant_id, now, counts, vectors=vectors)
+        return ExportPlan(tenant_id, agents, manifest, knowledge, vectors)
 
     async def stream(self, plan: ExportPlan) -> AsyncIterator[bytes]:
         """The lines: manifest, then per agent its line, its rules and its memories, then the
@@ -100,6 +107,8 @@ class TenantExport:
             rules = await self._call(plan.tenant_id, "GET", path)
             yield writer.line("retention", {"agent_id": agent.agent_id, "rules": rules["rules"]})
             async for page in self._memories(plan.tenant_id, agent.agent_id):
+                if plan.vectors and page:
+                    page = await self._with_vectors(plan.tenant_id, page)
                 yield b"".join(writer.line("memory", memory) for memory in page)
         if plan.knowledge:
             documents: set[str] = set()
@@ -134,6 +143,20 @@ class TenantExport:
             cursor = found["next_cursor"]
             if cursor is None:
                 return
+
+    async def _with_vectors(
+        self, tenant_id: str, page: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """The page's memories with their stored vectors and the embedder that made them."""
+        ids = [m["memory_id"] for m in page]
+        found = await self._call(tenant_id, "POST", VECTORS_PATH, json={"ids": ids})
+        vectors, provenance = found["vectors"], found["provenance"]
+        return [
+            {**m, "vector": vectors[m["memory_id"]], "vector_provenance": provenance}
+            if m["memory_id"] in vectors
+            else m
+            for m in page
+        ]
 
     async def _records(self, tenant_id: str) -> AsyncIterator[list[dict[str, Any]]]:
         """The tenant's live records (a marker of a pruned one is not exported), a page at a

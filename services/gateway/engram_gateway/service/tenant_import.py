@@ -24,6 +24,7 @@ from engram_events.catalog import (
     RECORDS_RESTORE_REQUESTED,
 )
 from engram_events.content import ContentLimits
+from engram_events.payloads.embeddings import VectorProvenance
 from engram_events.payloads.memories import Author, MemoryWrite, MemoryWriteRequested
 from engram_events.payloads.records import RecordsRestoreRequested, RestoredRecord
 from engram_events.retention import AgentRetention
@@ -154,6 +155,7 @@ class TenantImport:
             transfer.memory_write(item, self.limits, reader.number)
             transfer.created_at(item, reader.number)
             transfer.edit_of(item, CHECKED_BY, reader.number)
+            transfer.carried_vector(item, reader.number)
         elif kind == "document" and not isinstance(item.get("document_id"), str):
             raise ExportRefused("document line without its document_id", reader.number)
         elif kind == "record":
@@ -272,7 +274,9 @@ class TenantImport:
                 write = write.model_copy(update={"supersedes": older})
             edit = transfer.edit_of(item, author, 0)
             when = transfer.created_at(item, 0)
-            by_agent.setdefault(agent, []).append(_event(tenant_id, agent, key, write, edit, when))
+            vector = transfer.carried_vector(item, 0)
+            event = _event(tenant_id, agent, key, write, edit, when, vector)
+            by_agent.setdefault(agent, []).append(event)
         for agent, events in by_agent.items():
             for start in range(0, len(events), BATCH):
                 outcomes = await self.writes.write_batch(
@@ -302,9 +306,11 @@ def _event(
     write: MemoryWrite,
     edit: tuple[Author, str | None],
     created_at: datetime | None,
+    vector: tuple[list[float] | None, VectorProvenance | None] = (None, None),
 ) -> Envelope[MemoryWriteRequested]:
     """The bulk-lane write of one imported memory, under the id its key derives; an edited
-    version keeps the key that made it and why, and names the version it supersedes."""
+    version keeps the key that made it and why, and names the version it supersedes; a stored
+    vector travels with what made it."""
     author, reason = edit
     payload = MemoryWriteRequested(
         memory_id=transfer.imported_memory_id(tenant_id, agent_id, key),
@@ -312,6 +318,8 @@ def _event(
         author=author,
         reason=reason,
         created_at=created_at,
+        vector=vector[0],
+        vector_provenance=vector[1],
         **{**write.model_dump(), "idempotency_key": key},
     )
     return new_event(MEMORY_BULK_WRITE_REQUESTED, payload, tenant_id=tenant_id)
