@@ -842,15 +842,19 @@ class AsyncEngramClient:
         out: BinaryIO,
         *,
         agent_id: str | None = None,
+        knowledge: bool = True,
+        vectors: bool = False,
         on_progress: transfer.ExportProgress | None = None,
     ) -> transfer.ExportTally:
-        """Stream the tenant's export (one agent's with `agent_id`) into `out`; the tally says
-        what passed, its `checksum` None when the stream was cut (the file would be refused)."""
+        """Stream the tenant's export (one agent's with `agent_id`; without documents and
+        records when `knowledge` is false; with stored vectors when `vectors`) into `out`; the
+        tally says what passed, its `checksum` None when the stream was cut (the file would be
+        refused)."""
         tally = transfer.ExportTally()
         async with self._http.stream(
             "GET",
             transfer.EXPORT_PATH,
-            params=transfer.export_params(agent_id),
+            params=transfer.export_params(agent_id, knowledge, vectors),
             headers=transfer.headers(self.connection.api_key),
         ) as response:
             if not response.is_success:

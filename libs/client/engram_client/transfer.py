@@ -65,6 +65,14 @@ def headers(api_key: str | None) -> dict[str, str]:
     return {"Authorization": f"Bearer {api_key}"}
 
 
-def export_params(agent_id: str | None) -> dict[str, str]:
-    """`agent_id` when one agent only is exported."""
-    return {} if agent_id is None else {"agent_id": agent_id}
+def export_params(
+    agent_id: str | None, knowledge: bool = True, vectors: bool = False
+) -> dict[str, str]:
+    """`agent_id` when one agent only is exported; `knowledge=false` leaves documents and
+    records out; `vectors=true` adds each memory's stored vector."""
+    params = {} if agent_id is None else {"agent_id": agent_id}
+    if not knowledge:
+        params["knowledge"] = "false"
+    if vectors:
+        params["vectors"] = "true"
+    return params

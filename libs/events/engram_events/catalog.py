@@ -30,6 +30,7 @@ from engram_events.payloads.prune import PruneRequested
 from engram_events.payloads.records import (
     FactEditRequested,
     RecordsImportRequested,
+    RecordsRestoreRequested,
     RecordTombstoned,
     RecordUpserted,
 )
@@ -67,6 +68,16 @@ FACT_EDIT_REQUESTED = register(
     EventType("fact.edit_requested", FactEditRequested, Topics.RECORD_EVENTS, lambda p: p.entity_id)
 )
 """A curator's edit of a fact, accepted by the gateway; extraction keeps it as a `human` record."""
+RECORDS_RESTORE_REQUESTED = register(
+    EventType(
+        "records.restore_requested",
+        RecordsRestoreRequested,
+        Topics.RECORD_EVENTS,
+        lambda p: p.source_item,
+    )
+)
+"""An import's records of one source item, kept as the export held them (no extraction); keyed
+by the source item, so its batches are applied in order against its manifest."""
 PRUNE_REQUESTED = register(
     EventType("prune.requested", PruneRequested, Topics.PRUNE, lambda p: p.prune_job_id)
 )

@@ -8,11 +8,16 @@ from engram_events import Envelope
 from engram_events.payloads.dlq import DeadLetter
 from engram_events.payloads.documents import DocumentIngested, DocumentTombstoned
 from engram_events.payloads.prune import PruneRequested
-from engram_events.payloads.records import FactEditRequested, RecordsImportRequested
+from engram_events.payloads.records import (
+    FactEditRequested,
+    RecordsImportRequested,
+    RecordsRestoreRequested,
+)
 from engram_extraction.service.documents import DocumentExtraction
 from engram_extraction.service.edits import HumanEdits
 from engram_extraction.service.imports import RecordImports
 from engram_extraction.service.passages import PassageWriter
+from engram_extraction.service.restores import RecordRestores
 from engram_extraction.service.tombstones import Tombstoning
 
 Events = list[Envelope[Any]]
@@ -28,8 +33,10 @@ class ExtractionHandlers:
         tombstoning: Tombstoning,
         passages: PassageWriter,
         edits: HumanEdits | None = None,
+        restores: RecordRestores | None = None,
     ) -> None:
         self.documents = documents
+        self.restores = restores
         self.edits = edits
         self.passages = passages
         self.imports = imports
@@ -60,6 +67,12 @@ class ExtractionHandlers:
         if self.edits is None:
             return []
         return await self.edits.apply(event)
+
+    async def on_restore_requested(self, event: Envelope[RecordsRestoreRequested]) -> Events:
+        """An import's records, kept as the export held them."""
+        if self.restores is None:
+            return []
+        return await self.restores.restore(event)
 
     async def on_prune_requested(self, event: Envelope[PruneRequested]) -> Events:
         """The job's selection is tombstoned and the job acknowledged."""

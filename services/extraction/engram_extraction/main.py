@@ -12,6 +12,7 @@ from engram_events.catalog import (
     FACT_EDIT_REQUESTED,
     PRUNE_REQUESTED,
     RECORDS_IMPORT_REQUESTED,
+    RECORDS_RESTORE_REQUESTED,
 )
 from engram_extraction import api
 from engram_extraction.adapters.passages import INDEXES as PASSAGE_INDEXES
@@ -30,6 +31,7 @@ from engram_extraction.service.documents import DocumentExtraction
 from engram_extraction.service.edits import HumanEdits
 from engram_extraction.service.imports import RecordImports
 from engram_extraction.service.passages import PassageWriter
+from engram_extraction.service.restores import RecordRestores
 from engram_extraction.service.tombstones import Tombstoning
 from engram_extraction.service.types import RecordTypes
 from engram_platform.app import service_app
@@ -90,6 +92,7 @@ def create_app(
             Tombstoning(TombstoneStore(store), rt.outbox),
             PassageWriter(passages),
             HumanEdits(store, rt.outbox),
+            RecordRestores(store, rt.outbox),
         )
         rt.consumer.on(
             DOCUMENT_INGESTED,
@@ -102,6 +105,7 @@ def create_app(
             on_dead_letter=handlers.on_import_dead_lettered,
         )
         rt.consumer.on(FACT_EDIT_REQUESTED, handlers.on_fact_edit_requested)
+        rt.consumer.on(RECORDS_RESTORE_REQUESTED, handlers.on_restore_requested)
         rt.consumer.on(PRUNE_REQUESTED, handlers.on_prune_requested)
         rt.consumer.on(DOCUMENT_TOMBSTONED, handlers.on_document_tombstoned)
         install(app, ExtractionDeps(records=store, passages=passages, types=types))

@@ -168,7 +168,9 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
                 tenant_limits=TenantLimits(rt.db, cache_seconds=settings.registry_cache_seconds),
                 curation=Curation(intake.events),
                 tenant_export=TenantExport(owners),
-                tenant_import=TenantImport(owners, registry, writes, settings.memory_limits, trail),
+                tenant_import=TenantImport(
+                    owners, registry, writes, settings.memory_limits, intake.events, trail
+                ),
                 audit=trail,
             ),
         )

@@ -35,6 +35,7 @@ from engram_memory.service.conversations import ConversationIntake
 from engram_memory.service.dedup import Dedup
 from engram_memory.service.deletion import Deletions
 from engram_memory.service.expiry import ExpirySweeper
+from engram_memory.service.exported_vectors import ExportedVectors
 from engram_memory.service.history import History
 from engram_memory.service.moving import Embedded, MovingVectors
 from engram_memory.service.recall import Recall
@@ -141,7 +142,13 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
         cascades = Cascades(rows, withdrawals, rules, require_all_sources=require_all)
         dedup = Dedup(DedupSlots(rt.db), rows)
         handlers = MemoryHandlers(
-            Writes(rows, dedup, settings.memory_limits, require_all_sources=require_all),
+            Writes(
+                rows,
+                dedup,
+                settings.memory_limits,
+                require_all_sources=require_all,
+                fingerprint=lambda: vectors.active.fingerprint,
+            ),
             Storing(rows, vectors, retention),
             cascades,
         )
@@ -208,6 +215,7 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
                 retention,
                 audit,
                 reindexer,
+                ExportedVectors(vectors),
             ),
         )
 

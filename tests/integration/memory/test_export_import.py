@@ -88,7 +88,7 @@ def test_an_exported_tenant_imported_twice_lists_and_recalls_the_same(
         counts = {a: _active(source, a, MEMORIES // 2) for a in agents}
 
         env = {"ENGRAM_URL": stack.gateway.url, "ENGRAM_API_KEY": source_key}
-        exported = engram("export", "--out", str(export_file), env=env)
+        exported = engram("export", "--no-knowledge", "--out", str(export_file), env=env)
         assert exported.returncode == 0, exported.stderr
         assert export_file.read_bytes().count(b'"kind":"memory"') == MEMORIES
 
@@ -132,7 +132,7 @@ def test_export_and_import_need_an_admin_key_and_a_whole_file(
         made = admin.post("/v1/keys", json={"role": "default"})
         assert made.status_code == 201, made.text
         new_agent(admin)
-        exported = admin.get("/v1/export")
+        exported = admin.get("/v1/export", params={"knowledge": "false"})
         assert exported.status_code == 200
         assert exported.headers["content-type"].startswith("application/x-ndjson")
         lines = exported.content.splitlines(keepends=True)

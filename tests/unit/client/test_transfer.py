@@ -55,6 +55,18 @@ def test_export_writes_the_stream_and_summarises_it(
     assert "exported 1 agents, 2 memories" in capsys.readouterr().out
 
 
+def test_export_flags_ask_for_vectors_or_leave_the_knowledge_out(
+    stub: StubServer, env_file: Path, tmp_path: Path
+) -> None:
+    stub.on("GET", "/v1/export", Reply(200, FILE, content_type="application/x-ndjson"))
+    out = str(tmp_path / "tenant.ndjson")
+    assert run(env_file, "export", "--vectors", "--no-knowledge", "--out", out) == exit_codes.OK
+    assert run(env_file, "export", "--out", out) == exit_codes.OK
+    first, plain = stub.seen("GET", "/v1/export")
+    assert first.query == {"vectors": ["true"], "knowledge": ["false"]}
+    assert plain.query == {}
+
+
 def test_an_export_without_its_checksum_line_fails(
     stub: StubServer, env_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

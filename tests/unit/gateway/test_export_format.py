@@ -37,7 +37,13 @@ def test_every_line_names_its_kind_and_version_and_the_last_counts_them() -> Non
     assert [p["kind"] for p in parsed] == ["manifest", "agent", "retention", "memory", "checksum"]
     assert {p["v"] for p in parsed} == {export_format.VERSION}
     assert parsed[0]["format"] == "engram-export" and parsed[0]["tenant_id"] == "tnt_a"
-    assert parsed[-1]["counts"] == {"agent": 1, "retention": 1, "memory": 1}
+    assert parsed[-1]["counts"] == {
+        "agent": 1,
+        "retention": 1,
+        "memory": 1,
+        "document": 0,
+        "record": 0,
+    }
     assert _read(lines)["tenant_id"] == "tnt_a"
 
 
@@ -73,8 +79,8 @@ def test_nothing_may_follow_the_checksum() -> None:
 
 def test_unknown_kinds_and_non_json_are_refused() -> None:
     lines = _file()
-    with pytest.raises(ExportRefused, match="line 2: unknown kind 'document'"):
-        _read([lines[0], b'{"kind":"document","v":1}\n'])
+    with pytest.raises(ExportRefused, match="line 2: unknown kind 'record_type'"):
+        _read([lines[0], b'{"kind":"record_type","v":1}\n'])
     with pytest.raises(ExportRefused, match="line 2: not a JSON object"):
         _read([lines[0], b"not json\n"])
     with pytest.raises(ExportRefused, match="the file is empty"):

@@ -13,10 +13,11 @@ from engram_embedding.service.requests import EmbeddingRequests
 from engram_events import Envelope, new_event
 from engram_events.catalog import AGENT_DELETED, MEMORY_WRITE_REQUESTED, RECORD_TOMBSTONED
 from engram_events.content import ContentLimits
+from engram_events.payloads.embeddings import VectorProvenance
 from engram_events.payloads.memories import AgentDeleted, MemoryWriteRequested
 from engram_events.payloads.records import RecordTombstoned
 from engram_events.retention import AgentRetention, RetentionRule
-from engram_memory.adapters.vectors import MemoryVectors
+from engram_memory.adapters.vectors import MemoryVectors, point_id
 from engram_memory.domain.retention import RetentionPolicy
 from engram_memory.handlers import MemoryHandlers
 from engram_memory.service.cascades import Cascades
@@ -51,7 +52,13 @@ class Pipeline:
         limits = ContentLimits(min_chars=2, max_chars=200)
         dedup = Dedup(self.slots, self.rows)
         self.handlers = MemoryHandlers(
-            Writes(self.rows, dedup, limits, require_all_sources=require_all),
+            Writes(
+                self.rows,
+                dedup,
+                limits,
+                require_all_sources=require_all,
+                fingerprint=lambda: self.embedder.provenance.fingerprint,
+            ),
             Storing(self.rows, self.vectors, self.retention),
             Cascades(self.rows, withdrawals, self.rules, require_all_sources=require_all),
         )
@@ -107,6 +114,25 @@ async def test_valid_content_is_embedded_once_and_stored_with_embedder_provenanc
         "fingerprint": pipe.embedder.provenance.fingerprint,
     }
     assert await pipe.store.count("memories", {"tenant_id": "t1"}) == 1
+
+
+async def test_an_imported_vector_of_this_embedder_is_kept_and_another_embedders_is_not() -> None:
+    pipe = Pipeline()
+    await pipe.open()
+    p = pipe.embedder.provenance
+    vector = [1.0] + [0.0] * (p.dimension - 1)
+    made = VectorProvenance.model_validate({**p.model_dump(), "fingerprint": p.fingerprint})
+    carried = pipe.request("m1", "the user likes tea", vector=vector, vector_provenance=made)
+    [computed] = await pipe.handlers.on_write_requested(carried)
+    assert computed.event_type == "embedding.computed"
+    assert _types(await pipe.handlers.on_computed(computed)) == ["memory.stored"]
+    assert pipe.embedder.calls == 0
+    stored = await pipe.store.get("memories", [point_id("t1", "m1")])
+    assert list(stored[0].vector) == vector
+    other = made.model_copy(update={"fingerprint": "0" * 64})
+    elsewhere = pipe.request("m2", "the user likes coffee", vector=vector, vector_provenance=other)
+    assert _types(await pipe.write(elsewhere)) == ["embedding.requested", "memory.stored"]
+    assert pipe.embedder.calls == 1
 
 
 async def test_a_replayed_write_or_result_duplicates_nothing() -> None:

@@ -119,3 +119,13 @@ def test_a_row_records_who_wrote_it_and_why_and_loses_the_reason_with_the_conten
     plain = write.model_copy(update={"author": None, "reason": None})
     assert "author" not in row_fields(new_event(MEMORY_WRITE_REQUESTED, plain, tenant_id=T))
     assert "edit_reason" not in content_fields(plain)
+
+
+def test_an_imported_memory_keeps_the_time_it_was_first_made() -> None:
+    write = MemoryWriteRequested(memory_id="m1", agent_id="a1", content="c", created_at=START)
+    event = new_event(MEMORY_WRITE_REQUESTED, write, tenant_id=T)
+    assert row_fields(event)["created_at"] == START
+    plain = new_event(
+        MEMORY_WRITE_REQUESTED, write.model_copy(update={"created_at": None}), tenant_id=T
+    )
+    assert row_fields(plain)["created_at"] == plain.occurred_at

@@ -68,6 +68,13 @@ class MemoryWriteRequested(Payload, MemoryWrite):
     extracted_by: ExtractedBy | None = None
     author: Author | None = None
     reason: EditReason | None = None
+    created_at: AwareDatetime | None = None
+    """When the memory was first made, for one an import restores (its row keeps the source's
+    time, so listings, retention and recency match); otherwise the request's time."""
+    vector: list[float] | None = Field(default=None, max_length=4096)
+    """An imported memory's stored vector, used as it is when `vector_provenance` names the
+    memory service's embedder (otherwise the content is embedded again)."""
+    vector_provenance: VectorProvenance | None = None
 
 
 class MemoryStored(Payload):

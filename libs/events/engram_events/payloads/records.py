@@ -146,3 +146,30 @@ class FactEditRequested(Payload):
     value: ImportValue = None
     """The value asserted, or the value withdrawn (None: every value of the attribute)."""
     edit: HumanEdit
+
+
+class RestoredRecord(Payload):
+    """One record of an exported tenant as it was: its id there, what it asserted and where in
+    its source it was read (the passages it cited are not restored)."""
+
+    source_record_id: Id
+    record_type: RecordType
+    entity_id: Id
+    attributes: Attributes
+    locator: Annotated[str, StringConstraints(max_length=512)] = ""
+
+
+class RecordsRestoreRequested(Payload):
+    """An import restores one source item's records as an export held them, without extracting
+    anything again: ids derive from the target tenant and the source record's id, so a second
+    run revises nothing; a document's records are added, never retiring others of it."""
+
+    restore_id: Id
+    source_tenant: Id
+    source_item: Annotated[str, StringConstraints(min_length=1, max_length=300)]
+    default_type: RecordType
+    document_id: Id | None = None
+    document_version: Id | None = None
+    source_item_id: str | None = None
+    model: Annotated[str, StringConstraints(max_length=200)] | None = None
+    records: list[RestoredRecord] = Field(min_length=1, max_length=1000)

@@ -65,6 +65,28 @@ async def list_records(
     return {"records": [record_view(h) for h in page], "next_cursor": next_cursor}
 
 
+@router.get("/records:export")
+async def export_records(
+    deps: Deps,
+    tenant_id: TenantDep,
+    cursor: Annotated[str | None, Query(max_length=600)] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 500,
+) -> dict[str, Any]:
+    """A page of every record head for a tenant export, each with the source item it belongs
+    to (which the public view leaves out), in (updated_at, id) order."""
+    try:
+        after = decode_cursor(cursor) if cursor else None
+    except BadCursor as exc:
+        raise Problem(422, "invalid-cursor", str(exc)) from None
+    heads = await deps.records.list_records(tenant_id, filters={}, after=after, limit=limit + 1)
+    page = heads[:limit]
+    next_cursor = (
+        encode_cursor(page[-1]["updated_at"], page[-1]["record_id"]) if len(heads) > limit else None
+    )
+    records = [{**record_view(h), "source_item": h.get("source_item")} for h in page]
+    return {"records": records, "next_cursor": next_cursor}
+
+
 @router.get("/imports/{import_id}")
 async def get_import(import_id: IdPath, deps: Deps, tenant_id: TenantDep) -> dict[str, Any]:
     """The outcome of one structured import."""

@@ -34,16 +34,24 @@ class RecordWriter:
         self.outbox = outbox
 
     async def apply(
-        self, event: Envelope[Any], source: Source, cause: str, built: Built
+        self,
+        event: Envelope[Any],
+        source: Source,
+        cause: str,
+        built: Built,
+        *,
+        complete: bool | None = None,
     ) -> tuple[Plan, Events]:
         """Plan revisions, write history and heads, retire absent records, save the manifest.
 
         A document version is complete, so records it no longer asserts are retired; the
-        manifest is saved last, so a crash before it replays the same plan.
+        manifest is saved last, so a crash before it replays the same plan. `complete=False`
+        adds a document's records in parts (a restore) without retiring the others.
         """
         now = datetime.now(UTC)
         manifest = await self.store.manifest(event.tenant_id, source.source_item)
-        done = plan(built.drafts, manifest, cause, complete=source.document_id is not None)
+        whole = source.document_id is not None if complete is None else complete
+        done = plan(built.drafts, manifest, cause, complete=whole)
         await self.store.write(event.tenant_id, source, done.created, done.revised, now)
         await self.store.keep_rejected(event.tenant_id, source, cause, built.rejected, now)
         retired = await self._retire(event, done.absent)

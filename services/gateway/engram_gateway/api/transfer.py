@@ -1,5 +1,6 @@
-"""`GET /v1/export` and `POST /v1/import`: a tenant's agents, retention rules and live memories
-as versioned NDJSON, and that file restored into the caller's tenant (admin keys only)."""
+"""`GET /v1/export` and `POST /v1/import`: a tenant's agents, retention rules, memories,
+documents' metadata and records as versioned NDJSON, and that file restored into the caller's
+tenant (admin keys only)."""
 
 from __future__ import annotations
 
@@ -40,15 +41,26 @@ async def export_tenant(
         str | None,
         Query(max_length=64, pattern=r"^[A-Za-z0-9_-]+$", description="one agent only"),
     ] = None,
+    knowledge: Annotated[
+        bool,
+        Query(description="the documents' metadata and records too (never for one agent)"),
+    ] = True,
+    vectors: Annotated[
+        bool,
+        Query(description="each memory's stored vector (an import by the same embedder keeps it)"),
+    ] = False,
 ) -> StreamingResponse:
     """The tenant's export as NDJSON: a manifest line, the agents with their retention rules
-    and live memories, and a last line with the sha256 of every line before it."""
+    and memories (active, superseded, expired), the documents' metadata and live records (not
+    for one agent), and a last line with the sha256 of every line before it."""
     if agent_id is not None:
         await owned_agent(registry, caller, agent_id)
     agents = await registry.list_agents(caller.tenant_id)
     if agent_id is not None:
         agents = [a for a in agents if a.agent_id == agent_id]
-    plan = await deps.tenant_export.plan(caller.tenant_id, agents)
+    plan = await deps.tenant_export.plan(
+        caller.tenant_id, agents, knowledge=knowledge and agent_id is None, vectors=vectors
+    )
     target = {} if agent_id is None else {"agent_id": agent_id}
     counts = {"agents": len(plan.agents), "memories": plan.memories}
     await deps.audit.record(caller, "export.started", target, counts=counts)

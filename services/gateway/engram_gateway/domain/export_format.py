@@ -2,8 +2,15 @@
 
 Every line is a JSON object with `kind` and `v` (the format's version). The first is the
 manifest (tenant, counts expected when the export began); then agents, their retention rules
-and their memories; the last is the checksum: the sha256 of every byte before it and the
+and their memories (with `created_at`; with `vector` and `vector_provenance` in an export
+asked `?vectors=true`); then the knowledge: each `document` (its metadata:
+ids, name, versions and status, never its bytes) before the first `record` it holds, and
+every live `record` (type, entity, attributes, revision, source item and lineage; a curator's
+carries its `edit`); the last is the checksum: the sha256 of every byte before it and the
 counts actually written, so a truncated or altered file is refused before anything is imported.
+
+A `record_type` kind (a tenant's own record types) comes next, once tenants can declare them;
+a reader of this version refuses a kind it does not know, so such a file is never half-read.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ FORMAT = "engram-export"
 VERSION = 1
 MANIFEST = "manifest"
 CHECKSUM = "checksum"
-BODY_KINDS = ("agent", "retention", "memory")
+BODY_KINDS = ("agent", "retention", "memory", "document", "record")
 MAX_LINE_BYTES = 1024 * 1024
 """A memory is at most 64k characters; a line this long is not one this format writes."""
 
@@ -38,8 +45,11 @@ def encode(kind: str, fields: Mapping[str, Any]) -> bytes:
     return json.dumps(body, sort_keys=True, separators=(",", ":"), default=str).encode() + b"\n"
 
 
-def manifest(tenant_id: str, exported_at: str, counts: Mapping[str, int]) -> bytes:
-    """The first line: what the file holds and how many of each kind were expected."""
+def manifest(
+    tenant_id: str, exported_at: str, counts: Mapping[str, int], *, vectors: bool = False
+) -> bytes:
+    """The first line: what the file holds, how many of each kind were expected, and whether
+    memories carry their stored vectors."""
     return encode(
         MANIFEST,
         {
@@ -47,7 +57,7 @@ def manifest(tenant_id: str, exported_at: str, counts: Mapping[str, int]) -> byt
             "tenant_id": tenant_id,
             "exported_at": exported_at,
             "counts": dict(counts),
-            "vectors": False,
+            "vectors": vectors,
         },
     )
 

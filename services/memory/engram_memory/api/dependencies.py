@@ -10,6 +10,7 @@ from fastapi import Depends
 from engram_memory.ports import AuditPages, ConversationRecords, MemoryRowReads
 from engram_memory.service.dedup import Dedup
 from engram_memory.service.deletion import Deletions
+from engram_memory.service.exported_vectors import ExportedVectors
 from engram_memory.service.history import History
 from engram_memory.service.recall import Recall
 from engram_memory.service.reindex import MemoryReindexer
@@ -31,6 +32,7 @@ class MemoryDeps:
     audit: AuditPages
     """The sweeper's audit entries, which the gateway lists with its own."""
     reindex: MemoryReindexer | None = None
+    vectors: ExportedVectors | None = None
 
 
 Deps = Annotated[MemoryDeps, Depends(provider(MemoryDeps))]

@@ -169,6 +169,15 @@ async def count_memories(body: ListBody, deps: Deps, tenant_id: TenantDep) -> di
     return {"count": total, "by_status": by_status, "by_type": by_type}
 
 
+@router.post("/memories/vectors")
+async def memory_vectors(body: KnownIds, deps: Deps, tenant_id: TenantDep) -> dict[str, Any]:
+    """The stored vectors of these memories and the embedder that made them (a tenant export
+    with vectors); a memory without a vector is left out."""
+    if deps.vectors is None:
+        raise Problem(503, detail="vectors are not readable here")
+    return await deps.vectors.of(tenant_id, body.ids)
+
+
 @router.post("/agents/{agent_id}/memories/duplicates")
 async def find_duplicates(
     agent_id: AgentPath, body: DuplicatesBody, deps: Deps, tenant_id: TenantDep

@@ -8,13 +8,20 @@ from typing import Any
 
 from engram_events import Envelope, derive_event_id, new_event
 from engram_events.catalog import (
+    EMBEDDING_COMPUTED,
     EMBEDDING_REQUESTED,
     MEMORY_REJECTED,
     MEMORY_STORED,
     MEMORY_WITHDRAWN,
     in_lane_of,
 )
-from engram_events.payloads.embeddings import EmbeddingRequested, TextItem, VectorProvenance
+from engram_events.payloads.embeddings import (
+    EmbeddedItem,
+    EmbeddingComputed,
+    EmbeddingRequested,
+    TextItem,
+    VectorProvenance,
+)
 from engram_events.payloads.memories import (
     MemoryRejected,
     MemoryStored,
@@ -40,6 +47,27 @@ def embedding_request(event: Envelope[MemoryWriteRequested]) -> Envelope[Any]:
     return new_event(
         in_lane_of(EMBEDDING_REQUESTED, event.event_type),
         embed,
+        tenant_id=event.tenant_id,
+        caused_by=event,
+        event_id=derive_event_id(event.event_id, "embed"),
+    )
+
+
+def carried_vector(event: Envelope[MemoryWriteRequested]) -> Envelope[Any]:
+    """An imported memory's own vector as the answer to the request it needs no more: stored
+    the way any computed vector is, with no model call."""
+    request = event.payload
+    assert request.vector is not None and request.vector_provenance is not None
+    computed = EmbeddingComputed(
+        request_id=request.memory_id,
+        requester=REQUESTER,
+        purpose="memory",
+        items=[EmbeddedItem(item_id=request.memory_id, vector=request.vector)],
+        provenance=request.vector_provenance,
+    )
+    return new_event(
+        in_lane_of(EMBEDDING_COMPUTED, event.event_type),
+        computed,
         tenant_id=event.tenant_id,
         caused_by=event,
         event_id=derive_event_id(event.event_id, "embed"),

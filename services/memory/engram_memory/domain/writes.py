@@ -34,7 +34,7 @@ def row_fields(event: Envelope[MemoryWriteRequested]) -> dict[str, Any]:
         **({"author": request.author.model_dump()} if request.author else {}),
         "content_sha256": content_sha256(request.content),
         "content_chars": len(request.content),
-        "created_at": event.occurred_at,
+        "created_at": request.created_at or event.occurred_at,
         **({"expires_at": request.expires_at} if request.expires_at is not None else {}),
     }
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from engram_events import Envelope
@@ -35,11 +36,13 @@ class Writes:
         limits: ContentLimits,
         *,
         require_all_sources: bool = False,
+        fingerprint: Callable[[], str] | None = None,
     ) -> None:
         self.rows = rows
         self.dedup = dedup
         self.limits = limits
         self.require_all_sources = require_all_sources
+        self.fingerprint = fingerprint
 
     async def requested(
         self, requests: list[Envelope[MemoryWriteRequested]]
@@ -102,7 +105,20 @@ class Writes:
             elif status == "withdrawn" and row is not None:
                 results[i] = [events.withdrawn(row, "source_tombstoned", event)]
             elif status == "pending" and (row is not None or still_pending(still, fields)):
-                results[i] = [events.embedding_request(event)]
+                results[i] = [self._embedding(event)]
+
+    def _embedding(self, event: Envelope[MemoryWriteRequested]) -> Envelope[Any]:
+        """The vector's request, or an imported vector made by this very embedder as its
+        answer (one made by another is embedded again)."""
+        carried = event.payload.vector_provenance
+        if (
+            event.payload.vector is not None
+            and carried is not None
+            and self.fingerprint is not None
+            and carried.fingerprint == self.fingerprint()
+        ):
+            return events.carried_vector(event)
+        return events.embedding_request(event)
 
     async def _reopened(
         self, tenant: str, opening: list[Opening], opened: list[dict[str, Any] | None]
