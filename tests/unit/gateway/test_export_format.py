@@ -41,6 +41,7 @@ def test_every_line_names_its_kind_and_version_and_the_last_counts_them() -> Non
         "agent": 1,
         "retention": 1,
         "memory": 1,
+        "record_type": 0,
         "document": 0,
         "record": 0,
     }
@@ -79,8 +80,8 @@ def test_nothing_may_follow_the_checksum() -> None:
 
 def test_unknown_kinds_and_non_json_are_refused() -> None:
     lines = _file()
-    with pytest.raises(ExportRefused, match="line 2: unknown kind 'record_type'"):
-        _read([lines[0], b'{"kind":"record_type","v":1}\n'])
+    with pytest.raises(ExportRefused, match="line 2: unknown kind 'relation_type'"):
+        _read([lines[0], b'{"kind":"relation_type","v":1}\n'])
     with pytest.raises(ExportRefused, match="line 2: not a JSON object"):
         _read([lines[0], b"not json\n"])
     with pytest.raises(ExportRefused, match="the file is empty"):

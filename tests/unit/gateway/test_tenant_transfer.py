@@ -21,7 +21,7 @@ from engram_gateway.domain.model import Agent, Caller
 from engram_gateway.service.audit import AuditTrail
 from engram_gateway.service.intake import Intake
 from engram_gateway.service.memory_writes import MemoryWrites
-from engram_gateway.service.tenant_export import TenantExport
+from engram_gateway.service.tenant_export import TYPES_PATH, TenantExport
 from engram_gateway.service.tenant_import import TenantImport
 from engram_platform.internal import KNOWN_PATH
 from engram_platform.problems import Problem
@@ -50,6 +50,8 @@ class MemoryService:
         self.rules: dict[str, list[dict[str, Any]]] = {}
         self.records: list[dict[str, Any]] = []
         self.vectors: dict[str, list[float]] = {}
+        self.types: dict[tuple[str, str], dict[str, Any]] = {}
+        self.type_puts = 0
 
     async def request(
         self, service: str, method: str, path: str, *, tenant_id: str, **kw: Any
@@ -87,6 +89,25 @@ class MemoryService:
         if path.startswith("/internal/v1/documents/"):
             doc = {"document_id": path.rsplit("/", 1)[-1], "name": "c.csv", "status": "extracted"}
             return httpx.Response(200, json={**doc, "error": None})
+        if path == TYPES_PATH:
+            declared = [
+                {"name": name, "origin": "tenant", "definition": definition}
+                for (tenant, name), definition in sorted(self.types.items())
+                if tenant == tenant_id
+            ]
+            bundled = {"name": "example_contact", "origin": "bundled", "definition": {}}
+            return httpx.Response(200, json={"types": [bundled, *declared]})
+        if path.startswith(f"{TYPES_PATH}/"):
+            name = path.rsplit("/", 1)[-1]
+            if method == "PUT":
+                self.types[tenant_id, name] = body
+                self.type_puts += 1
+            if (tenant_id, name) not in self.types:
+                return httpx.Response(404, json={"detail": "no such record type"})
+            definition = self.types[tenant_id, name]
+            return httpx.Response(
+                200, json={"name": name, "origin": "tenant", "definition": definition}
+            )
         if path == KNOWN_PATH:
             known = sorted(set(body["ids"]) & {r["memory_id"] for r in mine})
             return httpx.Response(200, json={"known": known})
@@ -218,6 +239,7 @@ async def test_an_import_writes_every_memory_under_new_ids_once() -> None:
         "agent": 2,
         "retention": 2,
         "memory": 1250,
+        "record_type": 0,
         "document": 0,
         "record": 0,
     }
@@ -333,6 +355,25 @@ async def test_records_are_restored_by_source_item_and_a_curators_as_its_edit_ag
     sink.knowledge.clear()
     await importer.run(caller, _body(data, 4096))
     assert [e.event_id for e in sink.knowledge] == first
+
+
+async def test_a_tenants_own_record_types_travel_before_its_records_and_once() -> None:
+    memory, _, _, importer = _world()
+    carrier = {"id_fields": ["carrier_id"], "required_fields": ["carrier_id"]}
+    memory.types[SOURCE, "carrier"] = carrier
+    memory.records = [_record(1, document_id="doc_a", document_version="v1")]
+    data = await _export(memory, [])
+    lines = [json.loads(line) for line in data.splitlines()]
+    kinds = [x["kind"] for x in lines]
+    assert kinds.count("record_type") == 1 and kinds.index("record_type") < kinds.index("record")
+    assert lines[kinds.index("record_type")]["definition"] == carrier
+    caller = Caller(tenant_id=TARGET, key_id="k", roles=("admin",))
+
+    report = await importer.run(caller, _body(data))
+    again = await importer.run(caller, _body(data))
+
+    assert memory.types[TARGET, "carrier"] == carrier
+    assert (report.record_types, again.record_types, memory.type_puts) == (1, 0, 1)
 
 
 async def test_a_record_line_extraction_would_refuse_is_refused_by_line() -> None:

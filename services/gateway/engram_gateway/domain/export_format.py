@@ -3,14 +3,16 @@
 Every line is a JSON object with `kind` and `v` (the format's version). The first is the
 manifest (tenant, counts expected when the export began); then agents, their retention rules
 and their memories (with `created_at`; with `vector` and `vector_provenance` in an export
-asked `?vectors=true`); then the knowledge: each `document` (its metadata:
+asked `?vectors=true`); then the knowledge: the tenant's own record types (`record_type`: name
+and definition, as `PUT /v1/schema/types/{name}` takes it; the bundled ones travel with the
+deployment), each `document` (its metadata:
 ids, name, versions and status, never its bytes) before the first `record` it holds, and
 every live `record` (type, entity, attributes, revision, source item and lineage; a curator's
 carries its `edit`); the last is the checksum: the sha256 of every byte before it and the
 counts actually written, so a truncated or altered file is refused before anything is imported.
 
-A `record_type` kind (a tenant's own record types) comes next, once tenants can declare them;
-a reader of this version refuses a kind it does not know, so such a file is never half-read.
+A reader of this version refuses a kind it does not know, so a file of a later one is never
+half-read.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ FORMAT = "engram-export"
 VERSION = 1
 MANIFEST = "manifest"
 CHECKSUM = "checksum"
-BODY_KINDS = ("agent", "retention", "memory", "document", "record")
+BODY_KINDS = ("agent", "retention", "memory", "record_type", "document", "record")
 MAX_LINE_BYTES = 1024 * 1024
 """A memory is at most 64k characters; a line this long is not one this format writes."""
 

@@ -1,5 +1,5 @@
 """Exporting a tenant: its agents, their retention rules and memories (memory service), then
-its documents' metadata (ingest) and live records (extraction), read page by page from the
+its own record types and live records (extraction) and documents' metadata (ingest), read page by page from the
 owners' internal APIs and streamed as the export format's lines."""
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ EXPORTED_STATUSES = ("active", "superseded", "expired")
 expired ones; withdrawn, rejected and pending rows do not."""
 RECORDS_PATH = "/internal/v1/records:export"
 VECTORS_PATH = "/internal/v1/memories/vectors"
+TYPES_PATH = "/internal/v1/schema/types"
 RECORD_FIELDS = (
     "record_id",
     "record_type",
@@ -112,6 +113,12 @@ class TenantExport:
                     page = await self._with_vectors(plan.tenant_id, page)
                 yield b"".join(writer.line("memory", memory) for memory in page)
         if plan.knowledge:
+            found = await self._call(plan.tenant_id, "GET", TYPES_PATH, service="extraction")
+            yield b"".join(
+                writer.line("record_type", {"name": t["name"], "definition": t["definition"]})
+                for t in found["types"]
+                if t.get("origin") == "tenant"
+            )
             documents: set[str] = set()
             async for records in self._records(plan.tenant_id):
                 lines = []

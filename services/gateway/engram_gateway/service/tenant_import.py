@@ -38,6 +38,7 @@ from engram_gateway.ports import AgentDirectory, EventSink, OwningServices
 from engram_gateway.service.audit import AuditTrail
 from engram_gateway.service.intake import publish_or_503
 from engram_gateway.service.memory_writes import MemoryWrites
+from engram_gateway.service.tenant_export import TYPES_PATH
 from engram_platform.internal import KNOWN_PATH
 from engram_platform.problems import Problem
 
@@ -69,6 +70,7 @@ class ImportReport:
     written: int = 0
     present: int = 0
     documents: dict[str, str] = field(default_factory=dict)
+    record_types: int = 0
     records: int = 0
     edits: int = 0
     restore_events: int = 0
@@ -80,6 +82,7 @@ class ImportReport:
             "rules_set": self.rules_set,
             "memories_written": self.written,
             "memories_present": self.present,
+            "record_types": self.record_types,
             "documents": len(self.documents),
             "records_queued": self.records,
             "curator_edits": self.edits,
@@ -93,6 +96,7 @@ class ImportReport:
             "agents": {"created": self.agents_created, "ids": self.agents},
             "retention": {"set": self.rules_set},
             "memories": {"written": self.written, "present": self.present, "ids": self.memories},
+            "record_types": {"declared": self.record_types},
             "documents": {"ids": self.documents},
             "records": {
                 "queued": self.records,
@@ -188,6 +192,10 @@ class TenantImport:
             transfer.created_at(item, reader.number)
             transfer.edit_of(item, CHECKED_BY, reader.number)
             transfer.carried_vector(item, reader.number)
+        elif kind == "record_type" and not (
+            isinstance(item.get("name"), str) and isinstance(item.get("definition"), dict)
+        ):
+            raise ExportRefused("record_type line without its name and definition", reader.number)
         elif kind == "document" and not isinstance(item.get("document_id"), str):
             raise ExportRefused("document line without its document_id", reader.number)
         elif kind == "record":
@@ -218,6 +226,8 @@ class TenantImport:
                 await self._rules(caller.tenant_id, report, item)
             elif kind == "memory":
                 chunk.append(item)
+            elif kind == "record_type":
+                await self._record_type(caller, report, item)
             elif kind == "document":
                 new = transfer.imported_document_id(caller.tenant_id, source, item["document_id"])
                 report.documents[item["document_id"]] = new
@@ -263,6 +273,33 @@ class TenantImport:
         group = items.setdefault(name, SourceItem(name, document, item["lineage"]))
         group.records.append(transfer.restored_record(item, 0))
         report.records += 1
+
+    async def _record_type(
+        self, caller: Caller, report: ImportReport, item: dict[str, Any]
+    ) -> None:
+        """Declare the source tenant's type unless the target's current one is the same (so a
+        second run adds no version); before any record is restored, as extraction keys by it."""
+        path = f"{TYPES_PATH}/{item['name']}"
+        current = await self.owners.request("extraction", "GET", path, tenant_id=caller.tenant_id)
+        if current.status_code == 200:
+            found = current.json()
+            if found.get("origin") == "tenant" and found.get("definition") == item["definition"]:
+                return
+        elif current.status_code != 404:
+            raise Problem(503, "service-unavailable", "the extraction service could not answer")
+        response = await self.owners.request(
+            "extraction",
+            "PUT",
+            path,
+            tenant_id=caller.tenant_id,
+            json=item["definition"],
+            params={"changed_by": caller.key_id},
+        )
+        if response.status_code == 422:
+            raise Problem(422, "invalid-export", f"record type {item['name']!r}: {response.json()}")
+        if response.status_code != 200:
+            raise Problem(503, "service-unavailable", "the extraction service could not answer")
+        report.record_types += 1
 
     async def _agent(self, tenant_id: str, report: ImportReport, item: dict[str, Any]) -> None:
         new = transfer.imported_agent_id(tenant_id, report.source_tenant, item["agent_id"])
