@@ -208,6 +208,7 @@ def create_app(
             max_top_k=settings.max_top_k,
             graph=RelationGraph(relations),
             reindex=reindexers[0] if reindexers else None,
+            schema=schema,
         )
         install(app, deps)
 

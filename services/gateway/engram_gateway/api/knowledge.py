@@ -18,6 +18,14 @@ from engram_platform.problems import Problem
 router = APIRouter(prefix="/v1/knowledge", tags=["knowledge"])
 ContradictionId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^ctr_[0-9a-f]+$")]
 _PASSED_THROUGH = {200, 400, 404, 409, 422, 503}
+Moment = Annotated[str | None, Query(min_length=1, max_length=64)]
+"""`valid_at` (what was true then) or `as_of` (what Engram knew then): an ISO date or date-time,
+checked by enrichment (a 422 names the parameter)."""
+
+
+def in_time(valid_at: str | None, as_of: str | None) -> dict[str, str]:
+    """The read-in-time parameters given, to pass on."""
+    return {k: v for k, v in (("valid_at", valid_at), ("as_of", as_of)) if v is not None}
 
 
 async def _proxy(deps: GatewayDeps, caller: Caller, method: str, path: str, **kwargs: Any) -> Any:
@@ -108,9 +116,14 @@ async def get_entity(
     deps: Deps,
     caller: CallerDep,
     include_withdrawn: bool = False,
+    valid_at: Moment = None,
+    as_of: Moment = None,
 ) -> JSONResponse:
-    """The entity's Markdown article and its facts with status, support and contested flag."""
+    """The entity's Markdown article and its facts with status, support and contested flag;
+    `valid_at` (an ISO date or date-time) gives the values true then, `as_of` what Engram
+    knew then."""
     params = {"include_withdrawn": "true"} if include_withdrawn else {}
+    params |= in_time(valid_at, as_of)
     return JSONResponse(
         await _proxy(deps, caller, "GET", f"/entities/{quote(entity_id, safe='')}", params=params)
     )
