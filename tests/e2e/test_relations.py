@@ -273,6 +273,18 @@ def test_rates_change_over_time_and_reads_see_then(platform: Platform) -> None:
         assert then["1.20"]["valid_to"] is None
         assert set(rates(client, "carrier:c1", as_of=between, valid_at="2026-04-15")) == {"1.20"}
         assert set(rates(client, "carrier:c2", valid_at="2026-04-15")) == {"0.95"}
+
+        # Relations read in time the same way: March's hub closed January's.
+        def hub(**when: str) -> list[tuple[str, str]]:
+            return [(r["to"], r["status"]) for r in relations(client, "carrier:c1", **when)]
+
+        assert hub() == [("warehouse:w2", "active")]
+        assert hub(valid_at="2026-02-01") == [("warehouse:w1", "active")]
+        assert hub(as_of=between) == [("warehouse:w1", "active")]
+        assert hub(as_of=between, valid_at="2026-04-01") == [("warehouse:w1", "active")]
+        assert hub(valid_at="2025-06-01") == []
+        bad = client.get("/v1/knowledge/entities/carrier:c1/relations", params={"as_of": "soon"})
+        assert bad.status_code == 422 and "as_of" in bad.text
         before = client.get("/v1/knowledge/entities/carrier:c1", params={"as_of": "2020-01-01"})
         assert before.status_code == 404
         bad = client.get("/v1/knowledge/entities/carrier:c1", params={"valid_at": "yesterday"})
@@ -310,9 +322,11 @@ def test_rates_change_over_time_and_reads_see_then(platform: Platform) -> None:
             ready=lambda found: set(found) == {"1.20"},
         )
         assert left["1.20"]["status"] == "active" and left["1.20"]["valid_to"] is None
+        assert hub() == [("warehouse:w1", "active")]
         assert open_contradictions(client, "carrier:c1") == []
         started = client.delete(f"/v1/documents/{january}")
         job = wait_for_job(client, started.json()["prune_job_id"])
         assert job["verified_empty"] is True, (job["verification"], job["counts"])
         assert rates(client, "carrier:c1", valid_at="2026-02-01") == {}
         assert rates(client, "carrier:c1") == {}
+        assert hub(valid_at="2026-02-01") == []

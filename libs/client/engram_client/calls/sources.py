@@ -139,9 +139,17 @@ def list_records(
 # Knowledge
 
 
-def get_entity(entity_id: str, *, include_withdrawn: bool = False) -> Call[models.Entity]:
-    """An entity's article and facts."""
-    params = {"include_withdrawn": "true"} if include_withdrawn else None
+def get_entity(
+    entity_id: str,
+    *,
+    include_withdrawn: bool = False,
+    valid_at: str | None = None,
+    as_of: str | None = None,
+) -> Call[models.Entity]:
+    """An entity's article and facts (`valid_at`: as true then; `as_of`: as known then; ISO
+    dates or date-times)."""
+    given = {"include_withdrawn": "true" if include_withdrawn else None}
+    params = only_set({**given, "valid_at": valid_at, "as_of": as_of}) or None
     return Call(
         "GET",
         f"/v1/knowledge/entities/{segment(entity_id)}",
@@ -202,8 +210,11 @@ def entity_relations(
     depth: int | None = None,
     limit: int | None = None,
     cursor: str | None = None,
+    valid_at: str | None = None,
+    as_of: str | None = None,
 ) -> Call[models.RelationPage]:
-    """One page of an entity's relations (`direction` out, in or both; `depth` 1-3)."""
+    """One page of an entity's relations (`direction` out, in or both; `depth` 1-3; `valid_at`
+    and `as_of` read them in time)."""
     params = only_set(
         {
             "direction": direction,
@@ -211,6 +222,8 @@ def entity_relations(
             "depth": depth,
             "limit": limit,
             "cursor": cursor,
+            "valid_at": valid_at,
+            "as_of": as_of,
         }
     )
     return Call(

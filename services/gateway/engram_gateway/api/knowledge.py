@@ -77,15 +77,19 @@ async def entity_relations(
     depth: Annotated[int, Query(ge=1, le=3)] = 1,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     cursor: Annotated[str | None, Query(min_length=1, max_length=2000)] = None,
+    valid_at: Moment = None,
+    as_of: Moment = None,
 ) -> JSONResponse:
     """The entity's relations up to `depth` hops (1-3) out, in or both ways, nearest first:
     each with its ends, predicate, direction, depth, status, support and whether its far end
-    exists yet (`resolved`); `next_cursor` pages on."""
+    exists yet (`resolved`); `next_cursor` pages on; `valid_at` gives the relations true then,
+    `as_of` those Engram knew then."""
     params: dict[str, Any] = {"direction": direction, "depth": depth, "limit": limit}
     if predicate:
         params["predicate"] = predicate
     if cursor:
         params["cursor"] = cursor
+    params |= in_time(valid_at, as_of)
     path = f"/entities/{quote(entity_id, safe='')}/relations"
     return JSONResponse(await _proxy(deps, caller, "GET", path, params=params))
 
