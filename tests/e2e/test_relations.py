@@ -274,6 +274,26 @@ def test_rates_change_over_time_and_reads_see_then(platform: Platform) -> None:
         assert set(rates(client, "carrier:c1", as_of=between, valid_at="2026-04-15")) == {"1.20"}
         assert set(rates(client, "carrier:c2", valid_at="2026-04-15")) == {"0.95"}
 
+        # Search reads in time too: January's rate is the hit true in February.
+        def searched(**when: str) -> list[str]:
+            body = {"query": "carrier:c1 rate_per_kg", "top_k": 20, "min_score": -1.0, **when}
+            response = client.post("/v1/knowledge/search", json={**body, "kinds": ["fact"]})
+            assert response.status_code == 200, response.text
+            rows = response.json()["results"]
+            return [
+                r["value"]
+                for r in rows
+                if r["entity_id"] == "carrier:c1" and r["attribute"] == "rate_per_kg"
+            ]
+
+        until(lambda: searched(), "March's rate searchable", ready=lambda v: v == ["1.35"])
+        assert searched(valid_at="2026-02-01") == ["1.20"]
+        assert searched(as_of=between) == ["1.20"]
+        bad_search = client.post(
+            "/v1/knowledge/search", json={"query": "rate", "valid_at": "last week"}
+        )
+        assert bad_search.status_code == 422 and "valid_at" in bad_search.text
+
         # Relations read in time the same way: March's hub closed January's.
         def hub(**when: str) -> list[tuple[str, str]]:
             return [(r["to"], r["status"]) for r in relations(client, "carrier:c1", **when)]

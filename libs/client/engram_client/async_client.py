@@ -601,13 +601,23 @@ class AsyncEngramClient:
         mode: str | None = None,
         kinds: Sequence[str] | None = None,
         expand: int | None = None,
+        valid_at: str | None = None,
+        as_of: str | None = None,
     ) -> models.KnowledgeSearch:
         """Facts, article sections and document passages matching the query (`mode`: hybrid,
         dense or lexical; `kinds` keeps only those kinds: fact, article_section, passage;
-        `expand` 1 or 2 follows each hit with its related entities' facts, nearest first)."""
+        `expand` 1 or 2 follows each hit with its related entities' facts, nearest first;
+        `valid_at`/`as_of` judge facts and sections as true or as known then)."""
         return await self.run(
             calls.search_knowledge(
-                query, top_k=top_k, min_score=min_score, mode=mode, kinds=kinds, expand=expand
+                query,
+                top_k=top_k,
+                min_score=min_score,
+                mode=mode,
+                kinds=kinds,
+                expand=expand,
+                valid_at=valid_at,
+                as_of=as_of,
             )
         )
 

@@ -321,12 +321,21 @@ class EngramTools:
             int | None,
             Field(ge=1, le=2, description="add the facts of entities this many relations away"),
         ] = None,
+        valid_at: Moment = None,
+        as_of: AsOf = None,
     ) -> CallToolResult:
         """Search facts, article sections and document passages."""
         return await self._run(
             ctx,
             lambda client: client.search_knowledge(
-                query, top_k=top_k, mode=mode, min_score=min_score, kinds=kinds, expand=expand
+                query,
+                top_k=top_k,
+                mode=mode,
+                min_score=min_score,
+                kinds=kinds,
+                expand=expand,
+                valid_at=valid_at,
+                as_of=as_of,
             ),
         )
 

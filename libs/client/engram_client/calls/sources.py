@@ -181,10 +181,14 @@ def search_knowledge(
     mode: str | None = None,
     kinds: Sequence[str] | None = None,
     expand: int | None = None,
+    valid_at: str | None = None,
+    as_of: str | None = None,
 ) -> Call[models.KnowledgeSearch]:
     """A read despite the POST, so it is retry-safe; `kinds` (fact, article_section, passage)
-    keeps only hits of those kinds; `expand` (1 or 2) adds related entities' facts."""
+    keeps only hits of those kinds; `expand` (1 or 2) adds related entities' facts; `valid_at`
+    and `as_of` judge facts and sections as true or as known then."""
     body: dict[str, Any] = {"query": query, "top_k": top_k}
+    body |= only_set({"valid_at": valid_at, "as_of": as_of})
     if expand is not None:
         body["expand"] = expand
     if min_score is not None:

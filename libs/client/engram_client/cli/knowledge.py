@@ -39,6 +39,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         choices=(1, 2),
         help="follow each hit with the facts of entities this many relations away",
     )
+    search.add_argument("--valid-at", help="facts as true then (an ISO date or date-time)")
+    search.add_argument("--as-of", help="facts as Engram knew them then (ISO date or time)")
     search.set_defaults(handler=search_knowledge)
     relations = actions.add_parser(
         "relations",
@@ -114,6 +116,8 @@ def search_knowledge(args: argparse.Namespace) -> int:
             mode=args.mode,
             kinds=args.kinds,
             expand=args.expand,
+            valid_at=args.valid_at,
+            as_of=args.as_of,
         )
     emit(found, args.json, _hits_text)
     return exit_codes.OK

@@ -79,7 +79,7 @@ def _sliced(
     """The attribute's current values: a single-valued one's values closed by a later period
     become `superseded` (their periods kept) and reopen when the later value loses its
     support; every supported value's period is brought up to date."""
-    held = [f for f in facts if f.support and (f.live or f.closed_by is not None)]
+    held = [f for f in facts if f.support and f.held]
     if held and _single(entity, schema, held):
         close_periods(held)
     else:

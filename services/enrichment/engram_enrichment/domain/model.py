@@ -143,6 +143,11 @@ class Fact(BaseModel):
         """Active or contested: a current claim about the entity."""
         return self.status in LIVE
 
+    @property
+    def held(self) -> bool:
+        """Live, or a time slice a later period closed: what reads in time may still show."""
+        return self.status in LIVE or self.closed_by is not None
+
 
 class Claim(BaseModel):
     """One side of a contradiction; a withdrawn side keeps only its value hash."""

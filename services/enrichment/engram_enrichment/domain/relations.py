@@ -59,7 +59,7 @@ def relation_changes(entity: Entity, causes: set[str]) -> tuple[list[dict[str, A
     for fact in entity.facts.values():
         if fact.relation is None or fact.last_cause not in causes:
             continue
-        if fact.live or fact.closed_by is not None:
+        if fact.held:
             rows.append(relation_row(entity, fact))
         else:
             gone.append(fact.fact_id)

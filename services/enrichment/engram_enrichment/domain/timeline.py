@@ -66,7 +66,7 @@ def known_as_of(entity: Entity, schema: Schema, as_of: datetime) -> Entity:
             item.status, item.resolved_at, item.resolution = "open", None, None
     by_attribute: dict[str, list[Fact]] = defaultdict(list)
     for fact in kept.values():
-        if fact.live or fact.closed_by is not None:
+        if fact.held:
             by_attribute[fact.attribute].append(fact)
     for facts in by_attribute.values():
         facts.sort(key=lambda f: f.fact_id)
@@ -98,9 +98,7 @@ def true_at(entity: Entity, valid_at: datetime) -> Entity:
     each whose period contains it."""
     view = entity.model_copy(deep=True)
     view.facts = {
-        fid: fact
-        for fid, fact in view.facts.items()
-        if (fact.live or fact.closed_by is not None) and _holds_at(fact, valid_at)
+        fid: fact for fid, fact in view.facts.items() if fact.held and _holds_at(fact, valid_at)
     }
     for fact in view.facts.values():
         if fact.closed_by is not None:

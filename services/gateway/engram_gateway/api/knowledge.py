@@ -192,6 +192,10 @@ class SearchKnowledge(BaseModel):
     expand: int | None = Field(default=None, ge=1, le=2)
     """Follow each hit on an entity with the live facts of entities up to this many relations
     away (1 or 2), nearest first."""
+    valid_at: str | None = Field(default=None, min_length=1, max_length=64)
+    """Facts and sections as true then: an ISO date or date-time (checked by enrichment)."""
+    as_of: str | None = Field(default=None, min_length=1, max_length=64)
+    """Facts and sections as Engram knew them then."""
 
 
 @router.post("/search")
@@ -201,7 +205,8 @@ async def search_knowledge(body: SearchKnowledge, deps: Deps, caller: CallerDep)
     their citation (document, version, name, heading path, page, span, text), each with
     `scores`; with `expand` (1 or 2), each hit on an entity is followed by the facts of its
     related entities, nearest first, each marked `expanded` (from, distance, relation);
-    409 `lexical-disabled` for `lexical` where enrichment keeps no lexical vectors."""
+    `valid_at`/`as_of` judge facts and sections as true or as known then (passages are not
+    read in time); 409 `lexical-disabled` for `lexical` where enrichment keeps no lexical vectors."""
     return JSONResponse(
         await _proxy(deps, caller, "POST", "/search", json=body.model_dump(exclude_none=True))
     )
