@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from engram_enrichment.domain.article import render
 from engram_enrichment.domain.contradictions import reconcile
 from engram_enrichment.domain.ids import fact_id
 from engram_enrichment.domain.model import Entity, RecordAssertion
@@ -149,3 +150,12 @@ def test_a_tombstone_forgets_retired_support_too() -> None:
     assert [r.record_id for r in e.facts[R120].retired] == ["rec"]
     retract_record(e, "rec", 3, at(5))
     assert e.facts[R120].retired == []
+
+
+def test_the_article_shows_stated_periods() -> None:
+    e = applied(dated("jan", "1.20", JAN), dated("mar", "1.35", MAR, minute=1))
+    article = render(e)
+    assert "**rate**: 1.35 — valid from 2026-03-01 — sources" in article
+    assert "**rate**: 1.20 — valid from 2026-01-01 to 2026-03-01 — replaced by 1.35" in article
+    undated = applied(dated("a", "1.20", None))
+    assert "valid from" not in render(undated)

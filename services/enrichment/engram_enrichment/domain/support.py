@@ -65,7 +65,7 @@ def assert_record(entity: Entity, record: RecordAssertion, schema: Schema) -> No
             digest,
             relation,
         )
-    _drop_support(entity, record.record_id, record.observed_at, keep=_same_period(ref, wanted))
+    _drop_support(entity, record.record_id, record.observed_at, keep=_reasserted(ref, wanted))
     for fid, (attribute, value, digest, relation) in sorted(wanted.items()):
         fact = entity.facts.get(fid)
         if fact is None:
@@ -119,7 +119,7 @@ def _claims(record: RecordAssertion, schema: Schema) -> list[Claim]:
     return claims
 
 
-def _same_period(ref: SupportRef, wanted: dict[str, Any]) -> set[str]:
+def _reasserted(ref: SupportRef, wanted: dict[str, Any]) -> set[str]:
     """Facts a source's new revision asserts again: held aside (`_continued` decides)."""
     return set(wanted) if ref.edit is None else set()
 
