@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import itertools
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
 from engram_enrichment.domain.article import render
 from engram_enrichment.domain.contradictions import reconcile
 from engram_enrichment.domain.ids import fact_id
-from engram_enrichment.domain.model import Entity, RecordAssertion
+from engram_enrichment.domain.model import CuratorEdit, Entity, RecordAssertion
 from engram_enrichment.domain.schema import Schema
 from engram_enrichment.domain.support import assert_record, retract_record
 from engram_enrichment.domain.timeline import in_time, known_then
@@ -159,3 +160,24 @@ def test_the_article_shows_stated_periods() -> None:
     assert "**rate**: 1.20 — valid from 2026-01-01 to 2026-03-01 — replaced by 1.35" in article
     undated = applied(dated("a", "1.20", None))
     assert "valid from" not in render(undated)
+
+
+def test_a_replay_changes_nothing_a_curators_edit_included() -> None:
+    edit = CuratorEdit(key_id="k1", action="assert", reason="checked", at=at(3))
+    records = [
+        dated("jan", "1.20", JAN),
+        dated("mar", "1.35", MAR, minute=1),
+        dated("human", "1.35", None, minute=3).model_copy(update={"edit": edit}),
+    ]
+    e = applied(*records)
+    before = e.state()
+    for n, record in enumerate(records):
+        apply(e, record, f"again{n}")
+    assert _without_causes(e.state()) == _without_causes(before)
+
+
+def _without_causes(state: dict[str, Any]) -> dict[str, Any]:
+    return {
+        fid: {k: v for k, v in fact.items() if k not in {"last_cause", "last_change", "history"}}
+        for fid, fact in state["facts"].items()
+    }

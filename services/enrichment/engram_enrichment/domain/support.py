@@ -65,7 +65,7 @@ def assert_record(entity: Entity, record: RecordAssertion, schema: Schema) -> No
             digest,
             relation,
         )
-    _drop_support(entity, record.record_id, record.observed_at, keep=_reasserted(ref, wanted))
+    _drop_support(entity, record.record_id, record.observed_at, keep=_reasserted(wanted))
     for fid, (attribute, value, digest, relation) in sorted(wanted.items()):
         fact = entity.facts.get(fid)
         if fact is None:
@@ -119,9 +119,10 @@ def _claims(record: RecordAssertion, schema: Schema) -> list[Claim]:
     return claims
 
 
-def _reasserted(ref: SupportRef, wanted: dict[str, Any]) -> set[str]:
-    """Facts a source's new revision asserts again: held aside (`_continued` decides)."""
-    return set(wanted) if ref.edit is None else set()
+def _reasserted(wanted: dict[str, Any]) -> set[str]:
+    """Facts the revision asserts (again, perhaps): their old support is held aside for
+    `_continued` to decide, so a replay retires nothing."""
+    return set(wanted)
 
 
 def _continued(fact: Fact, ref: SupportRef) -> SupportRef:
