@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from engram_enrichment.domain.article import render
-from engram_enrichment.domain.contradictions import reconcile
+from engram_enrichment.domain.contradictions import reconcile, resolve
 from engram_enrichment.domain.ids import fact_id
 from engram_enrichment.domain.model import CuratorEdit, Entity, RecordAssertion
 from engram_enrichment.domain.schema import Schema
@@ -181,3 +181,19 @@ def _without_causes(state: dict[str, Any]) -> dict[str, Any]:
         fid: {k: v for k, v in fact.items() if k not in {"last_cause", "last_change", "history"}}
         for fid, fact in state["facts"].items()
     }
+
+
+def test_as_of_before_a_resolution_shows_the_contradiction_open() -> None:
+    e = applied(dated("a", "1.20", None), dated("b", "1.35", None, minute=1))
+    (item,) = e.contradictions.values()
+    resolve(e, item.contradiction_id, R135, cause="kept", at=at(10))
+    assert e.facts[R120].status == "superseded"
+    then = in_time(e, SCHEMA, None, at(5))
+    assert {f.value: f.status for f in then.facts.values()} == {
+        "1.20": "contested",
+        "1.35": "contested",
+    }
+    assert [c.status for c in then.contradictions.values()] == ["open"]
+    legacy = e.model_copy(deep=True)
+    legacy.facts[R120].retired_at = None
+    assert in_time(legacy, SCHEMA, None, at(15)).facts[R120].status == "superseded"

@@ -32,7 +32,7 @@ def _known(fact: Fact, as_of: datetime) -> Fact | None:
     seen = fact.model_copy(deep=True)
     seen.support = sorted(visible, key=lambda ref: (ref.record_id, ref.revision))
     seen.retired = []
-    if seen.status == "superseded" and (seen.retired_at is None or seen.retired_at > as_of):
+    if seen.status == "superseded" and seen.retired_at is not None and seen.retired_at > as_of:
         seen.status, seen.superseded_by, seen.closed_by, seen.retired_at = (
             "active",
             None,
