@@ -294,6 +294,18 @@ def test_rates_change_over_time_and_reads_see_then(platform: Platform) -> None:
         )
         assert bad_search.status_code == 422 and "valid_at" in bad_search.text
 
+        # An earlier period arriving late is closed by the later one already known.
+        send(client, "carrier_rates_2025_10.csv")
+        c2 = until(
+            lambda: rates(client, "carrier:c2"),
+            "October's late rate closed by January's",
+            ready=lambda found: found.get("0.90", {}).get("status") == "superseded",
+        )
+        assert c2["0.95"]["status"] == "active"
+        assert c2["0.90"]["valid_to"].startswith("2026-01-01")
+        assert set(rates(client, "carrier:c2", valid_at="2025-11-01")) == {"0.90"}
+        assert open_contradictions(client, "carrier:c2") == []
+
         # Relations read in time the same way: March's hub closed January's.
         def hub(**when: str) -> list[tuple[str, str]]:
             return [(r["to"], r["status"]) for r in relations(client, "carrier:c1", **when)]
