@@ -1,9 +1,12 @@
-"""Issue 42's relations: suppliers, warehouses, shipments and carriers linked by declared
-reference fields, walked and pruned through the gateway."""
+"""Issue 42's relations and time: suppliers, warehouses, shipments and carriers linked by
+declared reference fields, walked and pruned through the gateway, and carriers' rates that
+change over time, read as true then (`valid_at`) and as known then (`as_of`)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -219,3 +222,143 @@ def test_a_tenant_type_declares_references_through_the_types_api(platform: Platf
             ("order:o1", "contains", "product:p1", False),
             ("order:o1", "contains", "product:p2", False),
         }
+
+
+def rates(client: httpx.Client, entity: str, **params: str) -> dict[str, dict[str, Any]]:
+    """The entity's `rate_per_kg` facts by value, read at the times given."""
+    response = client.get(f"/v1/knowledge/entities/{entity}", params=params)
+    if response.status_code == 404:
+        return {}
+    assert response.status_code == 200, response.text
+    return {f["value"]: f for f in response.json()["facts"] if f["attribute"] == "rate_per_kg"}
+
+
+def open_contradictions(client: httpx.Client, entity: str) -> list[dict[str, Any]]:
+    """The entity's open contradictions."""
+    query = {"entity_id": entity, "status": "open"}
+    response = client.get("/v1/knowledge/contradictions", params=query)
+    found: list[dict[str, Any]] = response.json()["contradictions"]
+    return found
+
+
+def test_rates_change_over_time_and_reads_see_then(platform: Platform) -> None:
+    with platform.client(create_tenant(platform.env, "rates")) as client:
+        send(client, "carriers.csv")
+        january = send(client, "carrier_rates_2026_01.csv")
+        until(lambda: rates(client, "carrier:c1"), "c1's January rate", ready=bool)
+        between = datetime.now(UTC).isoformat()
+        time.sleep(0.05)
+        march = send(client, "carrier_rates_2026_03.csv")
+
+        # The March rate closes January's period: a time slice, not a contradiction.
+        now = until(
+            lambda: rates(client, "carrier:c1"),
+            "January's rate closed by March's",
+            ready=lambda found: found.get("1.20", {}).get("status") == "superseded",
+        )
+        assert now["1.35"]["status"] == "active"
+        assert now["1.35"]["valid_from"].startswith("2026-03-01")
+        assert now["1.20"]["valid_from"].startswith("2026-01-01")
+        assert now["1.20"]["valid_to"].startswith("2026-03-01")
+        assert now["1.20"]["superseded_by"] == now["1.35"]["fact_id"]
+        assert open_contradictions(client, "carrier:c1") == []
+
+        # valid_at: what was true then; as_of: what Engram knew then.
+        assert set(rates(client, "carrier:c1", valid_at="2026-02-01")) == {"1.20"}
+        assert set(rates(client, "carrier:c1", valid_at="2026-03-01T00:00:00Z")) == {"1.35"}
+        assert set(rates(client, "carrier:c1", valid_at="2026-04-15")) == {"1.35"}
+        assert rates(client, "carrier:c1", valid_at="2025-12-31") == {}
+        then = rates(client, "carrier:c1", as_of=between)
+        assert set(then) == {"1.20"} and then["1.20"]["status"] == "active"
+        assert then["1.20"]["valid_to"] is None
+        assert set(rates(client, "carrier:c1", as_of=between, valid_at="2026-04-15")) == {"1.20"}
+        assert set(rates(client, "carrier:c2", valid_at="2026-04-15")) == {"0.95"}
+
+        # Search reads in time too: January's rate is the hit true in February.
+        def searched(**when: str) -> list[str]:
+            body = {"query": "carrier:c1 rate_per_kg", "top_k": 20, "min_score": -1.0, **when}
+            response = client.post("/v1/knowledge/search", json={**body, "kinds": ["fact"]})
+            assert response.status_code == 200, response.text
+            rows = response.json()["results"]
+            return [
+                r["value"]
+                for r in rows
+                if r["entity_id"] == "carrier:c1" and r["attribute"] == "rate_per_kg"
+            ]
+
+        until(lambda: searched(), "March's rate searchable", ready=lambda v: v == ["1.35"])
+        assert searched(valid_at="2026-02-01") == ["1.20"]
+        assert searched(as_of=between) == ["1.20"]
+        bad_search = client.post(
+            "/v1/knowledge/search", json={"query": "rate", "valid_at": "last week"}
+        )
+        assert bad_search.status_code == 422 and "valid_at" in bad_search.text
+
+        # An earlier period arriving late is closed by the later one already known.
+        send(client, "carrier_rates_2025_10.csv")
+        c2 = until(
+            lambda: rates(client, "carrier:c2"),
+            "October's late rate closed by January's",
+            ready=lambda found: found.get("0.90", {}).get("status") == "superseded",
+        )
+        assert c2["0.95"]["status"] == "active"
+        assert c2["0.90"]["valid_to"].startswith("2026-01-01")
+        assert set(rates(client, "carrier:c2", valid_at="2025-11-01")) == {"0.90"}
+        assert open_contradictions(client, "carrier:c2") == []
+
+        # Relations read in time the same way: March's hub closed January's.
+        def hub(**when: str) -> list[tuple[str, str]]:
+            return [(r["to"], r["status"]) for r in relations(client, "carrier:c1", **when)]
+
+        assert hub() == [("warehouse:w2", "active")]
+        assert hub(valid_at="2026-02-01") == [("warehouse:w1", "active")]
+        assert hub(as_of=between) == [("warehouse:w1", "active")]
+        assert hub(as_of=between, valid_at="2026-04-01") == [("warehouse:w1", "active")]
+        assert hub(valid_at="2025-06-01") == []
+        bad = client.get("/v1/knowledge/entities/carrier:c1/relations", params={"as_of": "soon"})
+        assert bad.status_code == 422 and "as_of" in bad.text
+        before = client.get("/v1/knowledge/entities/carrier:c1", params={"as_of": "2020-01-01"})
+        assert before.status_code == 404
+        bad = client.get("/v1/knowledge/entities/carrier:c1", params={"valid_at": "yesterday"})
+        assert bad.status_code == 422 and "valid_at" in bad.text
+        bad = client.get("/v1/knowledge/entities/carrier:c1", params={"as_of": "2026-13-01"})
+        assert bad.status_code == 422 and "as_of" in bad.text
+        unknown = client.get("/v1/knowledge/entities/carrier:c1", params={"valid_on": "2026"})
+        assert unknown.status_code == 422 and "valid_on" in unknown.text
+
+        # A different rate over the same period is a contradiction; January stays closed.
+        disputed = send(client, "carrier_rates_disputed.csv")
+        found = until(
+            lambda: open_contradictions(client, "carrier:c1"),
+            "March's two rates contested",
+            ready=bool,
+        )
+        assert [c["attribute"] for c in found] == ["rate_per_kg"]
+        contested = rates(client, "carrier:c1")
+        assert {v: f["status"] for v, f in contested.items()} == {
+            "1.20": "superseded",
+            "1.35": "contested",
+            "1.40": "contested",
+        }
+        assert rates(client, "carrier:c3") == {}, "a row whose date is not a date is rejected"
+
+        # Pruning takes the slices a document supported, and nothing else.
+        for document in (disputed, march):
+            started = client.delete(f"/v1/documents/{document}")
+            assert started.status_code == 202, started.text
+            job = wait_for_job(client, started.json()["prune_job_id"])
+            assert job["verified_empty"] is True, (job["verification"], job["counts"])
+        left = until(
+            lambda: rates(client, "carrier:c1"),
+            "January's rate open again",
+            ready=lambda found: set(found) == {"1.20"},
+        )
+        assert left["1.20"]["status"] == "active" and left["1.20"]["valid_to"] is None
+        assert hub() == [("warehouse:w1", "active")]
+        assert open_contradictions(client, "carrier:c1") == []
+        started = client.delete(f"/v1/documents/{january}")
+        job = wait_for_job(client, started.json()["prune_job_id"])
+        assert job["verified_empty"] is True, (job["verification"], job["counts"])
+        assert rates(client, "carrier:c1", valid_at="2026-02-01") == {}
+        assert rates(client, "carrier:c1") == {}
+        assert hub(valid_at="2026-02-01") == []

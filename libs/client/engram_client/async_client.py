@@ -557,9 +557,21 @@ class AsyncEngramClient:
 
     # Knowledge
 
-    async def get_entity(self, entity_id: str, *, include_withdrawn: bool = False) -> models.Entity:
-        """An entity's Markdown article and facts."""
-        return await self.run(calls.get_entity(entity_id, include_withdrawn=include_withdrawn))
+    async def get_entity(
+        self,
+        entity_id: str,
+        *,
+        include_withdrawn: bool = False,
+        valid_at: str | None = None,
+        as_of: str | None = None,
+    ) -> models.Entity:
+        """An entity's Markdown article and facts; `valid_at` (an ISO date or date-time) the
+        values true then, `as_of` what Engram knew then."""
+        return await self.run(
+            calls.get_entity(
+                entity_id, include_withdrawn=include_withdrawn, valid_at=valid_at, as_of=as_of
+            )
+        )
 
     async def list_entities(
         self, *, type: str | None = None, after: str | None = None, limit: int | None = None
@@ -589,13 +601,23 @@ class AsyncEngramClient:
         mode: str | None = None,
         kinds: Sequence[str] | None = None,
         expand: int | None = None,
+        valid_at: str | None = None,
+        as_of: str | None = None,
     ) -> models.KnowledgeSearch:
         """Facts, article sections and document passages matching the query (`mode`: hybrid,
         dense or lexical; `kinds` keeps only those kinds: fact, article_section, passage;
-        `expand` 1 or 2 follows each hit with its related entities' facts, nearest first)."""
+        `expand` 1 or 2 follows each hit with its related entities' facts, nearest first;
+        `valid_at`/`as_of` judge facts and sections as true or as known then)."""
         return await self.run(
             calls.search_knowledge(
-                query, top_k=top_k, min_score=min_score, mode=mode, kinds=kinds, expand=expand
+                query,
+                top_k=top_k,
+                min_score=min_score,
+                mode=mode,
+                kinds=kinds,
+                expand=expand,
+                valid_at=valid_at,
+                as_of=as_of,
             )
         )
 
@@ -608,9 +630,12 @@ class AsyncEngramClient:
         depth: int | None = None,
         limit: int | None = None,
         cursor: str | None = None,
+        valid_at: str | None = None,
+        as_of: str | None = None,
     ) -> models.RelationPage:
         """One page of the entity's relations up to `depth` (1-3) hops, nearest first
-        (`direction` out, in or both); `next_cursor` continues it."""
+        (`direction` out, in or both; `valid_at`/`as_of` read them in time); `next_cursor`
+        continues it."""
         return await self.run(
             calls.entity_relations(
                 entity_id,
@@ -619,6 +644,8 @@ class AsyncEngramClient:
                 depth=depth,
                 limit=limit,
                 cursor=cursor,
+                valid_at=valid_at,
+                as_of=as_of,
             )
         )
 

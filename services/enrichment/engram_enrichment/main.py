@@ -206,8 +206,9 @@ def create_app(
             vectors=vectors,
             search=search,
             max_top_k=settings.max_top_k,
-            graph=RelationGraph(relations),
+            graph=RelationGraph(relations, entities=knowledge, schema=schema),
             reindex=reindexers[0] if reindexers else None,
+            schema=schema,
         )
         install(app, deps)
 

@@ -32,6 +32,14 @@ Connect = Callable[[str], AbstractAsyncContextManager[AsyncEngramClient]]
 """Opens a gateway client acting with the given API key."""
 Call = Callable[[AsyncEngramClient], Awaitable[BaseModel | dict[str, Any]]]
 Ctx = Context[Any, Any]
+Moment = Annotated[
+    str | None,
+    Field(min_length=1, max_length=64, description="what was true then: an ISO date or time"),
+]
+AsOf = Annotated[
+    str | None,
+    Field(min_length=1, max_length=64, description="what Engram knew then: ISO date or time"),
+]
 MAX_TTL_SECONDS = 3650 * 86_400
 """The gateway's bound on a memory's expiry: ten years."""
 
@@ -313,12 +321,21 @@ class EngramTools:
             int | None,
             Field(ge=1, le=2, description="add the facts of entities this many relations away"),
         ] = None,
+        valid_at: Moment = None,
+        as_of: AsOf = None,
     ) -> CallToolResult:
         """Search facts, article sections and document passages."""
         return await self._run(
             ctx,
             lambda client: client.search_knowledge(
-                query, top_k=top_k, mode=mode, min_score=min_score, kinds=kinds, expand=expand
+                query,
+                top_k=top_k,
+                mode=mode,
+                min_score=min_score,
+                kinds=kinds,
+                expand=expand,
+                valid_at=valid_at,
+                as_of=as_of,
             ),
         )
 
@@ -337,6 +354,8 @@ class EngramTools:
         cursor: Annotated[
             str | None, Field(min_length=1, max_length=2000, description="next_cursor")
         ] = None,
+        valid_at: Moment = None,
+        as_of: AsOf = None,
     ) -> CallToolResult:
         """List an entity's relations, up to three hops."""
         return await self._run(
@@ -348,6 +367,8 @@ class EngramTools:
                 depth=depth,
                 limit=limit,
                 cursor=cursor,
+                valid_at=valid_at,
+                as_of=as_of,
             ),
         )
 
@@ -374,11 +395,15 @@ class EngramTools:
         ],
         ctx: Ctx,
         include_withdrawn: bool = False,
+        valid_at: Moment = None,
+        as_of: AsOf = None,
     ) -> CallToolResult:
         """Read one entity's article and facts."""
         return await self._run(
             ctx,
-            lambda client: client.get_entity(entity_id, include_withdrawn=include_withdrawn),
+            lambda client: client.get_entity(
+                entity_id, include_withdrawn=include_withdrawn, valid_at=valid_at, as_of=as_of
+            ),
         )
 
     async def contradictions_list(

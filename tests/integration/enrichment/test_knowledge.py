@@ -196,6 +196,7 @@ async def test_replays_change_nothing_and_tombstones_withdraw(
             "references": {
                 "records": 0,
                 "facts": 0,
+                "relations": 0,
                 "article_sections": 0,
                 "section_vectors": 0,
                 "passages": 0,

@@ -226,3 +226,11 @@ def test_reindex_progress_of_both_stores_reads_as_a_line_each() -> None:
         "embedder": "hashing",
         "stores": ["knowledge"],
     }
+
+
+def test_reads_in_time_send_valid_at_and_as_of_only_when_given() -> None:
+    assert calls.get_entity("carrier:c1").params is None
+    entity = calls.get_entity("carrier:c1", valid_at="2026-02-01", as_of="2026-03-01T12:00:00Z")
+    assert entity.params == {"valid_at": "2026-02-01", "as_of": "2026-03-01T12:00:00Z"}
+    listed = calls.entity_relations("carrier:c1", valid_at="2026-02-01")
+    assert listed.params == {"valid_at": "2026-02-01"}

@@ -3,6 +3,7 @@ them from both ends, and a pruned record takes its relations along."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -17,7 +18,7 @@ from engram_enrichment.domain.schema import Schema
 from engram_enrichment.handlers import EnrichmentHandlers
 from engram_enrichment.service.expansion import expand
 from engram_enrichment.service.knowledge import KnowledgeBase
-from engram_enrichment.service.relations import BadCursor, NoSuchEntity, RelationGraph
+from engram_enrichment.service.relations import BadCursor, NoSuchEntity, RelationGraph, When
 from engram_enrichment.service.resolution import Resolutions
 from engram_enrichment.service.verify import references
 from engram_events import Envelope, new_event
@@ -362,3 +363,38 @@ async def test_a_single_relation_contradicts_even_where_the_type_lists_other_sin
     await world.apply(fix.model_copy(update={"payload": defined}))
     carried = {(o, status) for s, p, o, status in world.edges() if p == "carried_by"}
     assert ("carrier:c2", "contested") in carried and ("carrier:c1", "contested") in carried
+
+
+def dated(record_id: str, carrier: str, start: str, minute: int) -> Envelope[Any]:
+    event = shipment(record_id, "sh1", "s1", carrier)
+    valid_from = datetime.fromisoformat(f"{start}T00:00:00+00:00")
+    payload = event.payload.model_copy(update={"valid_from": valid_from, "observed_at": at(minute)})
+    return new_event(RECORD_UPSERTED, payload, tenant_id=T)
+
+
+async def test_a_later_carrier_closes_the_earlier_and_walks_read_it_in_time() -> None:
+    world = World()
+    world.graph = RelationGraph(world.rows, entities=world.kb, schema=Schema())
+    await world.apply(
+        dated("rec_jan", "c1", "2026-01-01", 0), dated("rec_mar", "c2", "2026-03-01", 10)
+    )
+    assert ("shipment:sh1", "carried_by", "carrier:c1", "superseded") in world.edges()
+
+    async def carriers(**when: Any) -> list[tuple[str, str]]:
+        page = await world.graph.relations(
+            T,
+            "shipment:sh1",
+            direction="out",
+            predicate="carried_by",
+            depth=1,
+            limit=10,
+            cursor=None,
+            when=When(**when),
+        )
+        return [(r["to"], r["status"]) for r in page["relations"]]
+
+    assert await carriers() == [("carrier:c2", "active")]
+    feb = datetime(2026, 2, 1, tzinfo=UTC)
+    assert await carriers(valid_at=feb) == [("carrier:c1", "active")]
+    assert await carriers(as_of=at(5)) == [("carrier:c1", "active")]
+    assert await carriers(valid_at=datetime(2025, 1, 1, tzinfo=UTC)) == []

@@ -1,12 +1,19 @@
 """Knowledge search: facts embedded via events, floored, joined to current status and support."""
 
+from datetime import UTC, datetime
+
 import pytest
 
 from engram_embedders.hashing import HashingEmbedder
+from engram_enrichment.domain.model import Entity
+from engram_enrichment.domain.schema import Schema
+from engram_enrichment.domain.timeline import in_time
 from engram_enrichment.service.search import EmbedderMismatch, KnowledgeSearch
+from engram_events import new_event
+from engram_events.catalog import RECORD_UPSERTED
 from engram_vectors.floor import apply_floor, default_floor
 from tests.unit.enrichment.recall import facts, harness
-from tests.unit.enrichment.scenario import upserted
+from tests.unit.enrichment.scenario import at, upserted
 
 pytestmark = pytest.mark.unit
 
@@ -68,3 +75,23 @@ def test_floor_policy() -> None:
     assert default_floor("engram-hashing-v1-64") == 0.05
     kept = apply_floor([("a", 0.9), ("b", 0.2)], 0.5)
     assert kept.kept == [("a", 0.9)] and kept.dropped == 1
+
+
+async def test_a_search_in_time_finds_the_value_true_or_known_then() -> None:
+    h = await harness()
+    jan, mar = (datetime(2026, m, 1, tzinfo=UTC) for m in (1, 3))
+    for record_id, value, start, minute in (("rec_j", "1.20", jan, 0), ("rec_m", "1.35", mar, 10)):
+        event = upserted(record_id, 1, {"rate": value}, minute=minute)
+        payload = event.payload.model_copy(update={"valid_from": start})
+        await h.record(new_event(RECORD_UPSERTED, payload, tenant_id="tnt_a"))
+
+    async def rates(**when: datetime) -> list[tuple[str, str]]:
+        def seen(entity: Entity) -> Entity:
+            return in_time(entity, Schema(), when.get("valid_at"), when.get("as_of"))
+
+        found = await h.search.search("tnt_a", "rate", 5, min_score=-1.0, view=seen)
+        return [(r["value"], r["status"]) for r in facts(found.results)]
+
+    assert await rates() == [("1.35", "active")]
+    assert await rates(valid_at=datetime(2026, 2, 1, tzinfo=UTC)) == [("1.20", "active")]
+    assert await rates(as_of=at(5)) == [("1.20", "active")]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -189,3 +191,49 @@ def test_restated_citations_stop_at_the_most_a_record_keeps() -> None:
         SchemaRegistry(),
     )
     assert built.drafts[0].passage_ids == many and not built.rejected
+
+
+def test_a_declared_valid_period_is_read_from_the_row_and_a_bad_date_rejects_it() -> None:
+    rates = RecordSchema(
+        name="carrier",
+        id_fields=("id",),
+        valid_from_field="effective_date",
+        valid_to_field="until",
+    )
+    built = build(
+        [
+            Candidate("row 2", {"id": "c1", "rate": "1.20", "effective_date": "2026-01-01"}),
+            Candidate("row 3", {"id": "c2", "effective_date": "2026-03-01T12:00:00+02:00"}),
+            Candidate("row 4", {"id": "c3", "effective_date": "March 1st"}),
+            Candidate("row 5", {"id": "c4", "effective_date": "2026-03-01", "until": "2026-02-01"}),
+            Candidate("row 6", {"id": "c5", "rate": "2"}),
+        ],
+        SOURCE,
+        SchemaRegistry([rates]),
+    )
+    periods = {d.entity_id: (d.valid_from, d.valid_to) for d in built.drafts}
+    assert periods == {
+        "carrier:c1": (datetime(2026, 1, 1, tzinfo=UTC), None),
+        "carrier:c2": (datetime(2026, 3, 1, 10, tzinfo=UTC), None),
+        "carrier:c5": (None, None),
+    }
+    assert [(r.locator, r.reason) for r in built.rejected] == [
+        ("row 4", "field 'effective_date' is not an ISO date or date-time"),
+        ("row 5", "the valid period ends before it starts"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("declared", "problem"),
+    [
+        ({"valid_from_field": "id"}, "id field(s) cannot be validity fields"),
+        ({"valid_from_field": "d", "valid_to_field": "d"}, "must differ"),
+        (
+            {"valid_from_field": "c", "references": [{"field": "c", "to": "x", "predicate": "p"}]},
+            "reference(s) cannot be validity fields",
+        ),
+    ],
+)
+def test_validity_fields_are_checked(declared: dict[str, object], problem: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(problem)):
+        RecordSchema.model_validate({"name": "carrier", "id_fields": ["id"], **declared})

@@ -3,6 +3,7 @@ with, versions, and the internal routes the gateway calls."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -186,3 +187,22 @@ async def test_an_import_is_built_with_the_tenants_type() -> None:
     await imports.import_rows(new_event(RECORDS_IMPORT_REQUESTED, request, tenant_id="tnt_a"))
     assert [h["entity_id"] for h in store.heads.values()] == ["contact:111"]
     assert store.imports["imp_1"]["rejected_count"] == 1
+
+
+async def test_a_declared_valid_from_field_dates_the_record_event() -> None:
+    store, outbox, type_store = FakeStore(), FakeOutbox(), FakeTypeStore()
+    types = RecordTypes(type_store, BUNDLED)
+    declared = {"id_fields": ["id"], "required_fields": ["id"], "valid_from_field": "effective"}
+    await types.declare("tnt_a", "rate", declared, "k1")
+    extraction = DocumentExtraction(store, types, outbox, passages=FakePassages())
+    text = b"id,price,effective\nr1,1.20,2026-01-01\nr2,1.35,soon\nr3,1.40,\n"
+    events = await extraction.extract(ingested(text, name="rates.csv"))
+    upserted = {
+        e.payload.entity_id: e.payload.valid_from
+        for e in events
+        if e.event_type == RECORD_UPSERTED.name
+    }
+    assert upserted == {"rate:r1": datetime(2026, 1, 1, tzinfo=UTC), "rate:r3": None}
+    assert "field 'effective' is not an ISO date or date-time" in {r.reason for r in store.rejected}
+    with pytest.raises(BadDefinition, match="validity"):
+        definition_of("rate", {**declared, "valid_from_field": "id"})

@@ -322,7 +322,9 @@ async def test_a_curator_edit_asserts_or_withdraws_with_its_reason() -> None:
 async def test_relations_and_paths_are_passed_on_as_asked() -> None:
     gateway = FakeGateway()
     listed = await call(
-        gateway, "knowledge_relations", {"entity_id": "carrier:c1", "direction": "in", "depth": 2}
+        gateway,
+        "knowledge_relations",
+        {"entity_id": "carrier:c1", "direction": "in", "depth": 2, "valid_at": "2026-02-01"},
     )
     assert not listed.is_error
     assert listed.structured_content["relations"][0]["from"] == "carrier:c1"
@@ -334,7 +336,15 @@ async def test_relations_and_paths_are_passed_on_as_asked() -> None:
         (
             "entity_relations",
             ("carrier:c1",),
-            {"direction": "in", "predicate": None, "depth": 2, "limit": 100, "cursor": None},
+            {
+                "direction": "in",
+                "predicate": None,
+                "depth": 2,
+                "limit": 100,
+                "cursor": None,
+                "valid_at": "2026-02-01",
+                "as_of": None,
+            },
         ),
         ("find_paths", ("supplier:s1", "carrier:c3"), {"max_depth": 3}),
     ]

@@ -139,9 +139,17 @@ def list_records(
 # Knowledge
 
 
-def get_entity(entity_id: str, *, include_withdrawn: bool = False) -> Call[models.Entity]:
-    """An entity's article and facts."""
-    params = {"include_withdrawn": "true"} if include_withdrawn else None
+def get_entity(
+    entity_id: str,
+    *,
+    include_withdrawn: bool = False,
+    valid_at: str | None = None,
+    as_of: str | None = None,
+) -> Call[models.Entity]:
+    """An entity's article and facts (`valid_at`: as true then; `as_of`: as known then; ISO
+    dates or date-times)."""
+    given = {"include_withdrawn": "true" if include_withdrawn else None}
+    params = only_set({**given, "valid_at": valid_at, "as_of": as_of}) or None
     return Call(
         "GET",
         f"/v1/knowledge/entities/{segment(entity_id)}",
@@ -173,10 +181,14 @@ def search_knowledge(
     mode: str | None = None,
     kinds: Sequence[str] | None = None,
     expand: int | None = None,
+    valid_at: str | None = None,
+    as_of: str | None = None,
 ) -> Call[models.KnowledgeSearch]:
     """A read despite the POST, so it is retry-safe; `kinds` (fact, article_section, passage)
-    keeps only hits of those kinds; `expand` (1 or 2) adds related entities' facts."""
+    keeps only hits of those kinds; `expand` (1 or 2) adds related entities' facts; `valid_at`
+    and `as_of` judge facts and sections as true or as known then."""
     body: dict[str, Any] = {"query": query, "top_k": top_k}
+    body |= only_set({"valid_at": valid_at, "as_of": as_of})
     if expand is not None:
         body["expand"] = expand
     if min_score is not None:
@@ -202,8 +214,11 @@ def entity_relations(
     depth: int | None = None,
     limit: int | None = None,
     cursor: str | None = None,
+    valid_at: str | None = None,
+    as_of: str | None = None,
 ) -> Call[models.RelationPage]:
-    """One page of an entity's relations (`direction` out, in or both; `depth` 1-3)."""
+    """One page of an entity's relations (`direction` out, in or both; `depth` 1-3; `valid_at`
+    and `as_of` read them in time)."""
     params = only_set(
         {
             "direction": direction,
@@ -211,6 +226,8 @@ def entity_relations(
             "depth": depth,
             "limit": limit,
             "cursor": cursor,
+            "valid_at": valid_at,
+            "as_of": as_of,
         }
     )
     return Call(

@@ -39,6 +39,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         choices=(1, 2),
         help="follow each hit with the facts of entities this many relations away",
     )
+    search.add_argument("--valid-at", help="facts as true then (an ISO date or date-time)")
+    search.add_argument("--as-of", help="facts as Engram knew them then (ISO date or time)")
     search.set_defaults(handler=search_knowledge)
     relations = actions.add_parser(
         "relations",
@@ -53,6 +55,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     relations.add_argument("--depth", type=int, choices=(1, 2, 3), help="hops (default 1)")
     relations.add_argument("--limit", type=int, help="at most this many (default 100)")
     relations.add_argument("--cursor", help="continue from the `more:` cursor printed")
+    relations.add_argument("--valid-at", help="the relations true then (an ISO date or time)")
+    relations.add_argument("--as-of", help="the relations Engram knew then (ISO date or time)")
     relations.set_defaults(handler=entity_relations)
     path = actions.add_parser(
         "path",
@@ -112,6 +116,8 @@ def search_knowledge(args: argparse.Namespace) -> int:
             mode=args.mode,
             kinds=args.kinds,
             expand=args.expand,
+            valid_at=args.valid_at,
+            as_of=args.as_of,
         )
     emit(found, args.json, _hits_text)
     return exit_codes.OK
@@ -127,6 +133,8 @@ def entity_relations(args: argparse.Namespace) -> int:
             depth=args.depth,
             limit=args.limit,
             cursor=args.cursor,
+            valid_at=args.valid_at,
+            as_of=args.as_of,
         )
     emit(page, args.json, _relations_text)
     return exit_codes.OK

@@ -113,6 +113,11 @@ class RecordUpserted(Payload):
     type without references, and producers before relations, carry none)."""
     type_definition: TypeDefinition | None = None
     """Set when the record's type is declared; absent for an undeclared type."""
+    valid_from: datetime | None = None
+    """When the record's values became true, as its type's `valid_from_field` states (optional:
+    absent, they are true from `observed_at`, the record's own time)."""
+    valid_to: datetime | None = None
+    """When they stopped being true (exclusive), as its type's `valid_to_field` states."""
 
 
 class RecordTombstoned(Payload):

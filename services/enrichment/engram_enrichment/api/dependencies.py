@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated
 
 from fastapi import Depends
 
+from engram_enrichment.domain.schema import Schema
 from engram_enrichment.ports import KnowledgeIndex, PassageRows
 from engram_enrichment.service.knowledge import KnowledgeBase
 from engram_enrichment.service.reindex import KnowledgeReindexer
@@ -31,6 +32,8 @@ class EnrichmentDeps:
     vectors: KnowledgeIndex | None = None
     graph: RelationGraph | None = None
     reindex: KnowledgeReindexer | None = None
+    schema: Schema = field(default_factory=Schema)
+    """Which attributes are single-valued: reads in time close and contest periods by it."""
 
 
 Deps = Annotated[EnrichmentDeps, Depends(provider(EnrichmentDeps))]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, date, datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query
@@ -11,8 +12,9 @@ from engram_enrichment.api.dependencies import Deps
 from engram_enrichment.api.views import entity_view
 from engram_enrichment.domain.contradictions import ResolutionRefused
 from engram_enrichment.domain.relations import MAX_DEPTH, MAX_PATH_DEPTH, Direction
+from engram_enrichment.domain.timeline import in_time, known_then
 from engram_enrichment.service.knowledge import KnowledgeBase
-from engram_enrichment.service.relations import BadCursor, NoSuchEntity, RelationGraph
+from engram_enrichment.service.relations import BadCursor, NoSuchEntity, RelationGraph, When
 from engram_enrichment.service.resolution import KeptChanging, NoSuchContradiction
 from engram_events.ids import Scalar
 from engram_platform.internal import TenantDep
@@ -53,6 +55,24 @@ async def list_entities(
     return {"entities": rows, "next_after": rows[-1]["entity_id"] if len(rows) == limit else None}
 
 
+def moment(name: str, value: str | None) -> datetime | None:
+    """An ISO date (midnight UTC) or date-time (naive means UTC); else a 422 naming `name`."""
+    if value is None:
+        return None
+    text = value.strip()
+    try:
+        if len(text) == 10:
+            return datetime.combine(date.fromisoformat(text), datetime.min.time(), tzinfo=UTC)
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        raise Problem(422, "validation-error", f"{name} must be an ISO date or date-time") from None
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+
+
+Moment = Annotated[str | None, Query(min_length=1, max_length=64)]
+"""`valid_at` (what was true then) or `as_of` (what Engram knew then)."""
+
+
 def _graph(deps: Deps) -> RelationGraph:
     """The relation reader, or 503 where the service runs without one."""
     if deps.graph is None:
@@ -70,9 +90,12 @@ async def entity_relations(
     depth: Annotated[int, Query(ge=1, le=MAX_DEPTH)] = 1,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     cursor: Annotated[str | None, Query(min_length=1, max_length=2000)] = None,
+    valid_at: Moment = None,
+    as_of: Moment = None,
 ) -> dict[str, Any]:
     """The entity's relations up to `depth` hops, nearest first, each with its far end's
-    `resolved` flag; paged by an opaque cursor."""
+    `resolved` flag; paged by an opaque cursor; `valid_at`/`as_of` read them in time."""
+    when = When(moment("valid_at", valid_at), moment("as_of", as_of))
     try:
         return await _graph(deps).relations(
             tenant_id,
@@ -82,6 +105,7 @@ async def entity_relations(
             depth=depth,
             limit=limit,
             cursor=cursor,
+            when=when,
         )
     except NoSuchEntity:
         raise Problem(404, detail="no such entity") from None
@@ -115,13 +139,20 @@ async def find_paths(body: PathBody, deps: Deps, tenant_id: TenantDep) -> dict[s
 
 @router.get("/entities/{entity_id:path}")
 async def get_entity(
-    entity_id: str, deps: Deps, tenant_id: TenantDep, include_withdrawn: bool = False
+    entity_id: str,
+    deps: Deps,
+    tenant_id: TenantDep,
+    include_withdrawn: bool = False,
+    valid_at: Moment = None,
+    as_of: Moment = None,
 ) -> dict[str, Any]:
-    """One entity's article, facts with status and support, and its contradictions."""
+    """One entity's article, facts with status and support, and its contradictions; with
+    `valid_at` the values true then, with `as_of` what Engram knew then."""
+    when, known = moment("valid_at", valid_at), moment("as_of", as_of)
     entity = await deps.knowledge.load(tenant_id, entity_id)
-    if entity is None:
+    if entity is None or (known is not None and not known_then(entity, known)):
         raise Problem(404, detail="no such entity")
-    return entity_view(entity, include_withdrawn)
+    return entity_view(in_time(entity, deps.schema, when, known), include_withdrawn)
 
 
 @router.get("/contradictions")

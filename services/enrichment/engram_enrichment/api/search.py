@@ -8,6 +8,9 @@ from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
 from engram_enrichment.api.dependencies import Deps
+from engram_enrichment.api.knowledge import moment
+from engram_enrichment.domain.model import Entity
+from engram_enrichment.domain.timeline import in_time
 from engram_enrichment.service.expansion import expand
 from engram_enrichment.service.search import EmbedderMismatch, LexicalOff
 from engram_platform.internal import TenantDep
@@ -32,6 +35,10 @@ class SearchBody(BaseModel):
         default=None, min_length=1, max_length=3
     )
     expand: int | None = Field(default=None, ge=1, le=2)
+    valid_at: str | None = Field(default=None, min_length=1, max_length=64)
+    """Facts and sections as true then (an ISO date or date-time)."""
+    as_of: str | None = Field(default=None, min_length=1, max_length=64)
+    """Facts and sections as Engram knew them then."""
 
 
 @router.post("/search")
@@ -44,6 +51,12 @@ async def search_knowledge(body: SearchBody, deps: Deps, tenant_id: TenantDep) -
     if not body.query.strip():
         raise Problem(422, "validation-error", "the query is blank")
     top_k = min(body.top_k, deps.max_top_k)
+    when, known = moment("valid_at", body.valid_at), moment("as_of", body.as_of)
+    schema = deps.schema
+
+    def seen(entity: Entity) -> Entity:
+        return in_time(entity, schema, when, known)
+
     try:
         found = await deps.search.search(
             tenant_id,
@@ -52,6 +65,7 @@ async def search_knowledge(body: SearchBody, deps: Deps, tenant_id: TenantDep) -
             min_score=body.min_score,
             mode=body.mode,
             kinds=sorted(set(body.kinds)) if body.kinds else None,
+            view=seen if when or known else None,
         )
     except EmbedderMismatch:
         raise Problem(

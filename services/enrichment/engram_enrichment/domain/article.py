@@ -62,8 +62,19 @@ def sources_of(fact: Fact) -> str:
     return "; ".join(show_source(ref) for ref in fact.support) or "none"
 
 
+def period_of(fact: Fact) -> str:
+    """` — valid from … to …` when a record states the value's period, else nothing."""
+    if not any(ref.valid_from for ref in fact.support) or fact.valid_from is None:
+        return ""
+    until = f" to {fact.valid_to.date().isoformat()}" if fact.valid_to else ""
+    return f" — valid from {fact.valid_from.date().isoformat()}{until}"
+
+
 def _fact_line(fact: Fact) -> str:
-    return f"- **{escape(fact.attribute)}**: {show_value(fact.value)} — sources: {sources_of(fact)}"
+    return (
+        f"- **{escape(fact.attribute)}**: {show_value(fact.value)}{period_of(fact)}"
+        f" — sources: {sources_of(fact)}"
+    )
 
 
 def ordered(facts: list[Fact]) -> list[Fact]:
@@ -158,7 +169,7 @@ def render(entity: Entity) -> str:
         lines += ["## Superseded", ""]
         for fact in superseded:
             lines.append(
-                f"- **{escape(fact.attribute)}**: {show_value(fact.value)}"
+                f"- **{escape(fact.attribute)}**: {show_value(fact.value)}{period_of(fact)}"
                 f" — replaced by {replacement(entity, fact)}"
                 f" — sources: {sources_of(fact)}"
             )

@@ -7,6 +7,7 @@ from datetime import datetime
 
 from engram_enrichment.domain.ids import contradiction_id
 from engram_enrichment.domain.model import Claim, Contradiction, Entity, Fact, Resolution
+from engram_enrichment.domain.periods import close_periods, closed, closer_of, conflicting, span
 from engram_enrichment.domain.schema import Schema
 from engram_enrichment.domain.support import withdrawals_of
 
@@ -28,7 +29,7 @@ def reconcile(entity: Entity, schema: Schema, *, cause: str, at: datetime, why: 
             _withdraw(fact, at, why)
         elif fact.support and fact.status == "withdrawn":
             fact.status = "active"
-            fact.valid_from, fact.valid_to = at, None
+            fact.valid_from, fact.valid_to, fact.retired_at = at, None, None
             fact.withdrawn_because = None
     by_attribute: dict[str, list[Fact]] = defaultdict(list)
     for fact in entity.facts.values():
@@ -37,10 +38,10 @@ def reconcile(entity: Entity, schema: Schema, *, cause: str, at: datetime, why: 
         {*by_attribute, *(c.attribute for c in entity.contradictions.values())}
     ):
         facts = sorted(by_attribute.get(attribute, []), key=lambda f: f.fact_id)
-        live = [f for f in facts if f.live]
+        live = _sliced(entity, schema, attribute, facts, at)
         open_one = entity.open_contradiction(attribute)
-        disagree = len(live) >= 2 and _single_valued(entity, schema, attribute, live)
-        contested = live if disagree else [f for f in live if f.contested_by]
+        disagree = conflicting(live) if len(live) >= 2 and _single(entity, schema, live) else set()
+        contested = [f for f in live if f.fact_id in disagree or f.contested_by]
         if contested:
             chosen = {f.fact_id for f in contested}
             for fact in live:
@@ -62,20 +63,51 @@ def reconcile(entity: Entity, schema: Schema, *, cause: str, at: datetime, why: 
                 )
 
 
-def _single_valued(entity: Entity, schema: Schema, attribute: str, live: list[Fact]) -> bool:
+def _single(entity: Entity, schema: Schema, facts: list[Fact]) -> bool:
     """A relation is single-valued unless its reference is list-valued, whatever else the
     type declares; any other attribute as the type's definition, else the schema, says."""
-    relations = [f.relation for f in live if f.relation is not None]
+    relations = [f.relation for f in facts if f.relation is not None]
     if relations:
         return not any(r.many for r in relations)
+    attribute = facts[0].attribute
     return schema.is_single_valued(entity.entity_type, attribute, entity.single_valued)
+
+
+def _sliced(
+    entity: Entity, schema: Schema, attribute: str, facts: list[Fact], at: datetime
+) -> list[Fact]:
+    """The attribute's current values: a single-valued one's values closed by a later period
+    become `superseded` (their periods kept) and reopen when the later value loses its
+    support; every supported value's period is brought up to date."""
+    held = [f for f in facts if f.support and f.held]
+    if held and _single(entity, schema, held):
+        close_periods(held)
+    else:
+        for fact in held:
+            for ref in fact.support:
+                ref.closed_at = None
+    current: list[Fact] = []
+    for fact in held:
+        if closed(fact):
+            if fact.closed_by is None:
+                fact.status, fact.contradiction_id, fact.retired_at = "superseded", None, at
+            fact.closed_by = fact.superseded_by = closer_of(fact, held)
+        else:
+            if fact.closed_by is not None:
+                fact.status, fact.closed_by, fact.superseded_by = "active", None, None
+                fact.retired_at = None
+            current.append(fact)
+        fact.valid_from, fact.valid_to = span(fact)
+    return current
 
 
 def _withdraw(fact: Fact, at: datetime, why: str) -> None:
     """No record asserts it any more: keep the fact, drop its content, say why."""
     fact.status = "withdrawn"
     fact.value = None
-    fact.valid_to = at
+    fact.valid_to = fact.retired_at = at
+    fact.retired = []
+    fact.closed_by = None
     fact.contradiction_id = None
     fact.withdrawn_because = why
 
@@ -145,7 +177,7 @@ def resolve(
     winner.contested_by = []
     for fact in losers:
         fact.status, fact.superseded_by, fact.contradiction_id = "superseded", winner.fact_id, None
-        fact.valid_to = at
+        fact.valid_to = fact.retired_at = at
     _refresh_claims(entity, found)
     found.status, found.resolved_at, found.resolved_by = "resolved", at, cause
     found.resolution = Resolution(

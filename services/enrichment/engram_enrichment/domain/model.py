@@ -52,6 +52,26 @@ class SupportRef(BaseModel):
     locator: str = ""
     passage_ids: list[str] = Field(default_factory=list)
     edit: CuratorEdit | None = None
+    valid_from: datetime | None = None
+    """When the record says its value became true (None: not stated, so from `recorded_at`)."""
+    valid_to: datetime | None = None
+    """When the record says it stopped being true (exclusive)."""
+    closed_at: datetime | None = None
+    """Where a later period's different value closed this one (a time slice, not a conflict)."""
+    recorded_at: datetime | None = None
+    """When Engram learned it (the record revision's time)."""
+    retired_at: datetime | None = None
+    """When Engram stopped holding it (a later revision, a tombstone); set only on `retired`."""
+
+    @property
+    def starts(self) -> datetime | None:
+        """The start of its valid period: stated, else when it was recorded."""
+        return self.valid_from or self.recorded_at
+
+    @property
+    def ends(self) -> datetime | None:
+        """The end of its valid period: stated, else where a later value closed it, else open."""
+        return self.valid_to or self.closed_at
 
     @property
     def source(self) -> str:
@@ -109,11 +129,24 @@ class Fact(BaseModel):
     last_change: Change | None = None
     history: list[HistoryEntry] = Field(default_factory=list)
     relation: RelationTarget | None = None
+    closed_by: str | None = None
+    """The fact whose later period closed every period of this one (status `superseded`)."""
+    retired: list[SupportRef] = Field(default_factory=list)
+    """Support Engram held once and no longer does, with when (what `as_of` reads)."""
+    recorded_at: datetime | None = None
+    """When Engram first learned the value."""
+    retired_at: datetime | None = None
+    """When it stopped being a current claim (withdrawn or superseded)."""
 
     @property
     def live(self) -> bool:
         """Active or contested: a current claim about the entity."""
         return self.status in LIVE
+
+    @property
+    def held(self) -> bool:
+        """Live, or a time slice a later period closed: what reads in time may still show."""
+        return self.status in LIVE or self.closed_by is not None
 
 
 class Claim(BaseModel):
@@ -235,3 +268,5 @@ class RecordAssertion(BaseModel):
     references: list[Reference] = Field(default_factory=list)
     single_valued: list[str] | None = None
     """The single-valued attributes its type's definition declares (None: not declared)."""
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None

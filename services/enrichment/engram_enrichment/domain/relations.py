@@ -2,7 +2,9 @@
 from one end, the traversal's order and cursor, and shortest paths from a BFS's parents.
 
 A relation is a live fact of a declared reference field (`Fact.relation`); its row in the
-relations collection is a listing copy, like a contradiction's, written after the entity.
+relations collection is a listing copy, like a contradiction's, written after the entity. A
+relation a later period closed keeps its row (status `superseded`): a walk sees it only when it
+reads in time (`valid_at`, `as_of`).
 """
 
 from __future__ import annotations
@@ -43,18 +45,21 @@ def relation_row(entity: Entity, fact: Fact) -> dict[str, Any]:
         "first_seen": fact.first_seen.isoformat(),
         "last_seen": fact.last_seen.isoformat(),
         "valid_from": fact.valid_from.isoformat() if fact.valid_from else None,
+        "valid_to": fact.valid_to.isoformat() if fact.valid_to else None,
+        "superseded_by": fact.superseded_by,
     }
 
 
 def relation_changes(entity: Entity, causes: set[str]) -> tuple[list[dict[str, Any]], list[str]]:
-    """The rows to write (live relations these causes touched) and the relation ids to delete
-    (relations they withdrew or superseded)."""
+    """The rows to write (live relations these causes touched, and those a later period closed,
+    which reads in time still walk) and the relation ids to delete (relations they withdrew or
+    a resolution superseded)."""
     rows: list[dict[str, Any]] = []
     gone: list[str] = []
     for fact in entity.facts.values():
         if fact.relation is None or fact.last_cause not in causes:
             continue
-        if fact.live:
+        if fact.held:
             rows.append(relation_row(entity, fact))
         else:
             gone.append(fact.fact_id)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from engram_enrichment.domain.ids import fact_id_of, value_sha256
 from engram_enrichment.domain.model import (
@@ -51,6 +52,9 @@ def assert_record(entity: Entity, record: RecordAssertion, schema: Schema) -> No
         locator=record.locator,
         passage_ids=record.passage_ids,
         edit=record.edit,
+        valid_from=record.valid_from,
+        valid_to=record.valid_to,
+        recorded_at=record.observed_at,
     )
     wanted: dict[str, tuple[str, Scalar, str, RelationTarget | None]] = {}
     for attribute, value, relation in claims:
@@ -61,7 +65,7 @@ def assert_record(entity: Entity, record: RecordAssertion, schema: Schema) -> No
             digest,
             relation,
         )
-    _drop_support(entity, record.record_id)
+    _drop_support(entity, record.record_id, record.observed_at, keep=_reasserted(wanted))
     for fid, (attribute, value, digest, relation) in sorted(wanted.items()):
         fact = entity.facts.get(fid)
         if fact is None:
@@ -72,12 +76,13 @@ def assert_record(entity: Entity, record: RecordAssertion, schema: Schema) -> No
                 value_sha256=digest,
                 first_seen=record.observed_at,
                 last_seen=record.observed_at,
-                valid_from=record.observed_at,
+                valid_from=record.valid_from or record.observed_at,
+                recorded_at=record.observed_at,
             )
             entity.facts[fid] = fact
         fact.value = value
         fact.relation = relation
-        fact.support = sorted([*fact.support, ref], key=lambda s: s.record_id)
+        fact.support = sorted([*fact.support, _continued(fact, ref)], key=lambda s: s.record_id)
         fact.last_seen = max(fact.last_seen, record.observed_at)
     entity.records[record.record_id] = RecordState(
         record_id=record.record_id,
@@ -114,10 +119,31 @@ def _claims(record: RecordAssertion, schema: Schema) -> list[Claim]:
     return claims
 
 
+def _reasserted(wanted: dict[str, Any]) -> set[str]:
+    """Facts the revision asserts (again, perhaps): their old support is held aside for
+    `_continued` to decide, so a replay retires nothing."""
+    return set(wanted)
+
+
+def _continued(fact: Fact, ref: SupportRef) -> SupportRef:
+    """This fact's copy of the revision's support: one asserting the same period as the
+    record's previous revision continues it (keeping its first `recorded_at`); a changed
+    period retires the previous one at this revision's time."""
+    held = [r for r in fact.retired if r.record_id == ref.record_id and r.retired_at is None]
+    fact.retired = [r for r in fact.retired if r.retired_at is not None]
+    mine = ref.model_copy()
+    for old in held:
+        if (old.valid_from, old.valid_to) == (ref.valid_from, ref.valid_to):
+            mine.recorded_at = old.recorded_at
+        else:
+            fact.retired = [*fact.retired, old.model_copy(update={"retired_at": ref.recorded_at})]
+    return mine
+
+
 def _withdraw_by(entity: Entity, record: RecordAssertion, schema: Schema) -> None:
     """The record backs nothing now; its state says which value of which attribute it withdraws
     (`reconcile` contests that value while other records still assert it)."""
-    _drop_support(entity, record.record_id)
+    _drop_support(entity, record.record_id, record.observed_at)
     withdraws = None
     for attribute, value in record.attributes.items():
         if schema.is_fact(attribute):
@@ -153,16 +179,34 @@ def withdrawals_of(entity: Entity, fact: Fact) -> list[SupportRef]:
     return sorted(found, key=lambda ref: ref.record_id)
 
 
-def _drop_support(entity: Entity, record_id: str) -> None:
-    """The record backs no fact; facts it did not back are left untouched."""
+MAX_RETIRED = 20
+"""Retired support a fact keeps for `as_of` reads (the newest)."""
+
+
+def _drop_support(
+    entity: Entity, record_id: str, at: datetime, keep: set[str] | frozenset[str] = frozenset()
+) -> None:
+    """The record backs no fact; its support is kept as retired at `at` (for `as_of`), except on
+    facts in `keep`, which the record asserts again and whose support simply continues."""
     for fact in entity.facts.values():
-        if any(s.record_id == record_id for s in fact.support):
-            fact.support = [s for s in fact.support if s.record_id != record_id]
+        mine = [s for s in fact.support if s.record_id == record_id]
+        if not mine:
+            continue
+        fact.support = [s for s in fact.support if s.record_id != record_id]
+        for old in mine:
+            if fact.fact_id in keep:
+                fact.retired.append(old)
+            else:
+                fact.retired.append(old.model_copy(update={"retired_at": at}))
+        fact.retired = fact.retired[-MAX_RETIRED:]
 
 
 def retract_record(entity: Entity, record_id: str, revision: int, at: datetime) -> None:
-    """A tombstoned record supports nothing any more; its state remembers the tombstone."""
-    _drop_support(entity, record_id)
+    """A tombstoned record supports nothing any more, now or as of any time: what it supported
+    is forgotten, retired support too; its state remembers the tombstone."""
+    _drop_support(entity, record_id, at)
+    for fact in entity.facts.values():
+        fact.retired = [s for s in fact.retired if s.record_id != record_id]
     prior = entity.records.get(record_id)
     entity.records[record_id] = RecordState(
         record_id=record_id,

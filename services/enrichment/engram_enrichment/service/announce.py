@@ -136,12 +136,13 @@ def section_text(entity: Entity, attribute: str, texts: dict[str, str] | None = 
 def embedding_request(
     entity: Entity, *, cause: str, caused_by: Envelope[Any] | None = None
 ) -> list[Envelope[Any]]:
-    """Ask the embedding service for vectors of facts this cause made live (not mere support)."""
+    """Ask the embedding service for vectors of facts this cause made live (not mere support),
+    and of a time slice it created already closed (an earlier period arriving late)."""
     items = [
         TextItem(item_id=fid, text=fact_text(entity.entity_id, fact))
         for fid, fact in sorted(entity.facts.items())
         if fact.last_cause == cause
-        and fact.live
+        and (fact.live or (fact.held and fact.last_change == "created"))
         and fact.last_change != "support_changed"
         and fid.count(":") >= 2
     ]

@@ -87,7 +87,7 @@ class ComputedVectors:
         return results
 
     async def _store_facts(self, tenant: str, computed: list[EmbeddingComputed]) -> None:
-        """Vectors of facts still live, grouped by the embedder that computed them."""
+        """Vectors of facts still held (live, or a closed time slice), grouped by the embedder that computed them."""
         entity_ids = {item.item_id.rsplit(":", 2)[0] for c in computed for item in c.items}
         loaded = await self.knowledge.load_many(tenant, sorted(entity_ids))
         entities = {entity.entity_id: entity for entity in loaded}
@@ -100,7 +100,7 @@ class ComputedVectors:
                 entity_id = item.item_id.rsplit(":", 2)[0]
                 entity = entities.get(entity_id)
                 fact = entity.facts.get(item.item_id) if entity else None
-                if fact is not None and fact.live:
+                if fact is not None and fact.held:
                     text = fact_text(entity_id, fact)
                     by_embedder[fingerprint].append((entity_id, item.item_id, text, item.vector))
         for fingerprint, points in by_embedder.items():

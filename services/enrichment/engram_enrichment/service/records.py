@@ -60,6 +60,8 @@ class RecordChanges:
             edit=curator_edit(record.lineage.edit),
             references=list(record.references),
             single_valued=record.type_definition.single_valued if record.type_definition else None,
+            valid_from=as_utc(record.valid_from) if record.valid_from else None,
+            valid_to=as_utc(record.valid_to) if record.valid_to else None,
         )
         why = f"record {record.record_id} revision {record.revision} no longer asserts it"
 

@@ -43,13 +43,13 @@ def key_of(doc: dict[str, Any], id_field: str) -> str:
 
 
 def entity_items(doc: dict[str, Any]) -> list[Item]:
-    """An entity's live facts and active sections, each with the text its vector is of."""
+    """An entity's held facts (live, or closed time slices) and active sections, each with the text its vector is of."""
     entity = from_document(doc)
     key, tenant, entity_id = key_of(doc, "entity_id"), entity.tenant_id, entity.entity_id
     facts = [
         Item(key, tenant, FACT, fact_id, (entity_id, fact_id, fact_text(entity_id, fact), ()))
         for fact_id, fact in sorted(entity.facts.items())
-        if fact.live
+        if fact.held
     ]
     texts = embedding_texts(entity)
     sections = [

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
+from engram_enrichment.domain.model import LIVE
 from engram_enrichment.domain.relations import (
     MAX_VISITED,
     Direction,
@@ -20,9 +22,13 @@ from engram_enrichment.domain.relations import (
     edges_from,
     encode_cursor,
     page,
+    relation_row,
     shortest_paths,
 )
+from engram_enrichment.domain.schema import Schema
+from engram_enrichment.domain.timeline import in_time
 from engram_enrichment.ports import RelationRows
+from engram_enrichment.service.knowledge import KnowledgeBase
 
 
 class NoSuchEntity(Exception):
@@ -65,17 +71,62 @@ def edge_view(edge: Edge, present: set[str]) -> dict[str, Any]:
     }
 
 
-class RelationGraph:
-    """Reads relations from both ends; bounded by depth, a visit cap and a page size."""
+@dataclass(frozen=True)
+class When:
+    """A read in time: what was true `valid_at`, as Engram knew it `as_of` (None: now)."""
 
-    def __init__(self, rows: RelationRows, max_visited: int = MAX_VISITED) -> None:
+    valid_at: datetime | None = None
+    as_of: datetime | None = None
+
+
+NOW = When()
+
+
+class RelationGraph:
+    """Reads relations from both ends; bounded by depth, a visit cap and a page size. Reads in
+    time judge each row by its subject entity's view then (`timeline.in_time`)."""
+
+    def __init__(
+        self,
+        rows: RelationRows,
+        max_visited: int = MAX_VISITED,
+        entities: KnowledgeBase | None = None,
+        schema: Schema | None = None,
+    ) -> None:
         self.rows = rows
         self.max_visited = max_visited
+        self.entities = entities
+        self.schema = schema or Schema()
+
+    async def _in_time(
+        self, tenant_id: str, rows: list[dict[str, Any]], when: When
+    ) -> list[dict[str, Any]]:
+        """Now: the live rows. In time: the rows whose fact holds in its subject's view then,
+        with that view's status, support and period."""
+        if when == NOW or self.entities is None:
+            return [row for row in rows if row["status"] in LIVE]
+        subjects = sorted({str(row["subject_id"]) for row in rows})
+        views = {
+            e.entity_id: in_time(e, self.schema, when.valid_at, when.as_of)
+            for e in await self.entities.load_many(tenant_id, subjects)
+        }
+        found: list[dict[str, Any]] = []
+        for row in rows:
+            view = views.get(str(row["subject_id"]))
+            fact = view.facts.get(str(row["relation_id"])) if view else None
+            if view is not None and fact is not None and fact.live:
+                found.append({**row, **relation_row(view, fact)})
+        return found
 
     async def _level(
-        self, tenant_id: str, frontier: set[str], direction: Direction, predicate: str | None
+        self,
+        tenant_id: str,
+        frontier: set[str],
+        direction: Direction,
+        predicate: str | None,
+        when: When = NOW,
     ) -> list[dict[str, Any]]:
-        """Every row touching the frontier the direction allows (each row once)."""
+        """Every row touching the frontier the direction allows (each row once), as of when."""
         nodes = sorted(frontier)
         found: dict[str, dict[str, Any]] = {}
         cap = self.max_visited + 1
@@ -85,7 +136,7 @@ class RelationGraph:
         if direction in ("in", "both"):
             for row in await self.rows.touching(tenant_id, nodes, "object", predicate, cap):
                 found[str(row["relation_id"])] = row
-        return list(found.values())
+        return await self._in_time(tenant_id, list(found.values()), when)
 
     async def walk(
         self,
@@ -94,6 +145,7 @@ class RelationGraph:
         direction: Direction,
         predicate: str | None,
         depth: int,
+        when: When = NOW,
     ) -> Walk:
         """Edges up to `depth` hops from an existing entity, each at its nearest depth; only
         ends that exist are walked on from."""
@@ -104,7 +156,7 @@ class RelationGraph:
         seen: set[str] = set()
         frontier = {start}
         for level in range(1, depth + 1):
-            rows = await self._level(tenant_id, frontier, direction, predicate)
+            rows = await self._level(tenant_id, frontier, direction, predicate, when)
             if len(rows) > self.max_visited:
                 walk.truncated = True
             first: dict[str, Edge] = {}
@@ -133,12 +185,13 @@ class RelationGraph:
         depth: int,
         limit: int,
         cursor: str | None,
+        when: When = NOW,
     ) -> dict[str, Any]:
         """One page of the entity's edges, nearest first, with the cursor of the next page."""
         after = decode_cursor(cursor) if cursor else None
         if cursor and after is None:
             raise BadCursor(cursor)
-        walk = await self.walk(tenant_id, entity_id, direction, predicate, depth)
+        walk = await self.walk(tenant_id, entity_id, direction, predicate, depth, when)
         shown = page(walk.edges, after, limit)
         more = len(shown) == limit and len(page(walk.edges, after, limit + 1)) > limit
         return {

@@ -191,10 +191,12 @@ class KnowledgeSearch:
         min_score: float | None = None,
         mode: Mode = "hybrid",
         kinds: Sequence[str] | None = None,
+        view: Callable[[Entity], Entity] | None = None,
     ) -> SearchResult:
         """Candidates within the tenant ranked by the mode, then the floor (which never drops an
         exact identifier match); hits no longer live are skipped and the next ones taken. The
-        embedder and collection are read once, so a reindex's switch never splits them."""
+        embedder and collection are read once, so a reindex's switch never splits them. `view`
+        judges facts and sections on each entity as seen in time (`timeline.in_time`)."""
         embedder, vectors = self.space()
         if vectors.lexical is None and mode != "dense":
             if mode == "lexical":
@@ -236,7 +238,7 @@ class KnowledgeSearch:
         for position, item in enumerate(passing):
             if len(results) == top_k:
                 break
-            found = await self._current(tenant_id, item.hit, entities, passages, position)
+            found = await self._current(tenant_id, item.hit, entities, passages, position, view)
             if found is not None:
                 matches += item.identifier_match
                 results.append(
@@ -269,6 +271,7 @@ class KnowledgeSearch:
         entities: dict[str, Entity | None],
         passages: PassageWindows,
         position: int,
+        view: Callable[[Entity], Entity] | None = None,
     ) -> dict[str, Any] | None:
         """The fact, section or passage a hit stands for as held now (None once it is not
         live), reading each entity once per search."""
@@ -279,7 +282,8 @@ class KnowledgeSearch:
             return passage_result(row)
         entity_id = str(hit.payload.get("entity_id", ""))
         if entity_id not in entities:
-            entities[entity_id] = await self.knowledge.load(tenant_id, entity_id)
+            loaded = await self.knowledge.load(tenant_id, entity_id)
+            entities[entity_id] = view(loaded) if loaded is not None and view else loaded
         entity = entities[entity_id]
         if entity is None:
             return None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 
 from engram_events.ids import Scalar
 from engram_events.payloads.records import (
@@ -22,6 +23,7 @@ from engram_extraction.domain.naming import (
     type_name,
 )
 from engram_extraction.domain.schema import Declared, RecordSchema, SchemaRegistry
+from engram_extraction.domain.validity import period_of
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,9 @@ class Draft:
     declared: Declared | None = None
     """The type definition the record was built with (None: the type is not declared)."""
     references: tuple[Reference, ...] = ()
+    valid_from: datetime | None = None
+    """When its values became true, from the field its type declares (None: not stated)."""
+    valid_to: datetime | None = None
 
     @property
     def fingerprint(self) -> str:
@@ -144,6 +149,10 @@ def build(candidates: list[Candidate], source: Source, registry: SchemaRegistry)
         if key is None:
             built.rejected.append(Rejection(candidate.locator, problem or "no key", attributes))
             continue
+        (valid_from, valid_to), problem = period_of(attributes, schema)
+        if problem:
+            built.rejected.append(Rejection(candidate.locator, problem, attributes))
+            continue
         rid = record_id(source.tenant_id, source.source_item, rtype, key)
         if rid in drafted and _restates(built.drafts[drafted[rid]], digest, candidate):
             built.drafts[drafted[rid]] = _citing_also(built.drafts[drafted[rid]], candidate)
@@ -170,6 +179,8 @@ def build(candidates: list[Candidate], source: Source, registry: SchemaRegistry)
                 candidate.passage_ids,
                 declared,
                 references_of(attributes, schema),
+                valid_from,
+                valid_to,
             )
         )
     return built

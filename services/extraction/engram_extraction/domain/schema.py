@@ -44,6 +44,11 @@ class RecordSchema(BaseModel):
     """Exactly the attributes that hold one value (two live values contradict); absent, the
     enrichment service's own schema decides."""
     references: tuple[ReferenceField, ...] = Field(default=(), max_length=50)
+    valid_from_field: str | None = Field(default=None, min_length=1, max_length=200)
+    """The field holding the date (or date-time) from which a row's values are true, such as
+    `effective_date`; absent, the record's time is."""
+    valid_to_field: str | None = Field(default=None, min_length=1, max_length=200)
+    """The field holding the date from which a row's values are no longer true (exclusive)."""
 
     @model_validator(mode="after")
     def _references_are_distinct(self) -> RecordSchema:
@@ -60,6 +65,20 @@ class RecordSchema(BaseModel):
         both = sorted({r.field for r in self.references if r.many} & declared)
         if both:
             raise ValueError(f"list-valued reference(s) declared single-valued: {', '.join(both)}")
+        return self
+
+    @model_validator(mode="after")
+    def _validity_fields_are_plain(self) -> RecordSchema:
+        """A validity field is neither an id field, a reference, nor both ends at once."""
+        named = [f for f in (self.valid_from_field, self.valid_to_field) if f is not None]
+        if len(named) == 2 and named[0] == named[1]:
+            raise ValueError("valid_from_field and valid_to_field must differ")
+        keyed = sorted(set(named) & set(self.id_fields))
+        if keyed:
+            raise ValueError(f"id field(s) cannot be validity fields: {', '.join(keyed)}")
+        referenced = sorted(set(named) & {r.field for r in self.references})
+        if referenced:
+            raise ValueError(f"reference(s) cannot be validity fields: {', '.join(referenced)}")
         return self
 
 

@@ -106,6 +106,8 @@ def record_events(event: Envelope[Any], source: Source, change: Change, at: date
         observed_at=at,
         type_definition=type_definition(draft),
         references=list(draft.references),
+        valid_from=draft.valid_from,
+        valid_to=draft.valid_to,
     )
     return [
         new_event(

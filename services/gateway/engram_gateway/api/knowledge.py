@@ -18,6 +18,14 @@ from engram_platform.problems import Problem
 router = APIRouter(prefix="/v1/knowledge", tags=["knowledge"])
 ContradictionId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^ctr_[0-9a-f]+$")]
 _PASSED_THROUGH = {200, 400, 404, 409, 422, 503}
+Moment = Annotated[str | None, Query(min_length=1, max_length=64)]
+"""`valid_at` (what was true then) or `as_of` (what Engram knew then): an ISO date or date-time,
+checked by enrichment (a 422 names the parameter)."""
+
+
+def in_time(valid_at: str | None, as_of: str | None) -> dict[str, str]:
+    """The read-in-time parameters given, to pass on."""
+    return {k: v for k, v in (("valid_at", valid_at), ("as_of", as_of)) if v is not None}
 
 
 async def _proxy(deps: GatewayDeps, caller: Caller, method: str, path: str, **kwargs: Any) -> Any:
@@ -69,15 +77,19 @@ async def entity_relations(
     depth: Annotated[int, Query(ge=1, le=3)] = 1,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
     cursor: Annotated[str | None, Query(min_length=1, max_length=2000)] = None,
+    valid_at: Moment = None,
+    as_of: Moment = None,
 ) -> JSONResponse:
     """The entity's relations up to `depth` hops (1-3) out, in or both ways, nearest first:
     each with its ends, predicate, direction, depth, status, support and whether its far end
-    exists yet (`resolved`); `next_cursor` pages on."""
+    exists yet (`resolved`); `next_cursor` pages on; `valid_at` gives the relations true then,
+    `as_of` those Engram knew then."""
     params: dict[str, Any] = {"direction": direction, "depth": depth, "limit": limit}
     if predicate:
         params["predicate"] = predicate
     if cursor:
         params["cursor"] = cursor
+    params |= in_time(valid_at, as_of)
     path = f"/entities/{quote(entity_id, safe='')}/relations"
     return JSONResponse(await _proxy(deps, caller, "GET", path, params=params))
 
@@ -108,9 +120,14 @@ async def get_entity(
     deps: Deps,
     caller: CallerDep,
     include_withdrawn: bool = False,
+    valid_at: Moment = None,
+    as_of: Moment = None,
 ) -> JSONResponse:
-    """The entity's Markdown article and its facts with status, support and contested flag."""
+    """The entity's Markdown article and its facts with status, support and contested flag;
+    `valid_at` (an ISO date or date-time) gives the values true then, `as_of` what Engram
+    knew then."""
     params = {"include_withdrawn": "true"} if include_withdrawn else {}
+    params |= in_time(valid_at, as_of)
     return JSONResponse(
         await _proxy(deps, caller, "GET", f"/entities/{quote(entity_id, safe='')}", params=params)
     )
@@ -175,6 +192,10 @@ class SearchKnowledge(BaseModel):
     expand: int | None = Field(default=None, ge=1, le=2)
     """Follow each hit on an entity with the live facts of entities up to this many relations
     away (1 or 2), nearest first."""
+    valid_at: str | None = Field(default=None, min_length=1, max_length=64)
+    """Facts and sections as true then: an ISO date or date-time (checked by enrichment)."""
+    as_of: str | None = Field(default=None, min_length=1, max_length=64)
+    """Facts and sections as Engram knew them then."""
 
 
 @router.post("/search")
@@ -184,7 +205,8 @@ async def search_knowledge(body: SearchKnowledge, deps: Deps, caller: CallerDep)
     their citation (document, version, name, heading path, page, span, text), each with
     `scores`; with `expand` (1 or 2), each hit on an entity is followed by the facts of its
     related entities, nearest first, each marked `expanded` (from, distance, relation);
-    409 `lexical-disabled` for `lexical` where enrichment keeps no lexical vectors."""
+    `valid_at`/`as_of` judge facts and sections as true or as known then (passages are not
+    read in time); 409 `lexical-disabled` for `lexical` where enrichment keeps no lexical vectors."""
     return JSONResponse(
         await _proxy(deps, caller, "POST", "/search", json=body.model_dump(exclude_none=True))
     )
