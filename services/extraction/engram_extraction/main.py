@@ -92,7 +92,7 @@ def create_app(
             Tombstoning(TombstoneStore(store), rt.outbox),
             PassageWriter(passages),
             HumanEdits(store, rt.outbox),
-            RecordRestores(store, rt.outbox),
+            RecordRestores(store, types, rt.outbox),
         )
         rt.consumer.on(
             DOCUMENT_INGESTED,
