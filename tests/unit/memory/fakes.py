@@ -188,8 +188,11 @@ class FakeSlots:
     async def holders(self, tenant_id: str, keys: Sequence[str]) -> dict[str, str]:
         return {k: self.slots[(tenant_id, k)] for k in keys if (tenant_id, k) in self.slots}
 
-    async def claim(self, tenant_id: str, claims: Sequence[tuple[str, str]]) -> dict[str, str]:
-        return {key: self.slots.setdefault((tenant_id, key), m) for key, m in claims}
+    async def claim(
+        self, tenant_id: str, claims: Sequence[tuple[str, str]]
+    ) -> tuple[dict[str, str], set[str]]:
+        won = {key for key, _ in claims if (tenant_id, key) not in self.slots}
+        return {key: self.slots.setdefault((tenant_id, key), m) for key, m in claims}, won
 
     async def hand_over(self, tenant_id: str, key: str, holder: str, memory_id: str) -> str:
         if self.slots.get((tenant_id, key)) == holder:

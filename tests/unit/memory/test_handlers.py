@@ -571,6 +571,16 @@ async def test_new_content_reads_no_row_for_the_slots_it_just_claimed() -> None:
     assert [ids for ids in rows.reads if ids] == [["m1"]], "a slot held before is read"
 
 
+async def test_a_slot_held_by_a_write_whose_row_is_not_written_yet_is_in_flight() -> None:
+    rows, slots = ReadCountingRows(), FakeSlots()
+    dedup = Dedup(slots, rows)
+    first = MemoryWriteRequested(memory_id="m1", agent_id="a1", content="the gate code is 4411")
+    assert await dedup.duplicates("t1", [({}, first)]) == {}
+    later = MemoryWriteRequested(memory_id="m2", agent_id="a1", content="The gate code is 4411")
+    assert await dedup.duplicates("t1", [({}, later)]) == {"m2": "m1"}
+    assert rows.reads[-1] == ["m1"], "the holder's row is read: not there yet, so in flight"
+
+
 async def test_recall_embeds_the_query_as_a_query_and_memories_as_documents() -> None:
     """Asymmetric models (bge) put their instruction on queries only: the port says which."""
     pipe = Pipeline()

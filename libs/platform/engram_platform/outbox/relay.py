@@ -7,7 +7,7 @@ import logging
 import socket
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -19,6 +19,12 @@ from engram_platform.sending import KafkaSender
 
 log = logging.getLogger(__name__)
 LEASES = "outbox_leases"
+FORGET_AFTER_SECONDS = 0.25
+FORGET_AT_PARCELS = 50
+"""Sent parcels are deleted together, once the oldest has waited this long or this many wait:
+one delete per pass cost a database call per batch at a steady trickle of writes. A crash in
+between resends them, as a crash between a send and its delete always could; consumers skip the
+ids they applied."""
 
 
 class OutboxRelay:
@@ -33,6 +39,7 @@ class OutboxRelay:
         interval: float = 0.05,
         lease_seconds: float = 10.0,
         recover_collections: Sequence[Any] = (),
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.outbox = outbox
         self.sender = sender
@@ -46,6 +53,9 @@ class OutboxRelay:
         self._holding = False
         self.rescan_seconds = 1.0
         self._last_scan = float("-inf")
+        self.clock = clock
+        self._sent: list[str] = []
+        self._sent_since = 0.0
 
     async def _hold_lease(self) -> bool:
         """Take or renew the lease at most every half lease; another live relay keeps it."""
@@ -72,12 +82,15 @@ class OutboxRelay:
         return bool(doc and doc.get("owner") == self.owner)
 
     async def publish_pending(self) -> int:
-        """One pass: publish queued parcels (pipelined, in order), marking each sent after."""
+        """One pass: publish queued parcels (pipelined, in order); sent ones are deleted together
+        later (see `FORGET_AFTER_SECONDS`), and always before a rescan could queue them again."""
         if not self.outbox.queue:
-            now = time.monotonic()
+            now = self.clock()
             if now - self._last_scan < self.rescan_seconds:
+                await self.forget_sent()
                 return 0
             self._last_scan = now
+            await self.forget_sent(now=True)
             await self.outbox.rescan()
         sent = 0
         done: list[str] = []
@@ -85,8 +98,26 @@ class OutboxRelay:
             await self.sender.send(parcel["entries"])
             done.append(parcel["_id"])
             sent += len(parcel["entries"])
-        await self.outbox.mark_sent(done)
+        if done and not self._sent:
+            self._sent_since = self.clock()
+        self._sent += done
+        await self.forget_sent()
         return sent
+
+    async def forget_sent(self, *, now: bool = False) -> None:
+        """Delete the sent parcels in one call when due (or `now`); kept for the next try if the
+        delete fails."""
+        if not self._sent:
+            return
+        waited = self.clock() - self._sent_since
+        if not now and len(self._sent) < FORGET_AT_PARCELS and waited < FORGET_AFTER_SECONDS:
+            return
+        sent, self._sent = self._sent, []
+        try:
+            await self.outbox.mark_sent(sent)
+        except BaseException:
+            self._sent = sent + self._sent
+            raise
 
     async def run(self) -> None:
         """Loop until cancelled; wakes early when something is staged in this process."""
@@ -98,6 +129,8 @@ class OutboxRelay:
                 if await self._hold_lease():
                     while await self.publish_pending():
                         pass
+                else:
+                    await self.forget_sent()
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -116,7 +149,8 @@ class OutboxRelay:
         )
 
     async def stop(self) -> None:
-        """Cancel the loop; whatever is unsent stays staged for the next start."""
+        """Cancel the loop and delete what was sent; whatever is unsent stays staged for the
+        next start (and what a failed delete left is sent again then)."""
         if self._task:
             self._task.cancel()
             try:
@@ -124,3 +158,7 @@ class OutboxRelay:
             except (asyncio.CancelledError, Exception):
                 pass
             self._task = None
+        try:
+            await self.forget_sent(now=True)
+        except Exception as exc:
+            log.warning("outbox relay left sent parcels", extra={"error_type": type(exc).__name__})

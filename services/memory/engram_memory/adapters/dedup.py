@@ -29,9 +29,12 @@ class DedupSlots:
         cursor = self.collection.find({"_id": {"$in": list(wanted)}, "tenant_id": tenant_id})
         return {wanted[doc["_id"]]: doc["memory_id"] async for doc in cursor}
 
-    async def claim(self, tenant_id: str, claims: Sequence[tuple[str, str]]) -> dict[str, str]:
-        """Claim free slots `(key, memory_id)` in one insert; returns each key's holder after
-        the attempt (the claiming memory where it won)."""
+    async def claim(
+        self, tenant_id: str, claims: Sequence[tuple[str, str]]
+    ) -> tuple[dict[str, str], set[str]]:
+        """Claim slots `(key, memory_id)` in one insert, free or not (new content's slots are
+        free, so nothing is read first); returns each key's holder afterwards and the keys this
+        insert won. A slot already held costs one read of its holder."""
         docs = [
             {"_id": slot_id(tenant_id, key), "tenant_id": tenant_id, "memory_id": memory_id}
             for key, memory_id in claims
@@ -39,7 +42,8 @@ class DedupSlots:
         taken = await insert_new(self.collection, docs)
         won = {key: memory_id for n, (key, memory_id) in enumerate(claims) if n not in taken}
         lost = [claims[n][0] for n in sorted(taken)]
-        return {**won, **(await self.holders(tenant_id, lost) if lost else {})}
+        held = await self.holders(tenant_id, lost) if lost else {}
+        return {**won, **held}, set(won)
 
     async def hand_over(self, tenant_id: str, key: str, holder: str, memory_id: str) -> str:
         """Move the slot from a holder that no longer counts; returns the holder afterwards."""

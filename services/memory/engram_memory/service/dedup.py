@@ -47,9 +47,11 @@ class Dedup:
         self, tenant_id: str, writes: Sequence[tuple[dict[str, Any], MemoryWriteRequested]]
     ) -> dict[str, str]:
         """Claim the slots of these writes (in order); returns `{memory_id: holder}` for each
-        write that duplicates a live memory, a write earlier in the batch included. Rows are read
-        only for slots held before (a slot just won names a row this batch is about to write), so
-        a batch of new content costs no row read."""
+        write that duplicates a live memory, a write earlier in the batch included. The claim
+        comes first, without a read (new content's slots are free); rows are read only for slots
+        held by another write (a slot just won names a row this batch is about to write, and a
+        holder whose row is not written yet is in flight), so a batch of new content costs one
+        insert and no read."""
         by_key: dict[str, list[MemoryWriteRequested]] = {}
         for _, request in writes:
             if not request.allow_duplicate:
@@ -57,16 +59,11 @@ class Dedup:
                     request.agent_id, request.user_id, request.session_id, request.content
                 )
                 by_key.setdefault(key, []).append(request)
-        holders = await self.slots.holders(tenant_id, list(by_key))
-        free = [
-            (key, requests[0].memory_id) for key, requests in by_key.items() if key not in holders
-        ]
-        claimed = await self.slots.claim(tenant_id, free) if free else {}
-        holders.update(claimed)
-        won = {memory_id for key, memory_id in free if claimed.get(key) == memory_id}
-        held = [h for h in dict.fromkeys(holders.values()) if h not in won]
-        rows = await self.rows.get_many(tenant_id, held)
-        for holder in claimed.values():
+        claims = [(key, requests[0].memory_id) for key, requests in by_key.items()]
+        holders, won_keys = await self.slots.claim(tenant_id, claims) if claims else ({}, set())
+        won = {holders[key] for key in won_keys}
+        rows = await self.rows.get_many(tenant_id, [h for h in holders.values() if h not in won])
+        for holder in holders.values():
             rows.setdefault(holder, _in_flight(holder))
         found: dict[str, str] = {}
         for key, requests in by_key.items():
