@@ -27,7 +27,7 @@ a list-valued reference, `routed_via`); each warehouse is served by 20 carriers 
 3. `POST /v1/prune` of `--prune` shipment records by id, timed until the job completes; the job
    must be `verified_empty` with no relation rows left citing them.
 
-Prints the figures as JSON, writes bench-results/graph.json and bench-results/graph.png (the
+The run's databases are dropped at the end unless `--keep`. Prints the figures as JSON, writes bench-results/graph.json and bench-results/graph.png (the
 latency distributions, when matplotlib is installed). Exits non-zero if an import, the
 verification or a relation count fails; missed latency or ratio targets are reported, not fatal.
 """
@@ -396,6 +396,16 @@ def relation_rows(platform: Platform, tenant_id: str) -> int:
         return int(mongo[database]["relations"].count_documents({"tenant_id": tenant_id}))
 
 
+def drop_databases(platform: Platform) -> None:
+    """The run's databases (every service's, by the platform's prefix): a full-size run leaves
+    about a million documents on the shared server otherwise."""
+    prefix = platform.env["ENGRAM_DATABASE_PREFIX"]
+    with MongoClient[dict[str, Any]](platform.env["MONGODB_URI"]) as mongo:
+        for name in mongo.list_database_names():
+            if name.startswith(prefix):
+                mongo.drop_database(name)
+
+
 def plot(result: dict[str, Any], target: Path) -> bool:
     """Histograms of the depth-2 and path latencies; False without matplotlib."""
     try:
@@ -493,6 +503,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             result["dead_letters"] = platform.logs().count("dead-lettered")
         finally:
             stop_platform(platform)
+            if not args.keep:
+                drop_databases(platform)
     result["load_after"] = os.getloadavg()[0]
     result["targets"] = TARGETS
     result["met"] = {
@@ -521,6 +533,9 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=42, help="the graph's and the samples' seed")
     parser.add_argument(
         "--recall", action="store_true", help="keep enrichment's knowledge recall (embeddings) on"
+    )
+    parser.add_argument(
+        "--keep", action="store_true", help="keep the run's databases (dropped at the end)"
     )
     parser.add_argument("--timeout", type=float, default=3600, help="seconds a stage may take")
     args = parser.parse_args()
