@@ -10,6 +10,7 @@ from pymongo import ASCENDING, IndexModel, ReplaceOne
 
 from engram_enrichment.adapters.store import ENTITIES
 from engram_platform.indexes import Indexes
+from engram_platform.mongo import insert_new
 
 RELATIONS = "relations"
 INDEXES: Indexes = {
@@ -43,20 +44,39 @@ class MongoRelationRows:
         self.db = db
 
     async def put(self, tenant_id: str, rows: Sequence[dict[str, Any]]) -> None:
-        """Upsert the rows in one unordered bulk write."""
+        """Write the rows: those not stored yet by one unordered insert, the others (and any a
+        concurrent write stored first) by one unordered bulk of upserting replaces.
+
+        An upsert of a new row cost the local server 8x an insert (1.0 ms against 0.12 ms a
+        row, 1,000 rows; `bench/graph.py`), and an import's rows are nearly all new."""
         if not rows:
             return
-        await self.db[RELATIONS].bulk_write(
-            [
-                ReplaceOne(
-                    {"_id": f"{tenant_id}:{row['relation_id']}", "tenant_id": tenant_id},
-                    {**row, "_id": f"{tenant_id}:{row['relation_id']}", "tenant_id": tenant_id},
-                    upsert=True,
-                )
-                for row in rows
-            ],
-            ordered=False,
-        )
+        docs = {
+            f"{tenant_id}:{row['relation_id']}": {
+                **row,
+                "_id": f"{tenant_id}:{row['relation_id']}",
+                "tenant_id": tenant_id,
+            }
+            for row in rows
+        }
+        stored: set[str] = set()
+        ids = list(docs)
+        for start in range(0, len(ids), LOOKUP_CHUNK):
+            query = {"_id": {"$in": ids[start : start + LOOKUP_CHUNK]}, "tenant_id": tenant_id}
+            found = self.db[RELATIONS].find(query, {"_id": 0, "relation_id": 1})
+            stored |= {f"{tenant_id}:{d['relation_id']}" async for d in found}
+        new = [doc for key, doc in docs.items() if key not in stored]
+        raced = await insert_new(self.db[RELATIONS], new)
+        replace = [doc for key, doc in docs.items() if key in stored]
+        replace += [new[index] for index in sorted(raced)]
+        if replace:
+            await self.db[RELATIONS].bulk_write(
+                [
+                    ReplaceOne({"_id": doc["_id"], "tenant_id": tenant_id}, doc, upsert=True)
+                    for doc in replace
+                ],
+                ordered=False,
+            )
 
     async def remove(self, tenant_id: str, relation_ids: Sequence[str]) -> None:
         """Delete the rows; unknown ids are ignored."""
