@@ -75,12 +75,13 @@ chaos: venv ## the chaos test alone, figures printed (one and two instances per 
 # Every library's and service's package (not the egg-info beside it).
 PACKAGES := $(filter-out %.egg-info,$(wildcard libs/*/engram_* services/*/engram_*)) deploy/local/engram_devstack
 
-lint: venv chart-lint ## ruff (lint + format check) everywhere, mypy --strict on libs/ and services/, mypy on tests/ and bench/, the Helm chart
+lint: venv chart-lint ## ruff (lint + format check) everywhere, mypy --strict on libs/ and services/, mypy on tests/ and bench/, the layers (.importlinter), the Helm chart
 	@$(BIN)/ruff check .
 	@$(BIN)/ruff format --check .
 	@$(BIN)/mypy $(PACKAGES)
 	@$(BIN)/mypy tests
 	@$(BIN)/mypy bench
+	@$(BIN)/lint-imports --no-cache
 
 # helm built from source by the Go toolchain (no release downloads here), cached per version.
 HELM_VERSION := v4.3.2
