@@ -146,3 +146,18 @@ async def test_a_listing_checks_only_the_shown_far_ends() -> None:
     )
     resolved = {r["to"]: r["resolved"] for r in found["relations"]}
     assert resolved == {"a0": True, "a1": True, "a2": True, "a3": True, "a4": False, "ghost": False}
+
+
+async def test_truncated_counts_the_last_levels_existing_ends_as_before() -> None:
+    # 6 rows and neighbours with a cap of 6: the start and its 6 existing neighbours exceed
+    # it, as the walk without a page says; with one neighbour missing they do not
+    edges = [("hub", "p", f"a{i}") for i in range(6)]
+    nodes = {"hub"} | {f"a{i}" for i in range(6)}
+    for missing, want in (set(), True), ({"a5"}, False):
+        graph, _ = graph_of(edges, nodes, missing)
+        graph.max_visited = 6
+        walked = await graph.walk(T, "hub", "both", None, 1)
+        listed = await graph.relations(
+            T, "hub", direction="both", predicate=None, depth=1, limit=100, cursor=None
+        )
+        assert walked.truncated is want and listed["truncated"] is want

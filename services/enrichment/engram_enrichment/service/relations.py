@@ -193,6 +193,14 @@ class RelationGraph:
             seen |= {str(e.row["relation_id"]) for e in edges}
             walk.edges += edges
             if enough is not None and (level == depth or enough(walk.edges)):
+                # the cap counts this level's existing far ends, as when walking on: check them
+                # only when they could reach it and the rows have not already
+                far = {e.other for e in edges} - visited
+                if not walk.truncated and len(visited | far) > self.max_visited:
+                    unknown = sorted(far - walk.checked)
+                    walk.present |= await self.rows.present(tenant_id, unknown)
+                    walk.checked |= set(unknown)
+                    walk.truncated = len(visited | (far & walk.present)) > self.max_visited
                 break
             ends = sorted({e.other for e in edges} - walk.checked)
             walk.present |= await self.rows.present(tenant_id, ends)
