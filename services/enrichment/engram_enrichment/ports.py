@@ -109,8 +109,14 @@ class RelationRows(Protocol):
         end: Literal["subject", "object"],
         predicate: str | None,
         limit: int,
+        fields: Sequence[str] | None = None,
     ) -> list[dict[str, Any]]:
-        """Rows whose subject (or object) is one of the nodes, at most `limit`."""
+        """Rows whose subject (or object) is one of the nodes, at most `limit`; only `fields`
+        of each when named."""
+        ...
+
+    async def by_id(self, tenant_id: str, relation_ids: Sequence[str]) -> list[dict[str, Any]]:
+        """The whole rows of these relations; unknown ids are left out."""
         ...
 
     async def present(self, tenant_id: str, entity_ids: Sequence[str]) -> set[str]:

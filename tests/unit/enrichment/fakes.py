@@ -181,6 +181,8 @@ class MemoryRelationRows:
     def __init__(self, store: MemoryStore) -> None:
         self.store = store
         self.rows: dict[str, dict[str, Any]] = {}
+        self.read = 0
+        """Rows `touching` has returned, to see a walk stop reading early."""
 
     async def put(self, tenant_id: str, rows: Sequence[dict[str, Any]]) -> None:
         for row in rows:
@@ -197,6 +199,7 @@ class MemoryRelationRows:
         end: Literal["subject", "object"],
         predicate: str | None,
         limit: int,
+        fields: Sequence[str] | None = None,
     ) -> list[dict[str, Any]]:
         nodes = set(node_ids)
         found = [
@@ -205,8 +208,15 @@ class MemoryRelationRows:
             if row["tenant_id"] == tenant_id
             and row[f"{end}_id"] in nodes
             and predicate in (None, row["predicate"])
-        ]
-        return copy.deepcopy(found[:limit])
+        ][:limit]
+        self.read += len(found)
+        if fields:
+            found = [{k: row[k] for k in fields if k in row} for row in found]
+        return copy.deepcopy(found)
+
+    async def by_id(self, tenant_id: str, relation_ids: Sequence[str]) -> list[dict[str, Any]]:
+        keys = [f"{tenant_id}:{r}" for r in dict.fromkeys(relation_ids)]
+        return copy.deepcopy([self.rows[k] for k in keys if k in self.rows])
 
     async def present(self, tenant_id: str, entity_ids: Sequence[str]) -> set[str]:
         return {

@@ -111,10 +111,14 @@ async def test_relation_rows_are_read_from_either_end_by_index() -> None:
         "MongoRelationRows.remove": lambda: rows.remove(T, ["r1"]),
         "MongoRelationRows.touching": lambda: rows.touching(T, ["e1"], "subject", None, 10),
         "MongoRelationRows.present": lambda: rows.present(T, ["e1", "e2"]),
+        "MongoRelationRows.by_id": lambda: rows.by_id(T, ["r1", "r2"]),
     }
     more = {
         "MongoRelationRows.touching in, of a predicate": lambda: rows.touching(
             T, ["e1"], "object", "carried_by", 10
+        ),
+        "MongoRelationRows.touching, a walk's fields": lambda: rows.touching(
+            T, ["e1"], "subject", None, 10, ("relation_id", "subject_id", "object_id")
         ),
     }
     await db.run({**exercise, **more})

@@ -91,15 +91,32 @@ class MongoRelationRows:
         end: Literal["subject", "object"],
         predicate: str | None,
         limit: int,
+        fields: Sequence[str] | None = None,
     ) -> list[dict[str, Any]]:
-        """Rows whose subject (or object) is one of the nodes, of one predicate when named."""
+        """Rows whose subject (or object) is one of the nodes, of one predicate when named;
+        only `fields` of each when named (a walk reads its ends, predicate and status, and the
+        whole row of only the edges it shows: `by_id`)."""
         if not node_ids:
             return []
         query: dict[str, Any] = {"tenant_id": tenant_id, f"{end}_id": {"$in": list(node_ids)}}
         if predicate:
             query["predicate"] = predicate
-        cursor = self.db[RELATIONS].find(query, {"_id": 0, "tenant_id": 0}).limit(limit)
+        projection: dict[str, int] = (
+            {"_id": 0, **dict.fromkeys(fields, 1)} if fields else {"_id": 0, "tenant_id": 0}
+        )
+        cursor = self.db[RELATIONS].find(query, projection).limit(limit)
         return [row async for row in cursor]
+
+    async def by_id(self, tenant_id: str, relation_ids: Sequence[str]) -> list[dict[str, Any]]:
+        """The whole rows of these relations (unknown ids are left out), by `_id`."""
+        keys = [f"{tenant_id}:{relation_id}" for relation_id in dict.fromkeys(relation_ids)]
+        found: list[dict[str, Any]] = []
+        for start in range(0, len(keys), LOOKUP_CHUNK):
+            query = {"_id": {"$in": keys[start : start + LOOKUP_CHUNK]}, "tenant_id": tenant_id}
+            found += [
+                row async for row in self.db[RELATIONS].find(query, {"_id": 0, "tenant_id": 0})
+            ]
+        return found
 
     async def present(self, tenant_id: str, entity_ids: Sequence[str]) -> set[str]:
         """Of these entities, those stored with at least one live fact."""

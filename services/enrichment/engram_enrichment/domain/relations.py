@@ -12,7 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -153,4 +153,44 @@ def shortest_paths(
             walk(edge.via, [*tail, edge])
 
     walk(goal, [])
+    return paths
+
+
+def _flip(edge: Edge) -> Edge:
+    """The edge walked from its other end."""
+    return Edge(edge.row, "in" if edge.direction == "out" else "out", edge.depth, edge.other)
+
+
+def _routes(parents: Mapping[str, Sequence[Edge]], node: str, end: str) -> Iterator[list[Edge]]:
+    """Every path from `end` to `node` through a BFS's parents (edges reached from the level
+    before), each from `end` outward, in a stable order."""
+    if node == end:
+        yield []
+        return
+    for edge in sorted(parents.get(node, []), key=Edge.order):
+        for head in _routes(parents, edge.via, end):
+            yield [*head, edge]
+
+
+def meeting_paths(
+    forward: Mapping[str, Sequence[Edge]],
+    backward: Mapping[str, Sequence[Edge]],
+    meets: Iterable[str],
+    start: str,
+    goal: str,
+    limit: int,
+) -> list[list[Edge]]:
+    """Up to `limit` paths from start to goal of a bidirectional search: through each meeting
+    node (in order), each way from start to it (`forward` parents) joined to each way from it
+    to goal (`backward` parents, walked the other way). Each edge's depth is its hop number."""
+    paths: list[list[Edge]] = []
+    for meet in sorted(meets):
+        for head in _routes(forward, meet, start):
+            for tail in _routes(backward, meet, goal):
+                hops = head + [_flip(e) for e in reversed(tail)]
+                paths.append(
+                    [Edge(e.row, e.direction, n, e.via) for n, e in enumerate(hops, start=1)]
+                )
+                if len(paths) >= limit:
+                    return paths
     return paths

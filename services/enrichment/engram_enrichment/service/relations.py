@@ -9,7 +9,8 @@ exist has no edges to list or walk, either way.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -21,9 +22,9 @@ from engram_enrichment.domain.relations import (
     decode_cursor,
     edges_from,
     encode_cursor,
+    meeting_paths,
     page,
     relation_row,
-    shortest_paths,
 )
 from engram_enrichment.domain.schema import Schema
 from engram_enrichment.domain.timeline import in_time
@@ -46,6 +47,7 @@ class Walk:
     edges: list[Edge] = field(default_factory=list)
     truncated: bool = False
     present: set[str] = field(default_factory=set)
+    checked: set[str] = field(default_factory=set)
 
 
 def edge_view(edge: Edge, present: set[str]) -> dict[str, Any]:
@@ -80,6 +82,10 @@ class When:
 
 
 NOW = When()
+WALKED = ("relation_id", "subject_id", "object_id", "predicate", "status")
+"""A row's fields a walk reads: its ends and predicate to walk and order by, its status to keep
+the live ones; a read in time takes the rest from the subject's view."""
+GONE: dict[str, Any] = {"object_type": None, "attribute": None, "value": None, "support": []}
 
 
 class RelationGraph:
@@ -126,17 +132,34 @@ class RelationGraph:
         predicate: str | None,
         when: When = NOW,
     ) -> list[dict[str, Any]]:
-        """Every row touching the frontier the direction allows (each row once), as of when."""
+        """Every row touching the frontier the direction allows (each row once), as of when;
+        only the fields walking and ordering need (`_whole` reads the rest of those shown)."""
         nodes = sorted(frontier)
         found: dict[str, dict[str, Any]] = {}
         cap = self.max_visited + 1
         if direction in ("out", "both"):
-            for row in await self.rows.touching(tenant_id, nodes, "subject", predicate, cap):
+            for row in await self.rows.touching(
+                tenant_id, nodes, "subject", predicate, cap, WALKED
+            ):
                 found[str(row["relation_id"])] = row
         if direction in ("in", "both"):
-            for row in await self.rows.touching(tenant_id, nodes, "object", predicate, cap):
+            for row in await self.rows.touching(tenant_id, nodes, "object", predicate, cap, WALKED):
                 found[str(row["relation_id"])] = row
         return await self._in_time(tenant_id, list(found.values()), when)
+
+    async def _whole(self, tenant_id: str, edges: list[Edge]) -> list[Edge]:
+        """The edges with their whole rows (those read in time already have them), by id; a
+        row deleted since it was walked keeps its walked fields and empty others."""
+        thin = [str(e.row["relation_id"]) for e in edges if "support" not in e.row]
+        if not thin:
+            return edges
+        rows = {str(r["relation_id"]): r for r in await self.rows.by_id(tenant_id, thin)}
+        return [
+            replace(e, row={**GONE, **rows.get(str(e.row["relation_id"]), {}), **e.row})
+            if "support" not in e.row
+            else e
+            for e in edges
+        ]
 
     async def walk(
         self,
@@ -146,12 +169,16 @@ class RelationGraph:
         predicate: str | None,
         depth: int,
         when: When = NOW,
+        *,
+        enough: Callable[[list[Edge]], bool] | None = None,
     ) -> Walk:
         """Edges up to `depth` hops from an existing entity, each at its nearest depth; only
-        ends that exist are walked on from."""
+        ends that exist are walked on from. With `enough`, the walk stops after the first level
+        whose edges (with the nearer ones) satisfy it, and the far ends of its last level are
+        left for the caller to check (`Walk.checked` names those whose existence is known)."""
         if not await self.rows.present(tenant_id, [start]):
             raise NoSuchEntity(start)
-        walk = Walk(present={start})
+        walk = Walk(present={start}, checked={start})
         visited = {start}
         seen: set[str] = set()
         frontier = {start}
@@ -163,9 +190,21 @@ class RelationGraph:
             for e in edges_from(rows, frontier, direction, level):
                 first.setdefault(str(e.row["relation_id"]), e)
             edges = [e for rid, e in first.items() if rid not in seen]
-            walk.present |= await self.rows.present(tenant_id, sorted({e.other for e in edges}))
             seen |= {str(e.row["relation_id"]) for e in edges}
             walk.edges += edges
+            if enough is not None and (level == depth or enough(walk.edges)):
+                # the cap counts this level's existing far ends, as when walking on: check them
+                # only when they could reach it and the rows have not already
+                far = {e.other for e in edges} - visited
+                if not walk.truncated and len(visited | far) > self.max_visited:
+                    unknown = sorted(far - walk.checked)
+                    walk.present |= await self.rows.present(tenant_id, unknown)
+                    walk.checked |= set(unknown)
+                    walk.truncated = len(visited | (far & walk.present)) > self.max_visited
+                break
+            ends = sorted({e.other for e in edges} - walk.checked)
+            walk.present |= await self.rows.present(tenant_id, ends)
+            walk.checked |= set(ends)
             frontier = {e.other for e in edges if e.other in walk.present} - visited
             visited |= frontier
             if len(visited) > self.max_visited:
@@ -187,13 +226,26 @@ class RelationGraph:
         cursor: str | None,
         when: When = NOW,
     ) -> dict[str, Any]:
-        """One page of the entity's edges, nearest first, with the cursor of the next page."""
+        """One page of the entity's edges, nearest first, with the cursor of the next page.
+
+        Levels come nearest first, so the walk stops at the first level by which the page and
+        one edge past it are known; only the shown edges' far ends are checked for existence
+        beyond those walked on from, and only the shown edges' rows are read whole."""
         after = decode_cursor(cursor) if cursor else None
         if cursor and after is None:
             raise BadCursor(cursor)
-        walk = await self.walk(tenant_id, entity_id, direction, predicate, depth, when)
+
+        def enough(edges: list[Edge]) -> bool:
+            return len(page(edges, after, limit + 1)) > limit
+
+        walk = await self.walk(
+            tenant_id, entity_id, direction, predicate, depth, when, enough=enough
+        )
         shown = page(walk.edges, after, limit)
         more = len(shown) == limit and len(page(walk.edges, after, limit + 1)) > limit
+        unknown = sorted({e.other for e in shown} - walk.checked)
+        walk.present |= await self.rows.present(tenant_id, unknown)
+        shown = await self._whole(tenant_id, shown)
         return {
             "entity_id": entity_id,
             "relations": [edge_view(e, walk.present) for e in shown],
@@ -205,42 +257,73 @@ class RelationGraph:
         self, tenant_id: str, start: str, goal: str, max_depth: int, limit: int
     ) -> dict[str, Any]:
         """The shortest paths (relations walked either way) between two existing entities,
-        through existing ones only, up to `max_depth` hops; none past the visit cap."""
+        through existing ones only, up to `max_depth` hops; none past the visit cap.
+
+        A bidirectional breadth-first search: each step expands the smaller frontier (start's
+        or goal's) by one level; the first step whose new nodes the other side has reached
+        finds every shortest path, through the nodes where the sides meet."""
         found = await self.rows.present(tenant_id, [start, goal])
         missing = [e for e in (start, goal) if e not in found]
         if missing:
             raise NoSuchEntity(missing[0])
         if start == goal:
             return {"from": start, "to": goal, "paths": [], "length": 0, "truncated": False}
-        parents: dict[str, list[Edge]] = defaultdict(list)
-        visited = {start}
-        frontier = {start}
+        sides = [_Side(start), _Side(goal)]
         truncated = False
-        for level in range(1, max_depth + 1):
-            rows = await self._level(tenant_id, frontier, "both", None)
+        for length in range(1, max_depth + 1):
+            near, far = sorted(sides, key=lambda side: len(side.frontier))
+            rows = await self._level(tenant_id, near.frontier, "both", None)
             truncated = truncated or len(rows) > self.max_visited
-            edges = [e for e in edges_from(rows, frontier, "both", level) if e.other not in visited]
-            alive = await self.rows.present(tenant_id, sorted({e.other for e in edges}))
+            level = near.depth + 1
+            edges = [
+                e
+                for e in edges_from(rows, near.frontier, "both", level)
+                if e.other not in near.visited
+            ]
+            fresh = sorted({e.other for e in edges} - far.visited)
+            alive = await self.rows.present(tenant_id, fresh) | (
+                {e.other for e in edges} & far.visited
+            )
             reached: set[str] = set()
             for edge in edges:
                 if edge.other in alive:
-                    parents[edge.other].append(edge)
+                    near.parents[edge.other].append(edge)
                     reached.add(edge.other)
-            if goal in reached:
-                paths = shortest_paths(parents, start, goal, limit)
+            near.depth = level
+            near.visited |= reached
+            near.frontier = reached
+            meets = reached & far.visited
+            if meets:
+                forward, backward = sides[0].parents, sides[1].parents
+                paths = meeting_paths(forward, backward, meets, start, goal, limit)
+                whole = await self._whole(tenant_id, [e for p in paths for e in p])
+                nodes = sides[0].visited | sides[1].visited
+                views = iter([edge_view(e, nodes) for e in whole])
                 return {
                     "from": start,
                     "to": goal,
-                    "length": level,
-                    "paths": [
-                        {"length": level, "edges": [edge_view(e, alive | visited) for e in p]}
-                        for p in paths
-                    ],
+                    "length": length,
+                    "paths": [{"length": length, "edges": [next(views) for _ in p]} for p in paths],
                     "truncated": truncated,
                 }
-            visited |= reached
-            frontier = reached
-            if not frontier or len(visited) > self.max_visited:
-                truncated = truncated or len(visited) > self.max_visited
+            visited = len(sides[0].visited | sides[1].visited)
+            if not reached or visited > self.max_visited:
+                truncated = truncated or visited > self.max_visited
                 break
         return {"from": start, "to": goal, "paths": [], "length": None, "truncated": truncated}
+
+
+@dataclass
+class _Side:
+    """One end of a bidirectional search: how far it has gone, what it reached, and each
+    reached node's edges from the level before (`via` the node nearer this end)."""
+
+    end: str
+    depth: int = 0
+    visited: set[str] = field(default_factory=set)
+    frontier: set[str] = field(default_factory=set)
+    parents: dict[str, list[Edge]] = field(default_factory=lambda: defaultdict(list))
+
+    def __post_init__(self) -> None:
+        self.visited = {self.end}
+        self.frontier = {self.end}
