@@ -97,6 +97,7 @@ async def test_a_section_hit_is_returned_and_replaced_after_its_record_is_tombst
         assert cited.json()["references"] == {
             "records": 1,
             "facts": 0,
+            "relations": 0,
             "article_sections": 1,
             "section_vectors": 1,
             "passages": 0,
@@ -119,6 +120,7 @@ async def test_a_section_hit_is_returned_and_replaced_after_its_record_is_tombst
         assert verified.json()["references"] == {
             "records": 0,
             "facts": 0,
+            "relations": 0,
             "article_sections": 0,
             "section_vectors": 0,
             "passages": 0,
