@@ -7,6 +7,7 @@ import logging
 import time
 from collections.abc import Callable
 
+from engram_gateway.domain.headroom import far_below
 from engram_gateway.domain.quotas import Usage, first_exceeded, limits_for
 from engram_gateway.domain.recent import Recent
 from engram_gateway.ports import UsageStore
@@ -15,9 +16,15 @@ from engram_platform.problems import Problem
 log = logging.getLogger(__name__)
 
 
+COUNTERS_SECONDS = 1.0
+"""How long a tenant's counters as read (plus what this instance counted since) may answer."""
+
+
 class Quotas:
     """Checks demands against a tenant's limits (defaults unless its row overrides them) and
-    its counters; limits are remembered for `limits_seconds`, counters are read each time."""
+    its counters; limits are remembered for `limits_seconds`. Counters are read for each write
+    unless a read of the last `counters_seconds`, with this instance's own counts added, leaves
+    the write far below every limit (`domain.headroom`): one database read less per write."""
 
     def __init__(
         self,
@@ -25,19 +32,25 @@ class Quotas:
         defaults: Usage,
         *,
         limits_seconds: float = 5.0,
+        counters_seconds: float = COUNTERS_SECONDS,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.store = store
         self.defaults = defaults
         self._limits: Recent[Usage] = Recent(limits_seconds, clock=clock)
+        self._used: Recent[list[Usage]] = Recent(counters_seconds, clock=clock)
 
     async def admit(self, tenant_id: str, demand: Usage) -> None:
         """Refuse (403 `quota-exceeded`) a demand that would overrun one of the tenant's quotas."""
         if not demand.any():
             return
-        exceeded = first_exceeded(
-            await self.limits(tenant_id), await self.store.used(tenant_id), demand
-        )
+        limits = await self.limits(tenant_id)
+        remembered = self._used.get(tenant_id)
+        if remembered is not None and far_below(limits, remembered[0], demand):
+            return
+        used = await self.store.used(tenant_id)
+        self._used.put(tenant_id, [used])
+        exceeded = first_exceeded(limits, used, demand)
         if exceeded is not None:
             raise Problem(
                 403,
@@ -55,6 +68,10 @@ class Quotas:
             await self.store.add(tenant_id, amount)
         except Exception:
             log.warning("usage not counted", extra={"tenant_id": tenant_id}, exc_info=True)
+            return
+        remembered = self._used.get(tenant_id)
+        if remembered is not None:
+            remembered[0] = remembered[0].plus(amount)
 
     async def limits(self, tenant_id: str) -> Usage:
         """The tenant's limits: the defaults with its own overrides applied."""
