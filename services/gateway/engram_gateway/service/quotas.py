@@ -11,6 +11,7 @@ from engram_gateway.domain.headroom import far_below
 from engram_gateway.domain.quotas import Usage, first_exceeded, limits_for
 from engram_gateway.domain.recent import Recent
 from engram_gateway.ports import UsageStore
+from engram_gateway.service.coalesced import CoalescedCounts
 from engram_platform.problems import Problem
 
 log = logging.getLogger(__name__)
@@ -39,6 +40,7 @@ class Quotas:
         self.defaults = defaults
         self._limits: Recent[Usage] = Recent(limits_seconds, clock=clock)
         self._used: Recent[list[Usage]] = Recent(counters_seconds, clock=clock)
+        self._counts = CoalescedCounts(store.add)
 
     async def admit(self, tenant_id: str, demand: Usage) -> None:
         """Refuse (403 `quota-exceeded`) a demand that would overrun one of the tenant's quotas."""
@@ -63,9 +65,10 @@ class Quotas:
             )
 
     async def count(self, tenant_id: str, amount: Usage) -> None:
-        """Add an accepted write's amount; a failed count never fails the accepted write."""
+        """Add an accepted write's amount (with the tenant's other counts of the moment); a
+        failed count never fails the accepted write."""
         try:
-            await self.store.add(tenant_id, amount)
+            await self._counts.add(tenant_id, amount)
         except Exception:
             log.warning("usage not counted", extra={"tenant_id": tenant_id}, exc_info=True)
             return
