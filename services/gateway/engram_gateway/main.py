@@ -81,7 +81,8 @@ class MissingInternalToken(RuntimeError):
 
 
 def limited(*routers: APIRouter) -> APIRouter:
-    """The public routes, each charged to its tenant's rate limit after authentication."""
+    """The public routes, each charged to its tenant's rate limit after authentication; a request
+    is matched against them in order, so the hottest (single memory writes) go first."""
     public = APIRouter(dependencies=[Depends(rate_limits.limited)])
     for router in routers:
         public.include_router(router)
@@ -186,6 +187,7 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
         background=[finalize_prune_jobs],
         routers=[
             limited(
+                memory_writes.router,
                 agents.router,
                 documents.router,
                 keys.router,
@@ -194,7 +196,6 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
                 knowledge.router,
                 records.router,
                 schema_types.router,
-                memory_writes.router,
                 memory_edits.router,
                 conversations.router,
                 memories.router,
