@@ -133,6 +133,20 @@ async def test_each_event_goes_to_its_topic_under_its_key_with_type_and_trace_he
     assert agent_a == [encode(events[0]), encode(events[4])], "one key's order on its topic"
 
 
+async def test_under_an_unsampled_parent_no_publish_span_is_made_and_its_ids_travel() -> None:
+    producer = Producer()
+    parent = SpanContext(TRACE_ID, 0x00F067AA0BA902B7, True, TraceFlags(TraceFlags.DEFAULT))
+    token = context.attach(trace.set_span_in_context(NonRecordingSpan(parent)))
+    try:
+        await publish_many_now(broker(producer), [write(1, "agt_a")], topic_prefix="t1.")
+    finally:
+        context.detach(token)
+    [(_, _, _, headers)] = producer.sent
+    assert headers["traceparent"] == f"00-{TRACE_ID:032x}-00f067aa0ba902b7-00".encode(), (
+        "the parent's own span id: a publish span, even unrecorded, would have a new one"
+    )
+
+
 async def test_a_requests_few_events_join_the_open_batch_that_concurrent_requests_share() -> None:
     producer = Producer()
     await publish_many_now(broker(producer), [write(1, "agt_a")])
