@@ -21,6 +21,7 @@ from engram_gateway.domain.keys import (
 )
 from engram_gateway.domain.model import Agent, Caller
 from engram_gateway.domain.recent import Recent
+from engram_gateway.domain.single_flight import SingleFlight
 from engram_platform.indexes import Indexes
 
 KeyCheck = Callable[[str, str, str], bool]
@@ -60,6 +61,7 @@ class Registry:
             cache_seconds if key_seconds is None else key_seconds
         )
         self._agents: Recent[Agent] = Recent(cache_seconds)
+        self._key_reads: SingleFlight[dict[str, Any] | None] = SingleFlight()
 
     async def create_tenant(self, name: str) -> tuple[str, IssuedKey]:
         """A new tenant with its first API key, an admin key (it manages the tenant's keys);
@@ -93,7 +95,8 @@ class Registry:
         """The caller for a presented key, or None (malformed, unknown, revoked or wrong).
 
         Only a key that verifies is answered from memory: a wrong secret reads the store like an
-        unknown id does, so neither a 401's work nor its timing tells whether a key id exists."""
+        unknown id does, so neither a 401's work nor its timing tells whether a key id exists.
+        Requests missing the memo at once share one read of the id, whether it exists or not."""
         parts = parse_key(presented)
         if parts is None:
             return None
@@ -101,7 +104,9 @@ class Registry:
         row = self._keys.get(key_id)
         if row is not None and self._check(secret, row["salt"], row["secret_hash"]):
             return _caller(key_id, row)
-        row = await self.db[API_KEYS].find_one({"_id": key_id})
+        row = await self._key_reads.read(
+            key_id, lambda: self.db[API_KEYS].find_one({"_id": key_id})
+        )
         if not row or row.get("revoked"):
             self._check(secret, NO_KEY_SALT, NO_KEY_HASH)
             return None

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from engram_gateway.domain.headroom import far_below
 from engram_gateway.domain.quotas import Usage, first_exceeded, limits_for
 from engram_gateway.domain.recent import Recent
+from engram_gateway.domain.single_flight import SingleFlight
 from engram_gateway.ports import UsageStore
 from engram_gateway.service.coalesced import CoalescedCounts
 from engram_platform.problems import Problem
@@ -41,6 +42,7 @@ class Quotas:
         self._limits: Recent[Usage] = Recent(limits_seconds, clock=clock)
         self._used: Recent[list[Usage]] = Recent(counters_seconds, clock=clock)
         self._counts = CoalescedCounts(store.add)
+        self._reads: SingleFlight[Usage] = SingleFlight()
 
     async def admit(self, tenant_id: str, demand: Usage) -> None:
         """Refuse (403 `quota-exceeded`) a demand that would overrun one of the tenant's quotas."""
@@ -50,7 +52,7 @@ class Quotas:
         remembered = self._used.get(tenant_id)
         if remembered is not None and far_below(limits, remembered[0], demand):
             return
-        used = await self.store.used(tenant_id)
+        used = await self._reads.read(tenant_id, lambda: self.store.used(tenant_id))
         self._used.put(tenant_id, [used])
         exceeded = first_exceeded(limits, used, demand)
         if exceeded is not None:
