@@ -8,8 +8,8 @@ from engram_gateway.domain.quotas import QUOTAS, Usage
 MARGIN_SHARE = 10
 """A remembered figure is trusted only while a tenth of each asked quota's limit stays free."""
 MARGIN_MIN = 1_000
-"""...and at least this many units: other gateway instances count what they accept unseen
-here, and a tenant cannot write this much through them within the memo's second."""
+"""...and at least this many units: what other gateway instances accepted within the memo's
+second is unseen here, so a write admitted from memory overruns only if they took this much."""
 
 
 def margin(limit: int) -> int:
