@@ -109,7 +109,7 @@ async def test_paths_honour_the_limit_and_meet_in_the_middle() -> None:
 
 async def test_a_listing_stops_reading_at_the_level_its_page_ends_in() -> None:
     # a hub with 50 neighbours, each with 20 more: a page of 10 ends within level 1, which is
-    # read in order only to the page, one past it, and one more (its far end's may go on)
+    # read in order only about as far as the page (each end its share first, then twice that)
     edges = [("hub", "p", f"a{i}") for i in range(50)]
     edges += [(f"a{i}", "q", f"b{i}_{j}") for i in range(50) for j in range(20)]
     nodes = {"hub"} | {f"a{i}" for i in range(50)}
@@ -118,7 +118,7 @@ async def test_a_listing_stops_reading_at_the_level_its_page_ends_in() -> None:
     first = await graph.relations(
         T, "hub", direction="both", predicate=None, depth=2, limit=10, cursor=None
     )
-    assert rows.read == 12
+    assert rows.read <= 2 * 12
     assert len(first["relations"]) == 10 and first["next_cursor"] and not first["truncated"]
     assert all(r["support"] == [] and r["resolved"] for r in first["relations"])
     # the pages together are the whole listing, nearest first

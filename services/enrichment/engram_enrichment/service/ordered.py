@@ -16,6 +16,8 @@ Order = tuple[int, str, str, str, str]
 WALKED = ("relation_id", "subject_id", "object_id", "predicate", "status")
 """A row's fields a walk reads: its ends and predicate to walk and order by, its status to keep
 the live ones; a read in time takes the rest from the subject's view."""
+NODE_BY_NODE = 8
+"""A frontier of at most this many nodes is read one query per node and end, concurrently."""
 
 
 @dataclass
@@ -25,6 +27,8 @@ class Stream:
 
     end: Literal["subject", "object"]
     start: tuple[str, str | None] | None
+    nodes: list[str] = field(default_factory=list)
+    batch: int = 1
     rows: list[dict[str, Any]] = field(default_factory=list)
     done: bool = False
 
@@ -62,18 +66,16 @@ def stream_start(
 
 
 async def read(
-    rows: RelationRows,
-    tenant_id: str,
-    nodes: Sequence[str],
-    predicate: str | None,
-    stream: Stream,
-    limit: int,
+    rows: RelationRows, tenant_id: str, predicate: str | None, stream: Stream, most: int
 ) -> None:
-    """Read on: rows sharing the last one's (predicate, other end) may go on past the limit,
-    so they are left for the next read, which starts at them (more at once if all share it)."""
+    """Read on, twice as many rows as last time (at most `most`): rows sharing the last one's
+    (predicate, other end) may go on past the limit, so they are left for the next read, which
+    starts at them (more at once if all share it)."""
+    limit = stream.batch
+    stream.batch = min(stream.batch * 2, most)
     while True:
         got = await rows.in_order(
-            tenant_id, nodes, stream.end, predicate, stream.start, limit, WALKED
+            tenant_id, stream.nodes, stream.end, predicate, stream.start, limit, WALKED
         )
         if len(got) < limit:
             stream.rows += got
@@ -123,19 +125,31 @@ async def level_in_order(
     need: int,
 ) -> tuple[list[Edge], bool]:
     """The level's first `need` new edges after the cursor in the listing's order, and whether
-    they are all it has; each end is read on only while its next row could come before them."""
+    they are all it has. A small frontier is read node by node (each node's rows come in its
+    index's order, so the server reads only what it returns), a larger one by `$in` (the server
+    sorts all that touches it, so it is asked for the whole page at once); a node's stream starts
+    with its share of the page and is read on, twice as much each time, only while its next row
+    could come before the page's last edge."""
     ends: list[Literal["subject", "object"]] = []
     if direction in ("out", "both"):
         ends.append("subject")
     if direction in ("in", "both"):
         ends.append("object")
-    streams = [Stream(end, stream_start(Stream(end, None).direction, after)) for end in ends]
     nodes = sorted(frontier)
+    groups = [[node] for node in nodes] if len(nodes) <= NODE_BY_NODE else [nodes]
+    share = min(need + 1, -(-(need + 1) // (len(groups) * len(ends))) + 1)
+    if len(groups) == 1:
+        share = need + 1
+    streams = [
+        Stream(end, stream_start(Stream(end, None).direction, after), group, share)
+        for end in ends
+        for group in groups
+    ]
     hungry = streams
     edges: list[Edge] = []
     while hungry:
         await asyncio.gather(
-            *(read(rows, tenant_id, nodes, predicate, stream, need + 1) for stream in hungry)
+            *(read(rows, tenant_id, predicate, stream, need + 1) for stream in hungry)
         )
         edges = candidates(streams, frontier, direction, depth, seen, after)
         cut = edges[need - 1].order() if len(edges) >= need else None
