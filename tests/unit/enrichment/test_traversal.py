@@ -10,7 +10,13 @@ from typing import Any
 
 import pytest
 
-from engram_enrichment.domain.relations import Edge, edges_from, page, shortest_paths
+from engram_enrichment.domain.relations import (
+    Direction,
+    Edge,
+    edges_from,
+    page,
+    shortest_paths,
+)
 from engram_enrichment.service.relations import RelationGraph
 from tests.unit.enrichment.fakes import MemoryRelationRows, MemoryStore
 
@@ -179,7 +185,8 @@ async def test_pages_read_in_order_are_the_whole_walk(seed: int) -> None:
     for row in rows.rows.values():
         if rnd.random() < 0.1:
             row["status"] = "superseded"
-    direction = rnd.choice(["out", "in", "both"])
+    directions: list[Direction] = ["out", "in", "both"]
+    direction = rnd.choice(directions)
     predicate = rnd.choice([None, None, "a"])
     depth = rnd.randint(1, 3)
     limit = rnd.randint(1, 12)

@@ -22,8 +22,9 @@ NODE_BY_NODE = 8
 
 @dataclass
 class Stream:
-    """One end's rows in (predicate, other end) order: those read whose order is settled, and
-    where reading goes on (`start`, as `RelationRows.in_order` takes it)."""
+    """One end's rows of some frontier nodes in (predicate, other end) order: those read whose
+    order is settled, where reading goes on (`start`, as `RelationRows.in_order` takes it) and
+    how many rows the next read asks for."""
 
     end: Literal["subject", "object"]
     start: tuple[str, str | None] | None
