@@ -115,6 +115,21 @@ class RelationRows(Protocol):
         of each when named."""
         ...
 
+    async def in_order(
+        self,
+        tenant_id: str,
+        node_ids: Sequence[str],
+        end: Literal["subject", "object"],
+        predicate: str | None,
+        start: tuple[str, str | None] | None,
+        limit: int,
+        fields: Sequence[str],
+    ) -> list[dict[str, Any]]:
+        """Rows whose subject (or object) is one of the nodes, ordered by predicate then the
+        other end, at most `limit`: from `start` (predicate, other end) on, or with `start`'s
+        other end None, of the predicates after its predicate; only `fields` of each."""
+        ...
+
     async def by_id(self, tenant_id: str, relation_ids: Sequence[str]) -> list[dict[str, Any]]:
         """The whole rows of these relations; unknown ids are left out."""
         ...

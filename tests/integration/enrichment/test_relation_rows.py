@@ -1,11 +1,11 @@
-"""The relations collection's writes on the real server: new rows inserted, stored ones
-replaced, each row ending as the last put wrote it."""
+"""The relations collection on the real server: new rows inserted, stored ones replaced, each
+row ending as the last put wrote it; rows read in (predicate, far end) order from a keyset."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from engram_enrichment.adapters.relations import RELATIONS, MongoRelationRows
+from engram_enrichment.adapters.relations import INDEXES, RELATIONS, MongoRelationRows
 
 
 def _row(n: int, status: str = "active") -> dict[str, Any]:
@@ -47,3 +47,42 @@ async def test_new_rows_are_inserted_and_stored_ones_replaced(mongo_db: Any) -> 
     # The same relation id in another tenant is another row.
     await rows.put("tnt_b", [_row(3)])
     assert await mongo_db[RELATIONS].count_documents({"relation_id": "rel_3"}) == 2
+
+
+async def test_rows_in_order_page_by_keyset_over_the_indexes(mongo_db: Any) -> None:
+    # the declared indexes serve the order on this server too; each start bound, several nodes
+    for model in INDEXES[RELATIONS]:
+        await mongo_db[RELATIONS].create_indexes([model])
+    rows = MongoRelationRows(mongo_db)
+    hubs = ["carrier:c1", "carrier:c2", "supplier:s1"]
+    put = [
+        {
+            "relation_id": f"rel_{n:03d}",
+            "subject_id": f"shipment:sh{n % 40:02d}",
+            "predicate": ("carried_by", "supplied_by", "lanes")[n % 3],
+            "object_id": hubs[n % 3] if n % 4 else hubs[(n + 1) % 3],
+            "status": "active",
+        }
+        for n in range(120)
+    ]
+    await rows.put("tnt_a", put)
+    fields = ("relation_id", "subject_id", "object_id", "predicate")
+
+    def want(start: tuple[str, str | None] | None, nodes: list[str]) -> list[tuple[str, str]]:
+        keys = sorted((r["predicate"], r["subject_id"]) for r in put if r["object_id"] in nodes)
+        if start is None:
+            return keys
+        if start[1] is None:
+            return [k for k in keys if k[0] > start[0]]
+        return [k for k in keys if k >= start]
+
+    for nodes in (hubs[:1], hubs):
+        for start in (None, ("carried_by", "shipment:sh17"), ("carried_by", None), ("lanes", "")):
+            got = await rows.in_order("tnt_a", nodes, "object", None, start, 500, fields)
+            assert [(r["predicate"], r["subject_id"]) for r in got] == want(start, nodes)
+            first = await rows.in_order("tnt_a", nodes, "object", None, start, 7, fields)
+            assert [(r["predicate"], r["subject_id"]) for r in first] == want(start, nodes)[:7]
+    of_one = await rows.in_order("tnt_a", hubs, "object", "lanes", None, 500, fields)
+    assert {r["predicate"] for r in of_one} == {"lanes"} and len(of_one) == len(
+        [r for r in put if r["predicate"] == "lanes" and r["object_id"] in hubs]
+    )

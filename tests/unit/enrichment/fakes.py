@@ -214,6 +214,40 @@ class MemoryRelationRows:
             found = [{k: row[k] for k in fields if k in row} for row in found]
         return copy.deepcopy(found)
 
+    async def in_order(
+        self,
+        tenant_id: str,
+        node_ids: Sequence[str],
+        end: Literal["subject", "object"],
+        predicate: str | None,
+        start: tuple[str, str | None] | None,
+        limit: int,
+        fields: Sequence[str],
+    ) -> list[dict[str, Any]]:
+        other = "object_id" if end == "subject" else "subject_id"
+        nodes = set(node_ids)
+
+        def after(row: dict[str, Any]) -> bool:
+            if start is None:
+                return True
+            if start[1] is None:
+                return bool(row["predicate"] > start[0])
+            return (row["predicate"], row[other]) >= start
+
+        found = sorted(
+            (
+                row
+                for row in self.rows.values()
+                if row["tenant_id"] == tenant_id
+                and row[f"{end}_id"] in nodes
+                and predicate in (None, row["predicate"])
+                and after(row)
+            ),
+            key=lambda row: (row["predicate"], row[other]),
+        )[:limit]
+        self.read += len(found)
+        return copy.deepcopy([{k: row[k] for k in fields if k in row} for row in found])
+
     async def by_id(self, tenant_id: str, relation_ids: Sequence[str]) -> list[dict[str, Any]]:
         keys = [f"{tenant_id}:{r}" for r in dict.fromkeys(relation_ids)]
         return copy.deepcopy([self.rows[k] for k in keys if k in self.rows])

@@ -112,8 +112,17 @@ async def test_relation_rows_are_read_from_either_end_by_index() -> None:
         "MongoRelationRows.touching": lambda: rows.touching(T, ["e1"], "subject", None, 10),
         "MongoRelationRows.present": lambda: rows.present(T, ["e1", "e2"]),
         "MongoRelationRows.by_id": lambda: rows.by_id(T, ["r1", "r2"]),
+        "MongoRelationRows.in_order": lambda: rows.in_order(
+            T, ["e1", "e2"], "subject", None, None, 10, ("relation_id",)
+        ),
     }
     more = {
+        "MongoRelationRows.in_order in, of a predicate, from a key": lambda: rows.in_order(
+            T, ["e1"], "object", "carried_by", ("carried_by", "e9"), 10, ("relation_id",)
+        ),
+        "MongoRelationRows.in_order, the predicates after one": lambda: rows.in_order(
+            T, ["e1"], "subject", None, ("carried_by", None), 10, ("relation_id",)
+        ),
         "MongoRelationRows.touching in, of a predicate": lambda: rows.touching(
             T, ["e1"], "object", "carried_by", 10
         ),

@@ -107,6 +107,32 @@ class MongoRelationRows:
         cursor = self.db[RELATIONS].find(query, projection).limit(limit)
         return [row async for row in cursor]
 
+    async def in_order(
+        self,
+        tenant_id: str,
+        node_ids: Sequence[str],
+        end: Literal["subject", "object"],
+        predicate: str | None,
+        start: tuple[str, str | None] | None,
+        limit: int,
+        fields: Sequence[str],
+    ) -> list[dict[str, Any]]:
+        """Rows whose subject (or object) is one of the nodes, in (predicate, other end) order
+        from `start` on (see the port), at most `limit`: the end's index serves the filter and
+        the order, so the server stops reading at the limit."""
+        if not node_ids:
+            return []
+        other = "object_id" if end == "subject" else "subject_id"
+        query: dict[str, Any] = {"tenant_id": tenant_id, f"{end}_id": {"$in": list(node_ids)}}
+        if predicate:
+            query["predicate"] = predicate
+        bound = after_bound(start, other)
+        filter_ = {"$and": [query, bound]} if bound else query
+        projection = {"_id": 0, **dict.fromkeys(fields, 1)}
+        order = [("predicate", ASCENDING), (other, ASCENDING)]
+        cursor = self.db[RELATIONS].find(filter_, projection).sort(order).limit(limit)
+        return [row async for row in cursor]
+
     async def by_id(self, tenant_id: str, relation_ids: Sequence[str]) -> list[dict[str, Any]]:
         """The whole rows of these relations (unknown ids are left out), by `_id`."""
         keys = [f"{tenant_id}:{relation_id}" for relation_id in dict.fromkeys(relation_ids)]
@@ -128,3 +154,16 @@ class MongoRelationRows:
                 if doc.get("fact_count", 0) > 0:
                     found.add(str(doc["entity_id"]))
         return found
+
+
+def after_bound(start: tuple[str, str | None] | None, other: str) -> dict[str, Any] | None:
+    """The keyset condition of `in_order`'s start: (predicate, other end) at or after it, or
+    the predicates after its predicate."""
+    if start is None:
+        return None
+    predicate, far = start
+    if far is None:
+        return {"predicate": {"$gt": predicate}}
+    return {
+        "$or": [{"predicate": {"$gt": predicate}}, {"predicate": predicate, other: {"$gte": far}}]
+    }

@@ -30,6 +30,7 @@ from engram_enrichment.domain.schema import Schema
 from engram_enrichment.domain.timeline import in_time
 from engram_enrichment.ports import RelationRows
 from engram_enrichment.service.knowledge import KnowledgeBase
+from engram_enrichment.service.ordered import WALKED, Order, level_in_order
 
 
 class NoSuchEntity(Exception):
@@ -82,9 +83,6 @@ class When:
 
 
 NOW = When()
-WALKED = ("relation_id", "subject_id", "object_id", "predicate", "status")
-"""A row's fields a walk reads: its ends and predicate to walk and order by, its status to keep
-the live ones; a read in time takes the rest from the subject's view."""
 GONE: dict[str, Any] = {"object_type": None, "attribute": None, "value": None, "support": []}
 
 
@@ -161,6 +159,46 @@ class RelationGraph:
             for e in edges
         ]
 
+    def _new_edges(
+        self,
+        rows: list[dict[str, Any]],
+        frontier: set[str],
+        direction: Direction,
+        level: int,
+        seen: set[str],
+    ) -> list[Edge]:
+        """Each row once, as `edges_from` first gives it, unless a nearer level had it."""
+        first: dict[str, Edge] = {}
+        for e in edges_from(rows, frontier, direction, level):
+            first.setdefault(str(e.row["relation_id"]), e)
+        return [e for rid, e in first.items() if rid not in seen]
+
+    async def _last_level_cap(
+        self, tenant_id: str, walk: Walk, edges: list[Edge], visited: set[str]
+    ) -> None:
+        """The cap counts the last level's existing far ends, as when walking on: they are
+        checked only when they could reach it and the rows have not already."""
+        far = {e.other for e in edges} - visited
+        if not walk.truncated and len(visited | far) > self.max_visited:
+            unknown = sorted(far - walk.checked)
+            walk.present |= await self.rows.present(tenant_id, unknown)
+            walk.checked |= set(unknown)
+            walk.truncated = len(visited | (far & walk.present)) > self.max_visited
+
+    async def _walk_on(
+        self, tenant_id: str, walk: Walk, edges: list[Edge], visited: set[str]
+    ) -> set[str]:
+        """The next frontier, this level's existing far ends not visited (added to `visited`);
+        past the cap the walk is truncated."""
+        ends = sorted({e.other for e in edges} - walk.checked)
+        walk.present |= await self.rows.present(tenant_id, ends)
+        walk.checked |= set(ends)
+        frontier = {e.other for e in edges if e.other in walk.present} - visited
+        visited |= frontier
+        if len(visited) > self.max_visited:
+            walk.truncated = True
+        return frontier
+
     async def walk(
         self,
         tenant_id: str,
@@ -186,33 +224,61 @@ class RelationGraph:
             rows = await self._level(tenant_id, frontier, direction, predicate, when)
             if len(rows) > self.max_visited:
                 walk.truncated = True
-            first: dict[str, Edge] = {}
-            for e in edges_from(rows, frontier, direction, level):
-                first.setdefault(str(e.row["relation_id"]), e)
-            edges = [e for rid, e in first.items() if rid not in seen]
+            edges = self._new_edges(rows, frontier, direction, level, seen)
             seen |= {str(e.row["relation_id"]) for e in edges}
             walk.edges += edges
             if enough is not None and (level == depth or enough(walk.edges)):
-                # the cap counts this level's existing far ends, as when walking on: check them
-                # only when they could reach it and the rows have not already
-                far = {e.other for e in edges} - visited
-                if not walk.truncated and len(visited | far) > self.max_visited:
-                    unknown = sorted(far - walk.checked)
-                    walk.present |= await self.rows.present(tenant_id, unknown)
-                    walk.checked |= set(unknown)
-                    walk.truncated = len(visited | (far & walk.present)) > self.max_visited
+                await self._last_level_cap(tenant_id, walk, edges, visited)
                 break
-            ends = sorted({e.other for e in edges} - walk.checked)
-            walk.present |= await self.rows.present(tenant_id, ends)
-            walk.checked |= set(ends)
-            frontier = {e.other for e in edges if e.other in walk.present} - visited
-            visited |= frontier
-            if len(visited) > self.max_visited:
-                walk.truncated = True
-                break
-            if not frontier:
+            frontier = await self._walk_on(tenant_id, walk, edges, visited)
+            if len(visited) > self.max_visited or not frontier:
                 break
         return walk
+
+    async def _paged(
+        self,
+        tenant_id: str,
+        start: str,
+        direction: Direction,
+        predicate: str | None,
+        depth: int,
+        after: Order | None,
+        limit: int,
+    ) -> tuple[list[Edge], Walk]:
+        """The page's edges and the one past it, nearest first, as of now. From the cursor's
+        level on, each level is read in the listing's order only as far as they need
+        (`ordered`); a level before the cursor's, or the cursor's when walked on from, is read
+        whole for its far ends, the next frontier."""
+        if not await self.rows.present(tenant_id, [start]):
+            raise NoSuchEntity(start)
+        walk = Walk(present={start}, checked={start})
+        visited = {start}
+        seen: set[str] = set()
+        frontier = {start}
+        found: list[Edge] = []
+        for level in range(1, depth + 1):
+            edges: list[Edge] | None = None
+            if after is None or after[0] <= level:
+                mark = after if after is not None and after[0] == level else None
+                need = limit + 1 - len(found)
+                shown, _ = await level_in_order(
+                    self.rows, tenant_id, frontier, direction, predicate, level, seen, mark, need
+                )
+                found += shown
+                if len(found) > limit or level == depth:
+                    walk.truncated = walk.truncated or len(shown) > self.max_visited
+                    await self._last_level_cap(tenant_id, walk, shown, visited)
+                    break
+                edges = shown if mark is None else None
+            if edges is None:
+                rows = await self._level(tenant_id, frontier, direction, predicate)
+                walk.truncated = walk.truncated or len(rows) > self.max_visited
+                edges = self._new_edges(rows, frontier, direction, level, seen)
+            seen |= {str(e.row["relation_id"]) for e in edges}
+            frontier = await self._walk_on(tenant_id, walk, edges, visited)
+            if len(visited) > self.max_visited or not frontier:
+                break
+        return found, walk
 
     async def relations(
         self,
@@ -229,8 +295,9 @@ class RelationGraph:
         """One page of the entity's edges, nearest first, with the cursor of the next page.
 
         Levels come nearest first, so the walk stops at the first level by which the page and
-        one edge past it are known; only the shown edges' far ends are checked for existence
-        beyond those walked on from, and only the shown edges' rows are read whole."""
+        one edge past it are known, and reads that level (now) only that far, in the page's
+        order; only the shown edges' far ends are checked for existence beyond those walked on
+        from, and only the shown edges' rows are read whole. A read in time reads whole levels."""
         after = decode_cursor(cursor) if cursor else None
         if cursor and after is None:
             raise BadCursor(cursor)
@@ -238,11 +305,17 @@ class RelationGraph:
         def enough(edges: list[Edge]) -> bool:
             return len(page(edges, after, limit + 1)) > limit
 
-        walk = await self.walk(
-            tenant_id, entity_id, direction, predicate, depth, when, enough=enough
-        )
-        shown = page(walk.edges, after, limit)
-        more = len(shown) == limit and len(page(walk.edges, after, limit + 1)) > limit
+        if when == NOW:
+            found, walk = await self._paged(
+                tenant_id, entity_id, direction, predicate, depth, after, limit
+            )
+            shown, more = found[:limit], len(found) > limit
+        else:
+            walk = await self.walk(
+                tenant_id, entity_id, direction, predicate, depth, when, enough=enough
+            )
+            shown = page(walk.edges, after, limit)
+            more = len(shown) == limit and len(page(walk.edges, after, limit + 1)) > limit
         unknown = sorted({e.other for e in shown} - walk.checked)
         walk.present |= await self.rows.present(tenant_id, unknown)
         shown = await self._whole(tenant_id, shown)

@@ -1,0 +1,158 @@
+"""One level of a listing read in the listing's order, so a page costs about its own rows
+rather than every row touching the frontier (a keyset over each end's index)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from engram_enrichment.domain.model import LIVE
+from engram_enrichment.domain.relations import Direction, Edge
+from engram_enrichment.ports import RelationRows
+
+Order = tuple[int, str, str, str, str]
+WALKED = ("relation_id", "subject_id", "object_id", "predicate", "status")
+"""A row's fields a walk reads: its ends and predicate to walk and order by, its status to keep
+the live ones; a read in time takes the rest from the subject's view."""
+NODE_BY_NODE = 8
+"""A frontier of at most this many nodes is read one query per node and end, concurrently."""
+
+
+@dataclass
+class Stream:
+    """One end's rows of some frontier nodes in (predicate, other end) order: those read whose
+    order is settled, where reading goes on (`start`, as `RelationRows.in_order` takes it) and
+    how many rows the next read asks for."""
+
+    end: Literal["subject", "object"]
+    start: tuple[str, str | None] | None
+    nodes: list[str] = field(default_factory=list)
+    batch: int = 1
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    done: bool = False
+
+    @property
+    def direction(self) -> Literal["out", "in"]:
+        """Rows found by their subject are walked out, by their object in."""
+        return "out" if self.end == "subject" else "in"
+
+    @property
+    def other(self) -> str:
+        """The field of the end a row leads to."""
+        return "object_id" if self.end == "subject" else "subject_id"
+
+    def floor(self, depth: int) -> tuple[Any, ...]:
+        """No row not read yet comes before this in the listing's order."""
+        if self.start is None:
+            return (depth,)
+        predicate, far = self.start
+        if far is None:
+            return (depth, predicate + "\x00")
+        return (depth, predicate, self.direction, far)
+
+
+def stream_start(
+    direction: Literal["out", "in"], after: Order | None
+) -> tuple[str, str | None] | None:
+    """Where a stream starts for a cursor in its level: at the cursor's predicate and far end
+    in its direction, after the predicate before it (`in` sorts first), at the predicate after."""
+    if after is None:
+        return None
+    _, predicate, cursor_direction, far, _ = after
+    if direction == cursor_direction:
+        return (predicate, far)
+    return (predicate, "") if direction > cursor_direction else (predicate, None)
+
+
+async def read(
+    rows: RelationRows, tenant_id: str, predicate: str | None, stream: Stream, most: int
+) -> None:
+    """Read on, twice as many rows as last time (at most `most`): rows sharing the last one's
+    (predicate, other end) may go on past the limit, so they are left for the next read, which
+    starts at them (more at once if all share it)."""
+    limit = stream.batch
+    stream.batch = min(stream.batch * 2, most)
+    while True:
+        got = await rows.in_order(
+            tenant_id, stream.nodes, stream.end, predicate, stream.start, limit, WALKED
+        )
+        if len(got) < limit:
+            stream.rows += got
+            stream.done = True
+            return
+        last = (str(got[-1]["predicate"]), str(got[-1][stream.other]))
+        kept = [row for row in got if (row["predicate"], row[stream.other]) != last]
+        if kept:
+            stream.rows += kept
+            stream.start = last
+            return
+        limit *= 2
+
+
+def candidates(
+    streams: Sequence[Stream],
+    frontier: set[str],
+    direction: Direction,
+    depth: int,
+    seen: set[str],
+    after: Order | None,
+) -> list[Edge]:
+    """The streams' live rows as this level's new edges after the cursor, in order; a row
+    joining two frontier nodes is an edge out of its subject only, as `edges_from` first gives."""
+    edges: list[Edge] = []
+    for stream in streams:
+        for row in stream.rows:
+            if row["status"] not in LIVE or str(row["relation_id"]) in seen:
+                continue
+            if stream.end == "object" and direction == "both" and row["subject_id"] in frontier:
+                continue
+            edge = Edge(row, stream.direction, depth, str(row[f"{stream.end}_id"]))
+            if after is None or edge.order() > after:
+                edges.append(edge)
+    return sorted(edges, key=Edge.order)
+
+
+async def level_in_order(
+    rows: RelationRows,
+    tenant_id: str,
+    frontier: set[str],
+    direction: Direction,
+    predicate: str | None,
+    depth: int,
+    seen: set[str],
+    after: Order | None,
+    need: int,
+) -> tuple[list[Edge], bool]:
+    """The level's first `need` new edges after the cursor in the listing's order, and whether
+    they are all it has. A small frontier is read node by node (each node's rows come in its
+    index's order, so the server reads only what it returns), a larger one by `$in` (the server
+    sorts all that touches it, so it is asked for the whole page at once); a node's stream starts
+    with its share of the page and is read on, twice as much each time, only while its next row
+    could come before the page's last edge."""
+    ends: list[Literal["subject", "object"]] = []
+    if direction in ("out", "both"):
+        ends.append("subject")
+    if direction in ("in", "both"):
+        ends.append("object")
+    nodes = sorted(frontier)
+    groups = [[node] for node in nodes] if len(nodes) <= NODE_BY_NODE else [nodes]
+    share = min(need + 1, -(-(need + 1) // (len(groups) * len(ends))) + 1)
+    if len(groups) == 1:
+        share = need + 1
+    streams = [
+        Stream(end, stream_start(Stream(end, None).direction, after), group, share)
+        for end in ends
+        for group in groups
+    ]
+    hungry = streams
+    edges: list[Edge] = []
+    while hungry:
+        await asyncio.gather(
+            *(read(rows, tenant_id, predicate, stream, need + 1) for stream in hungry)
+        )
+        edges = candidates(streams, frontier, direction, depth, seen, after)
+        cut = edges[need - 1].order() if len(edges) >= need else None
+        hungry = [s for s in streams if not s.done and (cut is None or s.floor(depth) < cut)]
+    return edges[:need], len(edges) <= need and all(s.done for s in streams)
