@@ -2,12 +2,13 @@
 each candidate lacks, so every hit carries both.
 
 The plan is engine-free: it says which queries to run and assembles their results. An adapter
-runs each batch of queries (filters inside the engine, never after) and may run the whole plan in
-one call to its engine (`run`), grouping the queries so the lexical ones share one batch. A lexical-only candidate's cosine comes from a second dense query limited
-to those ids, not from its returned vector: the score is then the engine's own, computed exactly as
-the dense candidates' were, and no vectors cross into Python. A dense-only candidate's lexical
-score comes from a lexical query limited to those ids; one it does not return shares no term with
-the query and scores 0.0.
+runs each batch of queries (filters inside the engine, never after), or the whole plan in one
+call to its engine (`run`, which puts both lexical queries in one batch). A lexical-only
+candidate's cosine comes from a second dense query limited to those ids, not from its returned
+vector: the score is then the engine's own, computed exactly as the dense candidates' were, and
+no vectors cross into Python. A dense-only candidate's lexical score comes from a lexical query
+limited to those ids (`run`: to every dense candidate's); one it does not return shares no term
+with the query and scores 0.0.
 """
 
 from __future__ import annotations
@@ -173,7 +174,7 @@ class HybridPlan:
         """Three batches through one synchronous executor (an engine's own thread): the dense
         candidates; the lexical candidates with the dense ones' lexical scores, so an engine that
         counts IDF once per batch (qdrant-edge does) counts it once per recall; the lexical-only
-        candidates' cosines. Same queries and scores as `candidates` then `completions`."""
+        candidates' cosines. The same scores as `candidates` then `completions`."""
         dense = execute([self._dense()])[0]
         if not self._lexical_runs:
             return self._assemble(dense, [], [], [])
