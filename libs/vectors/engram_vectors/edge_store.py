@@ -286,7 +286,8 @@ class QdrantEdgeStore(BaseVectorStore):
         return plan.run(lambda queries: self._query_batch_sync(name, queries))
 
     async def _run_hybrid(self, name: str, plan: HybridPlan) -> list[HybridHit]:
-        """Both steps in one hop to the worker thread, so no write lands between them."""
+        """Every step in one hop to the worker thread, so no write lands between them; the two
+        lexical queries share a batch, whose IDF statistics the engine counts once."""
         return await self._run(self._run_hybrid_sync, name, plan)
 
     def _count_sync(self, name: str, conditions: Conditions) -> int:

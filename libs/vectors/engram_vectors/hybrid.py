@@ -2,12 +2,13 @@
 each candidate lacks, so every hit carries both.
 
 The plan is engine-free: it says which queries to run and assembles their results. An adapter
-runs each batch of queries (filters inside the engine, never after) and may run both batches in
-one call to its engine. A lexical-only candidate's cosine comes from a second dense query limited
-to those ids, not from its returned vector: the score is then the engine's own, computed exactly as
-the dense candidates' were, and no vectors cross into Python. A dense-only candidate's lexical
-score comes from a lexical query limited to those ids; one it does not return shares no term with
-the query and scores 0.0.
+runs each batch of queries (filters inside the engine, never after), or the whole plan in one
+call to its engine (`run`, which puts both lexical queries in one batch). A lexical-only
+candidate's cosine comes from a second dense query limited to those ids, not from its returned
+vector: the score is then the engine's own, computed exactly as the dense candidates' were, and
+no vectors cross into Python. A dense-only candidate's lexical score comes from a lexical query
+limited to those ids (`run`: to every dense candidate's); one it does not return shares no term
+with the query and scores 0.0.
 """
 
 from __future__ import annotations
@@ -89,11 +90,13 @@ class HybridPlan:
         assert self.sparse is not None
         return LexicalQuery(self.sparse, limit, self.idf_conditions, conditions, ids, with_payload)
 
+    def _dense(self) -> DenseQuery:
+        """The dense top-`limit` among the points matching the conditions."""
+        return DenseQuery(self.vector, self.limit, self.conditions, with_payload=self.with_payload)
+
     def candidates(self) -> list[EngineQuery]:
         """The dense top-`limit` and, with a lexical query, the lexical top-`limit`."""
-        queries: list[EngineQuery] = [
-            DenseQuery(self.vector, self.limit, self.conditions, with_payload=self.with_payload)
-        ]
+        queries: list[EngineQuery] = [self._dense()]
         if self._lexical_runs:
             queries.append(
                 self._lexical(self.limit, self.conditions, with_payload=self.with_payload)
@@ -128,11 +131,24 @@ class HybridPlan:
         """Dense candidates by dense rank, then lexical-only ones by lexical rank, all with both
         scores (a lexical-only candidate that vanished before its cosine was read is left out)."""
         dense, lexical = self._split(found)
-        dense_scores = {scored.engine_id: scored.score for scored in dense}
-        lexical_scores = {scored.engine_id: scored.score for scored in lexical}
+        cosines: list[Scored] = []
+        lexical_scores: list[Scored] = []
         for query, results in zip(self.completions(found), completed, strict=True):
-            scores = dense_scores if isinstance(query, DenseQuery) else lexical_scores
-            scores.update((scored.engine_id, scored.score) for scored in results)
+            (cosines if isinstance(query, DenseQuery) else lexical_scores).extend(results)
+        return self._assemble(dense, lexical, cosines, lexical_scores)
+
+    def _assemble(
+        self,
+        dense: list[Scored],
+        lexical: list[Scored],
+        cosines: list[Scored],
+        lexical_scores: list[Scored],
+    ) -> list[HybridHit]:
+        """The hits from both candidate lists and the scores completed for them."""
+        dense_scores = {scored.engine_id: scored.score for scored in dense}
+        dense_scores.update((scored.engine_id, scored.score) for scored in cosines)
+        lexical_by_id = {scored.engine_id: scored.score for scored in lexical}
+        lexical_by_id.update((scored.engine_id, scored.score) for scored in lexical_scores)
         dense_ranks = {scored.engine_id: rank for rank, scored in enumerate(dense, 1)}
         lexical_ranks = {scored.engine_id: rank for rank, scored in enumerate(lexical, 1)}
         ordered = dense + [scored for scored in lexical if scored.engine_id not in dense_ranks]
@@ -147,7 +163,7 @@ class HybridPlan:
                     id=original,
                     payload=payload,
                     dense=dense_scores[engine_id],
-                    lexical=None if self.sparse is None else lexical_scores.get(engine_id, 0.0),
+                    lexical=None if self.sparse is None else lexical_by_id.get(engine_id, 0.0),
                     dense_rank=dense_ranks.get(engine_id),
                     lexical_rank=lexical_ranks.get(engine_id),
                 )
@@ -155,7 +171,28 @@ class HybridPlan:
         return hits
 
     def run(self, execute: Callable[[list[EngineQuery]], Batch]) -> list[HybridHit]:
-        """Both steps through one synchronous executor (an engine's own thread)."""
-        found = execute(self.candidates())
-        completions = self.completions(found)
-        return self.hits(found, execute(completions) if completions else [])
+        """Three batches through one synchronous executor (an engine's own thread): the dense
+        candidates; the lexical candidates with the dense ones' lexical scores, so an engine that
+        counts IDF once per batch (qdrant-edge does) counts it once per recall; the lexical-only
+        candidates' cosines. The same scores as `candidates` then `completions`."""
+        dense = execute([self._dense()])[0]
+        if not self._lexical_runs:
+            return self._assemble(dense, [], [], [])
+        queries: list[EngineQuery] = [
+            self._lexical(self.limit, self.conditions, with_payload=self.with_payload)
+        ]
+        dense_ids = tuple(scored.engine_id for scored in dense)
+        if dense_ids:
+            queries.append(self._lexical(len(dense_ids), ids=dense_ids, with_payload=False))
+        found = execute(queries)
+        lexical, lexical_scores = found[0], (found[1] if dense_ids else [])
+        seen = set(dense_ids)
+        lexical_only = tuple(s.engine_id for s in lexical if s.engine_id not in seen)
+        cosines = (
+            execute(
+                [DenseQuery(self.vector, len(lexical_only), ids=lexical_only, with_payload=False)]
+            )[0]
+            if lexical_only
+            else []
+        )
+        return self._assemble(dense, lexical, cosines, lexical_scores)
