@@ -108,6 +108,7 @@ class Runtime:
             batch_timeout_ms=self.batch_timeout_ms,
             poll_ms=settings.consumer_poll_ms,
             bulk_part=settings.consumer_bulk_part,
+            bulk_share=settings.consumer_bulk_share,
             tracer_provider=self.tracer_provider,
             metrics=ConsumerMetrics(self.service, self.meter_provider),
             parked_poll_seconds=settings.parked_poll_seconds,

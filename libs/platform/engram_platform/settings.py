@@ -146,6 +146,14 @@ class ServiceSettings(BaseSettings):
         description="bulk-lane inputs handled between turns of the interactive lane: the most "
         "an interactive write waits behind",
     )
+    consumer_bulk_share: float = Field(
+        default=0.85,
+        gt=0,
+        le=1,
+        validation_alias=AliasChoices("ENGRAM_CONSUMER_BULK_SHARE", "consumer_bulk_share"),
+        description="the share of the time the bulk lane runs while interactive inputs are "
+        "coming: after each part it rests for the rest, leaving the cores to single writes",
+    )
     consumer_poll_ms: int = Field(
         default=5,
         ge=1,

@@ -149,3 +149,71 @@ class Message:
     def __init__(self, record: Any) -> None:
         self.raw_message = record
         self.consumer = None
+
+
+class Working(PartsNoted):
+    """Each batch call takes 30 ms of the test's clock."""
+
+    def __init__(self, clock: Clock) -> None:
+        super().__init__()
+        self.clock = clock
+
+    async def batch(self, events: list[Any]) -> list[Any]:
+        self.clock.now += 0.030
+        return await super().batch(events)
+
+
+class Rests:
+    """Notes each rest the bulk lane takes, and moves the clock past it."""
+
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+        self.taken: list[float] = []
+
+    async def __call__(self, seconds: float) -> None:
+        self.taken.append(round(seconds, 4))
+        self.clock.now += seconds
+
+
+async def test_while_interactive_batches_come_the_bulk_lane_rests_for_its_share() -> None:
+    clock = Clock()
+    handlers = Working(clock)
+    consumer, _ = consumer_for(handlers)
+    rests = Rests(clock)
+    consumer.turns = LaneTurns(bulk_part=2, bulk_share=0.75, clock=clock, sleep=rests)
+    with consumer.turns.interactive():
+        pass
+    assert await consumer.process_batch(bulk(6)) == [Outcome.APPLIED] * 6
+    assert handlers.calls == [2, 2, 2]
+    assert rests.taken == [0.01, 0.01, 0.01]
+    assert consumer.turns.rested == pytest.approx(0.03)
+
+
+async def test_alone_the_bulk_lane_never_rests() -> None:
+    clock = Clock()
+    handlers = Working(clock)
+    consumer, _ = consumer_for(handlers)
+    rests = Rests(clock)
+    consumer.turns = LaneTurns(bulk_part=2, bulk_share=0.5, clock=clock, sleep=rests)
+    assert await consumer.process_batch(bulk(6)) == [Outcome.APPLIED] * 6
+    assert handlers.calls == [6]
+    assert rests.taken == []
+
+
+async def test_the_wait_for_the_next_fetch_is_not_counted_as_bulk_work() -> None:
+    clock = Clock()
+    handlers = Working(clock)
+    consumer, _ = consumer_for(handlers)
+    rests = Rests(clock)
+    consumer.turns = LaneTurns(bulk_part=2, bulk_share=0.5, clock=clock, sleep=rests)
+    with consumer.turns.interactive():
+        pass
+    await consumer.process_batch(bulk(2))
+    clock.now += 2.0
+    await consumer.process_batch(bulk(2))
+    assert rests.taken == [0.03, 0.03]
+
+
+def test_a_share_of_one_is_the_default_and_a_share_is_bounded() -> None:
+    assert LaneTurns().bulk_share == 1.0
+    assert LaneTurns(bulk_share=0.0001).bulk_share == 0.05

@@ -97,6 +97,7 @@ class Consumer:
         batch_timeout_ms: int = BULK_POLL_MS,
         poll_ms: int = 5,
         bulk_part: int = 50,
+        bulk_share: float = 1.0,
         tracer_provider: TracerProvider | None = None,
         metrics: ConsumerMetrics | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
@@ -112,7 +113,7 @@ class Consumer:
         self.batch_timeout_ms = batch_timeout_ms
         self.poll_ms = poll_ms
         self.routes = Routes(topic_prefix)
-        self.turns = LaneTurns(bulk_part=bulk_part)
+        self.turns = LaneTurns(bulk_part=bulk_part, bulk_share=bulk_share)
         self.metrics = metrics or ConsumerMetrics(service)
         self.dead_letters = DeadLetters(broker.sender, topic_prefix=topic_prefix)
         policy = retry or RetryPolicy()
@@ -323,6 +324,8 @@ class Consumer:
         if self.parked_lane is not None:
             await self.parked_lane.write(pending)
         await self.applied.mark_many(pending.applied)
+        if batch.bulk:
+            await self.turns.bulk_done()
         return [outcome for outcome in outcomes if outcome is not None]
 
     async def _deliver_after(

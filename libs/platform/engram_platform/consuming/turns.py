@@ -9,14 +9,25 @@ bulk part under way. With no interactive traffic a bulk batch goes whole, becaus
 costs the handlers' fixed round trips again. The part size trades one for the other: on two
 cores, parts of 25 kept a bulk load to about two thirds of its rate beside single writes, 50
 to about 0.85, 100 to about the same but with single writes waiting longer.
+
+Waiting for interactive batches in flight is not enough on a machine whose cores the bulk
+load keeps busy: the interactive write's own work, in this service and in the broker, the
+database and the next service, then queues behind the bulk load's for the CPU. While
+interactive batches are coming, the bulk lane therefore also paces itself to `bulk_share` of
+the time: after each part it rests for as long as its share leaves (a part that ran 30 ms at a
+share of 0.75 rests 10 ms), so the processes an interactive write passes through find a core
+free. With no interactive traffic, no rest.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
+
+PACE_WINDOW = 0.25
+"""The most of a bulk stretch between turns that the bulk share rests for."""
 
 
 class LaneTurns:
@@ -29,7 +40,9 @@ class LaneTurns:
         max_wait: float = 0.5,
         recent: float = 5.0,
         slice_seconds: float = 0.004,
+        bulk_share: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self.bulk_part = max(1, bulk_part)
         """Inputs per bulk part: the most an interactive write waits behind."""
@@ -38,8 +51,15 @@ class LaneTurns:
         self.slice_seconds = slice_seconds
         """The longest a bulk stretch holds the loop between yield points while interactive
         batches are coming."""
+        self.bulk_share = min(1.0, max(0.05, bulk_share))
+        """The share of the time the bulk lane runs while interactive batches are coming."""
         self.clock = clock
+        self.sleep = sleep
         self._slice_start = clock()
+        self._part_began: float | None = None
+        """When the bulk lane's last turn ended: the time since is what it ran."""
+        self.rested = 0.0
+        """Seconds the bulk lane has rested for its share (for tests and metrics)."""
         self._waited = 0.0
         """Seconds the yield points have waited since the last part began (at most
         `max_wait` per part, as the part itself)."""
@@ -79,17 +99,39 @@ class LaneTurns:
         return self._interactive > 0
 
     async def bulk_turn(self) -> None:
-        """Return when no interactive batch is in flight, or after `max_wait`; always lets
-        the event loop run the interactive lane's ready callbacks first."""
+        """Rest for the bulk share, then return when no interactive batch is in flight, or
+        after `max_wait`; always lets the event loop run the interactive lane's ready
+        callbacks first."""
         await asyncio.sleep(0)
         self._waited = 0.0
-        if self._idle.is_set():
-            return
-        self.yielded += 1
+        await self._rest()
         try:
-            await asyncio.wait_for(self._idle.wait(), self.max_wait)
-        except TimeoutError:
+            if self._idle.is_set():
+                return
+            self.yielded += 1
+            try:
+                await asyncio.wait_for(self._idle.wait(), self.max_wait)
+            except TimeoutError:
+                return
+        finally:
+            self._part_began = self.clock()
+
+    async def bulk_done(self) -> None:
+        """A bulk batch is delivered and marked: rest for its last stretch, and count nothing
+        until the next batch's first turn (the lane waits for a fetch meanwhile)."""
+        await self._rest()
+        self._part_began = None
+
+    async def _rest(self) -> None:
+        """While interactive batches are coming, rest as long as the bulk share leaves of what
+        the bulk lane ran since its last turn (at most `PACE_WINDOW` of it counts)."""
+        if self.bulk_share >= 1.0 or self._part_began is None or self.part_size() is None:
             return
+        ran = min(PACE_WINDOW, max(0.0, self.clock() - self._part_began))
+        rest = ran * (1.0 / self.bulk_share - 1.0)
+        if rest > 0:
+            self.rested += rest
+            await self.sleep(rest)
 
     async def give_way(self) -> None:
         """A yield point inside a bulk part (see `engram_platform.give_way`): wait while an
