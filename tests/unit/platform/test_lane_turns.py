@@ -18,6 +18,8 @@ from engram_events.catalog import (
 from engram_events.payloads.memories import AgentDeleted
 from engram_platform.consuming import Outcome
 from engram_platform.consuming.turns import LaneTurns
+from engram_platform.runtime import Runtime
+from engram_platform.settings import ServiceSettings
 from tests.unit.platform.test_consumer_batch import Record
 from tests.unit.platform.test_consumer_lanes import PREFIX, Handlers, consumer_for, write
 
@@ -217,3 +219,12 @@ async def test_the_wait_for_the_next_fetch_is_not_counted_as_bulk_work() -> None
 def test_a_share_of_one_is_the_default_and_a_share_is_bounded() -> None:
     assert LaneTurns().bulk_share == 1.0
     assert LaneTurns(bulk_share=0.0001).bulk_share == 0.05
+
+
+async def test_the_runtime_gives_its_consumer_the_configured_bulk_share() -> None:
+    settings = ServiceSettings(
+        tracing_enabled=False, metrics_enabled=False, consumer_bulk_share=0.6
+    )
+    runtime = Runtime.build("probe", settings, install_global=False)
+    async with runtime.connected() as connected:
+        assert connected.consumer.turns.bulk_share == 0.6

@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 PACE_WINDOW = 0.25
 """The most of a bulk stretch between turns that the bulk share rests for."""
@@ -106,13 +106,10 @@ class LaneTurns:
         self._waited = 0.0
         await self._rest()
         try:
-            if self._idle.is_set():
-                return
-            self.yielded += 1
-            try:
-                await asyncio.wait_for(self._idle.wait(), self.max_wait)
-            except TimeoutError:
-                return
+            if not self._idle.is_set():
+                self.yielded += 1
+                with suppress(TimeoutError):
+                    await asyncio.wait_for(self._idle.wait(), self.max_wait)
         finally:
             self._part_began = self.clock()
 
@@ -142,10 +139,8 @@ class LaneTurns:
         left = self.max_wait - self._waited
         if self._interactive and left > 0:
             started = self.clock()
-            try:
+            with suppress(TimeoutError):
                 await asyncio.wait_for(self._idle.wait(), left)
-            except TimeoutError:
-                pass
             self._waited += self.clock() - started
         elif self.part_size() is None or self.clock() - self._slice_start < self.slice_seconds:
             return
