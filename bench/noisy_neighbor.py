@@ -1,10 +1,11 @@
 """Noisy neighbour: does one tenant's bulk load hold up another tenant's memory writes?
 
-Run: python bench/noisy_neighbor.py [--memories 20000] [--b-seconds 20]
+Run: python bench/noisy_neighbor.py [--memories 20000] [--b-seconds 20] [--embedder minilm]
 Needs KAFKA_BOOTSTRAP_SERVERS and MONGODB_URI (`python -m bench` provides them).
 
-Embedding, memory and a gateway on fresh topics and databases, the hashing embedder (the
-model's cost would hide the queueing this measures). Tenant A bulk-loads `--memories` memories
+Embedding, memory and a gateway on fresh topics and databases, by default with the hashing
+embedder (the pipeline's own work is then what competes; `--embedder minilm` makes the bulk
+load's embedding the main cost, as under `make run`). Tenant A bulk-loads `--memories` memories
 through `memories:batch` (100 per request, 4 connections, as fast as they are answered) while
 tenant B writes 2 memories a second, one POST each, and recalls once a second. Phases, one
 platform, each on new agents and waiting for the last one to drain:
@@ -51,7 +52,16 @@ from bench.memory_recall import (  # noqa: E402
 from tests.support.services import ServiceProcess  # noqa: E402
 
 RESULTS = ROOT / "bench-results"
-HASHING = {"ENGRAM_EMBEDDING_EMBEDDER": "hashing", "ENGRAM_MEMORY_EMBEDDER": "hashing"}
+EMBEDDERS = ("hashing", "minilm", "bge-small")
+"""The hashing embedder costs next to nothing, so the pipeline's own work is what competes; a
+local model makes the bulk load's embedding the main cost, as under `make run`."""
+
+
+def embedder_env(embedder: str) -> dict[str, str]:
+    """Both services that embed run `embedder`."""
+    return {"ENGRAM_EMBEDDING_EMBEDDER": embedder, "ENGRAM_MEMORY_EMBEDDER": embedder}
+
+
 BATCH = 100
 A_CONNECTIONS = 4
 B_WRITES_PER_S = 2.0
@@ -298,12 +308,18 @@ def ratio(numerator: float, denominator: float) -> float:
     return round(numerator / max(denominator, 1e-9), 2)
 
 
-async def run(memories: int, b_seconds: float, poison: bool = True) -> dict[str, Any]:
+async def run(
+    memories: int, b_seconds: float, poison: bool = True, embedder: str = "hashing"
+) -> dict[str, Any]:
     """The four phases on one platform, and the ratios the targets name."""
     seen: dict[str, float] = {}
     arrivals: Arrivals = {}
     with tempfile.TemporaryDirectory(prefix="engram-bench-noisy-") as tmp:
-        async with write_platform(Path(tmp), "noisy", seen, HASHING) as (gateway, _, _):
+        async with write_platform(Path(tmp), "noisy", seen, embedder_env(embedder)) as (
+            gateway,
+            _,
+            _,
+        ):
             listening = asyncio.Event()
             hops = asyncio.create_task(hops_listener(gateway.env, arrivals, listening))
             await listening.wait()
@@ -330,7 +346,7 @@ async def run(memories: int, b_seconds: float, poison: bool = True) -> dict[str,
     b_p95 = solo_b["store_to_recallable"]["p95_ms"]
     mixed_p95 = mixed["b"]["store_to_recallable"]["p95_ms"]
     return {
-        "embedder": "hashing",
+        "embedder": embedder,
         "memories": memories,
         "b_alone": solo_b,
         "a_alone": solo_a,
@@ -361,10 +377,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memories", type=int, default=20_000, help="tenant A's bulk load")
     parser.add_argument("--b-seconds", type=float, default=20.0, help="tenant B's solo run")
     parser.add_argument("--without-poison", action="store_true", help="skip phase 4")
+    parser.add_argument(
+        "--embedder",
+        choices=EMBEDDERS,
+        default="hashing",
+        help="what both services embed with (a local model needs `make models`)",
+    )
     args = parser.parse_args(argv)
-    result = asyncio.run(run(args.memories, args.b_seconds, poison=not args.without_poison))
+    result = asyncio.run(
+        run(args.memories, args.b_seconds, poison=not args.without_poison, embedder=args.embedder)
+    )
     result["measured_at"] = datetime.now(UTC).isoformat(timespec="seconds")
-    print("embedder: hashing")
+    print(f"embedder: {args.embedder}")
     poisoned = result["with_poison"]
     print(
         f"B store→recallable ms: alone {result['b_alone']['store_to_recallable']}, "

@@ -48,18 +48,31 @@ def read_frame(stream: IO[bytes]) -> Any:
 
 class ProcessModelEmbedder:
     """A local ONNX embedder (MiniLM, bge-small) run by a child process; same vectors, same
-    provenance."""
+    provenance. `nice` lowers the child's CPU priority, so the kernel gives a core to any other
+    process that wants one first (a bulk lane's model)."""
 
     def __init__(
-        self, *, model: str = "minilm", cpus: frozenset[int] | None = None, **model_options: Any
+        self,
+        *,
+        model: str = "minilm",
+        cpus: frozenset[int] | None = None,
+        nice: int = 0,
+        **model_options: Any,
     ) -> None:
+        if not 0 <= nice <= 19:
+            raise ValueError(f"nice must be 0 (the service's priority) to 19, not {nice}")
         if cpus is not None and not cpus:
             raise ValueError("cpus, when given, must name at least one CPU")
         if cpus is not None and not hasattr(os, "sched_setaffinity"):
             raise ValueError("pinning the model to cpus needs Linux (os.sched_setaffinity)")
         if cpus is not None and not all(0 <= cpu < (os.cpu_count() or 1) for cpu in cpus):
             raise ValueError(f"cpus {sorted(cpus)} are not all on this machine of {os.cpu_count()}")
-        self._options = {**model_options, "model": model, "cpus": sorted(cpus) if cpus else None}
+        self._options = {
+            **model_options,
+            "model": model,
+            "cpus": sorted(cpus) if cpus else None,
+            "nice": nice,
+        }
         self._child: subprocess.Popen[bytes] | None = None
         self._provenance: Provenance | None = None
         self._lock = threading.Lock()

@@ -28,10 +28,13 @@ def _load(requests: IO[bytes], replies: IO[bytes]) -> OnnxTextEmbedder | None:
     """The first frame names the options; the reply is the provenance the files gave."""
     _, options = read_frame(requests)
     cpus = options.pop("cpus", None)
+    nice = options.pop("nice", 0)
     kind = options.pop("model", "minilm")
     try:
         if cpus:
             os.sched_setaffinity(0, set(cpus))
+        if nice:
+            os.nice(nice)
         embedder = make_local(kind, **options)
         provenance = embedder.load().provenance
     except Exception as exc:  # reported to the parent, which raises it there

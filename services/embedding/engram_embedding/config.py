@@ -24,6 +24,19 @@ class EmbeddingSettings(ServiceSettings, EmbedderSettings):
     minilm_cpus: frozenset[int] | None = Field(
         default=None, description="CPUs the model's process is pinned to (Linux), e.g. [1]"
     )
+    bulk_model_process: bool = Field(
+        default=True,
+        description="bulk-lane texts go to a second model process, so an interactive request "
+        "never waits for a bulk call (it holds another copy of the model, ~100 MB); false for "
+        "one model process that both lanes take turns on",
+    )
+    bulk_model_nice: int = Field(
+        default=10,
+        ge=0,
+        le=19,
+        description="how much lower the bulk lane's model process runs (nice): the kernel gives "
+        "a core to interactive work first",
+    )
     batch_size: int = Field(default=64, ge=1, le=512, description="texts per embedder call")
     bulk_call_chars: int = Field(
         default=1500,
@@ -41,3 +54,11 @@ class EmbeddingSettings(ServiceSettings, EmbedderSettings):
             if self.minilm_own_process:
                 options.update(own_process=True, cpus=self.minilm_cpus)
         return options
+
+    def bulk_embedder_options(self) -> dict[str, Any] | None:
+        """Options for the bulk lane's own model process, or None when the bulk lane shares
+        the interactive lane's embedder (no local model in a child process, or not wanted)."""
+        options = self.embedder_options()
+        if not (options.get("own_process") and self.bulk_model_process):
+            return None
+        return {**options, "nice": self.bulk_model_nice}

@@ -37,9 +37,16 @@ def create_app(
 
     async def register(rt: ConnectedRuntime, app: FastAPI) -> None:
         embedder = make_embedder(settings.embedder, **settings.embedder_options())
+        bulk_options = settings.bulk_embedder_options()
         metrics = PipelineMetrics(SERVICE, rt.meter_provider)
         requests = EmbeddingRequests(
-            embedder, settings.batch_size, metrics, bulk_call_chars=settings.bulk_call_chars
+            embedder,
+            settings.batch_size,
+            metrics,
+            bulk_call_chars=settings.bulk_call_chars,
+            bulk_embedder=(
+                make_embedder(settings.embedder, **bulk_options) if bulk_options else None
+            ),
         )
         handlers = EmbeddingHandlers(requests)
         for requested in (EMBEDDING_REQUESTED, EMBEDDING_BULK_REQUESTED):

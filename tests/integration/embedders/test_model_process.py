@@ -84,6 +84,20 @@ async def test_the_child_runs_on_the_cpus_it_was_given() -> None:
     await embedder.aclose()
 
 
+async def test_the_child_runs_at_the_lower_priority_it_was_given() -> None:
+    embedder = ProcessModelEmbedder(nice=7)
+    await embedder.embed(TEXTS[:1])
+    assert embedder.pid is not None
+    assert os.getpriority(os.PRIO_PROCESS, embedder.pid) == os.getpriority(os.PRIO_PROCESS, 0) + 7
+    await embedder.aclose()
+
+
+@pytest.mark.parametrize("nice", [-1, 20])
+def test_nice_is_a_lower_priority_within_what_the_kernel_allows(nice: int) -> None:
+    with pytest.raises(ValueError, match="nice"):
+        ProcessModelEmbedder(nice=nice)
+
+
 @pytest.mark.parametrize("cpus", [frozenset(), frozenset({os.cpu_count() or 1})])
 def test_cpus_must_name_cpus_of_this_machine(cpus: frozenset[int]) -> None:
     with pytest.raises(ValueError, match="cpus"):

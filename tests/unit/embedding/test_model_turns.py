@@ -119,3 +119,23 @@ async def test_a_cancelled_waiter_passes_its_turn_on() -> None:
     await asyncio.gather(first, last)
     assert doomed.cancelled()
     assert order == ["first", "last"]
+
+
+async def test_with_a_model_of_its_own_the_bulk_lane_never_holds_up_an_interactive_request() -> (
+    None
+):
+    shared, bulk_model = GatedEmbedder(), GatedEmbedder()
+    shared.release.set()
+    requests = EmbeddingRequests(shared, batch_size=1, bulk_embedder=bulk_model)
+    requests.prepare([request("bulk", "bulk one"), request("bulk", "bulk two")])
+    await settle()
+    assert bulk_model.order == ["bulk one", "bulk two"], "the bulk model's calls, held"
+    single = request("interactive", "single")
+    [answered] = await requests.answer_run([single])
+    assert not isinstance(answered, BaseException)
+    assert shared.order == ["single"], "answered while the bulk call was still running"
+    bulk_model.release.set()
+    answers = await requests.answer_run([request("bulk", "bulk three")])
+    assert not any(isinstance(answer, BaseException) for answer in answers)
+    assert sorted(bulk_model.order) == ["bulk one", "bulk three", "bulk two"]
+    assert shared.order == ["single"], "bulk texts never reach the interactive model"

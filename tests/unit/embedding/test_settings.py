@@ -25,3 +25,25 @@ def test_minilm_runs_in_its_own_process_unless_told_otherwise() -> None:
 def test_model_cpus_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ENGRAM_EMBEDDING_MINILM_CPUS", "[1]")
     assert EmbeddingSettings().embedder_options()["cpus"] == frozenset({1})
+
+
+def test_the_bulk_lane_gets_a_model_process_of_its_own_at_a_lower_priority() -> None:
+    options = EmbeddingSettings(embedder="minilm").bulk_embedder_options()
+    assert options == {**EmbeddingSettings(embedder="minilm").embedder_options(), "nice": 10}
+    assert EmbeddingSettings(bulk_model_process=False).bulk_embedder_options() is None
+    assert EmbeddingSettings(bulk_model_nice=3).bulk_embedder_options() == {
+        **EmbeddingSettings().embedder_options(),
+        "nice": 3,
+    }
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        EmbeddingSettings(embedder="hashing"),
+        EmbeddingSettings(embedder="minilm", minilm_own_process=False),
+    ],
+    ids=["no local model", "model in the service's process"],
+)
+def test_without_a_model_process_both_lanes_share_the_embedder(settings: EmbeddingSettings) -> None:
+    assert settings.bulk_embedder_options() is None

@@ -9,6 +9,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Sequence
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
@@ -54,8 +55,12 @@ class EmbeddingRequests:
         metrics: PipelineMetrics | None = None,
         *,
         bulk_call_chars: int | None = None,
+        bulk_embedder: Embedder | None = None,
     ) -> None:
         self.embedder = embedder
+        self.bulk_embedder = bulk_embedder
+        """The bulk lane's own model (same files, lower CPU priority), or None to share
+        `embedder` with the interactive lane, taking turns."""
         self.batch_size = batch_size
         self.bulk_call_chars = bulk_call_chars
         """Characters of text per bulk model call (None: `batch_size` texts only): the longest
@@ -68,12 +73,14 @@ class EmbeddingRequests:
         self.embed_calls = 0
 
     async def _embed(self, texts: list[str], *, bulk: bool = False) -> Embeddings:
-        """One embedder call when the model is ours (interactive calls first), counted: texts,
-        batch size and duration per model."""
-        async with self.turns.turn(bulk=bulk):
+        """One embedder call when the model is ours (interactive calls first; the bulk lane's
+        own model, when it has one, runs beside), counted: texts, batch size and duration per
+        model."""
+        own = self.bulk_embedder if bulk else None
+        async with nullcontext() if own is not None else self.turns.turn(bulk=bulk):
             self.embed_calls += 1
             started = time.perf_counter()
-            result = await self.embedder.embed(texts)
+            result = await (own or self.embedder).embed(texts)
         self.metrics.embedded(
             model=result.provenance.model_id,
             batch_size=len(texts),
