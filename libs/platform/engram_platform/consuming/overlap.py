@@ -48,7 +48,9 @@ class BatchSteps(Protocol):
 
     async def prepare_batch(self, records: Sequence[Any]) -> PreparedBatch: ...
 
-    async def complete_batch(self, batch: PreparedBatch) -> list[Outcome]: ...
+    async def complete_batch(
+        self, batch: PreparedBatch, *, interactive: bool = False
+    ) -> list[Outcome]: ...
 
 
 class UpstreamFailed(Exception):
@@ -77,8 +79,11 @@ def _bounds(records: Sequence[Any]) -> tuple[dict[TopicPartition, int], dict[Top
 class OverlappedFetches:
     """Completes each fetch after the one before it, while the next is read and prepared."""
 
-    def __init__(self, steps: BatchSteps) -> None:
+    def __init__(self, steps: BatchSteps, *, interactive: bool = False) -> None:
         self.steps = steps
+        self.interactive = interactive
+        """Whether these are the interactive lane's fetches (marked in flight while completed,
+        so the bulk lane gives way)."""
         self._in_flight: _Fetch | None = None
 
     async def on_fetch(self, records: Sequence[Any], kafka: KafkaPositions) -> None:
@@ -132,7 +137,7 @@ class OverlappedFetches:
             if _failed(previous.task):
                 raise UpstreamFailed()
         try:
-            await self.steps.complete_batch(batch)
+            await self.steps.complete_batch(batch, interactive=self.interactive)
         except Exception:
             log.exception(
                 "a fetch failed; reading it again", extra={"records": len(batch.outcomes)}
