@@ -14,7 +14,6 @@ from engram_embedding.service.requests import EmbeddingRequests
 from engram_events import Envelope, new_event
 from engram_events.catalog import EMBEDDING_BULK_REQUESTED, EMBEDDING_REQUESTED
 from engram_events.payloads.embeddings import EmbeddingRequested, TextItem
-from engram_platform.give_way import bulk_lane
 from tests.unit.memory.fakes import CountingEmbedder
 
 pytestmark = pytest.mark.unit
@@ -140,23 +139,3 @@ async def test_with_a_model_of_its_own_the_bulk_lane_never_holds_up_an_interacti
     assert not any(isinstance(answer, BaseException) for answer in answers)
     assert sorted(bulk_model.order) == ["bulk one", "bulk three", "bulk two"]
     assert shared.order == ["single"], "bulk texts never reach the interactive model"
-
-
-class CountedTurns:
-    """Counts the bulk lane's yield points."""
-
-    def __init__(self) -> None:
-        self.given = 0
-
-    async def give_way(self) -> None:
-        self.given += 1
-
-
-async def test_answering_a_bulk_run_gives_way_before_each_answer() -> None:
-    embedder = GatedEmbedder()
-    embedder.release.set()
-    requests = EmbeddingRequests(embedder, batch_size=64)
-    turns = CountedTurns()
-    with bulk_lane(turns):
-        answers = await requests.answer_run([request("bulk", f"bulk {n}") for n in range(3)])
-    assert len(answers) == 3 and turns.given == 3

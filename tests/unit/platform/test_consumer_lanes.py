@@ -179,35 +179,3 @@ async def test_a_pipelined_consumers_lanes_complete_their_fetches_apart() -> Non
     await consumer.drain()
     assert handled == ["single_1", "bulk_1"]
     assert bulk_positions.committed
-
-
-async def test_a_pipelined_consumers_interactive_fetch_is_in_flight_while_completed() -> None:
-    in_flight: dict[str, bool] = {}
-    broker, db = SubscribingBroker(), Database()
-    consumer = Consumer(
-        service="embedding",
-        broker=broker,  # type: ignore[arg-type]  # a fake of the calls the consumer makes
-        db=db,
-        outbox=Outbox(db),
-        topic_prefix=PREFIX,
-        delivery=Pipelined(every=10),
-        sleep=no_sleep,
-    )
-
-    async def handle(event: Envelope[Any]) -> list[Envelope[Any]]:
-        in_flight[event.payload.memory_id] = consumer.turns.interactive_in_flight
-        return []
-
-    for kind in (MEMORY_WRITE_REQUESTED, MEMORY_BULK_WRITE_REQUESTED):
-        consumer.on(kind, handle)
-    consumer.subscribe()
-    readers = {topics[0].removeprefix(PREFIX): reader for topics, reader in broker.handlers}
-    await readers["engram.memories.v1"](
-        Fetched(write(MEMORY_WRITE_REQUESTED, "single_1", 0), Positions())
-    )
-    await readers["engram.memories-bulk.v1"](
-        Fetched(write(MEMORY_BULK_WRITE_REQUESTED, "bulk_1", 0), Positions())
-    )
-    await consumer.drain()
-    assert in_flight == {"single_1": True, "bulk_1": False}
-    assert consumer.turns.part_size() == consumer.turns.bulk_part, "the bulk lane now gives way"

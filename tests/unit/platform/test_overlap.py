@@ -44,9 +44,7 @@ class Steps:
         self.release[name] = asyncio.Event()
         return PreparedBatch(outcomes=[None] * len(records), work=[(0, records[0], name)])
 
-    async def complete_batch(
-        self, batch: PreparedBatch, *, interactive: bool = False
-    ) -> list[Outcome]:
+    async def complete_batch(self, batch: PreparedBatch) -> list[Outcome]:
         name = batch.work[0][2]
         await self.release[name].wait()  # type: ignore[index]
         if name in self.failing:

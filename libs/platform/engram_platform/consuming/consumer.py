@@ -214,7 +214,7 @@ class Consumer:
         """What one lane's subscriber runs per fetch: its own overlapped fetches when pipelined,
         else the batch, marked in flight on the interactive lane so the bulk lane waits; the
         bulk lane's fetches run with its yield points live (see `engram_platform.give_way`)."""
-        overlapped = OverlappedFetches(self, interactive=interactive) if self.pipelined else None
+        overlapped = OverlappedFetches(self) if self.pipelined else None
         if overlapped is not None:
             self.fetches.append(overlapped)
 
@@ -244,7 +244,11 @@ class Consumer:
 
         Raises only when the DLQ or the database is unreachable; the batch is then redelivered.
         """
-        return await self.complete_batch(await self.prepare_batch(records), interactive=interactive)
+        batch = await self.prepare_batch(records)
+        if not (interactive and batch.work):
+            return await self.complete_batch(batch)
+        with self.turns.interactive():
+            return await self.complete_batch(batch)
 
     async def prepare_batch(self, records: Sequence[Any]) -> PreparedBatch:
         """Decode, dead-letter the undecodable, skip what was applied, and tell the look-ahead
@@ -282,17 +286,7 @@ class Consumer:
         lanes are different topics, so no partition's order changes)."""
         return str(work[1].topic).removeprefix(self.prefix) in BULK_TOPICS
 
-    async def complete_batch(
-        self, batch: PreparedBatch, *, interactive: bool = False
-    ) -> list[Outcome]:
-        """Handle a prepared batch's work, deliver its events, and mark its inputs; an
-        `interactive` lane's batch with inputs to handle is marked in flight meanwhile."""
-        if not (interactive and batch.work):
-            return await self._complete(batch)
-        with self.turns.interactive():
-            return await self._complete(batch)
-
-    async def _complete(self, batch: PreparedBatch) -> list[Outcome]:
+    async def complete_batch(self, batch: PreparedBatch) -> list[Outcome]:
         """Handle a prepared batch's work, deliver its events, and mark its inputs."""
         pending = Pending()
         outcomes, finished = batch.outcomes, batch.finished

@@ -48,9 +48,7 @@ class BatchSteps(Protocol):
 
     async def prepare_batch(self, records: Sequence[Any]) -> PreparedBatch: ...
 
-    async def complete_batch(
-        self, batch: PreparedBatch, *, interactive: bool = False
-    ) -> list[Outcome]: ...
+    async def complete_batch(self, batch: PreparedBatch) -> list[Outcome]: ...
 
 
 class UpstreamFailed(Exception):
@@ -79,11 +77,8 @@ def _bounds(records: Sequence[Any]) -> tuple[dict[TopicPartition, int], dict[Top
 class OverlappedFetches:
     """Completes each fetch after the one before it, while the next is read and prepared."""
 
-    def __init__(self, steps: BatchSteps, *, interactive: bool = False) -> None:
+    def __init__(self, steps: BatchSteps) -> None:
         self.steps = steps
-        self.interactive = interactive
-        """Whether these are the interactive lane's fetches (marked in flight while completed,
-        so the bulk lane gives way)."""
         self._in_flight: _Fetch | None = None
 
     async def on_fetch(self, records: Sequence[Any], kafka: KafkaPositions) -> None:
@@ -137,7 +132,7 @@ class OverlappedFetches:
             if _failed(previous.task):
                 raise UpstreamFailed()
         try:
-            await self.steps.complete_batch(batch, interactive=self.interactive)
+            await self.steps.complete_batch(batch)
         except Exception:
             log.exception(
                 "a fetch failed; reading it again", extra={"records": len(batch.outcomes)}

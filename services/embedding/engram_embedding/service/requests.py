@@ -26,7 +26,6 @@ from engram_events.payloads.embeddings import (
     EmbeddingRequested,
     VectorProvenance,
 )
-from engram_platform.give_way import give_way
 from engram_platform.metrics import PipelineMetrics
 
 log = logging.getLogger(__name__)
@@ -153,14 +152,12 @@ class EmbeddingRequests:
     ) -> list[list[Envelope[Any]] | BaseException]:
         """A run of requests: those not queued by `prepare` are queued now, every batch at
         once, and each request is answered as soon as its batch is embedded, while the next
-        ones embed; on the bulk lane, each answer is a yield point (building one holds the loop
-        for its vectors). A request whose batch or answer fails is returned as its exception (the
+        ones embed. A request whose batch or answer fails is returned as its exception (the
         consumer sends it back to the single route)."""
         self._queue([e for e in events if str(e.event_id) not in self._ahead])
         results: list[list[Envelope[Any]] | BaseException] = []
         try:
             for event in events:
-                await give_way()
                 try:
                     await self._ahead.pop(str(event.event_id))
                     results.append(await self.answer(event))
