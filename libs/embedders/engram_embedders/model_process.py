@@ -67,6 +67,8 @@ class ProcessModelEmbedder:
             raise ValueError("pinning the model to cpus needs Linux (os.sched_setaffinity)")
         if cpus is not None and not all(0 <= cpu < (os.cpu_count() or 1) for cpu in cpus):
             raise ValueError(f"cpus {sorted(cpus)} are not all on this machine of {os.cpu_count()}")
+        self.nice = nice
+        """How much lower than its parent the child runs."""
         self._options = {
             **model_options,
             "model": model,

@@ -22,6 +22,19 @@ PUBLISH_EVERY_BATCHES = 1
 stream and does not crowd the model's core in bursts."""
 
 
+def embedding_requests(settings: EmbeddingSettings, metrics: PipelineMetrics) -> EmbeddingRequests:
+    """The use case over the configured embedder, with the bulk lane's own model process when
+    there is one (no model starts until its first call)."""
+    bulk_options = settings.bulk_embedder_options()
+    return EmbeddingRequests(
+        make_embedder(settings.embedder, **settings.embedder_options()),
+        settings.batch_size,
+        metrics,
+        bulk_call_chars=settings.bulk_call_chars,
+        bulk_embedder=make_embedder(settings.embedder, **bulk_options) if bulk_options else None,
+    )
+
+
 def create_app(
     settings: EmbeddingSettings | None = None, *, install_global: bool = True
 ) -> FastAPI:
@@ -36,18 +49,7 @@ def create_app(
     )
 
     async def register(rt: ConnectedRuntime, app: FastAPI) -> None:
-        embedder = make_embedder(settings.embedder, **settings.embedder_options())
-        bulk_options = settings.bulk_embedder_options()
-        metrics = PipelineMetrics(SERVICE, rt.meter_provider)
-        requests = EmbeddingRequests(
-            embedder,
-            settings.batch_size,
-            metrics,
-            bulk_call_chars=settings.bulk_call_chars,
-            bulk_embedder=(
-                make_embedder(settings.embedder, **bulk_options) if bulk_options else None
-            ),
-        )
+        requests = embedding_requests(settings, PipelineMetrics(SERVICE, rt.meter_provider))
         handlers = EmbeddingHandlers(requests)
         for requested in (EMBEDDING_REQUESTED, EMBEDDING_BULK_REQUESTED):
             rt.consumer.on(

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from engram_embedders.model_process import ProcessModelEmbedder
 from engram_embedding.config import EmbeddingSettings
+from engram_embedding.main import embedding_requests
+from engram_platform.metrics import PipelineMetrics
 
 pytestmark = pytest.mark.unit
 
@@ -47,3 +50,12 @@ def test_the_bulk_lane_gets_a_model_process_of_its_own_at_a_lower_priority() -> 
 )
 def test_without_a_model_process_both_lanes_share_the_embedder(settings: EmbeddingSettings) -> None:
     assert settings.bulk_embedder_options() is None
+
+
+def test_the_service_embeds_its_bulk_lane_on_a_model_process_of_its_own() -> None:
+    requests = embedding_requests(EmbeddingSettings(embedder="minilm"), PipelineMetrics("probe"))
+    assert isinstance(requests.embedder, ProcessModelEmbedder) and requests.embedder.nice == 0
+    assert isinstance(requests.bulk_embedder, ProcessModelEmbedder)
+    assert requests.bulk_embedder is not requests.embedder and requests.bulk_embedder.nice == 10
+    hashing = embedding_requests(EmbeddingSettings(embedder="hashing"), PipelineMetrics("probe"))
+    assert hashing.bulk_embedder is None
