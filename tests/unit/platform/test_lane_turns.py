@@ -177,12 +177,18 @@ class Rests:
         self.clock.now += seconds
 
 
-async def test_while_interactive_batches_come_the_bulk_lane_rests_for_its_share() -> None:
+def paced(share: float) -> tuple[Any, Working, Rests, Clock]:
+    """A consumer whose handlers take clock time and whose bulk lane runs at `share`."""
     clock = Clock()
     handlers = Working(clock)
     consumer, _ = consumer_for(handlers)
     rests = Rests(clock)
-    consumer.turns = LaneTurns(bulk_part=2, bulk_share=0.75, clock=clock, sleep=rests)
+    consumer.turns = LaneTurns(bulk_part=2, bulk_share=share, clock=clock, sleep=rests)
+    return consumer, handlers, rests, clock
+
+
+async def test_while_interactive_batches_come_the_bulk_lane_rests_for_its_share() -> None:
+    consumer, handlers, rests, _ = paced(0.75)
     with consumer.turns.interactive():
         pass
     assert await consumer.process_batch(bulk(6)) == [Outcome.APPLIED] * 6
@@ -192,22 +198,14 @@ async def test_while_interactive_batches_come_the_bulk_lane_rests_for_its_share(
 
 
 async def test_alone_the_bulk_lane_never_rests() -> None:
-    clock = Clock()
-    handlers = Working(clock)
-    consumer, _ = consumer_for(handlers)
-    rests = Rests(clock)
-    consumer.turns = LaneTurns(bulk_part=2, bulk_share=0.5, clock=clock, sleep=rests)
+    consumer, handlers, rests, _ = paced(0.5)
     assert await consumer.process_batch(bulk(6)) == [Outcome.APPLIED] * 6
     assert handlers.calls == [6]
     assert rests.taken == []
 
 
 async def test_the_wait_for_the_next_fetch_is_not_counted_as_bulk_work() -> None:
-    clock = Clock()
-    handlers = Working(clock)
-    consumer, _ = consumer_for(handlers)
-    rests = Rests(clock)
-    consumer.turns = LaneTurns(bulk_part=2, bulk_share=0.5, clock=clock, sleep=rests)
+    consumer, _, rests, clock = paced(0.5)
     with consumer.turns.interactive():
         pass
     await consumer.process_batch(bulk(2))
