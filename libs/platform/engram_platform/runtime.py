@@ -107,6 +107,7 @@ class Runtime:
             batch_size=self.batch_size or settings.consumer_batch_size,
             batch_timeout_ms=self.batch_timeout_ms,
             poll_ms=settings.consumer_poll_ms,
+            heartbeat_ms=settings.consumer_heartbeat_ms,
             bulk_part=settings.consumer_bulk_part,
             bulk_share=settings.consumer_bulk_share,
             tracer_provider=self.tracer_provider,

@@ -163,6 +163,15 @@ class ServiceSettings(BaseSettings):
         "long and fetches again (FastStream's batch subscriber): the most an arriving event "
         "waits; the bulk lane polls every 50 ms",
     )
+    consumer_heartbeat_ms: int = Field(
+        default=500,
+        ge=100,
+        le=3000,
+        validation_alias=AliasChoices("ENGRAM_CONSUMER_HEARTBEAT_MS", "consumer_heartbeat_ms"),
+        description="how often each consumer heartbeats its group: a member that joins or "
+        "leaves (a start, a restart, a scale-out) holds every lane of the group until the "
+        "others' next heartbeat, so this is the longest a rebalance waits for them",
+    )
     relay_interval_seconds: float = Field(default=0.05, gt=0)
     outbox_relay: bool = Field(
         default=True,

@@ -20,6 +20,8 @@ from engram_events.payloads.memories import MemoryWriteRequested
 from engram_platform.consuming import BatchResult, Consumer, Outcome
 from engram_platform.consuming.delivery import Pipelined
 from engram_platform.outbox import Outbox
+from engram_platform.runtime import Runtime
+from engram_platform.settings import ServiceSettings
 from tests.support.parked import InMemoryParkedInputs
 from tests.unit.platform.test_consumer_batch import Broker, Database, Record, no_sleep
 
@@ -33,9 +35,11 @@ class SubscribingBroker(Broker):
 
     subscribed: list[tuple[tuple[str, ...], str]] = field(default_factory=list)
     handlers: list[tuple[tuple[str, ...], Callable[[Any], Any]]] = field(default_factory=list)
+    options: list[dict[str, Any]] = field(default_factory=list)
 
-    def subscriber(self, *topics: str, group_id: str, **_: Any) -> Callable[[Any], Any]:
+    def subscriber(self, *topics: str, group_id: str, **options: Any) -> Callable[[Any], Any]:
         self.subscribed.append((topics, group_id))
+        self.options.append(options)
 
         def keep(handler: Callable[[Any], Any]) -> Callable[[Any], Any]:
             self.handlers.append((topics, handler))
@@ -93,6 +97,25 @@ def test_each_lane_has_a_subscriber_of_its_own_in_the_services_group() -> None:
         ),
         ((f"{PREFIX}engram.embeddings.v1", f"{PREFIX}engram.memories.v1"), consumer.group_id),
     ]
+
+
+def test_every_lane_heartbeats_its_group_at_the_configured_interval() -> None:
+    consumer, broker = consumer_for(Handlers())
+    consumer.heartbeat_ms = 700
+    consumer.subscribe()
+    assert [o["heartbeat_interval_ms"] for o in broker.options] == [700, 700]
+
+
+async def test_the_runtime_gives_its_consumer_the_configured_heartbeat() -> None:
+    settings = ServiceSettings(
+        tracing_enabled=False, metrics_enabled=False, consumer_heartbeat_ms=800
+    )
+    assert (
+        ServiceSettings(tracing_enabled=False, metrics_enabled=False).consumer_heartbeat_ms == 500
+    )
+    runtime = Runtime.build("probe", settings, install_global=False)
+    async with runtime.connected() as connected:
+        assert connected.consumer.heartbeat_ms == 800
 
 
 def test_a_consumer_without_a_bulk_lane_keeps_one_subscriber() -> None:

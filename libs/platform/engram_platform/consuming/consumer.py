@@ -96,6 +96,7 @@ class Consumer:
         batch_size: int = 100,
         batch_timeout_ms: int = BULK_POLL_MS,
         poll_ms: int = 5,
+        heartbeat_ms: int = 500,
         bulk_part: int = 50,
         bulk_share: float = 1.0,
         tracer_provider: TracerProvider | None = None,
@@ -112,6 +113,7 @@ class Consumer:
         self.batch_size = max(1, batch_size)
         self.batch_timeout_ms = batch_timeout_ms
         self.poll_ms = poll_ms
+        self.heartbeat_ms = heartbeat_ms
         self.routes = Routes(topic_prefix)
         self.turns = LaneTurns(bulk_part=bulk_part, bulk_share=bulk_share)
         self.metrics = metrics or ConsumerMetrics(service)
@@ -205,6 +207,7 @@ class Consumer:
                 ack_policy=AckPolicy.MANUAL if self.pipelined else AckPolicy.NACK_ON_ERROR,
                 auto_offset_reset=auto_offset_reset,
                 max_poll_interval_ms=10 * 60 * 1000,
+                heartbeat_interval_ms=self.heartbeat_ms,
                 decoder=_undecoded,
             )(self._lane_reader(interactive=interactive, bulk=bulk))
 
