@@ -13,7 +13,7 @@ from motor.motor_asyncio import AsyncIOMotorClient
 from engram_devstack import free_port
 from tests.conftest import Infra
 from tests.integration.memory.conftest import MemoryStack
-from tests.support.services import ServiceProcess
+from tests.support.services import ServiceProcess, start_together
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -59,9 +59,10 @@ def start_stack(
             "ENGRAM_MEMORY_VECTOR_PATH": str(tmp_path / "vectors"),
             **extra,
         }
-        embedding = service("embedding", **env)
-        memory = service("memory", **env)
-        gateway = service("gateway", ENGRAM_GATEWAY_MEMORY_URL=memory.url, **env)
+        embedding = service("embedding", start=False, **env)
+        memory = service("memory", start=False, **env)
+        gateway = service("gateway", start=False, ENGRAM_GATEWAY_MEMORY_URL=memory.url, **env)
+        start_together(embedding, memory, gateway)
         return MemoryStack(gateway, memory, embedding, {**gateway.env, **env})
 
     yield start

@@ -11,7 +11,7 @@ import httpx
 from engram_devstack import free_port
 from tests.conftest import Infra
 from tests.support.retries import fast_retries
-from tests.support.services import ServiceProcess
+from tests.support.services import ServiceProcess, start_together
 from tests.support.tenants import create_tenant
 
 BACKENDS = ("ingest", "extraction", "embedding", "memory", "enrichment", "connectors")
@@ -74,15 +74,7 @@ def start_platform(infra: Infra, root: Path, **extra: str) -> Platform:
     services = {name: ServiceProcess(name, env, free_port(), logs) for name in BACKENDS}
     gateway_env = {**env, **{var: services[name].url for name, var in GATEWAY_URLS.items()}}
     services["gateway"] = ServiceProcess("gateway", gateway_env, free_port(), logs)
-    try:
-        for proc in services.values():
-            proc.start(wait=False)
-        for proc in services.values():
-            proc.wait_ready(120)
-    except Exception:
-        for proc in services.values():
-            proc.stop()
-        raise
+    start_together(*services.values(), timeout=120)
     key = create_tenant(env, "e2e")
     return Platform(
         url=services["gateway"].url,

@@ -131,3 +131,17 @@ class ServiceProcess:
     def logs(self) -> str:
         """Everything the service logged (tests grep it for canaries)."""
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+def start_together(*procs: ServiceProcess, timeout: float = 60.0) -> None:
+    """Spawn every process before waiting on any, so their start-ups overlap (a three-service
+    stack is ready in about half the time); on a failure, stop them all and raise."""
+    try:
+        for proc in procs:
+            proc.start(wait=False)
+        for proc in procs:
+            proc.wait_ready(timeout)
+    except Exception:
+        for proc in procs:
+            proc.stop()
+        raise

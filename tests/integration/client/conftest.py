@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from engram_devstack import free_port
-from tests.support.services import ServiceProcess
+from tests.support.services import ServiceProcess, start_together
 from tests.support.tenants import create_tenant
 
 
@@ -57,16 +57,18 @@ def lone_gateway(service: Callable[..., ServiceProcess]) -> Stack:
 @pytest.fixture
 def pipeline(service: Callable[..., ServiceProcess]) -> Stack:
     """Gateway, ingest and extraction: documents reach `extracted` and become records."""
-    ingest = service("ingest")
-    extraction = service("extraction")
+    ingest = service("ingest", start=False)
+    extraction = service("extraction", start=False)
     dead = f"http://127.0.0.1:{free_port()}"
     gateway = service(
         "gateway",
+        start=False,
         ENGRAM_GATEWAY_INGEST_URL=ingest.url,
         ENGRAM_GATEWAY_EXTRACTION_URL=extraction.url,
         ENGRAM_GATEWAY_ENRICHMENT_URL=dead,
         ENGRAM_GATEWAY_MEMORY_URL=dead,
     )
+    start_together(ingest, extraction, gateway)
     return Stack(gateway, create_tenant(gateway.env))
 
 
@@ -78,9 +80,10 @@ def memory_stack(service: Callable[..., ServiceProcess], tmp_path: Path) -> Stac
         "ENGRAM_MEMORY_EMBEDDER": "hashing",
         "ENGRAM_MEMORY_VECTOR_PATH": str(tmp_path / "vectors"),
     }
-    service("embedding", **env)
-    memory = service("memory", **env)
-    gateway = service("gateway", ENGRAM_GATEWAY_MEMORY_URL=memory.url, **env)
+    embedding = service("embedding", start=False, **env)
+    memory = service("memory", start=False, **env)
+    gateway = service("gateway", start=False, ENGRAM_GATEWAY_MEMORY_URL=memory.url, **env)
+    start_together(embedding, memory, gateway)
     return Stack(gateway, create_tenant(gateway.env))
 
 
@@ -94,8 +97,11 @@ def full_stack(service: Callable[..., ServiceProcess], tmp_path: Path) -> Stack:
         "ENGRAM_MEMORY_VECTOR_PATH": str(tmp_path / "memory-vectors"),
         "ENGRAM_ENRICHMENT_VECTOR_PATH": str(tmp_path / "knowledge-vectors"),
     }
-    urls = {}
-    for name in ("ingest", "extraction", "enrichment", "embedding", "memory"):
-        urls[f"ENGRAM_GATEWAY_{name.upper()}_URL"] = service(name, **env).url
-    gateway = service("gateway", **urls, **env)
+    backends = [
+        service(name, start=False, **env)
+        for name in ("ingest", "extraction", "enrichment", "embedding", "memory")
+    ]
+    urls = {f"ENGRAM_GATEWAY_{proc.name.upper()}_URL": proc.url for proc in backends}
+    gateway = service("gateway", start=False, **urls, **env)
+    start_together(*backends, gateway)
     return Stack(gateway, create_tenant(gateway.env))

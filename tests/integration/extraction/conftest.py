@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from tests.support.polling import until_async
-from tests.support.services import ServiceProcess
+from tests.support.services import ServiceProcess, start_together
 from tests.support.tenants import create_tenant
 
 
@@ -72,13 +72,15 @@ async def make_pipeline(
     clients: list[httpx.AsyncClient] = []
 
     async def make(**extraction_env: str) -> Pipeline:
-        ingest = service("ingest")
-        extraction = service("extraction", **extraction_env)
+        ingest = service("ingest", start=False)
+        extraction = service("extraction", start=False, **extraction_env)
         gateway = service(
             "gateway",
+            start=False,
             ENGRAM_GATEWAY_INGEST_URL=ingest.url,
             ENGRAM_GATEWAY_EXTRACTION_URL=extraction.url,
         )
+        start_together(ingest, extraction, gateway)
         key = create_tenant(gateway.env)
         client = httpx.AsyncClient(
             base_url=gateway.url, headers={"Authorization": f"Bearer {key}"}, timeout=30.0
