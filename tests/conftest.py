@@ -96,16 +96,26 @@ def own_servers(state: Path, heap_mb: int = 1536) -> Iterator[tuple[Any, Any]]:
             server.stop()
 
 
-@pytest.fixture
-def names() -> dict[str, str]:
+def unique_names() -> dict[str, str]:
     """A unique topic and database prefix, so tests never see each other's data."""
     tag = uuid.uuid4().hex[:10]
     return {"ENGRAM_TOPIC_PREFIX": f"t{tag}.", "ENGRAM_DATABASE_PREFIX": f"t{tag}_"}
 
 
 @pytest.fixture
+def names() -> dict[str, str]:
+    """The test's own topic and database prefix."""
+    return unique_names()
+
+
+@pytest.fixture
 def stack_env(infra: Infra, names: dict[str, str]) -> dict[str, str]:
-    """Environment for service processes under test."""
+    """Environment for the test's service processes."""
+    return service_env(infra, names)
+
+
+def service_env(infra: Infra, names: dict[str, str]) -> dict[str, str]:
+    """Environment for service processes under test: the servers, fast retries, the names."""
     return {
         "KAFKA_BOOTSTRAP_SERVERS": infra.bootstrap,
         "MONGODB_URI": infra.mongodb_uri,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -10,10 +11,9 @@ from typing import Any
 import pytest
 from motor.motor_asyncio import AsyncIOMotorClient
 
-from engram_devstack import free_port
-from tests.conftest import Infra
+from tests.conftest import Infra, service_env, unique_names
 from tests.integration.memory.conftest import MemoryStack
-from tests.support.services import ServiceProcess, start_together
+from tests.support.services import ServiceProcess, Services, start_together
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -24,18 +24,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture
-def service(stack_env: dict[str, str], tmp_path: Path) -> Iterator[Callable[..., ServiceProcess]]:
+def service(stack_env: dict[str, str], tmp_path: Path) -> Iterator[Services]:
     """Factory: `service("ingest", **env)` starts a process; all are stopped after the test."""
-    started: list[ServiceProcess] = []
+    services = Services(stack_env, tmp_path / "logs")
+    yield services
+    services.stop_all()
 
-    def make(name: str, *, start: bool = True, **extra: str) -> ServiceProcess:
-        proc = ServiceProcess(name, {**stack_env, **extra}, free_port(), tmp_path / "logs")
-        started.append(proc)
-        return proc.start() if start else proc
 
-    yield make
-    for proc in started:
-        proc.stop()
+@pytest.fixture(scope="module")
+def module_service(infra: Infra, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Services]:
+    """As `service`, on names of the module's own, for processes all its tests share."""
+    services = Services(service_env(infra, unique_names()), tmp_path_factory.mktemp("module"))
+    yield services
+    services.stop_all()
 
 
 @pytest.fixture
@@ -46,29 +47,44 @@ async def mongo_db(infra: Infra) -> AsyncIterator[Any]:
     client.close()
 
 
+def memory_stack_of(
+    service: Callable[..., ServiceProcess], vectors: Path, **extra: str
+) -> MemoryStack:
+    """Embedding, memory and gateway started together, with the hashing embedder unless
+    `extra` names another."""
+    env = {
+        "ENGRAM_EMBEDDING_EMBEDDER": "hashing",
+        "ENGRAM_MEMORY_EMBEDDER": "hashing",
+        "ENGRAM_MEMORY_VECTOR_PATH": str(vectors),
+        **extra,
+    }
+    embedding = service("embedding", start=False, **env)
+    memory = service("memory", start=False, **env)
+    gateway = service("gateway", start=False, ENGRAM_GATEWAY_MEMORY_URL=memory.url, **env)
+    start_together(embedding, memory, gateway)
+    return MemoryStack(gateway, memory, embedding, {**gateway.env, **env})
+
+
 @pytest.fixture
 def start_stack(
     service: Callable[..., ServiceProcess], tmp_path: Path
-) -> Iterator[Callable[..., MemoryStack]]:
+) -> Callable[..., MemoryStack]:
     """Factory: start embedding, memory and gateway with extra env (hashing embedder by default)."""
+    return functools.partial(memory_stack_of, service, tmp_path / "vectors")
 
-    def start(**extra: str) -> MemoryStack:
-        env = {
-            "ENGRAM_EMBEDDING_EMBEDDER": "hashing",
-            "ENGRAM_MEMORY_EMBEDDER": "hashing",
-            "ENGRAM_MEMORY_VECTOR_PATH": str(tmp_path / "vectors"),
-            **extra,
-        }
-        embedding = service("embedding", start=False, **env)
-        memory = service("memory", start=False, **env)
-        gateway = service("gateway", start=False, ENGRAM_GATEWAY_MEMORY_URL=memory.url, **env)
-        start_together(embedding, memory, gateway)
-        return MemoryStack(gateway, memory, embedding, {**gateway.env, **env})
 
-    yield start
+@pytest.fixture(scope="module")
+def shared_stack(module_service: Services, tmp_path_factory: pytest.TempPathFactory) -> MemoryStack:
+    """One memory stack for a module marked `shared_stack`."""
+    return memory_stack_of(module_service, tmp_path_factory.mktemp("stack") / "vectors")
 
 
 @pytest.fixture
-def stack(start_stack: Callable[..., MemoryStack]) -> MemoryStack:
-    """The stack with the hashing embedder (fast, deterministic)."""
+def stack(request: pytest.FixtureRequest, start_stack: Callable[..., MemoryStack]) -> MemoryStack:
+    """The stack with the hashing embedder (fast, deterministic): the test's own, or the
+    module's when it is marked `shared_stack` (its tests write under tenants of their own and
+    stop no process, so a stack per test would only cost its start)."""
+    if request.node.get_closest_marker("shared_stack"):
+        shared: MemoryStack = request.getfixturevalue("shared_stack")
+        return shared
     return start_stack()

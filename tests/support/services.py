@@ -15,6 +15,7 @@ from pathlib import Path
 
 import httpx
 
+from engram_devstack import free_port
 from engram_embedders.model_dir import MODEL_DIR_ENV
 from tests.support.internal import INTERNAL_TOKEN
 from tests.support.models import model_dir
@@ -145,3 +146,22 @@ def start_together(*procs: ServiceProcess, timeout: float = 60.0) -> None:
         for proc in procs:
             proc.stop()
         raise
+
+
+@dataclass
+class Services:
+    """Starts services on one environment (`services("ingest", **extra)`), each on a free port,
+    and stops every one it started."""
+
+    env: dict[str, str]
+    log_dir: Path
+    started: list[ServiceProcess] = field(default_factory=list)
+
+    def __call__(self, name: str, *, start: bool = True, **extra: str) -> ServiceProcess:
+        proc = ServiceProcess(name, {**self.env, **extra}, free_port(), self.log_dir)
+        self.started.append(proc)
+        return proc.start() if start else proc
+
+    def stop_all(self) -> None:
+        for proc in self.started:
+            proc.stop()

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from engram_devstack import free_port
+from tests.integration.memory.conftest import MemoryStack
 from tests.support.services import ServiceProcess, start_together
 from tests.support.tenants import create_tenant
 
@@ -73,18 +74,10 @@ def pipeline(service: Callable[..., ServiceProcess]) -> Stack:
 
 
 @pytest.fixture
-def memory_stack(service: Callable[..., ServiceProcess], tmp_path: Path) -> Stack:
-    """Gateway, memory and embedding with the deterministic hashing embedder."""
-    env = {
-        "ENGRAM_EMBEDDING_EMBEDDER": "hashing",
-        "ENGRAM_MEMORY_EMBEDDER": "hashing",
-        "ENGRAM_MEMORY_VECTOR_PATH": str(tmp_path / "vectors"),
-    }
-    embedding = service("embedding", start=False, **env)
-    memory = service("memory", start=False, **env)
-    gateway = service("gateway", start=False, ENGRAM_GATEWAY_MEMORY_URL=memory.url, **env)
-    start_together(embedding, memory, gateway)
-    return Stack(gateway, create_tenant(gateway.env))
+def memory_stack(stack: MemoryStack) -> Stack:
+    """Gateway, memory and embedding with the deterministic hashing embedder (see `stack`), and
+    a tenant of the test's own."""
+    return Stack(stack.gateway, create_tenant(stack.gateway.env))
 
 
 @pytest.fixture

@@ -12,6 +12,8 @@ import pytest
 from engram_client import AsyncEngramClient, Call, EngramClient, NotFound, ValidationFailed, models
 from tests.integration.client.conftest import Stack, engram
 
+pytestmark = pytest.mark.shared_stack
+
 
 def test_memory_lifecycle_through_the_client(memory_stack: Stack) -> None:
     with EngramClient(memory_stack.gateway.url, memory_stack.key) as client:

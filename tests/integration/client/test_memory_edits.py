@@ -16,6 +16,8 @@ from tests.integration.client.conftest import Stack
 from tests.support.polling import until
 from tests.support.tenants import create_tenant
 
+pytestmark = pytest.mark.shared_stack
+
 
 def _client(stack: Stack, key: str | None = None) -> httpx.Client:
     headers = {"Authorization": f"Bearer {key or stack.key}"}

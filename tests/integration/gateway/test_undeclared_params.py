@@ -7,9 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.integration.memory.conftest import MemoryStack, new_agent, wait_status, write
 from tests.support.internal import internal_headers
+
+pytestmark = pytest.mark.shared_stack
 
 PROBLEM = "application/problem+json"
 

@@ -10,10 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.integration.client.conftest import engram
 from tests.integration.memory.conftest import MemoryStack, new_agent
 from tests.support.polling import until
+
+pytestmark = pytest.mark.shared_stack
 
 MEMORIES = 600
 """Hundreds, not the issue's 10k: the integration tier keeps a test near a minute on a shared

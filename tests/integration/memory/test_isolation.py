@@ -6,6 +6,8 @@ import pytest
 
 from tests.integration.memory.conftest import MemoryStack, new_agent, wait_status, write
 
+pytestmark = pytest.mark.shared_stack
+
 PROBLEM = "application/problem+json"
 SECRET = "isolation-secret-contents-of-tenant-a"
 

@@ -12,6 +12,8 @@ import pytest
 from tests.integration.memory.conftest import MemoryStack, new_agent, wait_status, write
 from tests.integration.memory.test_hybrid_recall import recall, wait_active, write_all
 
+pytestmark = pytest.mark.shared_stack
+
 PROBLEM = "application/problem+json"
 BAD_FILTERS: list[Any] = [
     {"metadata": {"k": {"$gt": 1}}},

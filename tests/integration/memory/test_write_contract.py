@@ -11,8 +11,11 @@ import json
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.integration.memory.conftest import MemoryStack, new_agent, wait_status, write
+
+pytestmark = pytest.mark.shared_stack
 
 PROBLEM = "application/problem+json"
 BIG = 2**70
