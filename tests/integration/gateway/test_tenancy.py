@@ -13,9 +13,10 @@ from tests.support.tenants import create_tenant
 PROBLEM = "application/problem+json"
 
 
-@pytest.fixture
-def gateway(service: Callable[..., ServiceProcess]) -> ServiceProcess:
-    return service("gateway")
+@pytest.fixture(scope="module")
+def gateway(module_service: Callable[..., ServiceProcess]) -> ServiceProcess:
+    """One gateway for the module: each test makes tenants of its own."""
+    return module_service("gateway")
 
 
 def _client(gateway: ServiceProcess, key: str | None) -> httpx.Client:
