@@ -132,7 +132,7 @@ class RecordingCollection:
     async def bulk_write(self, requests: Sequence[Any], **kwargs: Any) -> Any:
         for request in requests:
             self._note(f"bulk_write.{type(request).__name__}", request._filter)
-        return SimpleNamespace(matched_count=0, modified_count=0, upserted_count=0)
+        return SimpleNamespace(matched_count=0, modified_count=0, upserted_count=0, upserted_ids={})
 
     async def insert_one(self, doc: Mapping[str, Any], **kwargs: Any) -> Any:
         return SimpleNamespace(inserted_id=doc.get("_id"))

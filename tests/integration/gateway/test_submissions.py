@@ -48,3 +48,28 @@ async def test_bulk_records_that_race_on_one_id_are_all_kept(mongo_db: Any) -> N
         await asyncio.gather(*(store.record_many("tnt_1", "memory", [row]) for row in rows))
         kept = await store.get("tnt_1", "memory", f"mem_{attempt}")
         assert kept is not None and kept["agent_id"].startswith("agt_")
+
+
+async def test_concurrent_records_go_in_trips_and_tell_new_kept_and_given_back(
+    mongo_db: Any,
+) -> None:
+    """On the real server: writes recorded together answer None for a new id, the row (its id at
+    least) for one already held, and the whole row for one given back (so the quota counts it
+    again). The local server stops an unordered bulk at its first failed write, so the held ids
+    after one given back are written alone."""
+    store = Submissions(mongo_db)
+    first = await asyncio.gather(*(store.record("tnt_1", "memory", f"m{n}") for n in range(6)))
+    assert first == [None] * 6
+    await store.release("tnt_1", "memory", "m1")
+    again = await asyncio.gather(
+        *(store.record("tnt_1", "memory", f"m{n}", agent_id="a1") for n in range(8))
+    )
+    assert again[0] == {"_id": "tnt_1:memory:m0", "tenant_id": "tnt_1"}
+    assert again[1] is not None and "released_at" in again[1]
+    held = again[2:6]
+    assert all(a is not None and a["_id"] == f"tnt_1:memory:m{n}" for n, a in enumerate(held, 2))
+    assert not any("released_at" in a for a in held if a is not None)
+    assert again[6:] == [None, None]
+    for n in range(8):
+        row = await store.get("tnt_1", "memory", f"m{n}")
+        assert row is not None and row["agent_id"] == "a1" and "released_at" not in row

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from types import SimpleNamespace
 from typing import Any
@@ -16,13 +17,16 @@ pytestmark = pytest.mark.unit
 
 
 class FakeCollection:
-    """`$set` upserts by `_id`; the first `races` writes fail as a concurrent insert makes them
-    fail on the local server (a duplicate key alone, a reply without `nModified` in bulk)."""
+    """Upserts by `_id` with `$set`/`$setOnInsert`, honouring a `released_at: {$exists: false}`
+    condition (a row it excludes makes the upsert's insert fail on the duplicate key); the first
+    `races` writes fail as a concurrent insert makes them fail on the local server (a duplicate
+    key alone, a reply without `nModified` in bulk, nothing written)."""
 
     def __init__(self, races: int = 0) -> None:
         self.rows: dict[str, dict[str, Any]] = {}
         self.races = races
         self.trips = 0
+        self.bulk_sizes: list[int] = []
 
     def _raced(self) -> bool:
         self.trips += 1
@@ -34,7 +38,14 @@ class FakeCollection:
     def _upsert(self, key: Mapping[str, Any], update: Mapping[str, Any]) -> dict[str, Any] | None:
         before = self.rows.get(key["_id"])
         before = dict(before) if before is not None else None
-        self.rows.setdefault(key["_id"], {"_id": key["_id"]}).update(update["$set"])
+        if before is not None and "released_at" in key and "released_at" in before:
+            raise DuplicateKeyError("E11000 duplicate key")
+        row = self.rows.setdefault(
+            key["_id"], {"_id": key["_id"], **update.get("$setOnInsert", {})}
+        )
+        row.update(update["$set"])
+        for field in update.get("$unset", {}):
+            row.pop(field, None)
         return before
 
     async def find_one_and_update(
@@ -46,13 +57,32 @@ class FakeCollection:
         return self._upsert(key, update)
 
     async def bulk_write(self, ops: list[UpdateOne], ordered: bool) -> SimpleNamespace:
+        self.bulk_sizes.append(len(ops))
         if self._raced():
             raise KeyError("nModified")
-        new = 0
-        for op in ops:
+        upserted, failed = {}, False
+        for index, op in enumerate(ops):
             assert isinstance(op._doc, Mapping), "the store sends $set documents, not pipelines"
-            new += self._upsert(op._filter, op._doc) is None
-        return SimpleNamespace(upserted_count=new)
+            try:
+                if self._upsert(op._filter, op._doc) is None:
+                    upserted[index] = op._filter["_id"]
+            except DuplicateKeyError:
+                failed = True
+        if failed:
+            raise KeyError("nModified")
+        return SimpleNamespace(upserted_count=len(upserted), upserted_ids=upserted)
+
+    def find(self, query: Mapping[str, Any], projection: Mapping[str, Any]) -> Any:
+        rows = [dict(self.rows[i]) for i in query["_id"]["$in"] if i in self.rows]
+
+        async def each() -> Any:
+            for row in rows:
+                yield row
+
+        return each()
+
+    async def find_one_and_release(self, item_id: str) -> None:
+        self.rows[item_id]["released_at"] = "then"
 
 
 def submissions(collection: FakeCollection) -> Submissions:
@@ -103,3 +133,43 @@ async def test_a_raced_bulk_write_still_answers_how_many_ids_are_new() -> None:
     await store.record("tnt_1", "memory", "m1")
     collection.races = 1
     assert await store.record_many("tnt_1", "memory", [("m1", {}), ("m2", {})]) == 1
+
+
+async def test_writes_arriving_while_a_trip_is_on_its_way_go_together_in_the_next() -> None:
+    collection = FakeCollection()
+    store = submissions(collection)
+    answers = await asyncio.gather(
+        *(store.record("tnt_1", "memory", f"m{n}", agent_id="a1") for n in range(5))
+    )
+    assert answers == [None] * 5
+    assert collection.bulk_sizes == [5]
+    again = await asyncio.gather(
+        store.record("tnt_1", "memory", "m0", agent_id="a1"),
+        store.record("tnt_2", "memory", "m0", agent_id="a2"),
+    )
+    assert again == [{"_id": "tnt_1:memory:m0", "tenant_id": "tnt_1"}, None]
+    assert sorted(collection.rows) == sorted(
+        [f"tnt_1:memory:m{n}" for n in range(5)] + ["tnt_2:memory:m0"]
+    )
+    assert collection.rows["tnt_2:memory:m0"]["agent_id"] == "a2"
+
+
+async def test_a_written_back_row_given_back_is_answered_whole_so_it_is_counted_again() -> None:
+    collection = FakeCollection()
+    store = submissions(collection)
+    await store.record("tnt_1", "memory", "m1")
+    await collection.find_one_and_release("tnt_1:memory:m1")
+    answers = await asyncio.gather(
+        store.record("tnt_1", "memory", "m1"), store.record("tnt_1", "memory", "m2")
+    )
+    assert answers[0] is not None and answers[0]["released_at"] == "then"
+    assert answers[1] is None, "the trip's other write is told apart by reading rows back"
+    assert "released_at" not in collection.rows["tnt_1:memory:m1"]
+
+
+async def test_a_trip_that_lost_a_race_writes_its_writes_alone() -> None:
+    collection = FakeCollection(races=1)
+    store = submissions(collection)
+    answers = await asyncio.gather(*(store.record("tnt_1", "memory", f"m{n}") for n in range(3)))
+    assert answers == [None] * 3
+    assert collection.trips == 4

@@ -2,14 +2,32 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from pymongo import ReturnDocument, UpdateOne
 from pymongo.errors import BulkWriteError, DuplicateKeyError
 
+from engram_gateway.domain.group_commit import GroupCommit
+
 SUBMISSIONS = "submissions"
+
+
+@dataclass(frozen=True)
+class _Write:
+    """One accepted write waiting for its trip."""
+
+    tenant_id: str
+    kind: str
+    item_id: str
+    fields: dict[str, Any]
+
+    @property
+    def key(self) -> str:
+        return f"{self.tenant_id}:{self.kind}:{self.item_id}"
 
 
 class Submissions:
@@ -17,12 +35,27 @@ class Submissions:
 
     def __init__(self, db: Any) -> None:
         self.collection = db[SUBMISSIONS]
+        self._together: GroupCommit[_Write, dict[str, Any] | None] = GroupCommit(self._trip)
 
     async def record(
         self, tenant_id: str, kind: str, item_id: str, **fields: Any
     ) -> dict[str, Any] | None:
         """Remember an accepted write (idempotent on its id); the noted version it replaced, or
         None when the id is new (so the quotas count it once).
+
+        Writes without a version (memories, conversations) that arrive while another trip is on
+        its way go together in the next, one bulk write (`GroupCommit`); for those the answer
+        is None when the id is new, only the row's id and tenant when it was there (and not
+        given back), and the whole row otherwise, as for a versioned write (a document's).
+        """
+        if "version" in fields:
+            return await self._alone(tenant_id, kind, item_id, fields)
+        return await self._together.submit(_Write(tenant_id, kind, item_id, fields))
+
+    async def _alone(
+        self, tenant_id: str, kind: str, item_id: str, fields: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """One write, answering the whole row it replaced.
 
         Two requests for one id (the same document name uploaded twice at once) race to insert
         it; the loser's upsert fails on the duplicate key and is retried as the update it now is.
@@ -32,6 +65,55 @@ class Submissions:
             return await self._replace(key, update)
         except DuplicateKeyError:
             return await self._replace(key, update)
+
+    async def _trip(self, writes: Sequence[_Write]) -> list[dict[str, Any] | None]:
+        """Writes in one unordered bulk that only inserts new ids or updates rows still held;
+        a write it did not take (a row given back, a lost insert race) goes alone after it.
+
+        Which writes it took is told by the reply, or, when the local server's reply to a bulk
+        with a failed write lacks `nModified` (pymongo raises a KeyError), by reading the rows
+        back: each write marks its row with the trip's token, and a row it inserted also with
+        `first_trip`."""
+        now, token = datetime.now(UTC), uuid.uuid4().hex[:16]
+        ops = []
+        for w in writes:
+            key, update = _upsert(w.tenant_id, w.kind, w.item_id, w.fields, now)
+            update["$set"]["trip"] = token
+            update["$setOnInsert"] = {"first_trip": token}
+            del update["$unset"]
+            ops.append(UpdateOne({**key, "released_at": {"$exists": False}}, update, upsert=True))
+        try:
+            result = await self.collection.bulk_write(ops, ordered=False)
+            new, untaken = set(result.upserted_ids), set()
+        except BulkWriteError as failed:
+            new = {u["index"] for u in failed.details.get("upserted", [])}
+            untaken = {e["index"] for e in failed.details.get("writeErrors", [])}
+        except KeyError:
+            new, untaken = await self._read_back(writes, token)
+        answers: list[dict[str, Any] | None] = []
+        for index, w in enumerate(writes):
+            if index in untaken:
+                answers.append(await self._alone(w.tenant_id, w.kind, w.item_id, w.fields))
+            else:
+                answers.append(None if index in new else {"_id": w.key, "tenant_id": w.tenant_id})
+        return answers
+
+    async def _read_back(self, writes: Sequence[_Write], token: str) -> tuple[set[int], set[int]]:
+        """Which of a trip's writes inserted their row, and which it did not take."""
+        rows = {
+            row["_id"]: row
+            async for row in self.collection.find(
+                {"_id": {"$in": [w.key for w in writes]}}, {"trip": 1, "first_trip": 1}
+            )
+        }
+        new, untaken = set(), set()
+        for index, w in enumerate(writes):
+            row = rows.get(w.key, {})
+            if row.get("trip") != token:
+                untaken.add(index)
+            elif row.get("first_trip") == token:
+                new.add(index)
+        return new, untaken
 
     async def _replace(self, key: dict[str, Any], update: dict[str, Any]) -> dict[str, Any] | None:
         before: dict[str, Any] | None = await self.collection.find_one_and_update(
@@ -61,7 +143,7 @@ class Submissions:
             result = await self.collection.bulk_write(updates, ordered=False)
             return int(result.upserted_count)
         except (BulkWriteError, KeyError):
-            previous = [await self.record(tenant_id, kind, i, **f) for i, f in items]
+            previous = [await self._alone(tenant_id, kind, i, f) for i, f in items]
             return sum(p is None for p in previous)
 
     async def release(self, tenant_id: str, kind: str, item_id: str) -> dict[str, Any] | None:
