@@ -3,6 +3,7 @@ when the memory service cannot be asked, the write is queued anyway."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -112,3 +113,61 @@ async def test_without_the_memory_service_the_write_is_queued_anyway() -> None:
     outcome = await writes.write(_write("mem_1", "tea at five"))
     assert outcome == Outcome("mem_1", "pending", deduplicated=False)
     assert sink.published == ["mem_1"] and log.noted == ["mem_1"]
+
+
+class HeldOwners(Owners):
+    """Lookups held until released; holds a memory saying "tea at five" for each agent."""
+
+    def __init__(self) -> None:
+        super().__init__([])
+        self.release = asyncio.Event()
+        self.paths: list[str] = []
+
+    async def read_post(
+        self, service: str, path: str, body: bytes, *, tenant_id: str
+    ) -> tuple[int, bytes]:
+        self.paths.append(path)
+        self.asked.append(json.loads(body))
+        await self.release.wait()
+        agent = path.split("/")[4]
+        found = [
+            {"memory_id": f"mem_held_{agent}", "status": "active"}
+            if item["content"] == "tea at five"
+            else None
+            for item in json.loads(body)["items"]
+        ]
+        return 200, json.dumps({"found": found}).encode()
+
+
+async def test_single_writes_behind_a_lookup_on_its_way_are_looked_up_together_per_agent() -> None:
+    owners = HeldOwners()
+    writes, sink, _ = _writes(owners)
+    first = asyncio.create_task(writes.write(_write("mem_0", "first")))
+    while not owners.asked:
+        await asyncio.sleep(0)
+    later = [
+        asyncio.create_task(writes.write(_write("mem_1", "tea at five"))),
+        asyncio.create_task(writes.write(_write("mem_2", "coffee at six"))),
+        asyncio.create_task(
+            writes.write(
+                new_event(
+                    MEMORY_WRITE_REQUESTED,
+                    MemoryWriteRequested(
+                        memory_id="mem_3", agent_id="agt_2", content="tea at five"
+                    ),
+                    tenant_id=T,
+                )
+            )
+        ),
+    ]
+    await asyncio.sleep(0)
+    owners.release.set()
+    outcomes = await asyncio.gather(first, *later)
+    assert outcomes == [
+        Outcome("mem_0", "pending", deduplicated=False),
+        Outcome("mem_held_agt_1", "active", deduplicated=True),
+        Outcome("mem_2", "pending", deduplicated=False),
+        Outcome("mem_held_agt_2", "active", deduplicated=True),
+    ]
+    assert [len(asked["items"]) for asked in owners.asked] == [1, 2, 1]
+    assert sorted(sink.published) == ["mem_0", "mem_2"]

@@ -4,8 +4,10 @@ so a write is queued anyway when it cannot be asked."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -13,6 +15,7 @@ from typing import Any
 from engram_events import Envelope
 from engram_events.content import normalized_sha256
 from engram_events.payloads.memories import MemoryWriteRequested
+from engram_gateway.domain.group_commit import GroupCommit
 from engram_gateway.ports import OwnerReads
 from engram_gateway.service.intake import Intake
 from engram_platform.problems import Problem
@@ -33,17 +36,28 @@ def _held_by(found: dict[str, Any]) -> Outcome:
     return Outcome(found["memory_id"], found["status"], deduplicated=True)
 
 
+@dataclass(frozen=True)
+class _Ask:
+    """One single write's duplicate lookup, waiting for its trip."""
+
+    tenant_id: str
+    write: MemoryWriteRequested
+
+
 class MemoryWrites:
     """Queues memory writes (acks=all) that no live memory already holds."""
 
     def __init__(self, owners: OwnerReads, intake: Intake) -> None:
         self.owners = owners
         self.intake = intake
+        self._lookups: GroupCommit[_Ask, dict[str, Any] | None] = GroupCommit(self._look_up)
 
     async def write(self, event: Envelope[MemoryWriteRequested]) -> Outcome:
-        """One write: queued, or the live memory that already says the same."""
+        """One write: queued, or the live memory that already says the same. Single writes
+        arriving while a lookup is on its way are looked up together in the next, one call
+        per agent (`GroupCommit`), rather than one call each."""
         write = event.payload
-        [found] = await self._duplicates(event.tenant_id, write.agent_id, [write])
+        found = await self._lookups.submit(_Ask(event.tenant_id, write))
         if found is not None and found["memory_id"] != write.memory_id:
             return _held_by(found)
         await self.intake.accept(
@@ -84,6 +98,21 @@ class MemoryWrites:
                 refused="the memories could not be queued; retry the batch",
             )
         return outcomes
+
+    async def _look_up(self, asks: Sequence[_Ask]) -> list[dict[str, Any] | None]:
+        """A trip's lookups: one call per tenant and agent, all at once, answers in order."""
+        by_agent: dict[tuple[str, str], list[int]] = defaultdict(list)
+        for index, ask in enumerate(asks):
+            by_agent[(ask.tenant_id, ask.write.agent_id)].append(index)
+        answers: list[dict[str, Any] | None] = [None] * len(asks)
+
+        async def one(tenant_id: str, agent_id: str, indexes: list[int]) -> None:
+            found = await self._duplicates(tenant_id, agent_id, [asks[i].write for i in indexes])
+            for index, held in zip(indexes, found, strict=True):
+                answers[index] = held
+
+        await asyncio.gather(*(one(t, a, ix) for (t, a), ix in by_agent.items()))
+        return answers
 
     async def _duplicates(
         self, tenant_id: str, agent_id: str, writes: Sequence[MemoryWriteRequested]
