@@ -48,6 +48,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench._cpus import infra_ports, listening_pids  # noqa: E402
+from bench._hops import Arrivals, hop_times, hops_listener  # noqa: E402
 from bench._load import LeanClient  # noqa: E402
 from bench._memory_points import write_collection  # noqa: E402
 from bench._recall_stages import (  # noqa: E402
@@ -636,15 +637,25 @@ async def write_path(
     }
     result: dict[str, Any] = {"sustained": {}, "burst": {}}
     async with write_platform(work, "shared", seen) as (gateway, key, agent_id):
+        arrivals: Arrivals = {}
+        listening = asyncio.Event()
+        hops = asyncio.create_task(hops_listener(gateway.env, arrivals, listening))
+        await listening.wait()
         steady = await post_memories(
             gateway, key, agent_id, sentences(50 * steady_seconds, seed=2), rate=50
         )
         await wait_stored(steady, seen, 120)
+        hops.cancel()
         latencies = [seen[m] - t for m, t in steady.items() if m in seen]
         result["store_to_recallable_at_50_per_s"] = {
             **percentiles(latencies),
             "lost": len(steady) - len(latencies),
+            "hops": {
+                name: percentiles(times)
+                for name, times in hop_times(steady, seen, arrivals).items()
+            },
         }
+        print(f"[bench] store to recallable at 50/s: {result['store_to_recallable_at_50_per_s']}")
         for kind, size in kinds.items():
             result["sustained"][kind] = await sustained_writes(
                 gateway, key, agent_id, texts["sustained", kind], seen, size, window,

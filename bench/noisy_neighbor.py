@@ -41,6 +41,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench._hops import Arrivals, hop_times, hops_listener  # noqa: E402
 from bench._load import LeanClient  # noqa: E402
 from bench.memory_recall import (  # noqa: E402
     new_agent,
@@ -68,56 +69,6 @@ B_WRITES_PER_S = 2.0
 POISON_PER_S = 1.0
 DRAIN_SECONDS = 300.0
 """How long a phase waits for its last memory to be stored; later ones count as lost."""
-HOPS = ("memory.write_requested", "embedding.requested", "embedding.computed")
-"""The interactive lane's events before `memory.stored`, whose arrival splits B's wait by hop."""
-Arrivals = dict[tuple[str, str], float]
-
-
-async def hops_listener(env: dict[str, str], arrivals: Arrivals, ready: asyncio.Event) -> None:
-    """When each of B's interactive-lane events arrives (keyed by event type and memory id; A's
-    events travel the bulk lane's topics, so this reads only B's and the warm-up's)."""
-    from aiokafka import AIOKafkaConsumer
-
-    prefix = env["ENGRAM_TOPIC_PREFIX"]
-    consumer = AIOKafkaConsumer(
-        f"{prefix}engram.memories.v1",
-        f"{prefix}engram.embeddings.v1",
-        bootstrap_servers=env["KAFKA_BOOTSTRAP_SERVERS"],
-        auto_offset_reset="earliest",
-    )
-    await consumer.start()
-    ready.set()
-    try:
-        while True:
-            batch = await consumer.getmany(timeout_ms=100)
-            now = time.perf_counter()
-            for records in batch.values():
-                for record in records:
-                    kind = dict(record.headers).get("event_type", b"").decode()
-                    if kind not in HOPS:
-                        continue
-                    payload = json.loads(record.value)["payload"]
-                    memory_id = payload.get("memory_id") or payload.get("request_id")
-                    arrivals.setdefault((kind, str(memory_id)), now)
-    finally:
-        await consumer.stop()
-
-
-def hop_split(
-    sent: dict[str, float], seen: dict[str, float], arrivals: Arrivals
-) -> dict[str, dict[str, float]]:
-    """Percentiles of each hop of B's writes: the gateway (POST to `memory.write_requested`),
-    memory's first pass, embedding, and memory's second pass (to `memory.stored`)."""
-    names = ("gateway", "memory_write", "embedding", "memory_store")
-    spans: dict[str, list[float]] = {name: [] for name in names}
-    for memory_id, posted in sent.items():
-        marks = [posted, *(arrivals.get((kind, memory_id)) for kind in HOPS), seen.get(memory_id)]
-        if any(mark is None for mark in marks):
-            continue
-        times = [float(mark) for mark in marks if mark is not None]
-        for name, start, end in zip(names, times, times[1:], strict=False):
-            spans[name].append(end - start)
-    return {name: percentiles(values) for name, values in spans.items() if values}
 
 
 class Tenant:
@@ -179,7 +130,9 @@ async def interactive(
             "lost": len(sent) - len([m for m in sent if m in seen]),
         },
         "recall": percentiles(recalls),
-        "hops": hop_split(sent, seen, arrivals),
+        "hops": {
+            name: percentiles(times) for name, times in hop_times(sent, seen, arrivals).items()
+        },
     }
 
 

@@ -1,0 +1,60 @@
+"""Where a single write's wait goes, hop by hop: when each of its interactive-lane events
+arrives on Kafka, read by a consumer of the bench's own beside the platform."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+HOPS = ("memory.write_requested", "embedding.requested", "embedding.computed")
+"""The interactive lane's events before `memory.stored`, whose arrival splits a write's wait."""
+NAMES = ("gateway", "memory_write", "embedding", "memory_store")
+"""The hops: the gateway (POST to `memory.write_requested`), memory's first pass, embedding, and
+memory's second pass (to `memory.stored`)."""
+Arrivals = dict[tuple[str, str], float]
+
+
+async def hops_listener(env: dict[str, str], arrivals: Arrivals, ready: asyncio.Event) -> None:
+    """When each interactive-lane event arrives (keyed by event type and memory id; a bulk
+    load's events travel the bulk lane's topics, so this reads only single writes')."""
+    from aiokafka import AIOKafkaConsumer
+
+    prefix = env["ENGRAM_TOPIC_PREFIX"]
+    consumer = AIOKafkaConsumer(
+        f"{prefix}engram.memories.v1",
+        f"{prefix}engram.embeddings.v1",
+        bootstrap_servers=env["KAFKA_BOOTSTRAP_SERVERS"],
+        auto_offset_reset="earliest",
+    )
+    await consumer.start()
+    ready.set()
+    try:
+        while True:
+            batch = await consumer.getmany(timeout_ms=100)
+            now = time.perf_counter()
+            for records in batch.values():
+                for record in records:
+                    kind = dict(record.headers).get("event_type", b"").decode()
+                    if kind not in HOPS:
+                        continue
+                    payload = json.loads(record.value)["payload"]
+                    memory_id = payload.get("memory_id") or payload.get("request_id")
+                    arrivals.setdefault((kind, str(memory_id)), now)
+    finally:
+        await consumer.stop()
+
+
+def hop_times(
+    sent: dict[str, float], seen: dict[str, float], arrivals: Arrivals
+) -> dict[str, list[float]]:
+    """Each hop's seconds for every write seen at every mark (`NAMES`, in order)."""
+    spans: dict[str, list[float]] = {name: [] for name in NAMES}
+    for memory_id, posted in sent.items():
+        marks = [posted, *(arrivals.get((kind, memory_id)) for kind in HOPS), seen.get(memory_id)]
+        if any(mark is None for mark in marks):
+            continue
+        times = [float(mark) for mark in marks if mark is not None]
+        for name, start, end in zip(NAMES, times, times[1:], strict=False):
+            spans[name].append(end - start)
+    return {name: values for name, values in spans.items() if values}
