@@ -31,8 +31,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench._hops import Arrivals  # noqa: E402
 from bench.memory_recall import stored_listener  # noqa: E402
-from bench.noisy_neighbor import Arrivals, interactive, ratio, tenant  # noqa: E402
+from bench.noisy_neighbor import interactive, ratio, tenant  # noqa: E402
 from bench.passages import Indexed, documents, index, platform_env  # noqa: E402
 from tests.conftest import Infra  # noqa: E402
 from tests.support.platform import start_platform, stop_platform  # noqa: E402
