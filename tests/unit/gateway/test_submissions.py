@@ -173,3 +173,17 @@ async def test_a_trip_that_lost_a_race_writes_its_writes_alone() -> None:
     answers = await asyncio.gather(*(store.record("tnt_1", "memory", f"m{n}") for n in range(3)))
     assert answers == [None] * 3
     assert collection.trips == 4
+
+
+async def test_one_id_twice_in_a_trip_read_back_is_new_once() -> None:
+    collection = FakeCollection()
+    store = submissions(collection)
+    await store.record("tnt_1", "memory", "m0")
+    await collection.find_one_and_release("tnt_1:memory:m0")
+    answers = await asyncio.gather(
+        store.record("tnt_1", "memory", "m0"),
+        store.record("tnt_1", "memory", "m1"),
+        store.record("tnt_1", "memory", "m1"),
+    )
+    assert answers[0] is not None and answers[0]["released_at"] == "then"
+    assert answers[1:] == [None, {"_id": "tnt_1:memory:m1", "tenant_id": "tnt_1"}]

@@ -99,19 +99,21 @@ class Submissions:
         return answers
 
     async def _read_back(self, writes: Sequence[_Write], token: str) -> tuple[set[int], set[int]]:
-        """Which of a trip's writes inserted their row, and which it did not take."""
+        """Which of a trip's writes inserted their row (the first write of an id, when a trip
+        holds it twice), and which it did not take."""
         rows = {
             row["_id"]: row
             async for row in self.collection.find(
                 {"_id": {"$in": [w.key for w in writes]}}, {"trip": 1, "first_trip": 1}
             )
         }
-        new, untaken = set(), set()
+        new, untaken, inserted = set(), set(), set()
         for index, w in enumerate(writes):
             row = rows.get(w.key, {})
             if row.get("trip") != token:
                 untaken.add(index)
-            elif row.get("first_trip") == token:
+            elif row.get("first_trip") == token and w.key not in inserted:
+                inserted.add(w.key)
                 new.add(index)
         return new, untaken
 
