@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from engram_events import Envelope, encode, new_event
+from engram_events import Envelope, decode, encode, new_event
 from engram_events.catalog import (
     EMBEDDING_BULK_COMPUTED,
     EMBEDDING_COMPUTED,
@@ -202,3 +202,33 @@ async def test_a_pipelined_consumers_lanes_complete_their_fetches_apart() -> Non
     await consumer.drain()
     assert handled == ["single_1", "bulk_1"]
     assert bulk_positions.committed
+
+
+async def test_a_lanes_fetch_is_marked_and_committed_while_the_next_is_handled() -> None:
+    consumer, broker = consumer_for(Handlers())
+    second_handled = asyncio.Event()
+    mark_many = consumer.applied.mark_many
+
+    async def marking_after_the_second(applied: Any) -> None:
+        await second_handled.wait()
+        await mark_many(applied)
+
+    async def noting(events: list[Envelope[Any]]) -> list[BatchResult]:
+        if events[0].payload.memory_id == "m2":
+            second_handled.set()
+        return [[] for _ in events]
+
+    consumer.applied.mark_many = marking_after_the_second  # type: ignore[method-assign]
+    consumer.routes.batch[MEMORY_WRITE_REQUESTED.name] = noting
+    consumer.subscribe()
+    interactive = next(reader for topics, reader in broker.handlers if "memories.v1" in topics[0])
+    positions = Positions()
+    first, second = write(MEMORY_WRITE_REQUESTED, "m1", 0), write(MEMORY_WRITE_REQUESTED, "m2", 1)
+    await interactive(Fetched(first, positions))
+    assert not positions.committed
+    async with asyncio.timeout(5):
+        await interactive(Fetched(second, positions))
+        await consumer.drain()
+    ids = [str(decode(r.value).event_id) for r in (first, second)]
+    assert await consumer.applied.seen_many(ids) == set(ids)
+    assert [list(c.values()) for c in positions.committed] == [[1], [2]]

@@ -21,7 +21,7 @@ from engram_platform.consuming.turns import LaneTurns
 from engram_platform.runtime import Runtime
 from engram_platform.settings import ServiceSettings
 from tests.unit.platform.test_consumer_batch import Record
-from tests.unit.platform.test_consumer_lanes import PREFIX, Handlers, consumer_for, write
+from tests.unit.platform.test_consumer_lanes import PREFIX, Handlers, Positions, consumer_for, write
 
 pytestmark = pytest.mark.unit
 
@@ -150,7 +150,7 @@ class Message:
 
     def __init__(self, record: Any) -> None:
         self.raw_message = record
-        self.consumer = None
+        self.consumer = Positions()
 
 
 class Working(PartsNoted):

@@ -1,16 +1,17 @@
 """The consumer: decode, dedup, handle with retries, deliver outgoing events, then ack.
 
-A handler takes one typed event and returns the events to publish. Messages arrive in
-batches; for each one the runtime runs its handler (dead-lettering what cannot succeed) under
-the trace context the message carried. An input whose attempt fails transiently is parked (see
-`parking`): it waits out its backoff in the database, and so does every later input of its key,
-while the batch goes on; the consumer's retrier runs it again when due. An event type may also
-have a batch handler: consecutive messages of that type go to it in one call, it answers per
-input (events or an exception), and a failed input falls back to the single handler. Then, for
-the whole batch, it delivers the outgoing events (see `delivery`), writes the parked rows and
-marks the inputs applied, and only then is the offset committed. A crash at any point replays
-the batch: handlers' writes are idempotent upserts, outgoing events have deterministic ids and
-parked rows are keyed by event id, so a replay delivers the same events and parks the same rows.
+A handler takes one typed event and returns the events to publish. Messages arrive in batches; for
+each one the runtime runs its handler (dead-lettering what cannot succeed) under the trace context
+the message carried. An input whose attempt fails transiently is parked (see `parking`): it waits
+out its backoff in the database, and so does every later input of its key, while the batch goes on;
+the consumer's retrier runs it again when due. An event type may also have a batch handler:
+consecutive messages of that type go to it in one call, it answers per input (events or an
+exception), and a failed input falls back to the single handler. Then, for the whole batch, it
+delivers the outgoing events (see `delivery`), writes the parked rows and marks the inputs applied,
+and only then is the offset committed (that settling runs while the next fetch is handled, see
+`settling`). A crash at any point replays the batch: handlers' writes are idempotent upserts,
+outgoing events have deterministic ids and parked rows are keyed by event id, so a replay delivers
+the same events and parks the same rows.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from engram_platform.broker import Broker
 from engram_platform.consuming.delivery import OUTBOXED, Delivery, plan
 from engram_platform.consuming.messages import (
     BatchResult,
+    Handled,
     Outcome,
     Pending,
     PreparedBatch,
@@ -48,6 +50,7 @@ from engram_platform.consuming.parked_store import MongoParkedInputs
 from engram_platform.consuming.parking import ParkedInput, ParkedInputs, utcnow
 from engram_platform.consuming.retrying import Attempts, Backoff
 from engram_platform.consuming.routing import Routes, decode_records
+from engram_platform.consuming.settling import SettledBehind
 from engram_platform.consuming.spans import ConsumerSpans, count_published, finish_span
 from engram_platform.consuming.turns import LaneTurns
 from engram_platform.dlq import DeadLetters
@@ -131,8 +134,9 @@ class Consumer:
         chosen = plan(delivery, outbox=outbox, broker=broker, db=db, service=service)
         self._deliver, self._every, self.applied = chosen.deliver, chosen.every, chosen.applied
         self.pipelined = chosen.overlapped
-        self.fetches: list[OverlappedFetches] = []
-        """A pipelined consumer's overlapped fetches, one per lane (see `subscribe`)."""
+        self.fetches: list[OverlappedFetches | SettledBehind[Handled]] = []
+        """Each lane's fetches in flight: overlapped when pipelined, else settled behind the
+        next (see `subscribe`)."""
         self.parked_lane: ParkedLane | None = None
         if not chosen.overlapped:
             self.parked_lane = ParkedLane(
@@ -204,7 +208,7 @@ class Consumer:
                 batch=True,
                 max_records=self.batch_size,
                 batch_timeout_ms=self.batch_timeout_ms if bulk else self.poll_ms,
-                ack_policy=AckPolicy.MANUAL if self.pipelined else AckPolicy.NACK_ON_ERROR,
+                ack_policy=AckPolicy.MANUAL,
                 auto_offset_reset=auto_offset_reset,
                 max_poll_interval_ms=10 * 60 * 1000,
                 heartbeat_interval_ms=self.heartbeat_ms,
@@ -215,21 +219,26 @@ class Consumer:
         self, *, interactive: bool, bulk: bool = False
     ) -> Callable[[KafkaMessage], Awaitable[None]]:
         """What one lane's subscriber runs per fetch: its own overlapped fetches when pipelined,
-        else the batch, marked in flight on the interactive lane so the bulk lane waits; the
-        bulk lane's fetches run with its yield points live (see `engram_platform.give_way`)."""
-        overlapped = OverlappedFetches(self) if self.pipelined else None
-        if overlapped is not None:
-            self.fetches.append(overlapped)
+        else the fetch handled (marked in flight on the interactive lane, so the bulk lane
+        waits) and settled behind the next; the bulk lane's fetches run with its yield points
+        live (see `engram_platform.give_way`)."""
+        fetches: OverlappedFetches | SettledBehind[Handled]
+        if self.pipelined:
+            fetches = OverlappedFetches(self)
+        else:
+
+            async def handle(records: Sequence[Any]) -> Handled:
+                return await self.handle_fetch(records, interactive=interactive)
+
+            fetches = SettledBehind(handle, self.settle)
+        self.fetches.append(fetches)
 
         async def on_batch(msg: KafkaMessage) -> None:
             raw = msg.raw_message
             records = list(raw) if isinstance(raw, tuple) else [raw]
             await self.start()
             with bulk_lane(self.turns) if bulk else nullcontext():
-                if overlapped is not None:
-                    await overlapped.on_fetch(records, cast(KafkaPositions, msg.consumer))
-                else:
-                    await self.process_batch(records, interactive=interactive)
+                await fetches.on_fetch(records, cast(KafkaPositions, msg.consumer))
 
         return on_batch
 
@@ -241,17 +250,24 @@ class Consumer:
     async def process_batch(
         self, records: Sequence[Any], *, interactive: bool = False
     ) -> list[Outcome]:
-        """Handle every message, then deliver all outgoing events and mark all inputs applied.
-        An `interactive` lane's batch with inputs to handle is marked in flight, so the bulk
-        lane waits (one of only events this service ignores is not).
+        """Handle a fetch and settle it at once (see `handle_fetch` and `settle`).
 
         Raises only when the DLQ or the database is unreachable; the batch is then redelivered.
         """
+        handled = await self.handle_fetch(records, interactive=interactive)
+        await self.settle(handled)
+        return handled.outcomes
+
+    async def handle_fetch(self, records: Sequence[Any], *, interactive: bool = False) -> Handled:
+        """Handle every message and deliver all outgoing events; the inputs are marked applied
+        when the fetch is settled. An `interactive` lane's batch with inputs to handle is
+        marked in flight, so the bulk lane waits (one of only events this service ignores is
+        not)."""
         batch = await self.prepare_batch(records)
         if not (interactive and batch.work):
-            return await self.complete_batch(batch)
+            return await self.handle_batch(batch)
         with self.turns.interactive():
-            return await self.complete_batch(batch)
+            return await self.handle_batch(batch)
 
     async def prepare_batch(self, records: Sequence[Any]) -> PreparedBatch:
         """Decode, dead-letter the undecodable, skip what was applied, and tell the look-ahead
@@ -291,6 +307,17 @@ class Consumer:
 
     async def complete_batch(self, batch: PreparedBatch) -> list[Outcome]:
         """Handle a prepared batch's work, deliver its events, and mark its inputs."""
+        handled = await self.handle_batch(batch)
+        await self.settle(handled)
+        return handled.outcomes
+
+    async def settle(self, handled: Handled) -> None:
+        """Mark a handled fetch's inputs applied: after its events are delivered, so a replay
+        before this delivers them again instead of skipping them."""
+        await self.applied.mark_many(handled.applied)
+
+    async def handle_batch(self, batch: PreparedBatch) -> Handled:
+        """Handle a prepared batch's work, deliver its events and write its parked inputs."""
         pending = Pending()
         outcomes, finished = batch.outcomes, batch.finished
         sending: asyncio.Future[None] | None = None
@@ -326,10 +353,9 @@ class Consumer:
                 sending.cancel()
         if self.parked_lane is not None:
             await self.parked_lane.write(pending)
-        await self.applied.mark_many(pending.applied)
         if batch.bulk:
             await self.turns.bulk_done()
-        return [outcome for outcome in outcomes if outcome is not None]
+        return Handled([outcome for outcome in outcomes if outcome is not None], pending.applied)
 
     async def _deliver_after(
         self, previous: asyncio.Future[None] | None, docs: list[dict[str, Any]]

@@ -51,6 +51,15 @@ class PreparedBatch:
 
 
 @dataclass
+class Handled:
+    """A fetch handled and its events delivered: each message's outcome, and the inputs to
+    mark applied when it is settled."""
+
+    outcomes: list[Outcome]
+    applied: list[tuple[str, str]]
+
+
+@dataclass
 class Pending:
     """Work a batch accumulates before its one durable step."""
 

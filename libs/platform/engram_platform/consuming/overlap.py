@@ -56,14 +56,14 @@ class UpstreamFailed(Exception):
 
 
 @dataclass
-class _Fetch:
+class FetchInFlight:
     """One fetch being completed, and where each of its partitions starts and ends."""
 
     task: asyncio.Future[None]
     first: dict[TopicPartition, int]
 
 
-def _bounds(records: Sequence[Any]) -> tuple[dict[TopicPartition, int], dict[TopicPartition, int]]:
+def bounds(records: Sequence[Any]) -> tuple[dict[TopicPartition, int], dict[TopicPartition, int]]:
     """The first offset, and the offset to commit (one past the last), per partition."""
     first: dict[TopicPartition, int] = {}
     after: dict[TopicPartition, int] = {}
@@ -79,31 +79,31 @@ class OverlappedFetches:
 
     def __init__(self, steps: BatchSteps) -> None:
         self.steps = steps
-        self._in_flight: _Fetch | None = None
+        self._in_flight: FetchInFlight | None = None
 
     async def on_fetch(self, records: Sequence[Any], kafka: KafkaPositions) -> None:
         """Prepare this fetch now, complete it after the previous one, and return once the
         previous one is done (so at most two are in flight)."""
-        first, after = _bounds(records)
+        first, after = bounds(records)
         try:
             batch = await self.steps.prepare_batch(records)
         except Exception:
-            _rewind(kafka, first)
+            rewind(kafka, first)
             raise
         previous = self._in_flight
-        current = _Fetch(
+        current = FetchInFlight(
             asyncio.ensure_future(self._complete(previous, batch, first, after, kafka)), first
         )
         self._in_flight = current
         if previous is None:
             return
         await asyncio.wait([previous.task])
-        if _failed(previous.task):
+        if failed(previous.task):
             current.task.cancel()
             await asyncio.wait([current.task])
-            _failed(current.task)
+            failed(current.task)
             self._in_flight = None
-            _rewind(kafka, {tp: min(o, previous.first.get(tp, o)) for tp, o in first.items()})
+            rewind(kafka, {tp: min(o, previous.first.get(tp, o)) for tp, o in first.items()})
 
     async def drain(self) -> None:
         """Let the fetch in flight finish (on shutdown); what does not is read again later."""
@@ -116,11 +116,11 @@ class OverlappedFetches:
         except TimeoutError:
             fetch.task.cancel()
             return
-        _failed(fetch.task)
+        failed(fetch.task)
 
     async def _complete(
         self,
-        previous: _Fetch | None,
+        previous: FetchInFlight | None,
         batch: PreparedBatch,
         first: dict[TopicPartition, int],
         after: dict[TopicPartition, int],
@@ -129,7 +129,7 @@ class OverlappedFetches:
         """Wait for the fetch before, handle this one, then commit its offsets."""
         if previous is not None:
             await asyncio.wait([previous.task])
-            if _failed(previous.task):
+            if failed(previous.task):
                 raise UpstreamFailed()
         try:
             await self.steps.complete_batch(batch)
@@ -137,7 +137,7 @@ class OverlappedFetches:
             log.exception(
                 "a fetch failed; reading it again", extra={"records": len(batch.outcomes)}
             )
-            _rewind(kafka, first)
+            rewind(kafka, first)
             raise
         try:
             await kafka.commit(after)
@@ -145,13 +145,13 @@ class OverlappedFetches:
             log.warning("offsets not committed (%s); the partitions' owner reads them again", exc)
 
 
-def _failed(task: asyncio.Future[None]) -> bool:
+def failed(task: asyncio.Future[None]) -> bool:
     """Whether a finished fetch failed (its exception is then taken, so it is not reported
     again as never retrieved)."""
     return task.cancelled() or task.exception() is not None
 
 
-def _rewind(kafka: KafkaPositions, offsets: dict[TopicPartition, int]) -> None:
+def rewind(kafka: KafkaPositions, offsets: dict[TopicPartition, int]) -> None:
     """Seek each partition back; one no longer assigned to us is someone else's to read."""
     for tp, offset in offsets.items():
         try:
