@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Callable
+from typing import Any
 
 HOPS = ("memory.write_requested", "embedding.requested", "embedding.computed")
 """The interactive lane's events before `memory.stored`, whose arrival splits a write's wait."""
@@ -15,15 +17,19 @@ memory's second pass (to `memory.stored`)."""
 Arrivals = dict[tuple[str, str], float]
 
 
-async def hops_listener(env: dict[str, str], arrivals: Arrivals, ready: asyncio.Event) -> None:
-    """When each interactive-lane event arrives (keyed by event type and memory id; a bulk
-    load's events travel the bulk lane's topics, so this reads only single writes')."""
+async def listen(
+    env: dict[str, str],
+    topics: tuple[str, ...],
+    note: Callable[[Any, float], None],
+    ready: asyncio.Event,
+) -> None:
+    """Read the platform's `topics` from their start, beside it, and hand `note` each record
+    with the time its fetch arrived; `ready` once subscribed."""
     from aiokafka import AIOKafkaConsumer
 
     prefix = env["ENGRAM_TOPIC_PREFIX"]
     consumer = AIOKafkaConsumer(
-        f"{prefix}engram.memories.v1",
-        f"{prefix}engram.embeddings.v1",
+        *(f"{prefix}{topic}" for topic in topics),
         bootstrap_servers=env["KAFKA_BOOTSTRAP_SERVERS"],
         auto_offset_reset="earliest",
     )
@@ -35,14 +41,23 @@ async def hops_listener(env: dict[str, str], arrivals: Arrivals, ready: asyncio.
             now = time.perf_counter()
             for records in batch.values():
                 for record in records:
-                    kind = dict(record.headers).get("event_type", b"").decode()
-                    if kind not in HOPS:
-                        continue
-                    payload = json.loads(record.value)["payload"]
-                    memory_id = payload.get("memory_id") or payload.get("request_id")
-                    arrivals.setdefault((kind, str(memory_id)), now)
+                    note(record, now)
     finally:
         await consumer.stop()
+
+
+async def hops_listener(env: dict[str, str], arrivals: Arrivals, ready: asyncio.Event) -> None:
+    """When each interactive-lane event arrives (keyed by event type and memory id; a bulk
+    load's events travel the bulk lane's topics, so this reads only single writes')."""
+
+    def note(record: Any, now: float) -> None:
+        kind = dict(record.headers).get("event_type", b"").decode()
+        if kind in HOPS:
+            payload = json.loads(record.value)["payload"]
+            memory_id = payload.get("memory_id") or payload.get("request_id")
+            arrivals.setdefault((kind, str(memory_id)), now)
+
+    await listen(env, ("engram.memories.v1", "engram.embeddings.v1"), note, ready)
 
 
 def hop_times(

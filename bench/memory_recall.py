@@ -48,7 +48,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench._cpus import infra_ports, listening_pids  # noqa: E402
-from bench._hops import Arrivals, hop_times, hops_listener  # noqa: E402
+from bench._hops import Arrivals, hop_times, hops_listener, listen  # noqa: E402
 from bench._load import LeanClient  # noqa: E402
 from bench._memory_points import write_collection  # noqa: E402
 from bench._recall_stages import (  # noqa: E402
@@ -375,25 +375,13 @@ async def stored_listener(
     env: dict[str, str], seen: dict[str, float], ready: asyncio.Event
 ) -> None:
     """Record when each `memory.stored` arrives."""
-    from aiokafka import AIOKafkaConsumer
 
-    topic = f"{env['ENGRAM_TOPIC_PREFIX']}engram.memory-outcomes.v1"
-    consumer = AIOKafkaConsumer(
-        topic, bootstrap_servers=env["KAFKA_BOOTSTRAP_SERVERS"], auto_offset_reset="earliest"
-    )
-    await consumer.start()
-    ready.set()
-    try:
-        while True:
-            batch = await consumer.getmany(timeout_ms=100)
-            now = time.perf_counter()
-            for records in batch.values():
-                for record in records:
-                    event = json.loads(record.value)
-                    if event.get("event_type") == "memory.stored":
-                        seen[event["payload"]["memory_id"]] = now
-    finally:
-        await consumer.stop()
+    def note(record: Any, now: float) -> None:
+        event = json.loads(record.value)
+        if event.get("event_type") == "memory.stored":
+            seen[event["payload"]["memory_id"]] = now
+
+    await listen(env, ("engram.memory-outcomes.v1",), note, ready)
 
 
 async def post_memories(

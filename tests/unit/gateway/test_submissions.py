@@ -154,11 +154,17 @@ async def test_writes_arriving_while_a_trip_is_on_its_way_go_together_in_the_nex
     assert collection.rows["tnt_2:memory:m0"]["agent_id"] == "a2"
 
 
-async def test_a_written_back_row_given_back_is_answered_whole_so_it_is_counted_again() -> None:
+async def released(memory_id: str) -> tuple[FakeCollection, Submissions]:
+    """A store whose row for `memory_id` was recorded, then given back."""
     collection = FakeCollection()
     store = submissions(collection)
-    await store.record("tnt_1", "memory", "m1")
-    await collection.find_one_and_release("tnt_1:memory:m1")
+    await store.record("tnt_1", "memory", memory_id)
+    await collection.find_one_and_release(f"tnt_1:memory:{memory_id}")
+    return collection, store
+
+
+async def test_a_written_back_row_given_back_is_answered_whole_so_it_is_counted_again() -> None:
+    collection, store = await released("m1")
     answers = await asyncio.gather(
         store.record("tnt_1", "memory", "m1"), store.record("tnt_1", "memory", "m2")
     )
@@ -176,10 +182,7 @@ async def test_a_trip_that_lost_a_race_writes_its_writes_alone() -> None:
 
 
 async def test_one_id_twice_in_a_trip_read_back_is_new_once() -> None:
-    collection = FakeCollection()
-    store = submissions(collection)
-    await store.record("tnt_1", "memory", "m0")
-    await collection.find_one_and_release("tnt_1:memory:m0")
+    _, store = await released("m0")
     answers = await asyncio.gather(
         store.record("tnt_1", "memory", "m0"),
         store.record("tnt_1", "memory", "m1"),

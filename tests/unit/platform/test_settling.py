@@ -5,25 +5,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from aiokafka import TopicPartition
 
 from engram_platform.consuming.settling import SettledBehind
-from tests.unit.platform.test_overlap import Kafka, settle
+from tests.unit.platform.test_overlap import A, B, Kafka, fetch, settle
 
 pytestmark = pytest.mark.unit
-
-A, B = TopicPartition("t", 0), TopicPartition("t", 1)
-
-
-def fetch(name: str, *offsets: tuple[TopicPartition, int]) -> list[Any]:
-    return [
-        SimpleNamespace(topic=tp.topic, partition=tp.partition, offset=o, name=name)
-        for tp, o in offsets
-    ]
 
 
 class Steps:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -108,15 +108,7 @@ class OverlappedFetches:
     async def drain(self) -> None:
         """Let the fetch in flight finish (on shutdown); what does not is read again later."""
         fetch, self._in_flight = self._in_flight, None
-        if fetch is None:
-            return
-        try:
-            async with asyncio.timeout(DRAIN_SECONDS):
-                await asyncio.wait([fetch.task])
-        except TimeoutError:
-            fetch.task.cancel()
-            return
-        failed(fetch.task)
+        await drain(fetch)
 
     async def _complete(
         self,
@@ -131,18 +123,41 @@ class OverlappedFetches:
             await asyncio.wait([previous.task])
             if failed(previous.task):
                 raise UpstreamFailed()
-        try:
-            await self.steps.complete_batch(batch)
-        except Exception:
-            log.exception(
-                "a fetch failed; reading it again", extra={"records": len(batch.outcomes)}
-            )
-            rewind(kafka, first)
-            raise
-        try:
-            await kafka.commit(after)
-        except KafkaError as exc:
-            log.warning("offsets not committed (%s); the partitions' owner reads them again", exc)
+        await commit_after(self.steps.complete_batch(batch), first, after, kafka)
+
+
+async def commit_after(
+    step: Awaitable[Any],
+    first: dict[TopicPartition, int],
+    after: dict[TopicPartition, int],
+    kafka: KafkaPositions,
+) -> None:
+    """A fetch's last step, then its offsets committed; a failed step seeks the fetch back to
+    be read again. A commit refused by a rebalance leaves the inputs to the partitions' owner."""
+    try:
+        await step
+    except Exception:
+        log.exception("a fetch failed; reading it again", extra={"partitions": len(first)})
+        rewind(kafka, first)
+        raise
+    try:
+        await kafka.commit(after)
+    except KafkaError as exc:
+        log.warning("offsets not committed (%s); the partitions' owner reads them again", exc)
+
+
+async def drain(fetch: FetchInFlight | None) -> None:
+    """Wait a while for a fetch's task on shutdown; one that does not finish is cancelled (its
+    fetch is read again by whoever owns the partitions next)."""
+    if fetch is None:
+        return
+    try:
+        async with asyncio.timeout(DRAIN_SECONDS):
+            await asyncio.wait([fetch.task])
+    except TimeoutError:
+        fetch.task.cancel()
+        return
+    failed(fetch.task)
 
 
 def failed(task: asyncio.Future[None]) -> bool:

@@ -24,14 +24,14 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Generic, TypeVar
 
 from aiokafka import TopicPartition
-from aiokafka.errors import KafkaError
 
 from engram_platform.consuming.overlap import (
-    DRAIN_SECONDS,
     FetchInFlight,
     KafkaPositions,
     UpstreamFailed,
     bounds,
+    commit_after,
+    drain,
     failed,
     rewind,
 )
@@ -78,15 +78,7 @@ class SettledBehind(Generic[H]):
     async def drain(self) -> None:
         """Let the trailing settling finish (on shutdown); one that does not is replayed later."""
         fetch, self._trailing = self._trailing, None
-        if fetch is None:
-            return
-        try:
-            async with asyncio.timeout(DRAIN_SECONDS):
-                await asyncio.wait([fetch.task])
-        except TimeoutError:
-            fetch.task.cancel()
-            return
-        failed(fetch.task)
+        await drain(fetch)
 
     async def _read_again(
         self,
@@ -116,18 +108,7 @@ class SettledBehind(Generic[H]):
             if failed(previous.task):
                 rewind(kafka, _earliest(first, previous.first))
                 raise UpstreamFailed()
-        try:
-            await self.settle(handled)
-        except Exception:
-            log.exception(
-                "a fetch was not settled; reading it again", extra={"partitions": len(first)}
-            )
-            rewind(kafka, first)
-            raise
-        try:
-            await kafka.commit(after)
-        except KafkaError as exc:
-            log.warning("offsets not committed (%s); the partitions' owner reads them again", exc)
+        await commit_after(self.settle(handled), first, after, kafka)
 
 
 def _earliest(

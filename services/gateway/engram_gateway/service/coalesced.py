@@ -5,59 +5,35 @@ write is answered, and a failure reaches each of them)."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
 
+from engram_gateway.domain.group_commit import GroupCommit
 from engram_gateway.domain.quotas import Usage
 
 Add = Callable[[str, Usage], Awaitable[None]]
 """Adds an amount to a tenant's counters in one database write (`UsageStore.add`)."""
 
 
-@dataclass
-class _Increment:
-    """Counts waiting to be written together, and the task writing them."""
-
-    amount: Usage = field(default_factory=Usage)
-    task: asyncio.Task[None] | None = None
-
-
 class CoalescedCounts:
-    """At most one increment per tenant on its way; counts arriving meanwhile are summed."""
+    """At most one increment per tenant on its way; counts arriving meanwhile are summed (a
+    group commit per tenant)."""
 
     def __init__(self, add: Add) -> None:
         self._add = add
-        self._open: dict[str, _Increment] = {}
-        self._writing: dict[str, asyncio.Task[None]] = {}
+        self._tenants: dict[str, GroupCommit[Usage, None]] = {}
 
     async def add(self, tenant_id: str, amount: Usage) -> None:
         """Count `amount` and return once it is written (raising what the write raised)."""
-        increment = self._open.get(tenant_id)
-        if increment is None:
-            increment = self._open[tenant_id] = _Increment()
-            previous = self._writing.get(tenant_id)
-            increment.task = asyncio.create_task(self._write(tenant_id, increment, previous))
-            self._writing[tenant_id] = increment.task
-        increment.amount = increment.amount.plus(amount)
-        assert increment.task is not None
-        await asyncio.shield(increment.task)
+        trips = self._tenants.get(tenant_id)
+        if trips is None:
+            trips = self._tenants[tenant_id] = GroupCommit(partial(self._write, tenant_id))
+        await trips.submit(amount)
 
-    async def _write(
-        self, tenant_id: str, increment: _Increment, previous: asyncio.Task[None] | None
-    ) -> None:
-        """After the tenant's previous increment, close this one to joiners and write it."""
-        try:
-            if previous is not None:
-                await asyncio.wait([previous])
-            self._close(tenant_id, increment)
-            await self._add(tenant_id, increment.amount)
-        finally:
-            self._close(tenant_id, increment)
-            if self._writing.get(tenant_id) is asyncio.current_task():
-                del self._writing[tenant_id]
-
-    def _close(self, tenant_id: str, increment: _Increment) -> None:
-        """No count joins this increment any more."""
-        if self._open.get(tenant_id) is increment:
-            del self._open[tenant_id]
+    async def _write(self, tenant_id: str, amounts: Sequence[Usage]) -> list[None]:
+        """One increment of the amounts' sum."""
+        total = Usage()
+        for amount in amounts:
+            total = total.plus(amount)
+        await self._add(tenant_id, total)
+        return [None] * len(amounts)
