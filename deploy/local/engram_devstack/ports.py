@@ -2,12 +2,18 @@
 
 import random
 import socket
+from collections import deque
 from contextlib import ExitStack
 from pathlib import Path
 
 LOCALHOST = "127.0.0.1"
 LOWEST_PORT = 20000
 """Ports are drawn from here up to where the kernel's ephemeral range begins."""
+_PICKED: deque[int] = deque(maxlen=4096)
+"""Ports this process picked lately. A port picked for a service is free to the kernel until
+that service binds it, so it is not picked again meanwhile: a platform's gateway and its
+enrichment service, each given a port a moment apart, once drew the same one and enrichment
+could not start."""
 
 
 def ephemeral_start() -> int:
@@ -25,6 +31,8 @@ def _bind_below_ephemeral(sock: socket.socket, host: str, ceiling: int) -> int:
     failed with "address already in use")."""
     for _ in range(100 if ceiling > LOWEST_PORT + 1000 else 0):
         port = random.randrange(LOWEST_PORT, ceiling)
+        if port in _PICKED:
+            continue
         try:
             sock.bind((host, port))
         except OSError:
@@ -35,11 +43,11 @@ def _bind_below_ephemeral(sock: socket.socket, host: str, ceiling: int) -> int:
 
 
 def free_ports(count: int, host: str = LOCALHOST) -> list[int]:
-    """Distinct ports free now, below the ephemeral range; all sockets stay bound until every
-    one is picked."""
+    """Distinct ports free now, below the ephemeral range and not picked lately by this
+    process; all sockets stay bound until every one is picked."""
     ceiling = ephemeral_start()
     with ExitStack() as stack:
-        return [
+        ports = [
             _bind_below_ephemeral(
                 stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM)),
                 host,
@@ -47,6 +55,8 @@ def free_ports(count: int, host: str = LOCALHOST) -> list[int]:
             )
             for _ in range(count)
         ]
+    _PICKED.extend(ports)
+    return ports
 
 
 def free_port(host: str = LOCALHOST) -> int:
