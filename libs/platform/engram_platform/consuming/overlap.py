@@ -95,10 +95,8 @@ class OverlappedFetches:
             asyncio.ensure_future(self._complete(previous, batch, first, after, kafka)), first
         )
         self._in_flight = current
-        if previous is None:
-            return
-        await asyncio.wait([previous.task])
-        if failed(previous.task):
+        if await failed_before(previous):
+            assert previous is not None
             current.task.cancel()
             await asyncio.wait([current.task])
             failed(current.task)
@@ -119,10 +117,8 @@ class OverlappedFetches:
         kafka: KafkaPositions,
     ) -> None:
         """Wait for the fetch before, handle this one, then commit its offsets."""
-        if previous is not None:
-            await asyncio.wait([previous.task])
-            if failed(previous.task):
-                raise UpstreamFailed()
+        if await failed_before(previous):
+            raise UpstreamFailed()
         await commit_after(self.steps.complete_batch(batch), first, after, kafka)
 
 
@@ -144,6 +140,14 @@ async def commit_after(
         await kafka.commit(after)
     except KafkaError as exc:
         log.warning("offsets not committed (%s); the partitions' owner reads them again", exc)
+
+
+async def failed_before(previous: FetchInFlight | None) -> bool:
+    """Wait for the fetch before this one (if any); whether it failed."""
+    if previous is None:
+        return False
+    await asyncio.wait([previous.task])
+    return failed(previous.task)
 
 
 async def drain(fetch: FetchInFlight | None) -> None:

@@ -33,6 +33,7 @@ from engram_platform.consuming.overlap import (
     commit_after,
     drain,
     failed,
+    failed_before,
     rewind,
 )
 
@@ -67,10 +68,7 @@ class SettledBehind(Generic[H]):
             asyncio.ensure_future(self._settle(previous, handled, first, after, kafka)), first
         )
         self._trailing = current
-        if previous is None:
-            return
-        await asyncio.wait([previous.task])
-        if failed(previous.task):
+        if await failed_before(previous):
             await asyncio.wait([current.task])
             failed(current.task)
             self._trailing = None
@@ -88,10 +86,9 @@ class SettledBehind(Generic[H]):
     ) -> None:
         """A fetch that could not be handled is read again, from before the trailing fetch's
         inputs too when that one's settling failed (its own seek came first)."""
-        if previous is not None:
-            await asyncio.wait([previous.task])
-            if failed(previous.task):
-                first = {**previous.first, **_earliest(first, previous.first)}
+        if await failed_before(previous):
+            assert previous is not None
+            first = {**previous.first, **_earliest(first, previous.first)}
         rewind(kafka, first)
 
     async def _settle(
@@ -103,11 +100,10 @@ class SettledBehind(Generic[H]):
         kafka: KafkaPositions,
     ) -> None:
         """After the settling before, mark this fetch's inputs, then commit its offsets."""
-        if previous is not None:
-            await asyncio.wait([previous.task])
-            if failed(previous.task):
-                rewind(kafka, _earliest(first, previous.first))
-                raise UpstreamFailed()
+        if await failed_before(previous):
+            assert previous is not None
+            rewind(kafka, _earliest(first, previous.first))
+            raise UpstreamFailed()
         await commit_after(self.settle(handled), first, after, kafka)
 
 
