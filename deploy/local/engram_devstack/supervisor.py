@@ -169,12 +169,17 @@ class Supervisor:
             raise DevstackError(
                 f"mcp port {mcp_port} is already in use by another process; pass --mcp-port"
             )
+        missing_models: set[str] = set()
         for name in models.DEFAULT_MODELS:
             try:
                 models.ensure_model(self.layout.cache_dir, name)
             except models.MavenMissing as missing:
+                missing_models.add(name)
                 say(f"models: {name} not fetched ({missing}); embedders that need it will not load")
         env = self._service_env(endpoints)
+        if fallbacks := models.file_fallbacks(missing_models, env):
+            env.update(fallbacks)
+            say("models: the services run MiniLM from its wheel's file (slower, another space)")
         watch = Stopwatch()
         for name in self.options.service_names:
             service = services.ServiceProcess(

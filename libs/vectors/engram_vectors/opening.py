@@ -30,6 +30,16 @@ async def open_collection(
     return info.fingerprint
 
 
+async def held_fingerprint(store: VectorStore, name: str) -> str | None:
+    """The embedder fingerprint a collection holds, or None when it does not exist yet (a
+    service picks the embedder of an existing collection's space before opening it)."""
+    try:
+        info = await store.collection_info(name)
+    except CollectionNotFound:
+        return None
+    return info.fingerprint
+
+
 class ServiceCollection:
     """A service's one collection, tied to the embedder fingerprint it was created for; a
     service's vectors adapter extends it with its own points and queries.

@@ -44,8 +44,18 @@ from engram_platform.dependencies import install
 from engram_platform.indexes import merge
 from engram_platform.runtime import ConnectedRuntime, Runtime
 from engram_vectors import vector_store_from
-from engram_vectors.opening import open_at_start
+from engram_vectors.opening import held_fingerprint, open_at_start
 from engram_vectors.port import VectorStore
+
+
+def knowledge_store(settings: EnrichmentSettings) -> VectorStore:
+    """The vector store the knowledge collections live in (embedded, or a Qdrant server)."""
+    return vector_store_from(
+        settings.qdrant_url,
+        settings.vector_path,
+        api_key=settings.qdrant_api_key,
+        keyword_indexes=KEYWORD_INDEXES,
+    )
 
 
 async def open_knowledge(
@@ -58,17 +68,7 @@ async def open_knowledge(
     search refuses a foreign vector space, start-up a collection of an unknown lexical encoder
     (an earlier one is adopted; said in the log: exception messages are left out of it)."""
     name = collection or settings.collection
-    vectors = KnowledgeVectors(
-        store
-        or vector_store_from(
-            settings.qdrant_url,
-            settings.vector_path,
-            api_key=settings.qdrant_api_key,
-            keyword_indexes=KEYWORD_INDEXES,
-        ),
-        name,
-        lexical=settings.lexical,
-    )
+    vectors = KnowledgeVectors(store or knowledge_store(settings), name, lexical=settings.lexical)
     await open_at_start(
         vectors.open,
         provenance.dimension,
@@ -94,13 +94,16 @@ async def open_recall(
     records = ReindexDocument(db, REINDEX, STORE)
     moved_to, job = await records.load()
     active = moved_to or settings.embedder_space(settings.collection)
-    embedder = settings.embedder_of(active.embedder, active.hashing_dimension)
-    opened = await open_knowledge(settings, embedder.provenance, collection=active.collection)
+    store = knowledge_store(settings)
+    held = await held_fingerprint(store, active.collection)
+    embedder, adopted = await settings.embedder_holding(active, held)
+    opened = await open_knowledge(settings, embedder.provenance, store, active.collection)
 
     async def open_target(name: str, target: Embedder) -> KnowledgeVectors:
         return await open_knowledge(settings, target.provenance, opened.store, name)
 
-    vectors = MovingKnowledge(Embedded(embedder, opened), reembeds=moved_to is not None)
+    reembeds = moved_to is not None or adopted
+    vectors = MovingKnowledge(Embedded(embedder, opened), reembeds=reembeds)
     reindexer = KnowledgeReindexer(
         records,
         KnowledgeWalkStore(db),

@@ -51,7 +51,7 @@ from engram_platform.dependencies import install
 from engram_platform.indexes import merge
 from engram_platform.runtime import ConnectedRuntime, Runtime
 from engram_vectors import vector_store_from
-from engram_vectors.opening import open_at_start
+from engram_vectors.opening import held_fingerprint, open_at_start
 from engram_vectors.port import VectorStore
 
 SERVICE = "memory"
@@ -68,6 +68,16 @@ def model_options(settings: MemorySettings) -> ModelOptions | None:
     )
 
 
+def memory_store(settings: MemorySettings) -> VectorStore:
+    """The vector store the memory collections live in (embedded, or a Qdrant server)."""
+    return vector_store_from(
+        settings.qdrant_url,
+        settings.vector_path,
+        api_key=settings.qdrant_api_key,
+        keyword_indexes=KEYWORD_INDEXES,
+    )
+
+
 async def open_vectors(
     settings: MemorySettings,
     provenance: Provenance,
@@ -77,12 +87,7 @@ async def open_vectors(
     """A memory collection (the configured one by default) for an embedder, created if new; a
     collection built with another lexical encoder stops start-up, one of another embedder is only
     warned of."""
-    store = store or vector_store_from(
-        settings.qdrant_url,
-        settings.vector_path,
-        api_key=settings.qdrant_api_key,
-        keyword_indexes=KEYWORD_INDEXES,
-    )
+    store = store or memory_store(settings)
     name = collection or settings.collection
     vectors = MemoryVectors(store, name, lexical=settings.lexical)
     await open_at_start(
@@ -115,14 +120,17 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
         records = ReindexDocument(rt.db, REINDEX, STORE)
         moved_to, job = await records.load()
         active = moved_to or settings.embedder_space(settings.collection)
-        embedder = settings.embedder_of(active.embedder, active.hashing_dimension)
+        store = memory_store(settings)
+        held = await held_fingerprint(store, active.collection)
+        embedder, adopted = await settings.embedder_holding(active, held)
         rows = MemoryRows(rt.db, source_index=await keeps_source_index(rt.db))
-        opened = await open_vectors(settings, embedder.provenance, collection=active.collection)
+        opened = await open_vectors(settings, embedder.provenance, store, active.collection)
 
         async def open_target(name: str, target: Embedder) -> MemoryVectors:
             return await open_vectors(settings, target.provenance, opened.store, name)
 
-        vectors = MovingVectors(Embedded(embedder, opened), reembeds=moved_to is not None)
+        reembeds = moved_to is not None or adopted
+        vectors = MovingVectors(Embedded(embedder, opened), reembeds=reembeds)
         reindexer = MemoryReindexer(
             records,
             ReindexStore(rt.db),

