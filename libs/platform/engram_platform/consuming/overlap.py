@@ -95,13 +95,12 @@ class OverlappedFetches:
             asyncio.ensure_future(self._complete(previous, batch, first, after, kafka)), first
         )
         self._in_flight = current
-        if await failed_before(previous):
-            assert previous is not None
+        if (failed_fetch := await failed_before(previous)) is not None:
             current.task.cancel()
             await asyncio.wait([current.task])
             failed(current.task)
             self._in_flight = None
-            rewind(kafka, {tp: min(o, previous.first.get(tp, o)) for tp, o in first.items()})
+            rewind(kafka, {tp: min(o, failed_fetch.first.get(tp, o)) for tp, o in first.items()})
 
     async def drain(self) -> None:
         """Let the fetch in flight finish (on shutdown); what does not is read again later."""
@@ -117,7 +116,7 @@ class OverlappedFetches:
         kafka: KafkaPositions,
     ) -> None:
         """Wait for the fetch before, handle this one, then commit its offsets."""
-        if await failed_before(previous):
+        if await failed_before(previous) is not None:
             raise UpstreamFailed()
         await commit_after(self.steps.complete_batch(batch), first, after, kafka)
 
@@ -142,12 +141,12 @@ async def commit_after(
         log.warning("offsets not committed (%s); the partitions' owner reads them again", exc)
 
 
-async def failed_before(previous: FetchInFlight | None) -> bool:
-    """Wait for the fetch before this one (if any); whether it failed."""
+async def failed_before(previous: FetchInFlight | None) -> FetchInFlight | None:
+    """Wait for the fetch before this one (if any); that fetch if it failed, else None."""
     if previous is None:
-        return False
+        return None
     await asyncio.wait([previous.task])
-    return failed(previous.task)
+    return previous if failed(previous.task) else None
 
 
 async def drain(fetch: FetchInFlight | None) -> None:

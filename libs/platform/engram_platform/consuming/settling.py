@@ -68,7 +68,7 @@ class SettledBehind(Generic[H]):
             asyncio.ensure_future(self._settle(previous, handled, first, after, kafka)), first
         )
         self._trailing = current
-        if await failed_before(previous):
+        if await failed_before(previous) is not None:
             await asyncio.wait([current.task])
             failed(current.task)
             self._trailing = None
@@ -86,9 +86,8 @@ class SettledBehind(Generic[H]):
     ) -> None:
         """A fetch that could not be handled is read again, from before the trailing fetch's
         inputs too when that one's settling failed (its own seek came first)."""
-        if await failed_before(previous):
-            assert previous is not None
-            first = {**previous.first, **_earliest(first, previous.first)}
+        if (failed_fetch := await failed_before(previous)) is not None:
+            first = {**failed_fetch.first, **_earliest(first, failed_fetch.first)}
         rewind(kafka, first)
 
     async def _settle(
@@ -100,9 +99,8 @@ class SettledBehind(Generic[H]):
         kafka: KafkaPositions,
     ) -> None:
         """After the settling before, mark this fetch's inputs, then commit its offsets."""
-        if await failed_before(previous):
-            assert previous is not None
-            rewind(kafka, _earliest(first, previous.first))
+        if (failed_fetch := await failed_before(previous)) is not None:
+            rewind(kafka, _earliest(first, failed_fetch.first))
             raise UpstreamFailed()
         await commit_after(self.settle(handled), first, after, kafka)
 
