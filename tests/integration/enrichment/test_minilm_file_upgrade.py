@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 
 from engram_embedders import MiniLMEmbedder
+from engram_events.ids import Scalar
 from tests.conftest import Infra
 from tests.integration.enrichment.helpers import send
 from tests.integration.ops.support import create_ops_tenant
@@ -51,7 +52,7 @@ async def test_a_knowledge_store_of_the_wheels_file_answers_after_the_default_fi
     )
     key = create_ops_tenant(gateway.env, f"upgraders-{tmp_path.name[-8:]}")
     tenant = tenant_of(gateway.env, key)
-    harbour = {"hq": "Harbourtown", "fleet": 12}
+    harbour: dict[str, Scalar] = {"hq": "Harbourtown", "fleet": 12}
     await send(infra, names, [upserted("rec_1", 1, harbour, tenant=tenant, entity_id="carrier:c1")])
     with httpx.Client(
         base_url=gateway.url, headers={"Authorization": f"Bearer {key}"}, timeout=30
@@ -73,7 +74,7 @@ async def test_a_knowledge_store_of_the_wheels_file_answers_after_the_default_fi
         )
         assert again["provenance"]["fingerprint"] == wheel, "the old store answers, not a 409"
 
-        ferry = {"hq": "Ferryport", "fleet": 3}
+        ferry: dict[str, Scalar] = {"hq": "Ferryport", "fleet": 3}
         await send(
             infra, names, [upserted("rec_2", 1, ferry, tenant=tenant, entity_id="carrier:c2")]
         )
