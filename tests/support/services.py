@@ -91,7 +91,8 @@ class ServiceProcess:
         return self
 
     def wait_ready(self, timeout: float = 60.0) -> None:
-        """Poll /readyz; fail with the log tail when the process dies or never gets ready."""
+        """Poll /readyz; fail with the log tail when the process dies, never gets ready, or
+        another service answers on its port."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc is not None and self.proc.poll() is not None:
@@ -99,10 +100,15 @@ class ServiceProcess:
                     f"{self.name} exited with {self.proc.returncode}:\n{self.tail()}"
                 )
             try:
-                if httpx.get(f"{self.url}/readyz", timeout=1.0).status_code == 200:
-                    return
+                answer = httpx.get(f"{self.url}/readyz", timeout=1.0)
             except httpx.HTTPError:
-                pass
+                answer = None
+            if answer is not None and answer.status_code == 200:
+                if (named := answer.json().get("service")) != self.name:
+                    raise RuntimeError(
+                        f"{self.url} answers as {named!r}, not {self.name!r}:\n{self.tail()}"
+                    )
+                return
             time.sleep(0.2)
         raise TimeoutError(f"{self.name} not ready after {timeout}s:\n{self.tail()}")
 

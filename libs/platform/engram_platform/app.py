@@ -158,7 +158,7 @@ def service_app(
     token = runtime.settings.internal_token
     app.state.internal_token = token.get_secret_value() if token else None
     install_problem_handlers(app)
-    app.include_router(health_router(ready))
+    app.include_router(health_router(runtime.service, ready))
     for router in routers:
         app.include_router(router)
     return app

@@ -8,20 +8,22 @@ from fastapi import APIRouter, FastAPI
 from fastapi.responses import JSONResponse
 
 
-def health_router(ready: Callable[[], Awaitable[dict[str, bool]]]) -> APIRouter:
-    """`/healthz` says the process lives; `/readyz` is 503 until every dependency answers."""
+def health_router(service: str, ready: Callable[[], Awaitable[dict[str, bool]]]) -> APIRouter:
+    """`/healthz` says the process lives; `/readyz` is 503 until every dependency answers. Both
+    name the service, so whoever waits on a port can tell it reached the process it started
+    (two processes handed one port would otherwise look ready)."""
     router = APIRouter(tags=["health"])
 
     @router.get("/healthz")
     async def healthz() -> dict[str, str]:
-        return {"status": "ok"}
+        return {"status": "ok", "service": service}
 
     @router.get("/readyz")
     async def readyz() -> JSONResponse:
         checks = await ready()
         ok = all(checks.values())
         return JSONResponse(
-            {"status": "ready" if ok else "unavailable", "checks": checks},
+            {"status": "ready" if ok else "unavailable", "service": service, "checks": checks},
             status_code=200 if ok else 503,
         )
 

@@ -38,7 +38,7 @@ def http_app(settings: McpSettings) -> Starlette:
 
 async def _healthz(request: Request) -> JSONResponse:
     """The process answers."""
-    return JSONResponse({"status": "ok"})
+    return JSONResponse({"status": "ok", "service": "mcp"})
 
 
 def _readyz(gateway_url: str) -> Callable[[Request], Awaitable[JSONResponse]]:
@@ -52,7 +52,7 @@ def _readyz(gateway_url: str) -> Callable[[Request], Awaitable[JSONResponse]]:
             status = None
         ready = status == 200
         return JSONResponse(
-            {"status": "ready" if ready else "unavailable", "gateway": status},
+            {"status": "ready" if ready else "unavailable", "service": "mcp", "gateway": status},
             status_code=200 if ready else 503,
         )
 

@@ -26,7 +26,7 @@ def _client(gateway: ServiceProcess, key: str | None) -> httpx.Client:
 
 def test_health_ready_and_openapi(gateway: ServiceProcess) -> None:
     with _client(gateway, None) as anon:
-        assert anon.get("/healthz").json() == {"status": "ok"}
+        assert anon.get("/healthz").json() == {"status": "ok", "service": "gateway"}
         ready = anon.get("/readyz")
         assert ready.status_code == 200 and ready.json()["checks"] == {
             "mongodb": True,
