@@ -19,7 +19,7 @@ pytestmark = pytest.mark.unit
 class GatewayReady(BaseHTTPRequestHandler):
     """A ready gateway, as the port's other owner."""
 
-    def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
+    def do_GET(self) -> None:
         body = json.dumps({"status": "ready", "service": "gateway", "checks": {}}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
