@@ -164,13 +164,19 @@ async def in_process_stages(
 
 
 def recall_answer(body: dict[str, Any]) -> bytes:
-    """The answer's bytes as the memory route makes them: its own encoder where it has one,
-    else (a checkout before it) jsonable_encoder, then json.dumps."""
-    from engram_memory.api import routes
+    """The answer's bytes as the memory route makes them: its own encoder where it has one
+    (in `api.lean`, or in `api.routes` before it), else (a checkout before either)
+    jsonable_encoder, then json.dumps."""
+    import importlib
 
-    own: Callable[[dict[str, Any]], bytes] | None = getattr(routes, "recall_answer", None)
-    if own is not None:
-        return own(body)
+    for module in ("engram_memory.api.lean", "engram_memory.api.routes"):
+        try:
+            own = getattr(importlib.import_module(module), "recall_answer", None)
+        except ImportError:
+            continue
+        if own is not None:
+            encoded: bytes = own(body)
+            return encoded
     from fastapi.encoders import jsonable_encoder
 
     return json.dumps(jsonable_encoder(body)).encode()

@@ -9,6 +9,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI
+from starlette.types import Receive, Scope, Send
 
 from engram_platform.gc_tuning import tune_after_start
 from engram_platform.http import health_router
@@ -19,6 +20,7 @@ from engram_platform.kafka_security import (
     check_kafka_login,
     kafka_security_options,
 )
+from engram_platform.lean_routes import LeanRoute, LeanRoutes
 from engram_platform.problems import install_problem_handlers
 from engram_platform.query_params import refuse_undeclared_query
 from engram_platform.runtime import ConnectedRuntime, Runtime
@@ -67,6 +69,7 @@ def service_app(
     register: Register,
     routers: Sequence[APIRouter] = (),
     background: Sequence[Background] = (),
+    lean_routes: Sequence[LeanRoute] = (),
 ) -> FastAPI:
     """Build the app; `register` wires stores and handlers once Mongo is connected.
 
@@ -74,6 +77,7 @@ def service_app(
     before it stops. Every route refuses query parameters it does not declare (422), before
     its own dependencies run (see `query_params`). Slashes are never redirected (Starlette
     builds that redirect from the Host header): a trailing slash is a 404 problem.
+    `lean_routes` answer the hot internal reads they pass before FastAPI (`lean_routes`).
     """
 
     connected: list[ConnectedRuntime] = []
@@ -142,7 +146,7 @@ def service_app(
             return {"mongodb": False, "kafka": False}
         return await connected[0].ready()
 
-    app = FastAPI(
+    app = ServiceApp(
         title=title,
         lifespan=lifespan,
         redirect_slashes=False,
@@ -158,10 +162,25 @@ def service_app(
     token = runtime.settings.internal_token
     app.state.internal_token = token.get_secret_value() if token else None
     install_problem_handlers(app)
+    if lean_routes:
+        app.lean = LeanRoutes(lean_routes, runtime.tracer_provider)
     app.include_router(health_router(runtime.service, ready))
     for router in routers:
         app.include_router(router)
     return app
+
+
+class ServiceApp(FastAPI):
+    """A service's app: its lean routes (`lean_routes`) answer the calls they pass, FastAPI
+    every other request."""
+
+    lean: LeanRoutes | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.lean is None:
+            await super().__call__(scope, receive, send)
+        else:
+            await self.lean(scope, receive, send, super().__call__, self.state)
 
 
 def _serves_internal_routes(routers: Sequence[APIRouter]) -> bool:

@@ -78,9 +78,7 @@ def install_problem_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Problem)
     async def _problem(request: Request, exc: Problem) -> JSONResponse:
-        return problem_response(
-            exc.status, exc.kind, exc.title, exc.detail, request.url.path, **exc.extra
-        )
+        return raised_problem(exc, request.url.path)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -101,19 +99,25 @@ def install_problem_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(ConnectionFailure)
     async def _database_down(request: Request, exc: ConnectionFailure) -> JSONResponse:
+        return raised_problem(exc, request.url.path)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        return raised_problem(exc, request.url.path)
+
+
+def raised_problem(exc: Exception, path: str) -> JSONResponse:
+    """What a use case's exception answers: its own problem, 503 while the database is down,
+    else a logged 500 (the handlers above, and routes served outside FastAPI, share it)."""
+    if isinstance(exc, Problem):
+        return problem_response(exc.status, exc.kind, exc.title, exc.detail, path, **exc.extra)
+    if isinstance(exc, ConnectionFailure):
         return problem_response(
             503,
             "database-unavailable",
             "Service unavailable",
             "the database is not answering; retry",
-            request.url.path,
+            path,
         )
-
-    @app.exception_handler(Exception)
-    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-        log.error(
-            "unhandled error", extra={"error_type": type(exc).__name__, "path": request.url.path}
-        )
-        return problem_response(
-            500, "internal-error", "Internal error", "the error was logged", request.url.path
-        )
+    log.error("unhandled error", extra={"error_type": type(exc).__name__, "path": path})
+    return problem_response(500, "internal-error", "Internal error", "the error was logged", path)

@@ -27,6 +27,7 @@ from engram_memory.adapters.rows import INDEXES, MEMORIES, MemoryRows, keeps_sou
 from engram_memory.adapters.staging import OutboxWithdrawals
 from engram_memory.adapters.vectors import KEYWORD_INDEXES, MemoryVectors
 from engram_memory.api import MemoryDeps
+from engram_memory.api.lean import LEAN_ROUTES
 from engram_memory.config import MemorySettings
 from engram_memory.domain.conversations import ModelOptions
 from engram_memory.handlers import ConversationHandlers, MemoryHandlers
@@ -241,5 +242,6 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
         register=register,
         background=[sweep_expired, reindex],
         routers=[api.router],
+        lean_routes=LEAN_ROUTES,
     )
     return app

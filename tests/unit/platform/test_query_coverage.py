@@ -74,7 +74,7 @@ COVERED = {
     "services/memory/engram_memory/adapters/reindex.py": "tests/unit/memory/test_indexes.py",
 }
 NOT_COLLECTIONS = {
-    "services/memory/engram_memory/api/routes.py": "`Dedup.find`, the service's dedup, not a collection",
+    "services/memory/engram_memory/api/lean.py": "`Dedup.find`, the service's dedup, not a collection",
 }
 
 

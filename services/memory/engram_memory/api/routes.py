@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from datetime import UTC, datetime
 from typing import Annotated, Any
@@ -24,11 +23,10 @@ from engram_memory.api.bodies import (
     VerifyBody,
 )
 from engram_memory.api.dependencies import Deps
+from engram_memory.api.lean import duplicates_found, recalled
 from engram_memory.api.views import conversation_memory_ids, conversation_view, memory_view
 from engram_memory.domain.listing import BadCursor, decode_cursor, encode_cursor
 from engram_memory.domain.withdrawal import LIVE_STATUSES
-from engram_memory.service.dedup import Candidate
-from engram_memory.service.recall import EmbedderMismatch, LexicalOff
 from engram_platform.audit import AuditPageRequest
 from engram_platform.internal import KNOWN_PATH, KnownIds, TenantDep
 from engram_platform.problems import Problem
@@ -45,48 +43,14 @@ def _encoded(body: dict[str, Any]) -> dict[str, Any]:
     return encoded
 
 
-def recall_answer(body: dict[str, Any]) -> bytes:
-    """A recall answer's bytes, encoded once: its hits hold only JSON values (payload fields,
-    floats), so neither jsonable_encoder nor a response model has anything to convert."""
-    return json.dumps(body, separators=(",", ":")).encode()
-
-
 @router.post("/agents/{agent_id}/recall", response_model=None)
 async def recall(
     agent_id: AgentPath, body: RecallBody, deps: Deps, tenant_id: TenantDep
 ) -> Response:
     """Top-k within the agent and the filter, ranked by the mode and floored; 409 when the
-    query embedder is not the collection's."""
-    try:
-        found = await deps.recall.recall(
-            tenant_id,
-            agent_id,
-            body.query,
-            body.top_k,
-            min_score=body.min_score,
-            types=body.types,
-            statuses=body.include_statuses,
-            mode=body.mode,
-            filter=body.filter,
-            recency_half_life_days=body.recency_half_life_days,
-        )
-    except EmbedderMismatch as exc:
-        raise Problem(
-            409,
-            "embedder-mismatch",
-            "the query embedder differs from the embedder of the stored vectors",
-            collection_fingerprint=exc.collection,
-            query_fingerprint=exc.query,
-        ) from None
-    except LexicalOff as off:
-        raise Problem(409, "lexical-disabled", str(off)) from None
-    answer = {
-        "results": found.results,
-        "mode": found.mode,
-        "floor": found.floor,
-        "dropped_below_floor": found.dropped_below_floor,
-    }
-    return Response(recall_answer(answer), media_type="application/json")
+    query embedder is not the collection's (served by `lean.RECALL` when the call is clean)."""
+    found = await recalled(deps, tenant_id, agent_id, body)
+    return Response(found, media_type="application/json")
 
 
 @router.get("/agents/{agent_id}/memories/{memory_id}")
@@ -178,20 +142,14 @@ async def memory_vectors(body: KnownIds, deps: Deps, tenant_id: TenantDep) -> di
     return await deps.vectors.of(tenant_id, body.ids)
 
 
-@router.post("/agents/{agent_id}/memories/duplicates")
+@router.post("/agents/{agent_id}/memories/duplicates", response_model=None)
 async def find_duplicates(
     agent_id: AgentPath, body: DuplicatesBody, deps: Deps, tenant_id: TenantDep
-) -> dict[str, Any]:
+) -> Response:
     """For each candidate write, the live memory of this agent and scope already holding the
-    same content (normalised), or null."""
-    candidates = [Candidate(**item.model_dump()) for item in body.items]
-    found = await deps.dedup.find(tenant_id, agent_id, candidates)
-    return {
-        "found": [
-            None if row is None else {"memory_id": row["memory_id"], "status": row["status"]}
-            for row in found
-        ]
-    }
+    same content (normalised), or null (served by `lean.DUPLICATES` when the call is clean)."""
+    found = await duplicates_found(deps, tenant_id, agent_id, body)
+    return Response(found, media_type="application/json")
 
 
 @router.delete("/agents/{agent_id}/memories/{memory_id}")
