@@ -1,5 +1,6 @@
 """The relations collection on the real server: new rows inserted, stored ones replaced, each
-row ending as the last put wrote it; rows read in (predicate, far end) order from a keyset."""
+row ending as the last put wrote it; rows read in (predicate, far end) order from a keyset,
+leaving out those named."""
 
 from __future__ import annotations
 
@@ -86,3 +87,15 @@ async def test_rows_in_order_page_by_keyset_over_the_indexes(mongo_db: Any) -> N
     assert {r["predicate"] for r in of_one} == {"lanes"} and len(of_one) == len(
         [r for r in put if r["predicate"] == "lanes" and r["object_id"] in hubs]
     )
+
+
+async def test_rows_skipped_are_left_out_before_the_limit(mongo_db: Any) -> None:
+    for model in INDEXES[RELATIONS]:
+        await mongo_db[RELATIONS].create_indexes([model])
+    rows = MongoRelationRows(mongo_db)
+    await rows.put("tnt_a", [_row(n) for n in range(70)])
+    fields = ("relation_id", "subject_id", "predicate")
+    every = await rows.in_order("tnt_a", ["carrier:c1"], "object", None, None, 500, fields)
+    skip = [r["relation_id"] for r in every[:4]] + ["rel_unknown"]
+    got = await rows.in_order("tnt_a", ["carrier:c1"], "object", None, None, 5, fields, skip)
+    assert [r["relation_id"] for r in got] == [r["relation_id"] for r in every[4:9]]
