@@ -3,7 +3,7 @@ summariser; adapters implement them in production, fakes in tests."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, Protocol
@@ -124,10 +124,12 @@ class RelationRows(Protocol):
         start: tuple[str, str | None] | None,
         limit: int,
         fields: Sequence[str],
+        skip: Collection[str] = (),
     ) -> list[dict[str, Any]]:
         """Rows whose subject (or object) is one of the nodes, ordered by predicate then the
         other end, at most `limit`: from `start` (predicate, other end) on, or with `start`'s
-        other end None, of the predicates after its predicate; only `fields` of each."""
+        other end None, of the predicates after its predicate; none whose relation id is in
+        `skip`; only `fields` of each."""
         ...
 
     async def by_id(self, tenant_id: str, relation_ids: Sequence[str]) -> list[dict[str, Any]]:

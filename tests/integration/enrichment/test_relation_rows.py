@@ -1,11 +1,16 @@
 """The relations collection on the real server: new rows inserted, stored ones replaced, each
-row ending as the last put wrote it; rows read in (predicate, far end) order from a keyset."""
+row ending as the last put wrote it; rows read in (predicate, far end) order from a keyset,
+leaving out those named; listings page the same with a frontier's hubs read alone."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from engram_enrichment.adapters.relations import INDEXES, RELATIONS, MongoRelationRows
+from engram_enrichment.adapters.store import ENTITIES
+from engram_enrichment.domain.relations import page
+from engram_enrichment.service.hubs import HUB, Hubs
+from engram_enrichment.service.relations import RelationGraph
 
 
 def _row(n: int, status: str = "active") -> dict[str, Any]:
@@ -86,3 +91,84 @@ async def test_rows_in_order_page_by_keyset_over_the_indexes(mongo_db: Any) -> N
     assert {r["predicate"] for r in of_one} == {"lanes"} and len(of_one) == len(
         [r for r in put if r["predicate"] == "lanes" and r["object_id"] in hubs]
     )
+
+
+async def test_rows_skipped_are_left_out_before_the_limit(mongo_db: Any) -> None:
+    for model in INDEXES[RELATIONS]:
+        await mongo_db[RELATIONS].create_indexes([model])
+    rows = MongoRelationRows(mongo_db)
+    await rows.put("tnt_a", [_row(n) for n in range(70)])
+    fields = ("relation_id", "subject_id", "predicate")
+    every = await rows.in_order("tnt_a", ["carrier:c1"], "object", None, None, 500, fields)
+    skip = [r["relation_id"] for r in every[:4]] + ["rel_unknown"]
+    got = await rows.in_order("tnt_a", ["carrier:c1"], "object", None, None, 5, fields, skip)
+    assert [r["relation_id"] for r in got] == [r["relation_id"] for r in every[4:9]]
+
+
+async def test_listings_read_hubs_alone_on_this_server_and_page_the_same(mongo_db: Any) -> None:
+    # a carrier's level-2 frontier of 15 nodes holds 3 warehouses with 100 deliveries each:
+    # the pages are the whole walk's, read with the `$in` (hubs unknown) or the hubs alone
+    for model in INDEXES[RELATIONS]:
+        await mongo_db[RELATIONS].create_indexes([model])
+    edges = [(f"shipment:s{i:02d}", "carried_by", "carrier:c0") for i in range(12)]
+    edges += [(f"warehouse:w{j}", "served_by", "carrier:c0") for j in range(3)]
+    edges += [(f"shipment:s{i:02d}", "delivered_to", f"warehouse:w{i % 3}") for i in range(12)]
+    edges += [
+        (f"shipment:t{j}_{k:03d}", "delivered_to", f"warehouse:w{j}")
+        for j in range(3)
+        for k in range(100)
+    ]
+    put: list[dict[str, Any]] = [
+        {
+            "relation_id": f"rel_{n:04d}",
+            "subject_id": subject,
+            "predicate": predicate,
+            "object_id": obj,
+            "object_type": obj.split(":")[0],
+            "attribute": predicate,
+            "value": obj,
+            "status": "active",
+            "contradiction_id": None,
+            "support": [],
+        }
+        for n, (subject, predicate, obj) in enumerate(edges)
+    ]
+    await MongoRelationRows(mongo_db).put("tnt_a", put)
+    nodes = {e[0] for e in edges} | {e[2] for e in edges}
+    await mongo_db[ENTITIES].insert_many(
+        [
+            {"_id": f"tnt_a:{n}", "tenant_id": "tnt_a", "entity_id": n, "fact_count": 1}
+            for n in sorted(nodes)
+        ]
+    )
+    graph = RelationGraph(MongoRelationRows(mongo_db))
+    walked = await graph.walk("tnt_a", "carrier:c0", "both", None, 2)
+    want = [str(e.row["relation_id"]) for e in page(walked.edges, None, 10**6)]
+
+    async def pages(limit: int) -> list[str]:
+        got: list[str] = []
+        cursor = None
+        while True:
+            found = await graph.relations(
+                "tnt_a",
+                "carrier:c0",
+                direction="both",
+                predicate=None,
+                depth=2,
+                limit=limit,
+                cursor=cursor,
+            )
+            got += [r["relation_id"] for r in found["relations"]]
+            cursor = found["next_cursor"]
+            if cursor is None:
+                return got
+
+    for known in ({}, {"warehouse:w1": HUB}):
+        graph.hubs = Hubs()
+        graph.hubs.note("tnt_a", "object", known, whole=False)
+        for limit in (5, 16, 40):
+            assert await pages(limit) == want
+    assert graph.hubs.alone("tnt_a", "object", ["warehouse:w0", "warehouse:w2"]) == {
+        "warehouse:w0",
+        "warehouse:w2",
+    }

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any, Literal
 
 from engram_enrichment.domain.stored import unconfirmed
@@ -183,6 +183,9 @@ class MemoryRelationRows:
         self.rows: dict[str, dict[str, Any]] = {}
         self.read = 0
         """Rows `touching` has returned, to see a walk stop reading early."""
+        self.ordered: list[tuple[tuple[str, ...], str, int, list[str]]] = []
+        """Each `in_order` read: its nodes, end, the rows it matched before the limit (what the
+        local server sorts for an `$in`) and the ids it returned."""
 
     async def put(self, tenant_id: str, rows: Sequence[dict[str, Any]]) -> None:
         for row in rows:
@@ -223,9 +226,11 @@ class MemoryRelationRows:
         start: tuple[str, str | None] | None,
         limit: int,
         fields: Sequence[str],
+        skip: Collection[str] = (),
     ) -> list[dict[str, Any]]:
         other = "object_id" if end == "subject" else "subject_id"
         nodes = set(node_ids)
+        skipped = set(skip)
 
         def after(row: dict[str, Any]) -> bool:
             if start is None:
@@ -234,7 +239,7 @@ class MemoryRelationRows:
                 return bool(row["predicate"] > start[0])
             return (row["predicate"], row[other]) >= start
 
-        found = sorted(
+        matched = sorted(
             (
                 row
                 for row in self.rows.values()
@@ -242,10 +247,14 @@ class MemoryRelationRows:
                 and row[f"{end}_id"] in nodes
                 and predicate in (None, row["predicate"])
                 and after(row)
+                and row["relation_id"] not in skipped
             ),
             key=lambda row: (row["predicate"], row[other]),
-        )[:limit]
+        )
+        found = matched[:limit]
         self.read += len(found)
+        ids = [str(row["relation_id"]) for row in found]
+        self.ordered.append((tuple(node_ids), end, len(matched), ids))
         return copy.deepcopy([{k: row[k] for k in fields if k in row} for row in found])
 
     async def by_id(self, tenant_id: str, relation_ids: Sequence[str]) -> list[dict[str, Any]]:

@@ -17,6 +17,7 @@ from engram_enrichment.domain.relations import (
     page,
     shortest_paths,
 )
+from engram_enrichment.service.hubs import HUB
 from engram_enrichment.service.relations import RelationGraph
 from tests.unit.enrichment.fakes import MemoryRelationRows, MemoryStore
 
@@ -170,10 +171,12 @@ async def test_truncated_counts_the_last_levels_existing_ends_as_before() -> Non
         assert walked.truncated is want and listed["truncated"] is want
 
 
+@pytest.mark.parametrize("hubbed", [False, True])
 @pytest.mark.parametrize("seed", range(60))
-async def test_pages_read_in_order_are_the_whole_walk(seed: int) -> None:
+async def test_pages_read_in_order_are_the_whole_walk(seed: int, hubbed: bool) -> None:
     # random graphs with many rows sharing a predicate and far end, some ends missing, some
-    # rows superseded: any page size pages through exactly the whole walk's edges, in order
+    # rows superseded: any page size pages through exactly the whole walk's edges, in order;
+    # so it does with some nodes of each end known as hubs (a large frontier reads them alone)
     rnd = random.Random(seed)
     names = sorted(f"n{i:02d}" for i in range(rnd.randint(3, 25)))
     edges = [
@@ -185,6 +188,10 @@ async def test_pages_read_in_order_are_the_whole_walk(seed: int) -> None:
     for row in rows.rows.values():
         if rnd.random() < 0.1:
             row["status"] = "superseded"
+    if hubbed:
+        for end in ("subject", "object"):
+            known = {n: HUB for n in names if rnd.random() < 0.3}
+            graph.hubs.note(T, end, known, whole=False)
     directions: list[Direction] = ["out", "in", "both"]
     direction = rnd.choice(directions)
     predicate = rnd.choice([None, None, "a"])

@@ -3,7 +3,7 @@ tenant:relation id), indexed from both ends so a traversal either way is index-s
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any, Literal
 
 from pymongo import ASCENDING, IndexModel, ReplaceOne
@@ -116,16 +116,20 @@ class MongoRelationRows:
         start: tuple[str, str | None] | None,
         limit: int,
         fields: Sequence[str],
+        skip: Collection[str] = (),
     ) -> list[dict[str, Any]]:
         """Rows whose subject (or object) is one of the nodes, in (predicate, other end) order
-        from `start` on (see the port), at most `limit`: the end's index serves the filter and
-        the order, so the server stops reading at the limit."""
+        from `start` on, none of `skip` (see the port), at most `limit`: the end's index serves
+        the filter and the order, so the server stops reading at the limit; the rows skipped
+        are left out by the server, so they do not count toward it."""
         if not node_ids:
             return []
         other = "object_id" if end == "subject" else "subject_id"
         query: dict[str, Any] = {"tenant_id": tenant_id, f"{end}_id": {"$in": list(node_ids)}}
         if predicate:
             query["predicate"] = predicate
+        if skip:
+            query["relation_id"] = {"$nin": list(skip)}
         bound = after_bound(start, other)
         filter_ = {"$and": [query, bound]} if bound else query
         projection = {"_id": 0, **dict.fromkeys(fields, 1)}

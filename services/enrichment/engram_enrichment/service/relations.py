@@ -8,8 +8,9 @@ exist has no edges to list or walk, either way.
 
 from __future__ import annotations
 
+import asyncio
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -29,6 +30,7 @@ from engram_enrichment.domain.relations import (
 from engram_enrichment.domain.schema import Schema
 from engram_enrichment.domain.timeline import in_time
 from engram_enrichment.ports import RelationRows
+from engram_enrichment.service.hubs import End, Hubs
 from engram_enrichment.service.knowledge import KnowledgeBase
 from engram_enrichment.service.ordered import WALKED, Order, level_in_order
 
@@ -88,7 +90,8 @@ GONE: dict[str, Any] = {"object_type": None, "attribute": None, "value": None, "
 
 class RelationGraph:
     """Reads relations from both ends; bounded by depth, a visit cap and a page size. Reads in
-    time judge each row by its subject entity's view then (`timeline.in_time`)."""
+    time judge each row by its subject entity's view then (`timeline.in_time`). Every level read
+    tells `hubs` which nodes have many rows, for the listings after it."""
 
     def __init__(
         self,
@@ -96,11 +99,13 @@ class RelationGraph:
         max_visited: int = MAX_VISITED,
         entities: KnowledgeBase | None = None,
         schema: Schema | None = None,
+        hubs: Hubs | None = None,
     ) -> None:
         self.rows = rows
         self.max_visited = max_visited
         self.entities = entities
         self.schema = schema or Schema()
+        self.hubs = hubs or Hubs()
 
     async def _in_time(
         self, tenant_id: str, rows: list[dict[str, Any]], when: When
@@ -135,14 +140,15 @@ class RelationGraph:
         nodes = sorted(frontier)
         found: dict[str, dict[str, Any]] = {}
         cap = self.max_visited + 1
+        ends: list[End] = []
         if direction in ("out", "both"):
-            for row in await self.rows.touching(
-                tenant_id, nodes, "subject", predicate, cap, WALKED
-            ):
-                found[str(row["relation_id"])] = row
+            ends.append("subject")
         if direction in ("in", "both"):
-            for row in await self.rows.touching(tenant_id, nodes, "object", predicate, cap, WALKED):
-                found[str(row["relation_id"])] = row
+            ends.append("object")
+        for end in ends:
+            rows = await self.rows.touching(tenant_id, nodes, end, predicate, cap, WALKED)
+            self.hubs.note_rows(tenant_id, end, nodes, rows, len(rows) < cap)
+            found |= {str(row["relation_id"]): row for row in rows}
         return await self._in_time(tenant_id, list(found.values()), when)
 
     async def _whole(self, tenant_id: str, edges: list[Edge]) -> list[Edge]:
@@ -165,7 +171,7 @@ class RelationGraph:
         frontier: set[str],
         direction: Direction,
         level: int,
-        seen: set[str],
+        seen: Container[str],
     ) -> list[Edge]:
         """Each row once, as `edges_from` first gives it, unless a nearer level had it."""
         first: dict[str, Edge] = {}
@@ -253,7 +259,7 @@ class RelationGraph:
             raise NoSuchEntity(start)
         walk = Walk(present={start}, checked={start})
         visited = {start}
-        seen: set[str] = set()
+        seen: dict[str, Mapping[str, Any]] = {}
         frontier = {start}
         found: list[Edge] = []
         for level in range(1, depth + 1):
@@ -262,7 +268,16 @@ class RelationGraph:
                 mark = after if after is not None and after[0] == level else None
                 need = limit + 1 - len(found)
                 shown, _ = await level_in_order(
-                    self.rows, tenant_id, frontier, direction, predicate, level, seen, mark, need
+                    self.rows,
+                    tenant_id,
+                    frontier,
+                    direction,
+                    predicate,
+                    level,
+                    seen,
+                    mark,
+                    need,
+                    self.hubs,
                 )
                 found += shown
                 if len(found) > limit or level == depth:
@@ -274,7 +289,7 @@ class RelationGraph:
                 rows = await self._level(tenant_id, frontier, direction, predicate)
                 walk.truncated = walk.truncated or len(rows) > self.max_visited
                 edges = self._new_edges(rows, frontier, direction, level, seen)
-            seen |= {str(e.row["relation_id"]) for e in edges}
+            seen |= {str(e.row["relation_id"]): e.row for e in edges}
             frontier = await self._walk_on(tenant_id, walk, edges, visited)
             if len(visited) > self.max_visited or not frontier:
                 break
@@ -297,7 +312,8 @@ class RelationGraph:
         Levels come nearest first, so the walk stops at the first level by which the page and
         one edge past it are known, and reads that level (now) only that far, in the page's
         order; only the shown edges' far ends are checked for existence beyond those walked on
-        from, and only the shown edges' rows are read whole. A read in time reads whole levels."""
+        from, and only the shown edges' rows are read whole (both at once). A read in time reads
+        whole levels."""
         after = decode_cursor(cursor) if cursor else None
         if cursor and after is None:
             raise BadCursor(cursor)
@@ -317,8 +333,10 @@ class RelationGraph:
             shown = page(walk.edges, after, limit)
             more = len(shown) == limit and len(page(walk.edges, after, limit + 1)) > limit
         unknown = sorted({e.other for e in shown} - walk.checked)
-        walk.present |= await self.rows.present(tenant_id, unknown)
-        shown = await self._whole(tenant_id, shown)
+        present, shown = await asyncio.gather(
+            self.rows.present(tenant_id, unknown), self._whole(tenant_id, shown)
+        )
+        walk.present |= present
         return {
             "entity_id": entity_id,
             "relations": [edge_view(e, walk.present) for e in shown],

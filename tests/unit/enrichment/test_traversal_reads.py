@@ -1,0 +1,189 @@
+"""What a listing asks the server for, beyond its answers (`test_traversal`): rows nearer levels
+walked are left out by the server, a stream the page needs most is read in fewer steps, a large
+frontier's hubs (known from earlier reads, or by their type) are read one by one instead of
+sorted with the rest, and the shown rows' existence and whole rows are read at once; the pages
+stay the whole walk's."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from engram_enrichment.domain.relations import page
+from engram_enrichment.service.hubs import HUB, Hubs
+from engram_enrichment.service.relations import RelationGraph
+from tests.unit.enrichment.fakes import MemoryRelationRows, MemoryStore
+
+pytestmark = pytest.mark.unit
+
+T = "tnt_a"
+Edges = list[tuple[str, str, str]]
+
+
+def rows_of(edges: Edges, rows: MemoryRelationRows | None = None) -> MemoryRelationRows:
+    rows = rows or MemoryRelationRows(MemoryStore())
+    nodes = {e[0] for e in edges} | {e[2] for e in edges}
+    for node in nodes:
+        rows.store.entities[f"{T}:{node}"] = {"entity_id": node, "fact_count": 1}
+    for n, (subject, predicate, obj) in enumerate(edges):
+        rows.rows[f"{T}:r{n:05d}"] = {
+            "tenant_id": T,
+            "relation_id": f"r{n:05d}",
+            "subject_id": subject,
+            "predicate": predicate,
+            "object_id": obj,
+            "object_type": obj.split(":")[0],
+            "attribute": predicate,
+            "value": obj,
+            "status": "active",
+            "support": [],
+        }
+    return rows
+
+
+def carrier_graph() -> Edges:
+    # a carrier served by 3 warehouses and carrying 12 shipments: its level-2 frontier of 15
+    # nodes (more than are read node by node) holds the warehouses, each with 100 deliveries
+    edges = [(f"shipment:s{i:02d}", "carried_by", "carrier:c0") for i in range(12)]
+    edges += [(f"warehouse:w{j}", "served_by", "carrier:c0") for j in range(3)]
+    edges += [(f"shipment:s{i:02d}", "delivered_to", f"warehouse:w{i % 3}") for i in range(12)]
+    edges += [
+        (f"shipment:t{j}_{k:03d}", "delivered_to", f"warehouse:w{j}")
+        for j in range(3)
+        for k in range(100)
+    ]
+    return edges
+
+
+async def listing(graph: RelationGraph, start: str, limit: int) -> list[str]:
+    found = await graph.relations(
+        T, start, direction="both", predicate=None, depth=2, limit=limit, cursor=None
+    )
+    return [r["relation_id"] for r in found["relations"]]
+
+
+async def whole(graph: RelationGraph, start: str, limit: int) -> list[str]:
+    walked = await graph.walk(T, start, "both", None, 2)
+    return [str(e.row["relation_id"]) for e in page(walked.edges, None, limit)]
+
+
+async def test_rows_nearer_levels_walked_are_left_out_by_the_server() -> None:
+    rows = rows_of(carrier_graph())
+    graph = RelationGraph(rows)
+    level_one = {f"r{n:05d}" for n in range(15)}
+    assert await listing(graph, "carrier:c0", 20) == await whole(graph, "carrier:c0", 20)
+    later = [ids for nodes, _, _, ids in rows.ordered if nodes != ("carrier:c0",)]
+    assert later and not any(level_one & set(ids) for ids in later)
+
+
+async def test_hubs_learned_from_one_listing_are_read_one_by_one_in_the_next() -> None:
+    rows = rows_of(carrier_graph())
+    graph = RelationGraph(rows)
+    want = await whole(graph, "carrier:c0", 20)
+    graph.hubs = Hubs()
+    rows.ordered.clear()
+    assert await listing(graph, "carrier:c0", 20) == want
+    sorted_before = max(m for nodes, end, m, _ in rows.ordered if len(nodes) > 1)
+    assert sorted_before >= 300
+    # one warehouse's own listing shows it has many rows; the others are taken for hubs by type
+    await listing(graph, "warehouse:w0", 40)
+    rows.ordered.clear()
+    assert await listing(graph, "carrier:c0", 20) == want
+    assert max(m for nodes, _, m, _ in rows.ordered if len(nodes) > 1) < HUB
+    alone = {nodes[0] for nodes, end, _, _ in rows.ordered if len(nodes) == 1 and end == "object"}
+    assert {"warehouse:w0", "warehouse:w1", "warehouse:w2"} <= alone
+
+
+async def test_pages_with_hubs_read_alone_are_the_whole_walk() -> None:
+    rows = rows_of(carrier_graph())
+    graph = RelationGraph(rows)
+    await listing(graph, "warehouse:w1", 40)
+    want = await whole(graph, "carrier:c0", 10**6)
+    for limit in (1, 7, 15, 16, 40, 333):
+        got: list[str] = []
+        cursor = None
+        while True:
+            found = await graph.relations(
+                T,
+                "carrier:c0",
+                direction="both",
+                predicate=None,
+                depth=2,
+                limit=limit,
+                cursor=cursor,
+            )
+            got += [r["relation_id"] for r in found["relations"]]
+            cursor = found["next_cursor"]
+            if cursor is None:
+                break
+        assert got == want
+
+
+def test_a_type_is_taken_for_hubs_only_while_its_hubs_outnumber_its_small_nodes() -> None:
+    hubs = Hubs()
+    hubs.note(T, "object", {"warehouse:w0": HUB}, whole=False)
+    assert hubs.alone(T, "object", ["warehouse:w0", "warehouse:w9", "shipment:s1"]) == {
+        "warehouse:w0",
+        "warehouse:w9",
+    }
+    assert hubs.alone(T, "subject", ["warehouse:w9"]) == set()
+    assert hubs.alone("tnt_b", "object", ["warehouse:w9"]) == set()
+    hubs.note(T, "object", {"warehouse:w1": 3, "warehouse:w2": 0}, whole=True)
+    assert hubs.alone(T, "object", ["warehouse:w0", "warehouse:w9"]) == {"warehouse:w0"}
+    hubs.note(T, "object", {"warehouse:w3": 5}, whole=False)
+    assert hubs.alone(T, "object", ["warehouse:w3"]) == set()
+
+
+async def test_the_stream_a_page_needs_most_is_read_in_fewer_steps() -> None:
+    # a shipment's level 2: its carrier's 96 other shipments come first in the page's order
+    # (`carried_by`), then its warehouses' and supplier's; once the others' rows show that, the
+    # carrier's stream is read on with what the page has room for (11, 22, 65 rows) rather
+    # than doubling again (11, 22, 44, 23)
+    edges = [
+        ("shipment:s", "carried_by", "carrier:c"),
+        ("shipment:s", "supplied_by", "supplier:p"),
+    ]
+    edges += [("shipment:s", "routed_via", f"warehouse:{w}") for w in ("w", "v0", "v1")]
+    edges += [(f"shipment:x{k:03d}", "carried_by", "carrier:c") for k in range(96)]
+    edges += [(f"shipment:z{k:03d}", "supplied_by", "supplier:p") for k in range(48)]
+    for w in ("w", "v0", "v1"):
+        edges += [(f"shipment:y{k:03d}", "delivered_to", f"warehouse:{w}") for k in range(100)]
+        edges += [(f"warehouse:{w}", "served_by", f"carrier:k{k:02d}") for k in range(20)]
+    rows = rows_of(edges)
+    graph = RelationGraph(rows)
+    assert await listing(graph, "shipment:s", 100) == await whole(graph, "shipment:s", 100)
+    carrier = [
+        m for nodes, end, m, _ in rows.ordered if nodes == ("carrier:c",) and end == "object"
+    ]
+    assert len(carrier) == 3
+
+
+class Overlap(MemoryRelationRows):
+    """Notes whether the whole rows were asked for while an existence check was in flight."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        super().__init__(store)
+        self.checking = 0
+        self.overlapped = False
+
+    async def present(self, tenant_id: str, entity_ids: Sequence[str]) -> set[str]:
+        self.checking += 1
+        await asyncio.sleep(0)
+        try:
+            return await super().present(tenant_id, entity_ids)
+        finally:
+            self.checking -= 1
+
+    async def by_id(self, tenant_id: str, relation_ids: Sequence[str]) -> list[dict[str, Any]]:
+        self.overlapped = self.overlapped or self.checking > 0
+        return await super().by_id(tenant_id, relation_ids)
+
+
+async def test_the_shown_far_ends_and_whole_rows_are_read_at_once() -> None:
+    rows = rows_of(carrier_graph(), Overlap(MemoryStore()))
+    assert isinstance(rows, Overlap)
+    await listing(RelationGraph(rows), "carrier:c0", 20)
+    assert rows.overlapped
