@@ -49,6 +49,7 @@ if str(ROOT) not in sys.path:
 
 from bench._cpus import infra_ports, listening_pids  # noqa: E402
 from bench._hops import Arrivals, hop_times, hops_listener, listen  # noqa: E402
+from bench._key_clients import KeyClients, bearer_client  # noqa: E402
 from bench._load import LeanClient  # noqa: E402
 from bench._memory_points import write_collection  # noqa: E402
 from bench._recall_stages import (  # noqa: E402
@@ -207,19 +208,12 @@ def gateway_recalls(
 ) -> list[float]:
     """Sequential recalls through the gateway for random (tenant, agent) pairs."""
     rng = random.Random(7)
-    clients: dict[str, httpx.Client] = {}
+    clients = KeyClients(bearer_client(gateway.url))
     samples = []
     try:
         for n in range(count + 10):
             owner = rng.choice(agents)
-            client = clients.setdefault(
-                owner["key"],
-                httpx.Client(
-                    base_url=gateway.url,
-                    headers={"Authorization": f"Bearer {owner['key']}"},
-                    timeout=30,
-                ),
-            )
+            client = clients(owner["key"])
             started = time.perf_counter()
             response = client.post(
                 f"/v1/agents/{owner['agent_id']}/recall",
@@ -230,8 +224,7 @@ def gateway_recalls(
             if n >= 10:
                 samples.append(took)
     finally:
-        for client in clients.values():
-            client.close()
+        clients.close()
     return samples
 
 

@@ -35,7 +35,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,6 +42,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench._corpus import Memory, Query, corpus, queries, satisfies  # noqa: E402
+from bench._key_clients import KeyClients, bearer_client  # noqa: E402
 from bench._memory_points import write_collection  # noqa: E402
 from bench.memory_recall import (  # noqa: E402
     BATCH,
@@ -145,21 +145,14 @@ class Asker:
     def __init__(self, gateway: ServiceProcess, agents: list[dict[str, str]]) -> None:
         self.gateway = gateway
         self.agents = agents
-        self.clients: dict[str, httpx.Client] = {}
+        self.clients = KeyClients(bearer_client(gateway.url))
 
     def ask(
         self, query: Query, mode: str, filtered: bool, min_score: float | None = None
     ) -> tuple[dict[str, Any], float]:
         """The answer and the seconds the request took (the default floor unless given)."""
         owner = self.agents[query.agent]
-        client = self.clients.setdefault(
-            owner["key"],
-            httpx.Client(
-                base_url=self.gateway.url,
-                headers={"Authorization": f"Bearer {owner['key']}"},
-                timeout=30,
-            ),
-        )
+        client = self.clients(owner["key"])
         body: dict[str, Any] = {"query": query.text, "top_k": TOP_K, "mode": mode}
         if min_score is not None:
             body["min_score"] = min_score
@@ -173,8 +166,7 @@ class Asker:
         return response.json(), took
 
     def close(self) -> None:
-        for client in self.clients.values():
-            client.close()
+        self.clients.close()
 
 
 def score(asked: list[tuple[Query, dict[str, Any], bool]]) -> dict[str, Any]:
