@@ -33,6 +33,7 @@ from engram_gateway.api import (
     ops,
     prune,
     rate_limits,
+    recall,
     records,
     reindex,
     retention,
@@ -82,7 +83,8 @@ class MissingInternalToken(RuntimeError):
 
 def limited(*routers: APIRouter) -> APIRouter:
     """The public routes, each charged to its tenant's rate limit after authentication; a request
-    is matched against them in order, so the hottest (single memory writes) go first."""
+    is matched against them in order, so the hottest (single memory writes, then recall) go
+    first."""
     public = APIRouter(dependencies=[Depends(rate_limits.limited)])
     for router in routers:
         public.include_router(router)
@@ -188,6 +190,7 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
         routers=[
             limited(
                 memory_writes.router,
+                recall.router,
                 agents.router,
                 documents.router,
                 keys.router,

@@ -1,4 +1,5 @@
-"""Agent memories: read, list, count, delete and recall, proxied to the memory service.
+"""Agent memories: read, list, count and delete, proxied to the memory service (recall has a
+module of its own, `recall`).
 
 Every route resolves the agent against the registry for the caller's tenant first (fail
 closed: an unknown or foreign agent is 404 and the memory service is never called).
@@ -10,8 +11,8 @@ import json
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query
-from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from fastapi.responses import JSONResponse
+from pydantic import ValidationError
 
 from engram_events.ids import Id
 from engram_events.memory_filter import MemoryFilter
@@ -19,9 +20,8 @@ from engram_events.payloads.memories import MemoryType
 from engram_gateway.adapters.registry import Registry
 from engram_gateway.api.auth import CallerDep, RegistryDep
 from engram_gateway.api.dependencies import Deps
-from engram_gateway.api.memory_proxy import AgentId, MemoryId, owned_agent, proxy, proxy_read
+from engram_gateway.api.memory_proxy import AgentId, MemoryId, owned_agent, proxy
 from engram_gateway.domain.model import Caller
-from engram_gateway.domain.text import QueryText
 from engram_platform.problems import Problem
 
 router = APIRouter(tags=["memories"])
@@ -31,25 +31,6 @@ FILTER_HELP = (
     'JSON, the same object recall takes: {"user_id", "session_id", "type", "metadata": '
     '{KEY: VALUE | {"eq"|"in"|"gte"|"lte"|"exists": VALUE}}}'
 )
-
-
-class RecallQuery(BaseModel):
-    """What to recall and how: `mode` picks the retrieval, `filter` narrows it inside the
-    vector query, `min_score` overrides the floor on the dense score, `include_statuses`
-    widens the statuses, `recency_half_life_days` favours newer memories."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    query: QueryText = Field(min_length=1, max_length=8000)
-    top_k: int = Field(default=5, ge=1, le=100)
-    min_score: float | None = Field(default=None, ge=-1.0, le=1.0)
-    types: list[MemoryType] | None = Field(default=None, max_length=50)
-    include_statuses: list[Literal["active", "superseded"]] | None = Field(
-        default=None, max_length=2
-    )
-    mode: Literal["hybrid", "dense", "lexical"] = "hybrid"
-    filter: MemoryFilter | None = None
-    recency_half_life_days: float | None = Field(default=None, gt=0, le=36_500)
 
 
 def _filter(raw: str | None, user_id: str | None, session_id: str | None) -> dict[str, Any] | None:
@@ -230,14 +211,3 @@ async def clear_memories(
     scope = {k: v for k, v in (("user_id", user_id), ("session_id", session_id)) if v}
     path = f"/internal/v1/agents/{agent_id}/memories"
     return JSONResponse(await proxy(deps, caller, "DELETE", path, params=scope))
-
-
-@router.post("/v1/agents/{agent_id}/recall")
-async def recall(
-    agent_id: AgentId, body: RecallQuery, deps: Deps, caller: CallerDep, registry: RegistryDep
-) -> Response:
-    """Recall within the agent: dense and lexical retrieval fused (`mode`), the filter applied
-    inside the vector query, the floor applied to the dense score and its drops reported."""
-    await owned_agent(registry, caller, agent_id)
-    path = f"/internal/v1/agents/{agent_id}/recall"
-    return await proxy_read(deps, caller, path, body.model_dump(exclude_none=True, by_alias=True))
