@@ -72,12 +72,13 @@ class LeanRoutes:
             return
         route, params = matched
         body, complete = await _read(receive, route.max_body)
-        call = self._checked(scope, route, params, body, state) if complete else None
+        headers = _headers(scope)
+        call = self._checked(headers, route, params, body, state) if complete else None
         if call is None:
             await app(scope, _replay(body, complete, receive), send)
             return
         self.served += 1
-        await self._serve(scope, route, call, send)
+        await self._serve(scope, headers, route, call, send)
 
     def _match(self, scope: Scope) -> tuple[LeanRoute, dict[str, str]] | None:
         if scope["type"] != "http" or scope["method"] != "POST" or scope.get("query_string"):
@@ -90,10 +91,9 @@ class LeanRoutes:
 
     @staticmethod
     def _checked(
-        scope: Scope, route: LeanRoute, params: dict[str, str], body: bytes, state: Any
+        headers: dict[str, str], route: LeanRoute, params: dict[str, str], body: bytes, state: Any
     ) -> LeanCall[Any] | None:
         """The call, when the app would take it too; else None (the app answers it)."""
-        headers = _headers(scope)
         tenant = headers.get(TENANT_HEADER, "")
         expected: str | None = getattr(state, "internal_token", None)
         media = headers.get("content-type", "").split(";", 1)[0].strip().encode()
@@ -107,8 +107,15 @@ class LeanRoutes:
             return None
         return LeanCall(tenant, params, model, state)
 
-    async def _serve(self, scope: Scope, route: LeanRoute, call: LeanCall[Any], send: Send) -> None:
-        context = propagate.extract(_headers(scope))
+    async def _serve(
+        self,
+        scope: Scope,
+        headers: dict[str, str],
+        route: LeanRoute,
+        call: LeanCall[Any],
+        send: Send,
+    ) -> None:
+        context = propagate.extract(headers)
         name = f"POST {route.template}"
         attributes = {"http.request.method": "POST", "http.route": route.template}
         with self.tracer.start_as_current_span(
