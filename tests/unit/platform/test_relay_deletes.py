@@ -3,6 +3,8 @@ one per pass, and never leaves a sent parcel for a rescan to queue again."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -106,3 +108,55 @@ async def test_a_failed_delete_keeps_the_parcels_for_the_next_one_and_stop_delet
     parcels.fail_delete = False
     await relay_.stop()
     assert parcels.deletes == [["p0"]] and parcels.stored == []
+
+
+async def test_a_parcel_staged_during_a_pass_is_sent_without_waiting_the_interval() -> None:
+    """A consumer stages a parcel while the relay's last pass awaits its delete: the relay
+    starts another pass at once (the wake-up is not cleared after the pass)."""
+    parcels = Parcels()
+    wakeup = asyncio.Event()
+    delivered = asyncio.Event()
+
+    class Ticking(Clock):
+        def __call__(self) -> float:
+            self.now += FORGET_AFTER_SECONDS / 2.5
+            return self.now
+
+    class Outbox:
+        queue = parcels.queue
+
+        def __init__(self) -> None:
+            self.wakeup = wakeup
+
+        async def recover(self, collections: list[Any]) -> int:
+            return 0
+
+        async def rescan(self) -> None:
+            await parcels.rescan()
+
+        async def next_parcels(self, limit: int = 20) -> list[dict[str, Any]]:
+            return await parcels.next_parcels(limit)
+
+        async def mark_sent(self, parcel_ids: list[str]) -> None:
+            await parcels.mark_sent(parcel_ids)
+            if "p0" in parcel_ids:
+                parcels.stage("staged-meanwhile")
+                wakeup.set()
+
+    class Watched(Sender):
+        async def send(self, entries: list[dict[str, Any]]) -> None:
+            await super().send(entries)
+            if "e-staged-meanwhile" in self.sent:
+                delivered.set()
+
+    clock, sender = Ticking(), Watched()
+    relay_ = OutboxRelay(Outbox(), sender, service="svc", interval=30.0, clock=clock)  # type: ignore[arg-type]
+    relay_._last_scan = clock.now
+    relay_._holding, relay_._lease_checked = True, time.monotonic()
+    parcels.stage("p0")
+    task = asyncio.create_task(relay_.run())
+    try:
+        await asyncio.wait_for(delivered.wait(), timeout=5.0)
+    finally:
+        task.cancel()
+    assert sender.sent == ["e-p0", "e-staged-meanwhile"]

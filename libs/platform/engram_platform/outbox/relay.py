@@ -120,11 +120,15 @@ class OutboxRelay:
             raise
 
     async def run(self) -> None:
-        """Loop until cancelled; wakes early when something is staged in this process."""
+        """Loop until cancelled; wakes early when something is staged in this process. The
+        wake-up is cleared before a pass, not after it: a parcel staged while the pass awaits
+        the database or the broker then starts the next pass at once instead of waiting out
+        `interval` (50 ms), as one staged during a pass's delete of sent parcels did."""
         moved = await self.outbox.recover(self.recover_collections)
         if moved:
             log.info("outbox recovered embedded events", extra={"count": moved})
         while True:
+            self.outbox.wakeup.clear()
             try:
                 if await self._hold_lease():
                     while await self.publish_pending():
@@ -136,7 +140,6 @@ class OutboxRelay:
             except Exception as exc:
                 log.warning("outbox relay pass failed", extra={"error_type": type(exc).__name__})
                 await asyncio.sleep(1.0)
-            self.outbox.wakeup.clear()
             try:
                 await asyncio.wait_for(self.outbox.wakeup.wait(), timeout=self.interval)
             except TimeoutError:
