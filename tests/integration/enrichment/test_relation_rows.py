@@ -11,6 +11,7 @@ from engram_enrichment.adapters.store import ENTITIES
 from engram_enrichment.domain.relations import page
 from engram_enrichment.service.hubs import HUB, Hubs
 from engram_enrichment.service.relations import RelationGraph
+from tests.support.relation_pages import all_pages
 
 
 def _row(n: int, status: str = "active") -> dict[str, Any]:
@@ -145,29 +146,11 @@ async def test_listings_read_hubs_alone_on_this_server_and_page_the_same(mongo_d
     walked = await graph.walk("tnt_a", "carrier:c0", "both", None, 2)
     want = [str(e.row["relation_id"]) for e in page(walked.edges, None, 10**6)]
 
-    async def pages(limit: int) -> list[str]:
-        got: list[str] = []
-        cursor = None
-        while True:
-            found = await graph.relations(
-                "tnt_a",
-                "carrier:c0",
-                direction="both",
-                predicate=None,
-                depth=2,
-                limit=limit,
-                cursor=cursor,
-            )
-            got += [r["relation_id"] for r in found["relations"]]
-            cursor = found["next_cursor"]
-            if cursor is None:
-                return got
-
     for known in ({}, {"warehouse:w1": HUB}):
         graph.hubs = Hubs()
         graph.hubs.note("tnt_a", "object", known, whole=False)
         for limit in (5, 16, 40):
-            assert await pages(limit) == want
+            assert await all_pages(graph, "tnt_a", "carrier:c0", limit) == want
     assert graph.hubs.alone("tnt_a", "object", ["warehouse:w0", "warehouse:w2"]) == {
         "warehouse:w0",
         "warehouse:w2",

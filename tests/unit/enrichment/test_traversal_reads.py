@@ -15,6 +15,7 @@ import pytest
 from engram_enrichment.domain.relations import page
 from engram_enrichment.service.hubs import HUB, Hubs
 from engram_enrichment.service.relations import RelationGraph
+from tests.support.relation_pages import all_pages
 from tests.unit.enrichment.fakes import MemoryRelationRows, MemoryStore
 
 pytestmark = pytest.mark.unit
@@ -103,22 +104,7 @@ async def test_pages_with_hubs_read_alone_are_the_whole_walk() -> None:
     await listing(graph, "warehouse:w1", 40)
     want = await whole(graph, "carrier:c0", 10**6)
     for limit in (1, 7, 15, 16, 40, 333):
-        got: list[str] = []
-        cursor = None
-        while True:
-            found = await graph.relations(
-                T,
-                "carrier:c0",
-                direction="both",
-                predicate=None,
-                depth=2,
-                limit=limit,
-                cursor=cursor,
-            )
-            got += [r["relation_id"] for r in found["relations"]]
-            cursor = found["next_cursor"]
-            if cursor is None:
-                break
+        got = await all_pages(graph, T, "carrier:c0", limit)
         assert got == want
 
 
