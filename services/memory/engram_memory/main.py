@@ -23,7 +23,7 @@ from engram_memory.adapters.conversations import ConversationStore
 from engram_memory.adapters.dedup import DedupSlots
 from engram_memory.adapters.reindex import REINDEX, STORE, ReindexStore
 from engram_memory.adapters.retention import RetentionRules
-from engram_memory.adapters.rows import INDEXES, MEMORIES, MemoryRows, keeps_source_index
+from engram_memory.adapters.rows import INDEXES, MEMORIES, MemoryRows
 from engram_memory.adapters.staging import OutboxWithdrawals
 from engram_memory.adapters.vectors import KEYWORD_INDEXES, MemoryVectors
 from engram_memory.api import MemoryDeps
@@ -48,6 +48,7 @@ from engram_memory.service.writes import Writes
 from engram_platform.app import service_app
 from engram_platform.audit import INDEXES as AUDIT_INDEXES
 from engram_platform.audit import AuditLog
+from engram_platform.capabilities import server_capabilities
 from engram_platform.dependencies import install
 from engram_platform.indexes import merge
 from engram_platform.runtime import ConnectedRuntime, Runtime
@@ -124,7 +125,8 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
         store = memory_store(settings)
         held = await held_fingerprint(store, active.collection)
         embedder, adopted = await settings.embedder_holding(active, held)
-        rows = MemoryRows(rt.db, source_index=await keeps_source_index(rt.db))
+        capabilities = await server_capabilities(rt.db)
+        rows = MemoryRows(rt.db, source_index=not capabilities.multikey_indexes)
         opened = await open_vectors(settings, embedder.provenance, store, active.collection)
 
         async def open_target(name: str, target: Embedder) -> MemoryVectors:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from engram_memory.adapters.rows import SOURCES, MemoryRows, keeps_source_index
+from engram_memory.adapters.rows import SOURCES, MemoryRows
 
 LIVE = ("pending", "active", "superseded")
 
@@ -21,11 +21,6 @@ def _row(memory_id: str, sources: list[str], status: str = "active") -> dict[str
         "derived_from": sources,
         "created_at": datetime.now(UTC),
     }
-
-
-async def test_the_local_server_is_told_apart_by_its_build_info(mongo_db: Any) -> None:
-    info = await mongo_db.command("buildInfo")
-    assert await keeps_source_index(mongo_db) == ("ferretdbVersion" in info)
 
 
 async def test_with_the_index_declared_nothing_is_kept_and_rows_are_found_by_their_sources(

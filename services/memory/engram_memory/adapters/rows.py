@@ -23,7 +23,8 @@ MEMORIES = "memories"
 GONE_SOURCES = "gone_sources"
 SOURCES = "memory_sources"
 """Per source (record, fact, document): the memories derived from it, keyed `tenant:source`; kept
-only on the local server, whose indexes serve no equality on an array field (`derived_from`)."""
+only where the server's indexes serve no equality on an array field (`derived_from`): the local
+server (`ServerCapabilities.multikey_indexes`)."""
 LOOKUP_CHUNK = 1000
 INDEXES: Indexes = {
     MEMORIES: [
@@ -44,14 +45,6 @@ scope and type conditions are checked on the agent's entries), memories by sourc
 (`derived_from_any`, a multikey index), and memories by expiry (the sweeper walks those past
 it). Sources, gone sources and slots are read by `_id`
 only."""
-
-
-async def keeps_source_index(db: Any) -> bool:
-    """Whether the server needs `memory_sources`: the local server (FerretDB, whose `buildInfo`
-    names its version) serves no equality on a field that held an array, so `derived_from`
-    lookups would decode every row; MongoDB's multikey index serves them."""
-    info = await db.command("buildInfo")
-    return "ferretdbVersion" in info
 
 
 def row_id(tenant_id: str, memory_id: str) -> str:
@@ -132,8 +125,8 @@ class MemoryRows:
         self.db = db
         self.collection = db[MEMORIES]
         self.source_index = source_index
-        """Keep `memory_sources` (the local server) instead of reading the `derived_from`
-        index (MongoDB); see `keeps_source_index`."""
+        """Keep `memory_sources` (a server without multikey indexes, the local one) instead of
+        reading the `derived_from` index (MongoDB)."""
 
     async def get(self, tenant_id: str, memory_id: str) -> dict[str, Any] | None:
         """One row of the tenant: the key starts with the tenant, and the row must say so too
