@@ -6,7 +6,6 @@ from datetime import UTC, date, datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Path, Query
-from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from engram_enrichment.api.dependencies import Deps
@@ -18,7 +17,6 @@ from engram_enrichment.service.knowledge import KnowledgeBase
 from engram_enrichment.service.relations import BadCursor, NoSuchEntity, RelationGraph, When
 from engram_enrichment.service.resolution import KeptChanging, NoSuchContradiction
 from engram_events.ids import Scalar
-from engram_platform.encoded import encoded
 from engram_platform.internal import TenantDep
 from engram_platform.problems import Problem
 
@@ -82,7 +80,7 @@ def _graph(deps: Deps) -> RelationGraph:
     return deps.graph
 
 
-@router.get("/entities/{entity_id:path}/relations", response_model=None)
+@router.get("/entities/{entity_id:path}/relations")
 async def entity_relations(
     entity_id: str,
     deps: Deps,
@@ -94,13 +92,12 @@ async def entity_relations(
     cursor: Annotated[str | None, Query(min_length=1, max_length=2000)] = None,
     valid_at: Moment = None,
     as_of: Moment = None,
-) -> Response:
+) -> dict[str, Any]:
     """The entity's relations up to `depth` hops, nearest first, each with its far end's
-    `resolved` flag; paged by an opaque cursor; `valid_at`/`as_of` read them in time. The page
-    is encoded once (`engram_platform.encoded`)."""
+    `resolved` flag; paged by an opaque cursor; `valid_at`/`as_of` read them in time."""
     when = When(moment("valid_at", valid_at), moment("as_of", as_of))
     try:
-        page = await _graph(deps).relations(
+        return await _graph(deps).relations(
             tenant_id,
             entity_id,
             direction=direction,
@@ -116,7 +113,6 @@ async def entity_relations(
         raise Problem(
             422, "validation-error", "cursor is not one this listing handed out"
         ) from None
-    return encoded(page)
 
 
 class PathBody(BaseModel):
@@ -130,17 +126,15 @@ class PathBody(BaseModel):
     limit: int = Field(default=10, ge=1, le=100)
 
 
-@router.post("/paths", response_model=None)
-async def find_paths(body: PathBody, deps: Deps, tenant_id: TenantDep) -> Response:
-    """The shortest paths between two entities over relations walked either way (encoded
-    once, as the relations' pages are)."""
+@router.post("/paths")
+async def find_paths(body: PathBody, deps: Deps, tenant_id: TenantDep) -> dict[str, Any]:
+    """The shortest paths between two entities over relations walked either way."""
     try:
-        found = await _graph(deps).paths(
+        return await _graph(deps).paths(
             tenant_id, body.start, body.goal, body.max_depth, body.limit
         )
     except NoSuchEntity as exc:
         raise Problem(404, detail=f"no such entity: {exc}") from None
-    return encoded(found)
 
 
 @router.get("/entities/{entity_id:path}")
