@@ -11,7 +11,7 @@ from engram_enrichment.adapters.store import ENTITIES
 from engram_enrichment.domain.relations import page
 from engram_enrichment.service.hubs import HUB, Hubs
 from engram_enrichment.service.relations import RelationGraph
-from tests.support.relation_pages import all_pages
+from tests.support.relation_graph import all_pages, carrier_graph
 
 
 def _row(n: int, status: str = "active") -> dict[str, Any]:
@@ -111,14 +111,7 @@ async def test_listings_read_hubs_alone_on_this_server_and_page_the_same(mongo_d
     # the pages are the whole walk's, read with the `$in` (hubs unknown) or the hubs alone
     for model in INDEXES[RELATIONS]:
         await mongo_db[RELATIONS].create_indexes([model])
-    edges = [(f"shipment:s{i:02d}", "carried_by", "carrier:c0") for i in range(12)]
-    edges += [(f"warehouse:w{j}", "served_by", "carrier:c0") for j in range(3)]
-    edges += [(f"shipment:s{i:02d}", "delivered_to", f"warehouse:w{i % 3}") for i in range(12)]
-    edges += [
-        (f"shipment:t{j}_{k:03d}", "delivered_to", f"warehouse:w{j}")
-        for j in range(3)
-        for k in range(100)
-    ]
+    edges = carrier_graph()
     put: list[dict[str, Any]] = [
         {
             "relation_id": f"rel_{n:04d}",

@@ -15,13 +15,12 @@ import pytest
 from engram_enrichment.domain.relations import page
 from engram_enrichment.service.hubs import HUB, Hubs
 from engram_enrichment.service.relations import RelationGraph
-from tests.support.relation_pages import all_pages
+from tests.support.relation_graph import Edges, all_pages, carrier_graph
 from tests.unit.enrichment.fakes import MemoryRelationRows, MemoryStore
 
 pytestmark = pytest.mark.unit
 
 T = "tnt_a"
-Edges = list[tuple[str, str, str]]
 
 
 def rows_of(edges: Edges, rows: MemoryRelationRows | None = None) -> MemoryRelationRows:
@@ -43,20 +42,6 @@ def rows_of(edges: Edges, rows: MemoryRelationRows | None = None) -> MemoryRelat
             "support": [],
         }
     return rows
-
-
-def carrier_graph() -> Edges:
-    # a carrier served by 3 warehouses and carrying 12 shipments: its level-2 frontier of 15
-    # nodes (more than are read node by node) holds the warehouses, each with 100 deliveries
-    edges = [(f"shipment:s{i:02d}", "carried_by", "carrier:c0") for i in range(12)]
-    edges += [(f"warehouse:w{j}", "served_by", "carrier:c0") for j in range(3)]
-    edges += [(f"shipment:s{i:02d}", "delivered_to", f"warehouse:w{i % 3}") for i in range(12)]
-    edges += [
-        (f"shipment:t{j}_{k:03d}", "delivered_to", f"warehouse:w{j}")
-        for j in range(3)
-        for k in range(100)
-    ]
-    return edges
 
 
 async def listing(graph: RelationGraph, start: str, limit: int) -> list[str]:
