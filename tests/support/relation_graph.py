@@ -23,6 +23,32 @@ def carrier_graph() -> Edges:
     return edges
 
 
+def nodes_of(edges: Edges) -> list[str]:
+    """Every entity the edges name, sorted."""
+    return sorted({e[0] for e in edges} | {e[2] for e in edges})
+
+
+def edge_rows(tenant: str, edges: Edges) -> list[dict[str, Any]]:
+    """The edges as active relation rows of `tenant`, ids `r00000` on in the edges' order,
+    with no support."""
+    return [
+        {
+            "tenant_id": tenant,
+            "relation_id": f"r{n:05d}",
+            "subject_id": subject,
+            "predicate": predicate,
+            "object_id": obj,
+            "object_type": obj.split(":")[0],
+            "attribute": predicate,
+            "value": obj,
+            "status": "active",
+            "contradiction_id": None,
+            "support": [],
+        }
+        for n, (subject, predicate, obj) in enumerate(edges)
+    ]
+
+
 async def all_pages(graph: Any, tenant: str, start: str, limit: int, depth: int = 2) -> list[str]:
     """The relation ids of `start`'s listing in both directions, following `next_cursor` until
     the last page."""

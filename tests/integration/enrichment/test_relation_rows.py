@@ -11,7 +11,7 @@ from engram_enrichment.adapters.store import ENTITIES
 from engram_enrichment.domain.relations import page
 from engram_enrichment.service.hubs import HUB, Hubs
 from engram_enrichment.service.relations import RelationGraph
-from tests.support.relation_graph import all_pages, carrier_graph
+from tests.support.relation_graph import all_pages, carrier_graph, edge_rows, nodes_of
 
 
 def _row(n: int, status: str = "active") -> dict[str, Any]:
@@ -112,27 +112,11 @@ async def test_listings_read_hubs_alone_on_this_server_and_page_the_same(mongo_d
     for model in INDEXES[RELATIONS]:
         await mongo_db[RELATIONS].create_indexes([model])
     edges = carrier_graph()
-    put: list[dict[str, Any]] = [
-        {
-            "relation_id": f"rel_{n:04d}",
-            "subject_id": subject,
-            "predicate": predicate,
-            "object_id": obj,
-            "object_type": obj.split(":")[0],
-            "attribute": predicate,
-            "value": obj,
-            "status": "active",
-            "contradiction_id": None,
-            "support": [],
-        }
-        for n, (subject, predicate, obj) in enumerate(edges)
-    ]
-    await MongoRelationRows(mongo_db).put("tnt_a", put)
-    nodes = {e[0] for e in edges} | {e[2] for e in edges}
+    await MongoRelationRows(mongo_db).put("tnt_a", edge_rows("tnt_a", edges))
     await mongo_db[ENTITIES].insert_many(
         [
             {"_id": f"tnt_a:{n}", "tenant_id": "tnt_a", "entity_id": n, "fact_count": 1}
-            for n in sorted(nodes)
+            for n in nodes_of(edges)
         ]
     )
     graph = RelationGraph(MongoRelationRows(mongo_db))

@@ -15,7 +15,7 @@ import pytest
 from engram_enrichment.domain.relations import page
 from engram_enrichment.service.hubs import HUB, Hubs
 from engram_enrichment.service.relations import RelationGraph
-from tests.support.relation_graph import Edges, all_pages, carrier_graph
+from tests.support.relation_graph import Edges, all_pages, carrier_graph, edge_rows, nodes_of
 from tests.unit.enrichment.fakes import MemoryRelationRows, MemoryStore
 
 pytestmark = pytest.mark.unit
@@ -25,22 +25,10 @@ T = "tnt_a"
 
 def rows_of(edges: Edges, rows: MemoryRelationRows | None = None) -> MemoryRelationRows:
     rows = rows or MemoryRelationRows(MemoryStore())
-    nodes = {e[0] for e in edges} | {e[2] for e in edges}
-    for node in nodes:
+    for node in nodes_of(edges):
         rows.store.entities[f"{T}:{node}"] = {"entity_id": node, "fact_count": 1}
-    for n, (subject, predicate, obj) in enumerate(edges):
-        rows.rows[f"{T}:r{n:05d}"] = {
-            "tenant_id": T,
-            "relation_id": f"r{n:05d}",
-            "subject_id": subject,
-            "predicate": predicate,
-            "object_id": obj,
-            "object_type": obj.split(":")[0],
-            "attribute": predicate,
-            "value": obj,
-            "status": "active",
-            "support": [],
-        }
+    for row in edge_rows(T, edges):
+        rows.rows[f"{T}:{row['relation_id']}"] = row
     return rows
 
 
