@@ -222,6 +222,10 @@ BULK_LANE: dict[str, EventType[Any]] = {
 }
 """Each interactive event type with a bulk lane, to its bulk-lane twin (same payload)."""
 BULK_TYPES = frozenset(t.name for t in BULK_LANE.values())
+ANSWERED: dict[str, str] = {EMBEDDING_REQUESTED.name: EMBEDDING_COMPUTED.name}
+"""Each interactive request another service answers back to its requester, to its answer: while
+one is out, the requester's bulk lane waits for it as for an interactive batch in flight."""
+ANSWERS = frozenset(ANSWERED.values())
 
 
 def in_lane_of(event_type: EventType[P], cause: str) -> EventType[P]:

@@ -9,11 +9,20 @@ from typing import Any
 
 import pytest
 
-from engram_events import encode, new_event
+from engram_events import Envelope, encode, new_event
 from engram_events.catalog import (
     AGENT_DELETED,
+    EMBEDDING_COMPUTED,
+    EMBEDDING_REQUESTED,
     MEMORY_BULK_WRITE_REQUESTED,
     MEMORY_WRITE_REQUESTED,
+    in_lane_of,
+)
+from engram_events.payloads.embeddings import (
+    EmbeddedItem,
+    EmbeddingComputed,
+    EmbeddingRequested,
+    TextItem,
 )
 from engram_events.payloads.memories import AgentDeleted
 from engram_platform.consuming import Outcome
@@ -22,6 +31,7 @@ from engram_platform.runtime import Runtime
 from engram_platform.settings import ServiceSettings
 from tests.unit.platform.test_consumer_batch import Record
 from tests.unit.platform.test_consumer_lanes import PREFIX, Handlers, Positions, consumer_for, write
+from tests.unit.platform.test_producer_batch import PROVENANCE
 
 pytestmark = pytest.mark.unit
 
@@ -226,3 +236,90 @@ async def test_the_runtime_gives_its_consumer_the_configured_bulk_share() -> Non
     runtime = Runtime.build("probe", settings, install_global=False)
     async with runtime.connected() as connected:
         assert connected.consumer.turns.bulk_share == 0.6
+
+
+class Asking(Handlers):
+    """Answers each single write with a request for its vector, as memory's first pass does."""
+
+    async def batch(self, events: list[Envelope[Any]]) -> list[Any]:
+        await super().batch(events)
+        return [[self.request(e)] for e in events]
+
+    @staticmethod
+    def request(event: Envelope[Any]) -> Envelope[Any]:
+        """The vector request in the write's own lane."""
+        memory_id = event.payload.memory_id
+        request = EmbeddingRequested(
+            request_id=memory_id,
+            requester="memory",
+            purpose="memory",
+            items=[TextItem(item_id=memory_id, text="hi")],
+        )
+        kind = in_lane_of(EMBEDDING_REQUESTED, event.event_type)
+        return new_event(kind, request, tenant_id="ten_1")
+
+
+def answer(memory_id: str, offset: int) -> Record:
+    """The embedding service's answer to an `Asking` request."""
+    payload = EmbeddingComputed(
+        request_id=memory_id,
+        requester="memory",
+        purpose="memory",
+        items=[EmbeddedItem(item_id=memory_id, vector=[1.0, 0.0])],
+        provenance=PROVENANCE,
+    )
+    event = new_event(EMBEDDING_COMPUTED, payload, tenant_id="ten_1")
+    return Record(encode(event), topic=f"{PREFIX}{EMBEDDING_COMPUTED.topic}", offset=offset)
+
+
+async def taken(event: Envelope[Any]) -> list[Envelope[Any]]:
+    """Takes an answer and publishes nothing."""
+    return []
+
+
+def asking_consumer(answer_wait: float) -> tuple[Any, Asking]:
+    """A consumer whose single writes ask for vectors, and which takes the answers."""
+    handlers = Asking()
+    consumer, _ = consumer_for(handlers)
+    consumer.on(EMBEDDING_COMPUTED, taken)
+    consumer.turns = LaneTurns(bulk_part=2, max_wait=60, answer_wait=answer_wait)
+    return consumer, handlers
+
+
+async def test_the_bulk_lane_waits_for_the_answer_to_a_single_writes_request() -> None:
+    consumer, handlers = asking_consumer(answer_wait=60)
+    single = write(MEMORY_WRITE_REQUESTED, "single", 0)
+    await consumer.handle_fetch([single], interactive=True)
+    assert consumer.turns.awaiting_answers == 1
+    loading = asyncio.create_task(consumer.process_batch(bulk(2)))
+    await settle()
+    assert handlers.handled == ["single"], "the bulk lane went while the vector was computed"
+    await consumer.handle_fetch([answer("single", 1)], interactive=True)
+    assert await loading == [Outcome.APPLIED] * 2
+    assert handlers.handled == ["single", "bulk_0", "bulk_1"]
+    assert consumer.turns.awaiting_answers == 0
+
+
+async def test_a_lost_answer_holds_the_bulk_lane_for_at_most_the_answer_wait() -> None:
+    consumer, handlers = asking_consumer(answer_wait=0.01)
+    await consumer.handle_fetch([write(MEMORY_WRITE_REQUESTED, "single", 0)], interactive=True)
+    assert await consumer.process_batch(bulk(2)) == [Outcome.APPLIED] * 2
+    assert handlers.handled == ["single", "bulk_0", "bulk_1"]
+    assert consumer.turns.awaiting_answers == 0
+
+
+async def test_a_bulk_batchs_own_requests_hold_nothing() -> None:
+    consumer, _ = asking_consumer(answer_wait=60)
+    handled = await consumer.handle_fetch([write(MEMORY_BULK_WRITE_REQUESTED, "bulk", 0)])
+    assert handled.requests == 0
+    assert consumer.turns.awaiting_answers == 0
+
+
+async def test_the_bulk_lane_goes_once_every_awaited_answer_came() -> None:
+    turns = LaneTurns(answer_wait=60)
+    turns.expect_answers(2)
+    turns.answered(1)
+    assert turns.awaiting_answers == 1
+    assert not turns._idle.is_set()
+    turns.answered(1)
+    assert turns._idle.is_set()

@@ -31,6 +31,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from pydantic import BaseModel
 
 from engram_events import Envelope, EventType, PoisonMessage, decode
+from engram_events.catalog import ANSWERED, ANSWERS
 from engram_events.payloads.dlq import DeadLetter
 from engram_events.topics import BULK_TOPICS
 from engram_platform.broker import Broker
@@ -262,12 +263,15 @@ class Consumer:
         """Handle every message and deliver all outgoing events; the inputs are marked applied
         when the fetch is settled. An `interactive` lane's batch with inputs to handle is
         marked in flight, so the bulk lane waits (one of only events this service ignores is
-        not)."""
+        not), and so are the requests it sent until their answers come back."""
         batch = await self.prepare_batch(records)
         if not (interactive and batch.work):
             return await self.handle_batch(batch)
         with self.turns.interactive():
-            return await self.handle_batch(batch)
+            self.turns.answered(sum(w[2].event_type in ANSWERS for w in batch.work))
+            handled = await self.handle_batch(batch)
+        self.turns.expect_answers(handled.requests)
+        return handled
 
     async def prepare_batch(self, records: Sequence[Any]) -> PreparedBatch:
         """Decode, dead-letter the undecodable, skip what was applied, and tell the look-ahead
@@ -355,7 +359,11 @@ class Consumer:
             await self.parked_lane.write(pending)
         if batch.bulk:
             await self.turns.bulk_done()
-        return Handled([outcome for outcome in outcomes if outcome is not None], pending.applied)
+        return Handled(
+            [outcome for outcome in outcomes if outcome is not None],
+            pending.applied,
+            pending.requests,
+        )
 
     async def _deliver_after(
         self, previous: asyncio.Future[None] | None, docs: list[dict[str, Any]]
@@ -496,6 +504,7 @@ class Consumer:
         """Take what the input owes (under its span's context) and count it applied."""
         pending.outbox_docs.extend(self.outbox.entries(published))
         pending.applied.append((str(envelope.event_id), envelope.event_type))
+        pending.requests += sum(e.event_type in ANSWERED for e in published)
         count_published(span, len(published))
         return Outcome.APPLIED
 

@@ -57,6 +57,8 @@ class Handled:
 
     outcomes: list[Outcome]
     applied: list[tuple[str, str]]
+    requests: int = 0
+    """Requests it published that another service answers back (see `catalog.ANSWERED`)."""
 
 
 @dataclass
@@ -67,6 +69,7 @@ class Pending:
     applied: list[tuple[str, str]] = field(default_factory=list)
     parked: list[ParkedInput] = field(default_factory=list)
     parked_keys: set[str] = field(default_factory=set)
+    requests: int = 0
 
 
 def declared_type(record: Any) -> str | None:
