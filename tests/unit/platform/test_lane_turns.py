@@ -5,6 +5,7 @@ write by at most one part; alone, a bulk batch goes whole."""
 from __future__ import annotations
 
 import asyncio
+from contextlib import ExitStack
 from typing import Any
 
 import pytest
@@ -27,6 +28,9 @@ from engram_events.payloads.embeddings import (
 from engram_events.payloads.memories import AgentDeleted
 from engram_platform.consuming import Outcome
 from engram_platform.consuming.turns import LaneTurns
+from engram_platform.give_way import bulk_lane
+from engram_platform.idempotency import APPLIED
+from engram_platform.outbox.staging import OUTBOX
 from engram_platform.runtime import Runtime
 from engram_platform.settings import ServiceSettings
 from tests.unit.platform.test_consumer_batch import Record
@@ -323,3 +327,28 @@ async def test_the_bulk_lane_goes_once_every_awaited_answer_came() -> None:
     assert not turns._idle.is_set()
     turns.answered(1)
     assert turns._idle.is_set()
+
+
+async def test_a_bulk_parts_events_wait_for_a_single_write_that_came_meanwhile() -> None:
+    arrived = ExitStack()
+
+    class Interrupted(Asking):
+        """A single write's batch starts while the bulk part is being handled."""
+
+        async def batch(self, events: list[Envelope[Any]]) -> list[Any]:
+            arrived.enter_context(consumer.turns.interactive())
+            return await super().batch(events)
+
+    consumer, _ = consumer_for(Interrupted())
+    consumer.turns = LaneTurns(bulk_part=2, max_wait=60)
+    with bulk_lane(consumer.turns):
+        loading = asyncio.create_task(consumer.process_batch(bulk(2)))
+    await settle()
+    assert not loading.done()
+    db = consumer.outbox.db
+    assert db[OUTBOX].docs == {}, "staged beside the single write"
+    assert db[APPLIED].docs == {}, "marked beside the single write"
+    arrived.close()
+    assert await loading == [Outcome.APPLIED] * 2
+    assert db[OUTBOX].docs
+    assert len(db[APPLIED].docs) == 2
