@@ -28,7 +28,7 @@ from engram_events.payloads.embeddings import (
 from engram_events.payloads.memories import AgentDeleted
 from engram_platform.consuming import Outcome
 from engram_platform.consuming.turns import LaneTurns
-from engram_platform.give_way import bulk_lane
+from engram_platform.give_way import bulk_lane, give_way
 from engram_platform.idempotency import APPLIED
 from engram_platform.outbox.staging import OUTBOX
 from engram_platform.runtime import Runtime
@@ -320,13 +320,17 @@ async def test_a_bulk_batchs_own_requests_hold_nothing() -> None:
 
 
 async def test_the_bulk_lane_goes_once_every_awaited_answer_came() -> None:
-    turns = LaneTurns(answer_wait=60)
+    turns = LaneTurns(max_wait=60, answer_wait=60)
     turns.expect_answers(2)
+    with bulk_lane(turns):
+        waiting = asyncio.create_task(give_way())
     turns.answered(1)
+    await settle()
     assert turns.awaiting_answers == 1
-    assert not turns._idle.is_set()
+    assert not waiting.done()
     turns.answered(1)
-    assert turns._idle.is_set()
+    await settle()
+    assert waiting.done()
 
 
 async def test_a_bulk_parts_events_wait_for_a_single_write_that_came_meanwhile() -> None:
