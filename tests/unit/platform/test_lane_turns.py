@@ -356,3 +356,14 @@ async def test_a_bulk_parts_events_wait_for_a_single_write_that_came_meanwhile()
     assert await loading == [Outcome.APPLIED] * 2
     assert db[OUTBOX].docs
     assert len(db[APPLIED].docs) == 2
+
+
+async def test_answers_alone_hold_a_bulk_part_for_at_most_the_answer_budget() -> None:
+    handlers = Handlers()
+    consumer, _ = consumer_for(handlers)
+    consumer.turns = LaneTurns(bulk_part=2, max_wait=60, answer_wait=60, answer_budget=0.01)
+    consumer.turns.expect_answers(1)
+    loading = consumer.process_batch(bulk(4))
+    assert await asyncio.wait_for(loading, 5) == [Outcome.APPLIED] * 4
+    assert handlers.handled == ["bulk_0", "bulk_1", "bulk_2", "bulk_3"]
+    assert consumer.turns.awaiting_answers == 1, "the answer never came; the load went on"

@@ -23,7 +23,9 @@ vector and finishes it in a second pass. While such a request is out, the cores 
 would take are the ones the answer is computed on and travels through, so the bulk lane waits
 for the answer as for an interactive batch in flight (at most `answer_wait`, for an answer lost
 or late): beside a bulk load on two cores, a single write's second pass went from 29-33 ms p50,
-73-106 ms p95 to 18-22 / 36-43.
+73-106 ms p95 to 18-22 / 36-43. Beside a steady stream of single writes some answer is always
+due, so a part waits for answers alone at most `answer_budget`: unbounded, 20 single writes a
+second held a bulk load to a third of its rate.
 """
 
 from __future__ import annotations
@@ -37,6 +39,10 @@ PACE_WINDOW = 0.25
 """The most of a bulk stretch between turns that the bulk share rests for."""
 ANSWER_WAIT = 0.25
 """The longest the bulk lane waits for the answers to an interactive batch's requests."""
+ANSWER_BUDGET = 0.05
+"""The most a bulk part waits for answers alone (no interactive batch in flight): beside a
+steady stream of single writes, answers are always due, and the bulk lane would get a part
+only every `max_wait`."""
 
 
 class LaneTurns:
@@ -51,6 +57,7 @@ class LaneTurns:
         slice_seconds: float = 0.004,
         bulk_share: float = 1.0,
         answer_wait: float = ANSWER_WAIT,
+        answer_budget: float = ANSWER_BUDGET,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
@@ -64,6 +71,7 @@ class LaneTurns:
         self.bulk_share = min(1.0, max(0.05, bulk_share))
         """The share of the time the bulk lane runs while interactive batches are coming."""
         self.answer_wait = answer_wait
+        self.answer_budget = answer_budget
         self.clock = clock
         self.sleep = sleep
         self._slice_start = clock()
@@ -79,8 +87,12 @@ class LaneTurns:
         self._awaited = 0
         """Requests interactive batches sent whose answers have not been handled yet."""
         self._answers_due: asyncio.TimerHandle | None = None
+        self._answer_waited = 0.0
+        """Seconds the bulk lane has waited for answers alone since the last part began."""
         self._idle = asyncio.Event()
         self._idle.set()
+        self._no_batch = asyncio.Event()
+        self._no_batch.set()
         self.yielded = 0
         """How many bulk parts waited for an interactive batch (for tests and metrics)."""
 
@@ -89,6 +101,7 @@ class LaneTurns:
         """Mark an interactive batch in flight while the block runs."""
         self._interactive += 1
         self._idle.clear()
+        self._no_batch.clear()
         try:
             yield
         finally:
@@ -133,8 +146,32 @@ class LaneTurns:
 
     def _maybe_idle(self) -> None:
         """Let the bulk lane go once no interactive batch is in flight and no answer is due."""
-        if self._interactive == 0 and self._awaited == 0:
-            self._idle.set()
+        if self._interactive == 0:
+            self._no_batch.set()
+            if self._awaited == 0:
+                self._idle.set()
+
+    async def _wait_for_interactive(self, most: float) -> None:
+        """Wait, for at most `most` seconds, while an interactive batch is in flight, and while
+        answers alone are due for what is left of the part's `answer_budget`."""
+        started = self.clock()
+        while not self._idle.is_set():
+            left = most - (self.clock() - started)
+            if left <= 0:
+                return
+            if self._interactive:
+                try:
+                    await asyncio.wait_for(self._no_batch.wait(), left)
+                except TimeoutError:
+                    return
+                continue
+            budget = self.answer_budget - self._answer_waited
+            if budget <= 0:
+                return
+            began = self.clock()
+            with suppress(TimeoutError):
+                await asyncio.wait_for(self._idle.wait(), min(left, budget))
+            self._answer_waited += max(self.clock() - began, 1e-6)
 
     def part_size(self) -> int | None:
         """Inputs per bulk part now: `bulk_part` while interactive batches are coming, else
@@ -157,12 +194,12 @@ class LaneTurns:
         callbacks first."""
         await asyncio.sleep(0)
         self._waited = 0.0
+        self._answer_waited = 0.0
         await self._rest()
         try:
             if not self._idle.is_set():
                 self.yielded += 1
-                with suppress(TimeoutError):
-                    await asyncio.wait_for(self._idle.wait(), self.max_wait)
+                await self._wait_for_interactive(self.max_wait)
         finally:
             self._part_began = self.clock()
 
@@ -192,8 +229,7 @@ class LaneTurns:
         left = self.max_wait - self._waited
         if not self._idle.is_set() and left > 0:
             started = self.clock()
-            with suppress(TimeoutError):
-                await asyncio.wait_for(self._idle.wait(), left)
+            await self._wait_for_interactive(left)
             self._waited += self.clock() - started
         elif self.part_size() is None or self.clock() - self._slice_start < self.slice_seconds:
             return
