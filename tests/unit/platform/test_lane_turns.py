@@ -367,3 +367,13 @@ async def test_answers_alone_hold_a_bulk_part_for_at_most_the_answer_budget() ->
     assert await asyncio.wait_for(loading, 5) == [Outcome.APPLIED] * 4
     assert handlers.handled == ["bulk_0", "bulk_1", "bulk_2", "bulk_3"]
     assert consumer.turns.awaiting_answers == 1, "the answer never came; the load went on"
+
+
+async def test_the_answer_budget_runs_out_under_a_clock_that_never_moves() -> None:
+    """The budget counts the waits that ran out, not only the clock the turns were given."""
+    turns = LaneTurns(max_wait=60, answer_wait=60, answer_budget=0.01, clock=Clock())
+    turns.expect_answers(1)
+    with bulk_lane(turns):
+        await asyncio.wait_for(give_way(), 1)
+        await asyncio.wait_for(give_way(), 1)
+    assert turns.awaiting_answers == 1, "the answer never came; the part went on"

@@ -33,7 +33,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 
 PACE_WINDOW = 0.25
 """The most of a bulk stretch between turns that the bulk share rests for."""
@@ -168,10 +168,13 @@ class LaneTurns:
             budget = self.answer_budget - self._answer_waited
             if budget <= 0:
                 return
-            began = self.clock()
-            with suppress(TimeoutError):
-                await asyncio.wait_for(self._idle.wait(), min(left, budget))
-            self._answer_waited += max(self.clock() - began, 1e-6)
+            wait, began = min(left, budget), self.clock()
+            try:
+                await asyncio.wait_for(self._idle.wait(), wait)
+            except TimeoutError:
+                self._answer_waited += wait
+                return
+            self._answer_waited += max(0.0, self.clock() - began)
 
     def part_size(self) -> int | None:
         """Inputs per bulk part now: `bulk_part` while interactive batches are coming, else
@@ -190,8 +193,8 @@ class LaneTurns:
 
     async def bulk_turn(self) -> None:
         """Rest for the bulk share, then return when no interactive batch is in flight and no
-        answer to one is due, or after `max_wait`; always lets the event loop run the interactive lane's ready
-        callbacks first."""
+        answer to one is due, or after `max_wait`; always lets the event loop run the
+        interactive lane's ready callbacks first."""
         await asyncio.sleep(0)
         self._waited = 0.0
         self._answer_waited = 0.0
