@@ -84,6 +84,9 @@ PRUNE_REQUESTED = register(
 EMBEDDING_REQUESTED = register(
     EventType("embedding.requested", EmbeddingRequested, Topics.EMBEDDINGS, lambda p: p.request_id)
 )
+PACKED_VECTORS = frozenset({1, 2})
+"""An embedding answer's versions: 2 packs each vector (`payloads.vectors`), 1 (still read)
+lists its numbers."""
 EMBEDDING_COMPUTED = register(
     EventType(
         "embedding.computed",
@@ -91,6 +94,7 @@ EMBEDDING_COMPUTED = register(
         Topics.EMBEDDINGS,
         lambda p: p.request_id,
         recipient=lambda p: p.requester,
+        versions=PACKED_VECTORS,
     )
 )
 MEMORY_WRITE_REQUESTED = register(
@@ -212,6 +216,7 @@ EMBEDDING_BULK_COMPUTED = register(
         Topics.EMBEDDINGS_BULK,
         lambda p: p.request_id,
         recipient=lambda p: p.requester,
+        versions=PACKED_VECTORS,
     )
 )
 """The answer to `embedding.bulk_requested`."""

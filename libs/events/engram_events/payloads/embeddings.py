@@ -6,6 +6,7 @@ from pydantic import Field, StringConstraints
 
 from engram_events.ids import Id, Sha256
 from engram_events.payloads._base import Payload
+from engram_events.payloads.vectors import PackedVector
 
 Purpose = Literal["memory", "fact", "article_section", "query", "passage"]
 
@@ -42,7 +43,7 @@ class EmbeddedItem(Payload):
     """One vector for one requested item."""
 
     item_id: Id
-    vector: list[float]
+    vector: PackedVector
 
 
 class RejectedItem(Payload):

@@ -188,7 +188,7 @@ class EmbeddingRequests:
             requester=request.requester,
             purpose=request.purpose,
             items=[
-                EmbeddedItem(item_id=item.item_id, vector=[float(x) for x in vector])
+                EmbeddedItem(item_id=item.item_id, vector=vector)
                 for item, (vector, _) in zip(screened.accepted, found, strict=True)
             ],
             rejected=screened.rejected,
