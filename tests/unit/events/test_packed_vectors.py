@@ -28,7 +28,7 @@ def answer(vector: object) -> bytes:
         request_id="req_1",
         requester="memory",
         purpose="memory",
-        items=[EmbeddedItem(item_id="mem_1", vector=vector)],  # type: ignore[arg-type]
+        items=[EmbeddedItem(item_id="mem_1", vector=vector)],
         provenance=PROVENANCE,
     )
     return encode(new_event(EMBEDDING_BULK_COMPUTED, payload, tenant_id="t1"))
