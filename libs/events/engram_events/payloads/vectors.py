@@ -2,7 +2,7 @@
 
 A bulk answer of 100 MiniLM vectors is 740 KiB as JSON numbers and took ~18 ms to parse on
 the consuming service's event loop (and ~10 ms to build and encode); packed it is 200 KiB and
-~2 ms. Float32 is what the embedders compute and the vector stores keep, so nothing is lost.
+~2 ms. Float32 is what the models compute and the vector stores keep, so nothing stored is lost.
 Reading accepts either form, so events written before the packing still parse.
 """
 
