@@ -8,19 +8,10 @@ import pytest
 
 from engram_events import MalformedEvent, decode, encode, new_event
 from engram_events.catalog import EMBEDDING_BULK_COMPUTED
-from engram_events.payloads.embeddings import EmbeddedItem, EmbeddingComputed, VectorProvenance
+from engram_events.payloads.embeddings import EmbeddedItem, EmbeddingComputed
+from tests.unit.platform.test_producer_batch import PROVENANCE
 
 pytestmark = pytest.mark.unit
-
-PROVENANCE = VectorProvenance(
-    provider="local",
-    model_id="minilm",
-    weights_sha256="a" * 64,
-    dimension=4,
-    normalized=True,
-    precision="int8",
-    fingerprint="b" * 64,
-)
 
 
 def answer(vector: object) -> bytes:
