@@ -6,10 +6,10 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Protocol
 
 from fastapi import APIRouter, Depends, FastAPI
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from engram_platform.gc_tuning import tune_after_start
 from engram_platform.http import health_router
@@ -163,18 +163,26 @@ def service_app(
     app.state.internal_token = token.get_secret_value() if token else None
     install_problem_handlers(app)
     if lean_routes:
-        app.lean = LeanRoutes(lean_routes, runtime.tracer_provider)
+        app.lean = LeanRoutes(lean_routes, runtime.tracer_provider, runtime.meter_provider)
     app.include_router(health_router(runtime.service, ready))
     for router in routers:
         app.include_router(router)
     return app
 
 
-class ServiceApp(FastAPI):
-    """A service's app: its lean routes (`lean_routes`) answer the calls they pass, FastAPI
-    every other request."""
+class LeanLayer(Protocol):
+    """Answers the requests it serves before FastAPI and hands every other to `app`."""
 
-    lean: LeanRoutes | None = None
+    async def __call__(
+        self, scope: Scope, receive: Receive, send: Send, app: ASGIApp, state: Any
+    ) -> None: ...
+
+
+class ServiceApp(FastAPI):
+    """A service's app: its lean layer (`lean_routes`, or one a service sets) answers the
+    requests it serves, FastAPI every other request."""
+
+    lean: LeanLayer | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.lean is None:

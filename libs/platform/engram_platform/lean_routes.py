@@ -14,11 +14,14 @@ for each call served here, named by the route's template, as FastAPI names its o
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable, Sequence
+import time
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from opentelemetry import propagate
+from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import SpanKind, TracerProvider
 from pydantic import BaseModel, ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -28,6 +31,64 @@ from engram_platform.problems import raised_problem
 
 B = TypeVar("B", bound=BaseModel)
 JSON_MEDIA = b"application/json"
+HTTP_DURATION_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10)
+"""The HTTP semantic conventions' buckets, which FastAPI's histogram uses too, so dashboards add
+the two paths' requests up."""
+
+
+@dataclass
+class Answered:
+    """The status a request served outside FastAPI was answered with (0 until it is)."""
+
+    status: int = 0
+
+
+class ServerTelemetry:
+    """What FastAPI's telemetry records of a request, for requests served before it: a server
+    span continuing the caller's trace and `http.server.request.duration`, both named by the
+    route's template, never by the path or the body."""
+
+    def __init__(
+        self, tracer_provider: TracerProvider, meter_provider: MeterProvider | None = None
+    ) -> None:
+        self.tracer = tracer_provider.get_tracer("engram.lean_routes")
+        self.duration = (
+            None
+            if meter_provider is None
+            else meter_provider.get_meter("engram.lean_routes").create_histogram(
+                "http.server.request.duration",
+                unit="s",
+                description="Duration of HTTP server requests.",
+                explicit_bucket_boundaries_advisory=HTTP_DURATION_BUCKETS,
+            )
+        )
+
+    @contextmanager
+    def request(self, scope: Scope, headers: dict[str, str], template: str) -> Iterator[Answered]:
+        """Span and time one request; the caller notes the status it answered with."""
+        started = time.perf_counter()
+        method = str(scope["method"])
+        attributes: dict[str, Any] = {"http.request.method": method, "http.route": template}
+        answered = Answered()
+        with self.tracer.start_as_current_span(
+            f"{method} {template}",
+            context=propagate.extract(headers),
+            kind=SpanKind.SERVER,
+            attributes=attributes,
+        ) as span:
+            try:
+                yield answered
+            finally:
+                span.set_attribute("http.response.status_code", answered.status)
+                if self.duration is not None:
+                    recorded = {
+                        **attributes,
+                        "url.scheme": scope.get("scheme", "http"),
+                        "http.response.status_code": answered.status,
+                    }
+                    if scope.get("http_version"):
+                        recorded["network.protocol.version"] = scope["http_version"]
+                    self.duration.record(time.perf_counter() - started, recorded)
 
 
 @dataclass(frozen=True)
@@ -57,9 +118,14 @@ class LeanRoute:
 class LeanRoutes:
     """Serves the calls its routes match and pass; hands every other request to the app."""
 
-    def __init__(self, routes: Sequence[LeanRoute], tracer_provider: TracerProvider) -> None:
+    def __init__(
+        self,
+        routes: Sequence[LeanRoute],
+        tracer_provider: TracerProvider,
+        meter_provider: MeterProvider | None = None,
+    ) -> None:
         self.routes = tuple(routes)
-        self.tracer = tracer_provider.get_tracer("engram.lean_routes")
+        self.telemetry = ServerTelemetry(tracer_provider, meter_provider)
         self.served = 0
         """Calls answered here (the tests tell the two paths apart by it)."""
 
@@ -71,11 +137,12 @@ class LeanRoutes:
             await app(scope, receive, send)
             return
         route, params = matched
-        body, complete = await _read(receive, route.max_body)
-        headers = _headers(scope)
-        call = self._checked(headers, route, params, body, state) if complete else None
+        body, complete = await read_body(receive, route.max_body)
+        headers = header_map(scope)
+        whole = complete and len(body) <= route.max_body
+        call = self._checked(headers, route, params, body, state) if whole else None
         if call is None:
-            await app(scope, _replay(body, complete, receive), send)
+            await app(scope, replayed(body, complete, receive), send)
             return
         self.served += 1
         await self._serve(scope, headers, route, call, send)
@@ -115,20 +182,15 @@ class LeanRoutes:
         call: LeanCall[Any],
         send: Send,
     ) -> None:
-        context = propagate.extract(headers)
-        name = f"POST {route.template}"
-        attributes = {"http.request.method": "POST", "http.route": route.template}
-        with self.tracer.start_as_current_span(
-            name, context=context, kind=SpanKind.SERVER, attributes=attributes
-        ) as span:
+        with self.telemetry.request(scope, headers, route.template) as answered:
             try:
                 answer = await route.handler(call)
             except Exception as exc:
                 problem = raised_problem(exc, scope["path"])
-                span.set_attribute("http.response.status_code", problem.status_code)
-                await problem(scope, _nothing, send)
+                answered.status = problem.status_code
+                await problem(scope, nothing_to_read, send)
                 return
-            span.set_attribute("http.response.status_code", 200)
+            answered.status = 200
         await send(
             {
                 "type": "http.response.start",
@@ -142,13 +204,14 @@ class LeanRoutes:
         await send({"type": "http.response.body", "body": answer})
 
 
-def _headers(scope: Scope) -> dict[str, str]:
+def header_map(scope: Scope) -> dict[str, str]:
     """The request's headers by lower-case name (the last of a repeated one)."""
     return {name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]}
 
 
-async def _read(receive: Receive, limit: int) -> tuple[bytes, bool]:
-    """The body up to `limit` bytes, and whether that was all of it."""
+async def read_body(receive: Receive, limit: int) -> tuple[bytes, bool]:
+    """The body as read, and whether that was all of it: reading stops once more than `limit`
+    bytes came (a last chunk may take it over, so callers check the length too)."""
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -164,16 +227,16 @@ async def _read(receive: Receive, limit: int) -> tuple[bytes, bool]:
             return b"".join(chunks), False
 
 
-def _replay(body: bytes, complete: bool, receive: Receive) -> Receive:
+def replayed(body: bytes, complete: bool, receive: Receive) -> Receive:
     """A receive that gives the app what was read first, then the rest of the request."""
     pending = [{"type": "http.request", "body": body, "more_body": not complete}]
 
-    async def replayed() -> Message:
+    async def replay() -> Message:
         return pending.pop() if pending else await receive()
 
-    return replayed
+    return replay
 
 
-async def _nothing() -> Message:
+async def nothing_to_read() -> Message:
     """A problem response reads nothing from the request."""
     return {"type": "http.disconnect"}

@@ -42,6 +42,7 @@ from engram_gateway.api import (
 )
 from engram_gateway.api.body_limit import BodyLimit
 from engram_gateway.api.dependencies import GatewayDeps
+from engram_gateway.api.lean_write import LeanMemoryWrite
 from engram_gateway.config import GatewaySettings
 from engram_gateway.domain.quotas import Usage
 from engram_gateway.service.audit import AuditTrail
@@ -57,7 +58,7 @@ from engram_gateway.service.rate_limiting import RateLimiter
 from engram_gateway.service.sources import SourceCheck
 from engram_gateway.service.tenant_export import TenantExport
 from engram_gateway.service.tenant_import import TenantImport
-from engram_platform.app import service_app
+from engram_platform.app import ServiceApp, service_app
 from engram_platform.audit import INDEXES as AUDIT_INDEXES
 from engram_platform.audit import AuditLog
 from engram_platform.dependencies import install
@@ -213,6 +214,10 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
         ],
     )
     app.version = "1.0.0"
+    if settings.lean_single_writes and isinstance(app, ServiceApp):
+        app.lean = LeanMemoryWrite(
+            runtime.tracer_provider, runtime.meter_provider, max_body=MAX_JSON_BYTES
+        )
     app.add_middleware(rate_limits.RateLimitHeaders)
     app.add_middleware(
         BodyLimit,

@@ -8,7 +8,7 @@ from engram_memory.api.lean import DUPLICATES, RECALL
 from engram_memory.config import MemorySettings
 from engram_memory.main import create_app
 from engram_platform.app import ServiceApp
-from engram_platform.lean_routes import LeanRoute
+from engram_platform.lean_routes import LeanRoute, LeanRoutes
 
 pytestmark = pytest.mark.unit
 
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.unit
 )
 def test_the_hot_reads_have_lean_routes(path: str, route: LeanRoute) -> None:
     app = create_app(MemorySettings(tracing_enabled=False), install_global=False)
-    assert isinstance(app, ServiceApp) and app.lean is not None
+    assert isinstance(app, ServiceApp) and isinstance(app.lean, LeanRoutes)
     assert route in app.lean.routes
     assert route.pattern.fullmatch(path) is not None
 

@@ -96,7 +96,7 @@ def both(call: Callable[[TestClient], Any]) -> tuple[Any, Any, int]:
     """The same call to the app with its lean route and without; and how many it served."""
     lean, plain = app(True), app(False)
     with_lean, without = call(TestClient(lean)), call(TestClient(plain))
-    assert lean.lean is not None
+    assert isinstance(lean.lean, LeanRoutes)
     return with_lean, without, lean.lean.served
 
 

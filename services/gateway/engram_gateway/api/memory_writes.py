@@ -105,7 +105,7 @@ def _deduplicated(agent_id: str, outcome: Outcome) -> dict[str, Any]:
     }
 
 
-def _answer(agent_id: str, outcome: Outcome) -> dict[str, Any]:
+def outcome_answer(agent_id: str, outcome: Outcome) -> dict[str, Any]:
     """A write's entry in the answer: queued, or held by a live memory."""
     return (
         _deduplicated(agent_id, outcome)
@@ -114,7 +114,7 @@ def _answer(agent_id: str, outcome: Outcome) -> dict[str, Any]:
     )
 
 
-def _request(
+def write_request(
     tenant_id: str,
     agent_id: str,
     memory: WriteMemory,
@@ -142,10 +142,10 @@ async def write_memory(
     check_content([body], deps.settings.memory_limits, ["body"])
     await deps.sources.check(caller.tenant_id, agent_id, [body], ["body"])
     outcome = await deps.memory_writes.write(
-        _request(caller.tenant_id, agent_id, body, author_of(caller))
+        write_request(caller.tenant_id, agent_id, body, author_of(caller))
     )
     return JSONResponse(
-        _answer(agent_id, outcome), status_code=200 if outcome.deduplicated else 202
+        outcome_answer(agent_id, outcome), status_code=200 if outcome.deduplicated else 202
     )
 
 
@@ -172,8 +172,8 @@ async def write_memories(
     tenant_id = caller.tenant_id
     bulk = MEMORY_BULK_WRITE_REQUESTED
     author = author_of(caller)
-    events = [_request(tenant_id, agent_id, m, author, bulk) for m in body.memories]
+    events = [write_request(tenant_id, agent_id, m, author, bulk) for m in body.memories]
     outcomes = await deps.memory_writes.write_batch(tenant_id, agent_id, events)
     return JSONResponse(
-        {"memories": [_answer(agent_id, outcome) for outcome in outcomes]}, status_code=202
+        {"memories": [outcome_answer(agent_id, outcome) for outcome in outcomes]}, status_code=202
     )

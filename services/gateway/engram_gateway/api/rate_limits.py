@@ -16,7 +16,7 @@ from fastapi import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from engram_gateway.api.auth import CallerDep
-from engram_gateway.api.dependencies import Deps
+from engram_gateway.api.dependencies import Deps, GatewayDeps
 from engram_gateway.domain.rate_limits import (
     BULK,
     Decision,
@@ -61,20 +61,29 @@ async def limited(request: Request, deps: Deps, caller: CallerDep) -> None:
     name = route_class(request.method, getattr(request.scope.get("route"), "path", ""))
     if name is None:
         return
-    cost = await _cost(request, name)
-    overrides = await deps.tenant_limits.overrides(caller.tenant_id)
-    policy, decision = deps.rate_limiter.charge(caller.tenant_id, name, cost, overrides)
-    request.state.rate_limit = Charged(name, policy, decision)
-    if not decision.allowed:
-        log.info(
-            "rate limited",
-            extra={"tenant_id": caller.tenant_id, "route_class": name, "cost": cost},
-        )
-        raise Problem(
-            429,
-            "rate-limited",
-            detail=f"the tenant's '{name}' limit is spent; retry after {decision.retry_after} s",
-        )
+    charged = await charge(deps, caller.tenant_id, name, await _cost(request, name))
+    request.state.rate_limit = charged
+    refuse_if_spent(charged, caller.tenant_id)
+
+
+async def charge(deps: GatewayDeps, tenant_id: str, name: str, cost: int) -> Charged:
+    """Take `cost` tokens from the tenant's bucket for the class `name`, as far as it holds."""
+    overrides = await deps.tenant_limits.overrides(tenant_id)
+    policy, decision = deps.rate_limiter.charge(tenant_id, name, cost, overrides)
+    return Charged(name, policy, decision)
+
+
+def refuse_if_spent(charged: Charged, tenant_id: str) -> None:
+    """The 429 `/problems/rate-limited` of a charge the bucket could not pay."""
+    if charged.decision.allowed:
+        return
+    log.info("rate limited", extra={"tenant_id": tenant_id, "route_class": charged.name})
+    raise Problem(
+        429,
+        "rate-limited",
+        detail=f"the tenant's '{charged.name}' limit is spent; "
+        f"retry after {charged.decision.retry_after} s",
+    )
 
 
 def headers(charged: Charged) -> list[tuple[bytes, bytes]]:
