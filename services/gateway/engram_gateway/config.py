@@ -52,10 +52,10 @@ class GatewaySettings(ServiceSettings):
     prune_verify_grace_seconds: float = Field(
         default=60.0, ge=0, description="how long to keep asking a service that does not answer"
     )
-    lean_single_writes: bool = Field(
+    lean_routes: bool = Field(
         default=True,
-        description="serve well-formed single memory writes before FastAPI's request "
-        "machinery (the same answers, less CPU a write); false sends every request to FastAPI",
+        description="serve well-formed single memory writes and recalls before FastAPI's "
+        "request machinery (the same answers, less CPU); false sends every request to FastAPI",
     )
     rate_limits_enabled: bool = Field(
         default=True, description="limit each tenant's requests per route class (per instance)"

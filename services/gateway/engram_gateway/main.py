@@ -42,7 +42,7 @@ from engram_gateway.api import (
 )
 from engram_gateway.api.body_limit import BodyLimit
 from engram_gateway.api.dependencies import GatewayDeps
-from engram_gateway.api.lean_write import LeanMemoryWrite
+from engram_gateway.api.lean import LeanPublicRoutes
 from engram_gateway.config import GatewaySettings
 from engram_gateway.domain.quotas import Usage
 from engram_gateway.service.audit import AuditTrail
@@ -214,9 +214,12 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
         ],
     )
     app.version = "1.0.0"
-    if settings.lean_single_writes and isinstance(app, ServiceApp):
-        app.lean = LeanMemoryWrite(
-            runtime.tracer_provider, runtime.meter_provider, max_body=MAX_JSON_BYTES
+    if settings.lean_routes and isinstance(app, ServiceApp):
+        app.lean = LeanPublicRoutes(
+            [memory_writes.LEAN_WRITE, recall.LEAN_RECALL],
+            runtime.tracer_provider,
+            runtime.meter_provider,
+            max_body=MAX_JSON_BYTES,
         )
     app.add_middleware(rate_limits.RateLimitHeaders)
     app.add_middleware(

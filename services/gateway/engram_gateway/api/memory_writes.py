@@ -10,12 +10,13 @@ reports the write as a duplicate of the memory it found.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from engram_events import Envelope, new_event
@@ -25,10 +26,12 @@ from engram_events.payloads.memories import Author, MemoryWrite, MemoryWriteRequ
 from engram_events.registry import EventType
 from engram_gateway.api.auth import CallerDep, RegistryDep
 from engram_gateway.api.dependencies import Deps
+from engram_gateway.api.lean import AGENT_PATH, Admitted, PublicRoute
 from engram_gateway.api.memory_proxy import AgentId, owned_agent
 from engram_gateway.domain.edits import author_of
 from engram_gateway.domain.expiry import MAX_TTL_SECONDS, expiry, expiry_problem
 from engram_gateway.domain.ids import memory_id_for
+from engram_gateway.domain.rate_limits import WRITE
 from engram_gateway.service.memory_writes import Outcome
 from engram_platform.problems import Problem
 
@@ -135,18 +138,41 @@ def write_request(
 @router.post("/v1/agents/{agent_id}/memories", status_code=202)
 async def write_memory(
     agent_id: AgentId, body: WriteMemory, deps: Deps, caller: CallerDep, registry: RegistryDep
-) -> JSONResponse:
+) -> Response:
     """Queue the write (acks=all) and answer 202 with its id and status URL; 200 with the
     existing memory's id when a live one in this scope already says the same."""
     await owned_agent(registry, caller, agent_id)
-    check_content([body], deps.settings.memory_limits, ["body"])
-    await deps.sources.check(caller.tenant_id, agent_id, [body], ["body"])
-    outcome = await deps.memory_writes.write(
-        write_request(caller.tenant_id, agent_id, body, author_of(caller))
-    )
-    return JSONResponse(
-        outcome_answer(agent_id, outcome), status_code=200 if outcome.deduplicated else 202
-    )
+    admitted = Admitted(deps, caller, agent_id, body)
+    await _check_write(admitted)
+    return await _queue_write(admitted)
+
+
+async def _check_write(admitted: Admitted) -> None:
+    """What a single write must pass besides its body's model and its agent: content the
+    memory service would take, and sources that are the agent's (or the tenant's)."""
+    deps, write = admitted.deps, admitted.body
+    check_content([write], deps.settings.memory_limits, ["body"])
+    await deps.sources.check(admitted.caller.tenant_id, admitted.agent_id, [write], ["body"])
+
+
+async def _queue_write(admitted: Admitted) -> Response:
+    """Queue a checked single write; 202, or 200 with the live memory that holds it."""
+    caller, agent_id = admitted.caller, admitted.agent_id
+    event = write_request(caller.tenant_id, agent_id, admitted.body, author_of(caller))
+    outcome = await admitted.deps.memory_writes.write(event)
+    status = 200 if outcome.deduplicated else 202
+    return JSONResponse(outcome_answer(agent_id, outcome), status_code=status)
+
+
+LEAN_WRITE = PublicRoute(
+    template="/v1/agents/{agent_id}/memories",
+    pattern=re.compile(f"{AGENT_PATH}/memories"),
+    route_class=WRITE,
+    model=WriteMemory,
+    admit=_check_write,
+    answer=_queue_write,
+)
+"""The single write as the gateway's lean layer serves it (`engram_gateway.api.lean`)."""
 
 
 @router.post("/v1/agents/{agent_id}/memories:batch", status_code=202)

@@ -7,6 +7,7 @@ gateway's own CPU per recall went to matching them, twice).
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from fastapi import APIRouter
@@ -17,7 +18,9 @@ from engram_events.memory_filter import MemoryFilter
 from engram_events.payloads.memories import MemoryType
 from engram_gateway.api.auth import CallerDep, RegistryDep
 from engram_gateway.api.dependencies import Deps
+from engram_gateway.api.lean import AGENT_PATH, Admitted, PublicRoute
 from engram_gateway.api.memory_proxy import AgentId, owned_agent, proxy_read
+from engram_gateway.domain.rate_limits import READ
 from engram_gateway.domain.text import QueryText
 
 router = APIRouter(tags=["memories"])
@@ -49,5 +52,27 @@ async def recall(
     """Recall within the agent: dense and lexical retrieval fused (`mode`), the filter applied
     inside the vector query, the floor applied to the dense score and its drops reported."""
     await owned_agent(registry, caller, agent_id)
-    path = f"/internal/v1/agents/{agent_id}/recall"
-    return await proxy_read(deps, caller, path, body.model_dump(exclude_none=True, by_alias=True))
+    return await _recalled(Admitted(deps, caller, agent_id, body))
+
+
+async def _recalled(admitted: Admitted) -> Response:
+    """The memory service's answer, passed on as its bytes."""
+    body: RecallQuery = admitted.body
+    path = f"/internal/v1/agents/{admitted.agent_id}/recall"
+    query = body.model_dump(exclude_none=True, by_alias=True)
+    return await proxy_read(admitted.deps, admitted.caller, path, query)
+
+
+async def _nothing_more(admitted: Admitted) -> None:
+    """Recall checks nothing beyond its body's model and its agent."""
+
+
+LEAN_RECALL = PublicRoute(
+    template="/v1/agents/{agent_id}/recall",
+    pattern=re.compile(f"{AGENT_PATH}/recall"),
+    route_class=READ,
+    model=RecallQuery,
+    admit=_nothing_more,
+    answer=_recalled,
+)
+"""Recall as the gateway's lean layer serves it (`engram_gateway.api.lean`)."""

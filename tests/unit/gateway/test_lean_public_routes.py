@@ -1,6 +1,7 @@
-"""A single memory write served before FastAPI answers as the route does, and everything the
-route refuses is still refused by the route: each request goes to the gateway app with its lean
-write and to the same app without it, each over its own fakes of what the lifespan builds."""
+"""A single memory write or a recall served before FastAPI answers as its route does, and
+everything the route refuses is still refused by the route: each request goes to the gateway app
+with its lean routes and to the same app without them, each over its own fakes of what the
+lifespan builds."""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from engram_events import Envelope
 from engram_gateway.api.dependencies import GatewayDeps
-from engram_gateway.api.lean_write import LeanMemoryWrite
+from engram_gateway.api.lean import LeanPublicRoutes
+from engram_gateway.api.memory_writes import LEAN_WRITE
+from engram_gateway.api.recall import LEAN_RECALL
 from engram_gateway.config import GatewaySettings
 from engram_gateway.domain.model import Agent, Caller
 from engram_gateway.main import MAX_JSON_BYTES, create_app
@@ -33,6 +36,7 @@ pytestmark = pytest.mark.unit
 KEY = "good-key"
 AGENT = "agt_1"
 PATH = f"/v1/agents/{AGENT}/memories"
+RECALL = f"/v1/agents/{AGENT}/recall"
 HEADERS = {"Authorization": f"Bearer {KEY}"}
 
 
@@ -69,11 +73,20 @@ class Sources:
 
 
 class Owners:
-    """The memory service's duplicate lookup: content starting 'held' is held by mem_old."""
+    """The memory service: its duplicate lookup (content starting 'held' is held by mem_old)
+    and recall (the query 'down' fails, 'bad' is refused, anything else is echoed)."""
 
     async def read_post(
         self, service: str, path: str, body: bytes, *, tenant_id: str
     ) -> tuple[int, bytes]:
+        if path.endswith("/recall"):
+            query = json.loads(body)
+            if query["query"] == "down":
+                return 500, b"{}"
+            if query["query"] == "bad":
+                refusal = {"type": "/problems/validation-error", "detail": "no", "errors": []}
+                return 422, json.dumps(refusal).encode()
+            return 200, json.dumps({"hits": [], "asked": query, "tenant": tenant_id}).encode()
         items = json.loads(body)["items"]
         found = [
             {"memory_id": "mem_old", "status": "active"}
@@ -129,6 +142,7 @@ def gateway(lean: bool, **overrides: Any) -> tuple[ServiceApp, Sink]:
         "sources": Sources(),
         "tenant_limits": TenantLimits(),
         "rate_limiter": RateLimiter(settings.rate_limit_defaults()),
+        "owners": Owners(),
         "memory_writes": MemoryWrites(
             cast(Any, Owners()), Intake(cast(Any, sink), cast(Any, Submissions()))
         ),
@@ -139,7 +153,7 @@ def gateway(lean: bool, **overrides: Any) -> tuple[ServiceApp, Sink]:
 
 
 def served(app: ServiceApp) -> int:
-    assert isinstance(app.lean, LeanMemoryWrite)
+    assert isinstance(app.lean, LeanPublicRoutes)
     return app.lean.served
 
 
@@ -148,6 +162,10 @@ Call = Callable[[TestClient], Any]
 
 def post(body: Any, headers: dict[str, str] = HEADERS, path: str = PATH) -> Call:
     return lambda client: client.post(path, json=body, headers=headers)
+
+
+def recall(body: Any, headers: dict[str, str] = HEADERS, path: str = RECALL) -> Call:
+    return post(body, headers, path)
 
 
 def raw(content: bytes, headers: dict[str, str]) -> Call:
@@ -267,12 +285,12 @@ def test_without_rate_limits_no_limit_headers_are_sent() -> None:
     assert "ratelimit" not in with_lean[0].headers
 
 
-def test_the_lean_write_can_be_turned_off() -> None:
+def test_the_lean_routes_can_be_turned_off() -> None:
     settings = GatewaySettings(
         internal_token="t" * 32,
         tracing_enabled=False,
         metrics_enabled=False,
-        lean_single_writes=False,
+        lean_routes=False,
     )
     app = create_app(settings, install_global=False)
     assert isinstance(app, ServiceApp) and app.lean is None
@@ -281,12 +299,16 @@ def test_the_lean_write_can_be_turned_off() -> None:
 def test_a_served_write_records_the_request_duration_by_route_and_status() -> None:
     reader = InMemoryMetricReader()
     app, _ = gateway(True)
-    app.lean = LeanMemoryWrite(
-        TracerProvider(), MeterProvider(metric_readers=[reader]), max_body=MAX_JSON_BYTES
+    app.lean = LeanPublicRoutes(
+        [LEAN_WRITE, LEAN_RECALL],
+        TracerProvider(),
+        MeterProvider(metric_readers=[reader]),
+        max_body=MAX_JSON_BYTES,
     )
     client = TestClient(app)
     client.post(PATH, json={"content": "timed"}, headers=HEADERS)
     client.post(PATH, json={"content": "down"}, headers=HEADERS)
+    client.post(RECALL, json={"query": "tea"}, headers=HEADERS)
     data = reader.get_metrics_data()
     assert data is not None
     points = [
@@ -310,4 +332,60 @@ def test_a_served_write_records_the_request_duration_by_route_and_status() -> No
     assert seen == {
         ("/v1/agents/{agent_id}/memories", 202, 1),
         ("/v1/agents/{agent_id}/memories", 503, 1),
+        ("/v1/agents/{agent_id}/recall", 200, 1),
     }
+
+
+def test_recalls_that_pass_are_answered_alike_to_the_bucket_running_out() -> None:
+    calls = [
+        recall({"query": "tea", "top_k": 3, "filter": {"metadata": {"source_url": "x"}}}),
+        recall({"query": "down"}),
+        recall({"query": "bad"}),
+    ]
+    calls += [recall({"query": "tea"})] * 2
+    with_lean, without, count = answers(
+        calls, rate_limit_read_per_second=0.001, rate_limit_read_burst=4
+    )
+    assert count == len(calls)
+    same(with_lean, without)
+    assert [r.status_code for r in with_lean] == [200, 503, 422, 200, 429]
+    assert with_lean[0].json()["asked"] == {
+        "query": "tea",
+        "top_k": 3,
+        "mode": "hybrid",
+        "filter": {"metadata": {"source_url": "x"}},
+    }
+    assert with_lean[0].json()["tenant"] == "tnt_a"
+    assert with_lean[0].headers["ratelimit-policy"] == '"read";q=4;w=4000'
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        recall({"query": "tea"}, headers={"Authorization": "Bearer wrong"}),
+        recall({"query": "tea"}, path="/v1/agents/agt_2/recall"),
+        recall({"query": "tea"}, path=f"{RECALL}?mode=dense"),
+        recall({"query": ""}),
+        recall({"query": "tea", "top_k": 0}),
+        recall({"query": "tea", "mode": "fuzzy"}),
+        recall({"query": "tea", "filter": {"metadata": {"i": {"gte": "NaN"}}}}),
+        recall({"query": "tea", "filter": {"metadata": {"a.b": 1}}}),
+        recall({"query": "tea", "extra": True}),
+    ],
+    ids=[
+        "wrong-key",
+        "agent-not-owned",
+        "undeclared-parameter",
+        "empty-query",
+        "top-k-refused",
+        "unknown-mode",
+        "filter-refused",
+        "dotted-filter-key",
+        "unknown-field",
+    ],
+)
+def test_every_recall_the_route_refuses_is_refused_by_the_route(call: Call) -> None:
+    with_lean, without, count = answers([call])
+    assert count == 0
+    same(with_lean, without)
+    assert with_lean[0].status_code in {401, 404, 422}
