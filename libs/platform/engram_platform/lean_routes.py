@@ -18,7 +18,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from opentelemetry import propagate
 from opentelemetry.metrics import MeterProvider
@@ -132,29 +132,20 @@ class LeanRoutes:
     async def __call__(
         self, scope: Scope, receive: Receive, send: Send, app: ASGIApp, state: Any
     ) -> None:
-        matched = self._match(scope)
+        matched = matched_post(scope, self.routes)
         if matched is None:
             await app(scope, receive, send)
             return
         route, params = matched
-        body, complete = await read_body(receive, route.max_body)
-        headers = header_map(scope)
-        whole = complete and len(body) <= route.max_body
-        call = self._checked(headers, route, params, body, state) if whole else None
-        if call is None:
-            await app(scope, replayed(body, complete, receive), send)
-            return
-        self.served += 1
-        await self._serve(scope, headers, route, call, send)
 
-    def _match(self, scope: Scope) -> tuple[LeanRoute, dict[str, str]] | None:
-        if scope["type"] != "http" or scope["method"] != "POST" or scope.get("query_string"):
-            return None
-        for route in self.routes:
-            found = route.pattern.fullmatch(scope["path"])
-            if found is not None:
-                return route, found.groupdict()
-        return None
+        async def admit(headers: dict[str, str], body: bytes) -> LeanCall[Any] | None:
+            return self._checked(headers, route, params, body, state)
+
+        admitted = await admitted_or_passed(scope, receive, send, app, route.max_body, admit)
+        if admitted is not None:
+            self.served += 1
+            call, headers = admitted
+            await self._serve(scope, headers, route, call, send)
 
     @staticmethod
     def _checked(
@@ -202,6 +193,48 @@ class LeanRoutes:
             }
         )
         await send({"type": "http.response.body", "body": answer})
+
+
+class Matched(Protocol):
+    """A lean route: the whole path it answers, its named groups the parameters."""
+
+    @property
+    def pattern(self) -> re.Pattern[str]: ...
+
+
+M = TypeVar("M", bound=Matched)
+A = TypeVar("A")
+
+
+def matched_post(scope: Scope, routes: Sequence[M]) -> tuple[M, dict[str, str]] | None:
+    """The route a POST with no query string is for, and its path's parameters; else None."""
+    if scope["type"] != "http" or scope["method"] != "POST" or scope.get("query_string"):
+        return None
+    for route in routes:
+        found = route.pattern.fullmatch(scope["path"])
+        if found is not None:
+            return route, found.groupdict()
+    return None
+
+
+async def admitted_or_passed(
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    app: ASGIApp,
+    max_body: int,
+    admit: Callable[[dict[str, str], bytes], Awaitable[A | None]],
+) -> tuple[A, dict[str, str]] | None:
+    """Read a matched request's body and return what `admit` makes of it, with the request's
+    headers; a body over `max_body`, or one `admit` refuses (None), goes to `app` with what was
+    read replayed, and None is returned."""
+    body, complete = await read_body(receive, max_body)
+    headers = header_map(scope)
+    admitted = await admit(headers, body) if complete and len(body) <= max_body else None
+    if admitted is None:
+        await app(scope, replayed(body, complete, receive), send)
+        return None
+    return admitted, headers
 
 
 def header_map(scope: Scope) -> dict[str, str]:

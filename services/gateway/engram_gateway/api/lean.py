@@ -32,10 +32,9 @@ from engram_gateway.api.dependencies import GatewayDeps
 from engram_gateway.domain.model import Caller
 from engram_platform.lean_routes import (
     ServerTelemetry,
-    header_map,
+    admitted_or_passed,
+    matched_post,
     nothing_to_read,
-    read_body,
-    replayed,
 )
 from engram_platform.problems import raised_problem
 
@@ -88,35 +87,25 @@ class LeanPublicRoutes:
     async def __call__(
         self, scope: Scope, receive: Receive, send: Send, app: ASGIApp, state: Any
     ) -> None:
-        matched = self._match(scope)
+        matched = matched_post(scope, self.routes)
         if matched is None:
             await app(scope, receive, send)
             return
-        route, agent_id = matched
-        body, complete = await read_body(receive, self.max_body)
-        headers = header_map(scope)
-        admitted = None
-        if complete and len(body) <= self.max_body:
-            deps = getattr(state, "dependencies", None)
-            admitted = await _admitted(route, deps, headers, agent_id, body)
-        if admitted is None:
-            await app(scope, replayed(body, complete, receive), send)
+        route, params = matched
+        deps = getattr(state, "dependencies", None)
+
+        async def admit(headers: dict[str, str], body: bytes) -> Admitted | None:
+            return await _admitted(route, deps, headers, params["agent_id"], body)
+
+        found = await admitted_or_passed(scope, receive, send, app, self.max_body, admit)
+        if found is None:
             return
         self.served += 1
+        admitted, headers = found
         with self.telemetry.request(scope, headers, route.template) as answered:
             response, charged = await _answer(route, admitted, scope["path"])
             answered.status = response.status_code
             await response(scope, nothing_to_read, _with_limits(send, charged))
-
-    def _match(self, scope: Scope) -> tuple[PublicRoute, str] | None:
-        """The route and agent id of a POST to a route's exact path with no query string."""
-        if scope["type"] != "http" or scope["method"] != "POST" or scope.get("query_string"):
-            return None
-        for route in self.routes:
-            found = route.pattern.fullmatch(scope["path"])
-            if found is not None:
-                return route, found["agent_id"]
-        return None
 
 
 async def _admitted(
