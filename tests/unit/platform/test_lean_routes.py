@@ -12,6 +12,8 @@ import pytest
 from fastapi import APIRouter, Path
 from fastapi.responses import Response
 from fastapi.testclient import TestClient
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -192,3 +194,35 @@ def test_a_sampled_call_makes_a_server_span_named_by_the_route_without_content()
     assert span.attributes["http.route"] == "/internal/v1/agents/{agent_id}/echo"
     assert span.attributes["http.response.status_code"] == 200
     assert "secretword" not in str(dict(span.attributes))
+
+
+def test_each_served_call_records_the_request_duration_by_route_and_status() -> None:
+    reader = InMemoryMetricReader()
+    routes = LeanRoutes([ECHO], TracerProvider(), MeterProvider(metric_readers=[reader]))
+    state = SimpleNamespace(internal_token=TOKEN)
+
+    async def unused(scope: Scope, receive: Receive, send: Send) -> None:
+        raise AssertionError("a clean call must not reach the app")
+
+    async def served(scope: Scope, receive: Receive, send: Send) -> None:
+        await routes(scope, receive, send, unused, state)
+
+    client = TestClient(served)
+    for word in ("hello", "conflict"):
+        client.post("/internal/v1/agents/a1/echo", json={"word": word}, headers=HEADERS)
+    data = reader.get_metrics_data()
+    assert data is not None
+    recorded = [
+        (dict(point.attributes or {}), point.count)
+        for resource in data.resource_metrics
+        for scope in resource.scope_metrics
+        for metric in scope.metrics
+        if metric.name == "http.server.request.duration"
+        for point in metric.data.data_points
+        if isinstance(point, HistogramDataPoint)
+    ]
+    route = "/internal/v1/agents/{agent_id}/echo"
+    assert sorted((a["http.route"], a["http.response.status_code"], n) for a, n in recorded) == [
+        (route, 200, 1),
+        (route, 409, 1),
+    ]
