@@ -14,6 +14,9 @@ HOPS = ("memory.write_requested", "embedding.requested", "embedding.computed")
 NAMES = ("gateway", "memory_write", "embedding", "memory_store")
 """The hops: the gateway (POST to `memory.write_requested`), memory's first pass, embedding, and
 memory's second pass (to `memory.stored`)."""
+ONE_PASS = "memory_one_pass"
+"""A write memory embedded and stored in its first pass (no embedding request on Kafka): from
+`memory.write_requested` to recallable."""
 Arrivals = dict[tuple[str, str], float]
 
 
@@ -64,9 +67,13 @@ def hop_times(
     sent: dict[str, float], seen: dict[str, float], arrivals: Arrivals
 ) -> dict[str, list[float]]:
     """Each hop's seconds for every write seen at every mark (`NAMES`, in order)."""
-    spans: dict[str, list[float]] = {name: [] for name in NAMES}
+    spans: dict[str, list[float]] = {name: [] for name in (*NAMES, ONE_PASS)}
     for memory_id, posted in sent.items():
         marks = [posted, *(arrivals.get((kind, memory_id)) for kind in HOPS), seen.get(memory_id)]
+        if marks[1] is not None and marks[2] is None and marks[3] is None and marks[4]:
+            spans[NAMES[0]].append(marks[1] - posted)
+            spans[ONE_PASS].append(marks[4] - marks[1])
+            continue
         if any(mark is None for mark in marks):
             continue
         times = [float(mark) for mark in marks if mark is not None]

@@ -32,6 +32,12 @@ class MemorySettings(ChatModelSettings, ReindexSettings, CollectionSettings):
         description="this service embeds one recall query at a time: 2 threads take a query "
         "from 10.7 to 5.8 ms here (the embedding service's batches keep 1)",
     )
+    embed_single_writes: bool = Field(
+        default=True,
+        description="embed a single write's content here with the recall embedder and store it"
+        " in the same pass (the embedding service still embeds `:batch` writes); false sends"
+        " every write through the embedding service and a second pass",
+    )
     vector_path: str = ".engram/data/vectors/memory"
     collection: str = "memories"
     fusion: Fusion = Field(

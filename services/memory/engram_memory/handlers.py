@@ -16,6 +16,7 @@ from engram_events.payloads.records import RecordTombstoned
 from engram_memory.domain.sources import Gone
 from engram_memory.service.cascades import Cascades
 from engram_memory.service.conversations import ConversationIntake
+from engram_memory.service.inline import InlineEmbedding
 from engram_memory.service.storing import Storing
 from engram_memory.service.writes import Writes
 
@@ -23,10 +24,18 @@ from engram_memory.service.writes import Writes
 class MemoryHandlers:
     """Validate before embedding, store after embedding, withdraw when sources go."""
 
-    def __init__(self, writes: Writes, storing: Storing, cascades: Cascades) -> None:
+    def __init__(
+        self,
+        writes: Writes,
+        storing: Storing,
+        cascades: Cascades,
+        inline: InlineEmbedding | None = None,
+    ) -> None:
         self.writes = writes
         self.storing = storing
         self.cascades = cascades
+        self.inline = inline
+        """Single writes embedded and stored in their first pass, when set."""
 
     async def on_write_requested(
         self, event: Envelope[MemoryWriteRequested]
@@ -40,6 +49,19 @@ class MemoryHandlers:
     ) -> list[list[Envelope[Any]]]:
         """The batch route of `memory.write_requested`: each input's answer as if handled alone."""
         return await self.writes.requested(events)
+
+    async def on_single_write(self, event: Envelope[MemoryWriteRequested]) -> list[Envelope[Any]]:
+        """A single write (the interactive lane): stored in this pass when embedded inline."""
+        [result] = await self.on_single_writes([event])
+        return result
+
+    async def on_single_writes(
+        self, events: list[Envelope[MemoryWriteRequested]]
+    ) -> list[list[Envelope[Any]]]:
+        """The batch route of the interactive lane's writes."""
+        if self.inline is None:
+            return await self.writes.requested(events)
+        return await self.inline.requested(events)
 
     async def on_write_dead_lettered(
         self, event: Envelope[MemoryWriteRequested], letter: DeadLetter

@@ -38,6 +38,7 @@ from engram_memory.service.deletion import Deletions
 from engram_memory.service.expiry import ExpirySweeper
 from engram_memory.service.exported_vectors import ExportedVectors
 from engram_memory.service.history import History
+from engram_memory.service.inline import InlineEmbedding
 from engram_memory.service.moving import Embedded, MovingVectors
 from engram_memory.service.recall import Recall
 from engram_memory.service.reindex import MemoryReindexer
@@ -152,24 +153,32 @@ def create_app(settings: MemorySettings | None = None, *, install_global: bool =
         require_all = settings.withdraw_requires_all_sources
         cascades = Cascades(rows, withdrawals, rules, require_all_sources=require_all)
         dedup = Dedup(DedupSlots(rt.db), rows)
-        handlers = MemoryHandlers(
-            Writes(
-                rows,
-                dedup,
-                settings.memory_limits,
-                require_all_sources=require_all,
-                fingerprint=lambda: vectors.active.fingerprint,
-            ),
-            Storing(rows, vectors, retention),
-            cascades,
+        writes = Writes(
+            rows,
+            dedup,
+            settings.memory_limits,
+            require_all_sources=require_all,
+            fingerprint=lambda: vectors.active.fingerprint,
         )
-        for write in (MEMORY_WRITE_REQUESTED, MEMORY_BULK_WRITE_REQUESTED):
-            rt.consumer.on(
-                write,
-                handlers.on_write_requested,
-                batch=handlers.on_writes_requested,
-                on_dead_letter=handlers.on_write_dead_lettered,
-            )
+        storing = Storing(rows, vectors, retention)
+        inline = (
+            InlineEmbedding(writes, storing, lambda: vectors.active.embedder)
+            if settings.embed_single_writes
+            else None
+        )
+        handlers = MemoryHandlers(writes, storing, cascades, inline)
+        rt.consumer.on(
+            MEMORY_WRITE_REQUESTED,
+            handlers.on_single_write,
+            batch=handlers.on_single_writes,
+            on_dead_letter=handlers.on_write_dead_lettered,
+        )
+        rt.consumer.on(
+            MEMORY_BULK_WRITE_REQUESTED,
+            handlers.on_write_requested,
+            batch=handlers.on_writes_requested,
+            on_dead_letter=handlers.on_write_dead_lettered,
+        )
         for computed in (EMBEDDING_COMPUTED, EMBEDDING_BULK_COMPUTED):
             rt.consumer.on(
                 computed,

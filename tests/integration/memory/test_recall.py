@@ -47,14 +47,6 @@ async def test_stored_provenance_is_what_the_embedder_returned(stack: MemoryStac
     want = {**expected.model_dump(), "fingerprint": expected.fingerprint}
     assert row["provenance"] == want
     assert recalled["results"][0]["provenance"] == want
-    [computed] = await wait_for(
-        stack.env["KAFKA_BOOTSTRAP_SERVERS"],
-        topic(stack, "engram.embeddings.v1"),
-        lambda m: (
-            m.get("event_type") == "embedding.computed" and m["payload"]["request_id"] == memory_id
-        ),
-    )
-    assert computed["payload"]["provenance"] == want
     [stored] = await wait_for(
         stack.env["KAFKA_BOOTSTRAP_SERVERS"],
         topic(stack, "engram.memory-outcomes.v1"),

@@ -1,0 +1,119 @@
+"""Single writes embedded in the memory service's own pass: stored at once with the embedder's
+provenance, replay-safe, and handed to the embedding service when the model call fails."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from engram_embedders import Embeddings
+from engram_events.payloads.embeddings import VectorProvenance
+from engram_memory.adapters.vectors import point_id
+from engram_memory.service.inline import InlineEmbedding
+from tests.unit.memory.fakes import CountingEmbedder
+from tests.unit.memory.test_handlers import Pipeline
+
+pytestmark = pytest.mark.unit
+
+
+class FailingEmbedder(CountingEmbedder):
+    """An embedder whose model call fails (a broken model file, a remote endpoint down)."""
+
+    async def embed(self, texts: Sequence[str]) -> Embeddings:
+        self.calls += 1
+        raise RuntimeError("model unavailable")
+
+
+async def inline_pipeline(embedder: CountingEmbedder | None = None) -> Pipeline:
+    """The handlers' pipeline with single writes embedded inline by `embedder` (the pipeline's
+    own counting embedder unless named: the one the embedding service would use)."""
+    pipe = Pipeline()
+    await pipe.open()
+    chosen = embedder or pipe.embedder
+    h = pipe.handlers
+    h.inline = InlineEmbedding(h.writes, h.storing, lambda: chosen)
+    return pipe
+
+
+def types(events: Sequence[object]) -> list[str]:
+    return [getattr(e, "event_type", "?") for e in events]
+
+
+async def test_a_single_write_is_stored_in_one_pass_with_the_embedders_provenance() -> None:
+    pipe = await inline_pipeline()
+    published = await pipe.handlers.on_single_write(pipe.request("m1", "the user likes tea"))
+    assert types(published) == ["memory.stored"]
+    assert pipe.embedder.texts == ["the user likes tea"]
+    row = await pipe.rows.get("t1", "m1")
+    p = pipe.embedder.provenance
+    assert row is not None and row["status"] == "active"
+    assert row["provenance"] == {**p.model_dump(), "fingerprint": p.fingerprint}
+    assert published[0].payload.provenance.fingerprint == p.fingerprint
+    [point] = await pipe.store.get("memories", [point_id("t1", "m1")])
+    expected = (await pipe.embedder.inner.embed(["the user likes tea"])).vectors[0]
+    assert list(point.vector) == pytest.approx(list(expected), abs=1e-6)
+
+
+async def test_a_replayed_single_write_duplicates_nothing() -> None:
+    pipe = await inline_pipeline()
+    event = pipe.request("m1", "the user likes tea")
+    assert types(await pipe.handlers.on_single_write(event)) == ["memory.stored"]
+    assert await pipe.handlers.on_single_write(event) == []
+    assert await pipe.store.count("memories", {"tenant_id": "t1"}) == 1
+    assert pipe.embedder.calls == 1
+
+
+async def test_a_failed_model_call_leaves_the_write_to_the_embedding_service() -> None:
+    pipe = await inline_pipeline(FailingEmbedder())
+    event = pipe.request("m1", "the user likes tea")
+    [requested] = await pipe.handlers.on_single_write(event)
+    assert requested.event_type == "embedding.requested"
+    row = await pipe.rows.get("t1", "m1")
+    assert row is not None and row["status"] == "pending"
+    [computed] = await pipe.embedding.on_requested(requested)
+    assert types(await pipe.handlers.on_computed(computed)) == ["memory.stored"]
+    assert (await pipe.rows.get("t1", "m1") or {}).get("status") == "active"
+
+
+async def test_a_carried_vector_of_this_embedder_is_stored_without_a_model_call() -> None:
+    pipe = await inline_pipeline()
+    p = pipe.embedder.provenance
+    vector = [1.0] + [0.0] * (p.dimension - 1)
+    made = VectorProvenance.model_validate({**p.model_dump(), "fingerprint": p.fingerprint})
+    carried = pipe.request("m1", "the user likes tea", vector=vector, vector_provenance=made)
+    assert types(await pipe.handlers.on_single_write(carried)) == ["memory.stored"]
+    assert pipe.embedder.calls == 0
+    [point] = await pipe.store.get("memories", [point_id("t1", "m1")])
+    assert list(point.vector) == vector
+
+
+async def test_a_batch_answers_each_input_as_if_handled_alone_with_one_model_call() -> None:
+    pipe = await inline_pipeline()
+    older = pipe.request("old", "the team meets in room 4")
+    assert types(await pipe.handlers.on_single_write(older)) == ["memory.stored"]
+    batch = [
+        pipe.request("ok", "the user likes tea"),
+        pipe.request("blank", "   "),
+        pipe.request("new", "the team meets in room 9", supersedes="old"),
+        pipe.request("same", "the user likes tea"),
+    ]
+    answers = await pipe.handlers.on_single_writes(batch)
+    assert [types(a) for a in answers] == [
+        ["memory.stored"],
+        ["memory.rejected"],
+        ["memory.stored"],
+        ["memory.rejected"],
+    ]
+    assert answers[3][0].payload.duplicate_of == "ok"
+    assert pipe.embedder.calls == 2
+    assert (await pipe.rows.get("t1", "old") or {}).get("status") == "superseded"
+    assert await pipe.store.count("memories", {"tenant_id": "t1", "status": "active"}) == 2
+
+
+async def test_without_inline_embedding_a_single_write_asks_the_embedding_service() -> None:
+    pipe = Pipeline()
+    await pipe.open()
+    published = await pipe.handlers.on_single_write(pipe.request("m1", "the user likes tea"))
+    assert types(published) == ["embedding.requested"]
+    assert pipe.embedder.calls == 0
