@@ -17,6 +17,9 @@ CANARIES = [
     "CANARY-5f1c-content the user hides a spare key under the blue flowerpot",
     "CANARY-8a2e-content the launch codename is Marmalade Falcon",
 ]
+BATCH_CANARY = "CANARY-e41b-batch the vault opens with the word Quince"
+"""Written by `:batch`, so content also reaches the embedding service (single writes are
+embedded in memory's own pass)."""
 QUERY_CANARY = "CANARY-77d0-query where is the spare key hidden"
 SEARCH_CANARY = "CANARY-5f1c"
 TOO_LONG = "CANARY-c3b9-rejected " + "x" * 400
@@ -40,10 +43,14 @@ def test_no_canary_reaches_logs_or_spans(start_stack: Callable[..., MemoryStack]
     with stack.client(stack.tenant()) as client:
         agent = new_agent(client)
         ids = [write(client, agent, canary) for canary in CANARIES]
+        batch = {"memories": [{"content": BATCH_CANARY}]}
+        batched = client.post(f"/v1/agents/{agent}/memories:batch", json=batch)
+        assert batched.status_code == 202
+        ids_batched = [m["memory_id"] for m in batched.json()["memories"]]
         refused = client.post(f"/v1/agents/{agent}/memories", json={"content": TOO_LONG})
         assert refused.status_code == 422 and refused.json()["errors"][0]["type"] == "too_long"
         assert "CANARY" not in refused.text
-        rows = [wait_status(client, agent, memory_id, {"active"}) for memory_id in ids]
+        rows = [wait_status(client, agent, m, {"active"}) for m in [*ids, *ids_batched]]
         recalled = client.post(f"/v1/agents/{agent}/recall", json={"query": QUERY_CANARY})
         assert recalled.status_code == 200
         assert recalled.json()["results"][0]["memory_id"] == ids[0]
@@ -67,5 +74,6 @@ def test_no_canary_reaches_logs_or_spans(start_stack: Callable[..., MemoryStack]
     captured["spans"] = json.dumps(spans, default=str)
     assert all(captured.values())
     for where, text in captured.items():
-        for canary in [*CANARIES, QUERY_CANARY, SEARCH_CANARY, TOO_LONG[:30], "Marmalade"]:
+        words = ["Marmalade", "Quince"]
+        for canary in [*CANARIES, BATCH_CANARY, QUERY_CANARY, SEARCH_CANARY, TOO_LONG[:30], *words]:
             assert canary not in text, f"{where} leaked content"

@@ -1,8 +1,8 @@
 """A store written with MiniLM's wheel file (the default before the quantized one) keeps
 answering after the services restart on today's default: recall reads it in its own space, and
-a new write, embedded with the quantized file by the embedding service, is embedded again in the
-store's space before it is stored (no mixed spaces, no 409); then a reindex to `minilm` moves
-the store to the quantized file."""
+a new write (a `:batch` one, embedded with the quantized file by the embedding service) is
+embedded again in the store's space before it is stored (no mixed spaces, no 409); then a
+reindex to `minilm` moves the store to the quantized file."""
 
 from __future__ import annotations
 
@@ -59,7 +59,10 @@ def test_a_store_of_the_wheels_file_answers_after_the_default_file_changed(
         assert hit["memory_id"] == boat, "the old store answers, not a 409 embedder-mismatch"
         assert hit["provenance"]["fingerprint"] == wheel
 
-        ferry = write(client, agent, "The harbour ferry leaves at noon on Sundays.")
+        body = {"memories": [{"content": "The harbour ferry leaves at noon on Sundays."}]}
+        batch = client.post(f"/v1/agents/{agent}/memories:batch", json=body)
+        assert batch.status_code == 202, batch.text
+        ferry = batch.json()["memories"][0]["memory_id"]
         wait_status(client, agent, ferry, {"active"})
         later = top_hit(client, agent, "when does the harbour ferry leave?")
         assert later is not None and later["memory_id"] == ferry
