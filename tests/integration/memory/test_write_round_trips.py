@@ -1,6 +1,7 @@
 """Database round trips of the memory write path, counted per consumer batch on the real server:
-both passes (write requested, then embedding computed) with the platform's own calls (applied
-marks, outbox staging, the relay), so a change that adds a call per batch or per memory fails."""
+both passes (write requested, then embedding computed), and a single write's one pass (embedded
+in memory's process), with the platform's own calls (applied marks, outbox staging, the relay),
+so a change that adds a call per batch or per memory fails."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from engram_memory.adapters.vectors import MemoryVectors
 from engram_memory.handlers import MemoryHandlers
 from engram_memory.service.cascades import Cascades
 from engram_memory.service.dedup import Dedup
+from engram_memory.service.inline import InlineEmbedding
 from engram_memory.service.retention import Retention
 from engram_memory.service.storing import Storing
 from engram_memory.service.withdrawal import Withdrawals
@@ -97,7 +99,7 @@ class Record:
 class WritePath:
     """The memory service's write handlers behind a real consumer, outbox and relay."""
 
-    def __init__(self, db: Any) -> None:
+    def __init__(self, db: Any, *, inline: bool = False) -> None:
         self.sender = Sender()
         self.outbox = Outbox(db)
         broker: Any = Broker(self.sender)
@@ -116,15 +118,19 @@ class WritePath:
         self.embedding = EmbeddingHandlers(EmbeddingRequests(self.embedder, batch_size=64))
         rules = RetentionRules(db)
         withdrawals = Withdrawals(rows, self.vectors)
+        writes = Writes(rows, Dedup(DedupSlots(db), rows), ContentLimits())
+        storing = Storing(rows, self.vectors, Retention([], rows, withdrawals, rules))
+        embedder = self.embedder
         handlers = MemoryHandlers(
-            Writes(rows, Dedup(DedupSlots(db), rows), ContentLimits()),
-            Storing(rows, self.vectors, Retention([], rows, withdrawals, rules)),
+            writes,
+            storing,
             Cascades(rows, withdrawals, rules),
+            InlineEmbedding(writes, storing, lambda: embedder) if inline else None,
         )
         self.consumer.on(
             MEMORY_WRITE_REQUESTED,
-            handlers.on_write_requested,
-            batch=handlers.on_writes_requested,
+            handlers.on_single_write,
+            batch=handlers.on_single_writes,
             on_dead_letter=handlers.on_write_dead_lettered,
         )
         self.consumer.on(
@@ -191,6 +197,15 @@ COMPUTED_PASS = {
     "insert outbox": 1,  # memory.stored
     "insert applied_events": 1,
 }
+ONE_PASS = {
+    "find applied_events": 1,
+    "insert memory_dedup": 1,
+    "insert memories": 1,
+    "find memories": 1,  # the rows again, as the second pass reads them (not yet passed on)
+    "update memories": 1,
+    "insert outbox": 1,  # memory.stored
+    "insert applied_events": 1,
+}
 RULES_READ = "find memory_retention"
 """An agent's own retention rules, read once per `RULES_CACHE_SECONDS`."""
 
@@ -243,3 +258,28 @@ async def count_passes(path: WritePath, db: Any, commands: Commands, n: int) -> 
         assert got["relay"]["delete outbox"] <= 1, "sent parcels are deleted together"
     await path.relay.forget_sent(now=True)
     assert await db["outbox"].count_documents({}) == 0
+
+
+@pytest.mark.parametrize("n", [1, 50])
+async def test_a_batch_of_single_writes_in_one_pass_costs_seven_calls(
+    counted: tuple[Any, Commands], n: int
+) -> None:
+    db, commands = counted
+    path = WritePath(db, inline=True)
+    await path.open()
+    await path.relay_pass()
+    await asyncio.sleep(0.1)
+    try:
+        for tag in ("a", "b"):
+            commands.take()
+            await path.consumer.process_batch(path.records(writes(n, tag), "engram.memories.v1"))
+            got = Counter(commands.take())
+            stored = await path.relay_pass()
+            relayed = Counter(commands.take())
+            assert [e.event_type for e in stored] == ["memory.stored"] * n, tag
+            rules = got.pop(RULES_READ, 0)
+            assert got == Counter(ONE_PASS), tag
+            assert rules <= 1, "the rules are read once, then cached"
+            assert set(relayed) <= {"delete outbox"}, "the relay sends from memory"
+    finally:
+        await path.consumer.stop()
