@@ -3,15 +3,21 @@ provenance, replay-safe, and handed to the embedding service when the model call
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
 from engram_embedders import Embeddings
+from engram_events.content import ContentLimits
 from engram_events.payloads.embeddings import VectorProvenance
 from engram_memory.adapters.vectors import point_id
+from engram_memory.service.dedup import Dedup
 from engram_memory.service.inline import InlineEmbedding
-from tests.unit.memory.fakes import CountingEmbedder
+from engram_memory.service.storing import Storing
+from engram_memory.service.writes import Writes
+from tests.unit.memory.fakes import CountingEmbedder, FakeRows
 from tests.unit.memory.test_handlers import Pipeline
 
 pytestmark = pytest.mark.unit
@@ -59,9 +65,65 @@ async def test_a_replayed_single_write_duplicates_nothing() -> None:
     pipe = await inline_pipeline()
     event = pipe.request("m1", "the user likes tea")
     assert types(await pipe.handlers.on_single_write(event)) == ["memory.stored"]
+    stored = (await pipe.rows.get("t1", "m1") or {}).get("stored_at")
     assert await pipe.handlers.on_single_write(event) == []
     assert await pipe.store.count("memories", {"tenant_id": "t1"}) == 1
+    assert (await pipe.rows.get("t1", "m1") or {}).get("stored_at") == stored
+
+
+class RowsOpenedAfterTheModelStarts(FakeRows):
+    """Rows whose insert waits until the model call has begun: a pass that embeds only after
+    opening its rows never finishes."""
+
+    def __init__(self, started: asyncio.Event) -> None:
+        super().__init__()
+        self.started = started
+
+    async def open_many(
+        self, tenant_id: str, rows: Sequence[tuple[dict[str, Any], str]]
+    ) -> list[dict[str, Any] | None]:
+        await asyncio.wait_for(self.started.wait(), 2.0)
+        return await super().open_many(tenant_id, rows)
+
+
+class SignallingEmbedder(CountingEmbedder):
+    """Says when its model call begins."""
+
+    def __init__(self, started: asyncio.Event) -> None:
+        super().__init__()
+        self.started = started
+
+    async def embed(self, texts: Sequence[str]) -> Embeddings:
+        self.started.set()
+        return await super().embed(texts)
+
+
+async def test_the_model_call_runs_while_the_rows_are_opened() -> None:
+    started = asyncio.Event()
+    pipe = Pipeline()
+    pipe.rows = RowsOpenedAfterTheModelStarts(started)
+    pipe.embedder = SignallingEmbedder(started)
+    await pipe.open()
+    writes = Writes(
+        pipe.rows,
+        Dedup(pipe.slots, pipe.rows),
+        ContentLimits(min_chars=2, max_chars=200),
+        fingerprint=lambda: pipe.embedder.provenance.fingerprint,
+    )
+    inline = InlineEmbedding(
+        writes, Storing(pipe.rows, pipe.vectors, pipe.retention), lambda: pipe.embedder
+    )
+    [published] = await inline.requested([pipe.request("m1", "the user likes tea")])
+    assert types(published) == ["memory.stored"]
     assert pipe.embedder.calls == 1
+    assert (await pipe.rows.get("t1", "m1") or {}).get("status") == "active"
+
+
+async def test_a_write_refused_for_its_content_costs_no_model_call() -> None:
+    pipe = await inline_pipeline()
+    [published] = await pipe.handlers.on_single_writes([pipe.request("m1", "   ")])
+    assert types(published) == ["memory.rejected"]
+    assert pipe.embedder.calls == 0
 
 
 async def test_a_failed_model_call_leaves_the_write_to_the_embedding_service() -> None:
