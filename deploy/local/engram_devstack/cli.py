@@ -133,8 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=os.environ.get("ENGRAM_MODEL_CPUS", ""),
         metavar="CPUS",
         help="give the embedding model these CPUs (e.g. 1) and keep everything else off them; "
-        "raises write throughput on a small machine, halves the CPU left for the rest, and "
-        "embeds single writes there too, in two passes rather than one "
+        "raises write throughput on a small machine, halves the CPU left for the rest "
         "(default: $ENGRAM_MODEL_CPUS, else all CPUs shared)",
     )
     run.add_argument(

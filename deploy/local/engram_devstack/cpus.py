@@ -4,9 +4,6 @@ On a small machine the model is the write path's bottleneck, and anything the sc
 its core (the broker, the database, the other services) slows it. With `--model-cpus` the
 supervisor runs on the remaining CPUs, so everything it starts inherits them, moves already
 running servers there, and tells the embedding service to pin its model process to the rest.
-Single writes then go to that process too: embedded in the memory service's own process (the
-default, one pass) they would run on the other CPUs, beside everything the model was moved
-away from.
 """
 
 from __future__ import annotations
@@ -18,7 +15,6 @@ from collections.abc import Iterable
 from engram_devstack.errors import DevstackError
 
 MODEL_CPUS_ENV = "ENGRAM_EMBEDDING_MINILM_CPUS"
-SINGLE_WRITES_ENV = "ENGRAM_MEMORY_EMBED_SINGLE_WRITES"
 
 
 def parse_cpus(text: str) -> frozenset[int]:
@@ -57,6 +53,5 @@ def keep_on(cpus: frozenset[int], pids: Iterable[int]) -> None:
 
 
 def model_env(model_cpus: frozenset[int]) -> dict[str, str]:
-    """The embedding service's setting that pins its model process, and memory's that sends it
-    single writes as well, so every model call runs on the model's CPUs."""
-    return {MODEL_CPUS_ENV: json.dumps(sorted(model_cpus)), SINGLE_WRITES_ENV: "false"}
+    """The embedding service's setting that pins its model process."""
+    return {MODEL_CPUS_ENV: json.dumps(sorted(model_cpus))}

@@ -8,8 +8,6 @@ import pytest
 
 from engram_devstack.cpus import model_env, others, parse_cpus
 from engram_devstack.errors import DevstackError
-from engram_embedding.config import EmbeddingSettings
-from engram_memory.config import MemorySettings
 
 pytestmark = pytest.mark.unit
 
@@ -21,19 +19,7 @@ def test_one_cpu_for_the_model_and_the_rest_for_everything_else() -> None:
     model = parse_cpus(str(MINE[-1]))
     assert model == {MINE[-1]}
     assert others(model) == set(MINE[:-1])
-    assert model_env(model) == {
-        "ENGRAM_EMBEDDING_MINILM_CPUS": f"[{MINE[-1]}]",
-        "ENGRAM_MEMORY_EMBED_SINGLE_WRITES": "false",
-    }
-
-
-@pytest.mark.skipif(len(MINE) < 2, reason="needs two CPUs")
-def test_every_model_call_goes_to_the_pinned_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    model = parse_cpus(str(MINE[-1]))
-    for name, value in model_env(model).items():
-        monkeypatch.setenv(name, value)
-    assert EmbeddingSettings().minilm_cpus == model
-    assert MemorySettings().embed_single_writes is False
+    assert model_env(model) == {"ENGRAM_EMBEDDING_MINILM_CPUS": f"[{MINE[-1]}]"}
 
 
 @pytest.mark.parametrize(
