@@ -41,9 +41,9 @@ class MemoryRowStore(Protocol):
         drop_content: bool = False,
     ) -> None: ...
 
-    async def set_same(
+    async def set_pending(
         self, tenant_id: str, memory_ids: Sequence[str], fields: Mapping[str, Any]
-    ) -> None: ...
+    ) -> set[str]: ...
 
     async def open_many(
         self, tenant_id: str, rows: Sequence[tuple[dict[str, Any], str]]

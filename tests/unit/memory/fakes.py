@@ -84,11 +84,17 @@ class FakeRows:
                 )
         return copy.deepcopy(self.rows[f"{tenant_id}:{fields['memory_id']}"])
 
-    async def set_same(
+    async def set_pending(
         self, tenant_id: str, memory_ids: Sequence[str], fields: Mapping[str, Any]
-    ) -> None:
+    ) -> set[str]:
+        done = set()
         for memory_id in memory_ids:
-            await self.set_fields(tenant_id, memory_id, fields)
+            status = self.rows.get(f"{tenant_id}:{memory_id}", {}).get("status")
+            if status == "pending":
+                await self.set_fields(tenant_id, memory_id, fields)
+            if status in ("pending", fields["status"]):
+                done.add(memory_id)
+        return done
 
     async def set_fields(
         self,

@@ -38,12 +38,17 @@ class Pipeline:
     """Memory handlers wired to an in-process embedding handler with a counting embedder."""
 
     def __init__(
-        self, policies: list[RetentionPolicy] | None = None, *, require_all: bool = False
+        self,
+        policies: list[RetentionPolicy] | None = None,
+        *,
+        require_all: bool = False,
+        rows: FakeRows | None = None,
+        vectors: type[MemoryVectors] = MemoryVectors,
     ) -> None:
-        self.rows = FakeRows()
+        self.rows = rows or FakeRows()
         self.slots = FakeSlots()
         self.store = ExactNumpyStore()
-        self.vectors = MemoryVectors(self.store, "memories")
+        self.vectors = vectors(self.store, "memories")
         self.embedder = CountingEmbedder()
         self.embedding = EmbeddingHandlers(EmbeddingRequests(self.embedder, batch_size=16))
         withdrawals = Withdrawals(self.rows, self.vectors)

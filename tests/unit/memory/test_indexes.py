@@ -110,7 +110,7 @@ async def test_memory_queries_are_indexed_and_scoped() -> None:
         "MemoryRows.owners": lambda: rows.owners(T, ["m1", "m2"]),
         "MemoryRows.set_fields": lambda: rows.set_fields(T, "m1", {"status": "active"}),
         "MemoryRows.set_fields_many": lambda: rows.set_fields_many(T, [("m1", {"a": 1})]),
-        "MemoryRows.set_same": lambda: rows.set_same(T, ["m1"], {"a": 1}),
+        "MemoryRows.set_pending": lambda: rows.set_pending(T, ["m1"], {"status": "active"}),
         "MemoryRows.open_many": lambda: rows.open_many(T, [({"memory_id": "m3"}, "pending")]),
         "MemoryRows.mark_dead_lettered": lambda: rows.mark_dead_lettered(
             T, {"memory_id": "m1", "reason": "dead_lettered: x", "dead_lettered_at": AT}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -18,3 +19,9 @@ def withdrawn_fields(reason: str, at: datetime, because_of: str | None = None) -
         "withdrawn_because_of": because_of,
         "withdrawn_at": at,
     }
+
+
+def stored_meanwhile(withdrawn: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The withdrawn memories whose vector a write in flight may have stored since their points
+    were removed: those that were pending. Their points are removed once more."""
+    return [str(row["memory_id"]) for row in withdrawn if row.get("status") == "pending"]

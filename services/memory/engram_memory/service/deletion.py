@@ -10,7 +10,7 @@ from engram_events.memory_filter import MemoryFilter
 from engram_events.payloads.memories import WithdrawReason
 from engram_memory.domain import events
 from engram_memory.domain.selection import Selection
-from engram_memory.domain.withdrawal import LIVE_STATUSES, withdrawn_fields
+from engram_memory.domain.withdrawal import LIVE_STATUSES, stored_meanwhile, withdrawn_fields
 from engram_memory.ports import MemoryPoints, MemoryRowReads, StagedWithdrawals
 
 
@@ -41,16 +41,23 @@ class Deletions:
     async def withdraw(
         self, tenant_id: str, targets: Sequence[dict[str, Any]], reason: WithdrawReason
     ) -> list[str]:
-        """Delete the vectors, then strip each row and stage its event in one write.
+        """Delete the vectors, then strip each row and stage its event in one write, then delete
+        the vectors again.
 
         Points go first: a crash in between leaves a live row without a point (a retried
         DELETE finishes it), never a withdrawn row whose content recall could still return.
+        And again after: a pending memory's vector stored in between, by a write whose row
+        update came before this one, goes too (one stored after finds the row withdrawn and
+        removes its own point).
         """
         live = [row for row in targets if row.get("status") in LIVE_STATUSES]
-        await self.vectors.remove(tenant_id, [row["memory_id"] for row in live])
+        ids = [row["memory_id"] for row in live]
+        await self.vectors.remove(tenant_id, ids)
         fields = withdrawn_fields(reason, datetime.now(UTC))
         await self.staged.withdraw(
             tenant_id,
             [(row["memory_id"], fields, events.withdrawn(row, reason, None)) for row in live],
         )
-        return [row["memory_id"] for row in live]
+        if again := stored_meanwhile(live):
+            await self.vectors.remove(tenant_id, again)
+        return ids

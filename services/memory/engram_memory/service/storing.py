@@ -122,8 +122,9 @@ class Storing:
                 continue
             provenance = VectorProvenance.model_validate(dict(kept))
             now = datetime.now(UTC)
+            done: set[str] = set()
             for status in dict.fromkeys(statuses):
-                await self.rows.set_same(
+                done |= await self.rows.set_pending(
                     tenant,
                     [
                         row["memory_id"]
@@ -132,8 +133,20 @@ class Storing:
                     ],
                     {"status": status, "provenance": provenance.model_dump(), "stored_at": now},
                 )
-            stored += [(i, row, provenance) for i, row, _ in group]
+            await self._forget_moved_on(tenant, [row for _, row, _ in group], done)
+            stored += [(i, row, provenance) for i, row, _ in group if row["memory_id"] in done]
         return sorted(stored, key=lambda s: s[0])
+
+    async def _forget_moved_on(
+        self, tenant: str, rows: list[dict[str, Any]], done: set[str]
+    ) -> None:
+        """A row deleted or withdrawn while its vector was being stored stays so: its point goes
+        again (the withdrawal removed the points before this one was written)."""
+        moved_on = [row["memory_id"] for row in rows if row["memory_id"] not in done]
+        if not moved_on:
+            return
+        await self.vectors.remove(tenant, moved_on)
+        log.info("memories moved on while stored", extra={"memories": len(moved_on)})
 
     async def _after_store(
         self, row: dict[str, Any], provenance: VectorProvenance, cause: Envelope[Any]

@@ -10,7 +10,7 @@ from typing import Any
 from engram_events import Envelope
 from engram_events.payloads.memories import WithdrawReason
 from engram_memory.domain import events
-from engram_memory.domain.withdrawal import LIVE_STATUSES, withdrawn_fields
+from engram_memory.domain.withdrawal import LIVE_STATUSES, stored_meanwhile, withdrawn_fields
 from engram_memory.ports import MemoryPoints, MemoryRowStore
 
 
@@ -52,7 +52,8 @@ class Withdrawals:
         self, tenant_id: str, withdrawals: Sequence[Withdrawal]
     ) -> list[list[Envelope[Any]]]:
         """Several inputs' withdrawals with one vector delete and one bulk row write; each
-        input's events, in order."""
+        input's events, in order. A pending memory's point is deleted again after its row is
+        stripped: one stored in between by a write in flight goes too (see `Storing`)."""
         live = [
             [row for row in w.targets if row.get("status") in LIVE_STATUSES] for w in withdrawals
         ]
@@ -67,6 +68,8 @@ class Withdrawals:
             ],
             drop_content=True,
         )
+        if again := stored_meanwhile(row for rows in live for row in rows):
+            await self.vectors.remove(tenant_id, again)
         return [
             [
                 events.withdrawn(
