@@ -179,3 +179,16 @@ async def test_without_inline_embedding_a_single_write_asks_the_embedding_servic
     published = await pipe.handlers.on_single_write(pipe.request("m1", "the user likes tea"))
     assert types(published) == ["embedding.requested"]
     assert pipe.embedder.calls == 0
+
+
+async def test_a_call_made_ahead_for_a_write_that_needs_none_is_cancelled() -> None:
+    pipe = await inline_pipeline()
+    assert types(await pipe.handlers.on_single_write(pipe.request("m1", "tea"))) == [
+        "memory.stored"
+    ]
+    [answer] = await pipe.handlers.on_single_writes([pipe.request("m2", "tea")])
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert types(answer) == ["memory.rejected"]
+    assert answer[0].payload.duplicate_of == "m1"
+    assert pipe.embedder.calls == 1
