@@ -45,6 +45,10 @@ class MemoryRowStore(Protocol):
         self, tenant_id: str, memory_ids: Sequence[str], fields: Mapping[str, Any]
     ) -> set[str]: ...
 
+    async def supersede(
+        self, tenant_id: str, memory_id: str, *, agent_id: str, by: str, held: str
+    ) -> bool: ...
+
     async def open_many(
         self, tenant_id: str, rows: Sequence[tuple[dict[str, Any], str]]
     ) -> list[dict[str, Any] | None]: ...

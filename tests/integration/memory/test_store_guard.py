@@ -31,3 +31,45 @@ async def test_only_rows_still_pending_are_set(mongo_db: Any) -> None:
     }
     again = await rows.set_pending(T, ["mem_0", "mem_1"], {"status": "active"})
     assert again == {"mem_0"}, "a row another delivery already set counts; a withdrawn one not"
+
+
+async def test_a_row_named_by_a_newer_version_never_becomes_active(mongo_db: Any) -> None:
+    rows = MemoryRows(mongo_db)
+    await rows.open_many(
+        T, [({"memory_id": f"mem_{n}", "agent_id": "agt_1"}, "pending") for n in range(2)]
+    )
+    assert await rows.supersede(T, "mem_0", agent_id="agt_1", by="mem_9", held="active") is False
+    assert await rows.supersede(T, "mem_0", agent_id="agt_1", by="mem_9", held="pending")
+    assert await rows.set_pending(T, ["mem_0", "mem_1"], {"status": "active"}) == {"mem_1"}
+    assert await rows.set_pending(T, ["mem_0"], {"status": "superseded"}) == {"mem_0"}
+    found = await rows.get_many(T, ["mem_0", "mem_1"])
+    assert {m: (r["status"], r.get("superseded_by")) for m, r in found.items()} == {
+        "mem_0": ("superseded", "mem_9"),
+        "mem_1": ("active", None),
+    }
+
+
+async def test_superseding_holds_to_the_status_it_expects(mongo_db: Any) -> None:
+    rows = MemoryRows(mongo_db)
+    await rows.open_many(
+        T,
+        [
+            ({"memory_id": "mem_a", "agent_id": "agt_1"}, "active"),
+            ({"memory_id": "mem_w", "agent_id": "agt_1"}, "withdrawn"),
+        ],
+    )
+
+    def supersede(memory_id: str, by: str, held: str, agent: str = "agt_1") -> Any:
+        return rows.supersede(T, memory_id, agent_id=agent, by=by, held=held)
+
+    assert await supersede("mem_a", "mem_b", "pending") is False
+    assert await supersede("mem_a", "mem_b", "active", agent="agt_2") is False
+    assert await supersede("mem_a", "mem_b", "active")
+    assert await supersede("mem_a", "mem_b", "active"), "a replay by the same version matches"
+    assert await supersede("mem_a", "mem_c", "active") is False, "the first newer version wins"
+    assert await supersede("mem_w", "mem_b", "active") is False
+    found = await rows.get_many(T, ["mem_a", "mem_w"])
+    assert {m: (r["status"], r.get("superseded_by")) for m, r in found.items()} == {
+        "mem_a": ("superseded", "mem_b"),
+        "mem_w": ("withdrawn", None),
+    }

@@ -89,12 +89,27 @@ class FakeRows:
     ) -> set[str]:
         done = set()
         for memory_id in memory_ids:
-            status = self.rows.get(f"{tenant_id}:{memory_id}", {}).get("status")
-            if status == "pending":
+            row = self.rows.get(f"{tenant_id}:{memory_id}", {})
+            named = fields["status"] == "active" and row.get("superseded_by")
+            if row.get("status") == "pending" and not named:
                 await self.set_fields(tenant_id, memory_id, fields)
-            if status in ("pending", fields["status"]):
+            if row.get("status") == fields["status"]:
                 done.add(memory_id)
         return done
+
+    async def supersede(
+        self, tenant_id: str, memory_id: str, *, agent_id: str, by: str, held: str
+    ) -> bool:
+        row = self.rows.get(f"{tenant_id}:{memory_id}", {})
+        statuses = [held, "superseded"] if held == "active" else [held]
+        if row.get("agent_id") != agent_id or row.get("status") not in statuses:
+            return False
+        if row.get("superseded_by") not in (None, by):
+            return False
+        row["superseded_by"] = by
+        if held == "active":
+            row["status"] = "superseded"
+        return True
 
     async def set_fields(
         self,

@@ -111,6 +111,9 @@ async def test_memory_queries_are_indexed_and_scoped() -> None:
         "MemoryRows.set_fields": lambda: rows.set_fields(T, "m1", {"status": "active"}),
         "MemoryRows.set_fields_many": lambda: rows.set_fields_many(T, [("m1", {"a": 1})]),
         "MemoryRows.set_pending": lambda: rows.set_pending(T, ["m1"], {"status": "active"}),
+        "MemoryRows.supersede": lambda: rows.supersede(
+            T, "m1", agent_id="a1", by="m2", held="active"
+        ),
         "MemoryRows.open_many": lambda: rows.open_many(T, [({"memory_id": "m3"}, "pending")]),
         "MemoryRows.mark_dead_lettered": lambda: rows.mark_dead_lettered(
             T, {"memory_id": "m1", "reason": "dead_lettered: x", "dead_lettered_at": AT}

@@ -195,15 +195,17 @@ class MemoryRows:
         the ids of the rows that hold that status now (a row another delivery of the same vector
         set counts): one `_id $in` update per chunk (~0.8 ms a row here, half of
         `update_one`s), and a read of the chunk only when a row had moved on (deleted or
-        withdrawn meanwhile)."""
+        withdrawn meanwhile). A row a newer version named meanwhile never becomes `active`."""
         ids = list(dict.fromkeys(memory_ids))
         update = {"$set": {**fields, "updated_at": datetime.now(UTC)}}
+        unless = {"superseded_by": None} if fields["status"] == "active" else {}
         done: set[str] = set()
         for start in range(0, len(ids), LOOKUP_CHUNK):
             chunk = ids[start : start + LOOKUP_CHUNK]
             keys = [row_id(tenant_id, m) for m in chunk]
             result = await self.collection.update_many(
-                {"_id": {"$in": keys}, "tenant_id": tenant_id, "status": "pending"}, update
+                {"_id": {"$in": keys}, "tenant_id": tenant_id, "status": "pending", **unless},
+                update,
             )
             if result.matched_count == len(chunk):
                 done.update(chunk)
@@ -211,6 +213,30 @@ class MemoryRows:
             query = {"_id": {"$in": keys}, "tenant_id": tenant_id, "status": fields["status"]}
             done.update([row["memory_id"] async for row in self.collection.find(query)])
         return done
+
+    async def supersede(
+        self, tenant_id: str, memory_id: str, *, agent_id: str, by: str, held: str
+    ) -> bool:
+        """One conditional update: the agent's row holding `held` names its newer version
+        (`active` becomes `superseded`; a `pending` one keeps its status for its store to
+        settle); a row this version already named matches again, so a replay repeats nothing
+        else. False when the row holds another status or another version named it."""
+        fields: dict[str, Any] = {"superseded_by": by, "updated_at": datetime.now(UTC)}
+        statuses = [held]
+        if held == "active":
+            fields["status"] = "superseded"
+            statuses.append("superseded")
+        result = await self.collection.update_one(
+            {
+                "_id": row_id(tenant_id, memory_id),
+                "tenant_id": tenant_id,
+                "agent_id": agent_id,
+                "status": {"$in": statuses},
+                "superseded_by": {"$in": [None, by]},
+            },
+            {"$set": fields},
+        )
+        return bool(result.matched_count)
 
     async def open_many(
         self, tenant_id: str, rows: Sequence[tuple[dict[str, Any], str]]

@@ -121,7 +121,7 @@ class Storing:
                     results[i].append(await self._reject(row, "embedder_mismatch", causes[i]))
                 continue
             provenance = VectorProvenance.model_validate(dict(kept))
-            now = datetime.now(UTC)
+            fields = {"provenance": provenance.model_dump(), "stored_at": datetime.now(UTC)}
             done: set[str] = set()
             for status in dict.fromkeys(statuses):
                 done |= await self.rows.set_pending(
@@ -131,11 +131,32 @@ class Storing:
                         for (_, row, _), st in zip(group, statuses, strict=True)
                         if st == status
                     ],
-                    {"status": status, "provenance": provenance.model_dump(), "stored_at": now},
+                    {**fields, "status": status},
                 )
-            await self._forget_moved_on(tenant, [row for _, row, _ in group], done)
+            rows = [row for _, row, _ in group]
+            missed = [row["memory_id"] for row in rows if row["memory_id"] not in done]
+            if missed:
+                done |= await self._superseded_meanwhile(tenant, missed, fields)
+            await self._forget_moved_on(tenant, rows, done)
             stored += [(i, row, provenance) for i, row, _ in group if row["memory_id"] in done]
         return sorted(stored, key=lambda s: s[0])
+
+    async def _superseded_meanwhile(
+        self, tenant: str, missed: list[str], fields: dict[str, Any]
+    ) -> set[str]:
+        """A row a newer version named after this store read it ends `superseded`, its point
+        first (it was put as active): the rows still pending that name their newer version."""
+        late = {
+            memory_id: row["superseded_by"]
+            for memory_id, row in (await self.rows.get_many(tenant, missed)).items()
+            if row["status"] == "pending" and row.get("superseded_by")
+        }
+        if not late:
+            return set()
+        for memory_id, newer in late.items():
+            await self.vectors.set_status(tenant, memory_id, "superseded", superseded_by=newer)
+        log.info("memories superseded while stored", extra={"memories": len(late)})
+        return await self.rows.set_pending(tenant, list(late), {**fields, "status": "superseded"})
 
     async def _forget_moved_on(
         self, tenant: str, rows: list[dict[str, Any]], done: set[str]
@@ -162,22 +183,14 @@ class Storing:
         return published
 
     async def _supersede(self, newer: dict[str, Any], older_id: str) -> None:
-        """Mark the older memory of the same agent superseded; it stays, recall skips it."""
-        tenant = newer["tenant_id"]
-        older = await self.rows.get(tenant, older_id)
-        if older is None or older["agent_id"] != newer["agent_id"]:
-            return
-        if older["status"] not in ("pending", "active"):
-            return
-        await self.rows.set_fields(
-            tenant,
-            older_id,
-            {
-                "status": "superseded" if older["status"] == "active" else older["status"],
-                "superseded_by": newer["memory_id"],
-            },
-        )
-        if older["status"] == "active":
-            await self.vectors.set_status(
-                tenant, older_id, "superseded", superseded_by=newer["memory_id"]
-            )
+        """Mark the older memory of the same agent superseded; it stays, recall skips it. Each
+        try is one conditional update, so a store settling the older row meanwhile is never
+        undone: a pending row that becomes active between the tries is caught by the last."""
+        tenant, by = newer["tenant_id"], newer["memory_id"]
+        for held in ("active", "pending", "active"):
+            if await self.rows.supersede(
+                tenant, older_id, agent_id=newer["agent_id"], by=by, held=held
+            ):
+                if held == "active":
+                    await self.vectors.set_status(tenant, older_id, "superseded", superseded_by=by)
+                return
