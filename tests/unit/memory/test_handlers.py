@@ -148,8 +148,9 @@ async def test_a_replayed_write_or_result_duplicates_nothing() -> None:
     [computed] = await pipe.embedding.on_requested(requested)
     first = await pipe.handlers.on_computed(computed)
     assert await pipe.handlers.on_write_requested(event) == []
-    assert await pipe.handlers.on_computed(computed) == []
+    again = await pipe.handlers.on_computed(computed)
     assert _types(first) == ["memory.stored"]
+    assert [e.event_id for e in again] == [e.event_id for e in first], "the same event, again"
     assert await pipe.store.count("memories", {"tenant_id": "t1"}) == 1
     assert len(pipe.rows.rows) == 1
 
@@ -371,7 +372,9 @@ async def test_a_batch_of_results_stores_each_memory_once_and_supersedes_in_orde
     assert statuses == {"old": "superseded", "new": "active", "tea": "active"}
     assert await pipe.store.count("memories", {"status": "active"}) == 2
     assert await pipe.store.count("memories", {"status": "superseded"}) == 1
-    assert await pipe.handlers.on_computed_many(results) == [[], [], []]
+    replayed = await pipe.handlers.on_computed_many(results)
+    assert {e.event_id for a in replayed for e in a} == {e.event_id for a in answers for e in a}
+    assert await pipe.store.count("memories", {"status": "superseded"}) == 1
 
 
 async def test_the_same_content_in_the_same_scope_is_stored_once() -> None:

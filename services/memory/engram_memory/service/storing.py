@@ -49,12 +49,30 @@ class Storing:
                     if row is not None:
                         reason = f"embedder_{refused.reason}"
                         results[i].append(await self._reject(row, reason, computed[i]))
-            stored = await self._store_many(
-                tenant, [(i, computed[i]) for i in mine], pending, results
-            )
-            for i, row, provenance in stored:
+            inputs = [(i, computed[i]) for i in mine]
+            stored = await self._store_many(tenant, inputs, pending, results)
+            stored += self._stored_before(inputs, rows)
+            for i, row, provenance in sorted(stored, key=lambda s: s[0]):
                 results[i].extend(await self._after_store(row, provenance, computed[i]))
         return results
+
+    @staticmethod
+    def _stored_before(
+        inputs: list[tuple[int, Envelope[EmbeddingComputed]]], rows: dict[str, dict[str, Any]]
+    ) -> list[tuple[int, dict[str, Any], VectorProvenance]]:
+        """Rows an earlier delivery of the same vectors stored: a delivery replayed after a crash
+        between the row update and the publish runs their after-store steps again (each one
+        repeats safely: the supersession matches again, the event ids repeat)."""
+        again = []
+        for i, event in inputs:
+            fingerprint = event.payload.provenance.fingerprint
+            for item in event.payload.items:
+                row = rows.get(item.item_id)
+                if row is None or row["status"] not in ("active", "superseded"):
+                    continue
+                if (row.get("provenance") or {}).get("fingerprint") == fingerprint:
+                    again.append((i, row, VectorProvenance.model_validate(row["provenance"])))
+        return again
 
     async def dead_lettered(
         self, event: Envelope[EmbeddingComputed], letter: DeadLetter
@@ -139,7 +157,7 @@ class Storing:
                 done |= await self._superseded_meanwhile(tenant, missed, fields)
             await self._forget_moved_on(tenant, rows, done)
             stored += [(i, row, provenance) for i, row, _ in group if row["memory_id"] in done]
-        return sorted(stored, key=lambda s: s[0])
+        return stored
 
     async def _superseded_meanwhile(
         self, tenant: str, missed: list[str], fields: dict[str, Any]
