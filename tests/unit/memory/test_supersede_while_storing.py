@@ -102,33 +102,3 @@ async def test_a_replayed_newer_version_leaves_the_older_one_superseded_once() -
     await pipe.write(written)
     await pipe.write(written)
     await superseded(pipe)
-
-
-class RowsCrashingOnce(FakeRows):
-    """Rows whose first supersession fails, as a crash right after the newer row's update."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.crashed = False
-
-    async def supersede(
-        self, tenant_id: str, memory_id: str, *, agent_id: str, by: str, held: str
-    ) -> bool:
-        if not self.crashed:
-            self.crashed = True
-            raise ConnectionError("the process died here")
-        return await super().supersede(tenant_id, memory_id, agent_id=agent_id, by=by, held=held)
-
-
-async def test_a_store_replayed_after_a_crash_still_supersedes_and_announces() -> None:
-    rows = RowsCrashingOnce()
-    pipe = Pipeline(rows=rows)
-    await pipe.open()
-    await pipe.write(pipe.request("m1", OLDER))
-    [newer] = await pipe.handlers.on_write_requested(pipe.request("m2", NEWER, supersedes="m1"))
-    [computed] = await pipe.embedding.on_requested(newer)
-    with pytest.raises(ConnectionError):
-        await pipe.handlers.on_computed(computed)
-    replayed = await pipe.handlers.on_computed(computed)
-    assert [e.event_type for e in replayed] == ["memory.stored"]
-    await superseded(pipe)

@@ -18,6 +18,11 @@ from engram_vectors import FingerprintMismatch
 log = logging.getLogger(__name__)
 
 
+def named(computed: EmbeddingComputed) -> list[str]:
+    """The memory ids a result answers: those embedded, then those refused."""
+    return [x.item_id for x in computed.items] + [r.item_id for r in computed.rejected]
+
+
 class Storing:
     """A row never says `active` without its vector; vectors of another embedder are refused."""
 
@@ -35,26 +40,39 @@ class Storing:
         ours = [i for i, e in enumerate(computed) if e.payload.requester == REQUESTER]
         for tenant in dict.fromkeys(computed[i].tenant_id for i in ours):
             mine = [i for i in ours if computed[i].tenant_id == tenant]
-            ids = [
-                item_id
-                for i in mine
-                for item_id in [x.item_id for x in computed[i].payload.items]
-                + [r.item_id for r in computed[i].payload.rejected]
-            ]
+            ids = [item_id for i in mine for item_id in named(computed[i].payload)]
             rows = await self.rows.get_many(tenant, ids)
             pending = {m: row for m, row in rows.items() if row["status"] == "pending"}
+            inputs = [(i, computed[i]) for i in mine]
+            for i, event in self._rejected_before(inputs, rows):
+                results[i].append(event)
             for i in mine:
                 for refused in computed[i].payload.rejected:
                     row = pending.pop(refused.item_id, None)
                     if row is not None:
                         reason = f"embedder_{refused.reason}"
                         results[i].append(await self._reject(row, reason, computed[i]))
-            inputs = [(i, computed[i]) for i in mine]
             stored = await self._store_many(tenant, inputs, pending, results)
             stored += self._stored_before(inputs, rows)
             for i, row, provenance in sorted(stored, key=lambda s: s[0]):
                 results[i].extend(await self._after_store(row, provenance, computed[i]))
         return results
+
+    @staticmethod
+    def _rejected_before(
+        inputs: list[tuple[int, Envelope[EmbeddingComputed]]], rows: dict[str, dict[str, Any]]
+    ) -> list[tuple[int, Envelope[Any]]]:
+        """Rows an earlier delivery of this result rejected (for the embedder's reason): a
+        delivery replayed after a crash before the publish announces them again, same event id."""
+        again = []
+        for i, event in inputs:
+            for item_id in named(event.payload):
+                row = rows.get(item_id)
+                if row is None or row["status"] != "rejected":
+                    continue
+                if str(row.get("reason", "")).startswith("embedder_"):
+                    again.append((i, events.rejected(row, row["reason"], event)))
+        return again
 
     @staticmethod
     def _stored_before(
@@ -81,10 +99,7 @@ class Storing:
         still pending ends `rejected` with the reason, instead of pending for ever."""
         if event.payload.requester != REQUESTER:
             return []
-        named = [x.item_id for x in event.payload.items] + [
-            r.item_id for r in event.payload.rejected
-        ]
-        rows = await self.rows.get_many(event.tenant_id, named)
+        rows = await self.rows.get_many(event.tenant_id, named(event.payload))
         pending = [row for row in rows.values() if row["status"] == "pending"]
         log.info(
             "embedding results dead-lettered",

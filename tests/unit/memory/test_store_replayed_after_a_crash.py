@@ -1,0 +1,86 @@
+"""An embedding result replayed after the memory service died between a row update and the
+publish (the consumer marked nothing applied, so the result comes again): what the first pass
+began is finished, and the events it never staged are staged under their own ids."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from engram_events.payloads.embeddings import RejectedItem
+from tests.unit.memory.fakes import FakeRows
+from tests.unit.memory.test_handlers import Pipeline
+from tests.unit.memory.test_supersede_while_storing import NEWER, OLDER, superseded
+
+pytestmark = pytest.mark.unit
+
+
+class RowsDyingOnce(FakeRows):
+    """Rows whose first supersession, or first rejection once written, raises: the process
+    died right after the row update before it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.died = False
+
+    def _die_once(self) -> None:
+        if not self.died:
+            self.died = True
+            raise ConnectionError("the process died here")
+
+    async def supersede(
+        self, tenant_id: str, memory_id: str, *, agent_id: str, by: str, held: str
+    ) -> bool:
+        self._die_once()
+        return await super().supersede(tenant_id, memory_id, agent_id=agent_id, by=by, held=held)
+
+    async def set_fields(
+        self,
+        tenant_id: str,
+        memory_id: str,
+        fields: Mapping[str, Any],
+        *,
+        drop_content: bool = False,
+    ) -> None:
+        await super().set_fields(tenant_id, memory_id, fields, drop_content=drop_content)
+        if fields.get("status") == "rejected":
+            self._die_once()
+
+
+async def test_a_replayed_store_still_supersedes_and_announces() -> None:
+    rows = RowsDyingOnce()
+    pipe = Pipeline(rows=rows)
+    await pipe.open()
+    await pipe.write(pipe.request("m1", OLDER))
+    [newer] = await pipe.handlers.on_write_requested(pipe.request("m2", NEWER, supersedes="m1"))
+    [computed] = await pipe.embedding.on_requested(newer)
+    with pytest.raises(ConnectionError):
+        await pipe.handlers.on_computed(computed)
+    replayed = await pipe.handlers.on_computed(computed)
+    assert [e.event_type for e in replayed] == ["memory.stored"]
+    await superseded(pipe)
+
+
+async def test_a_replayed_refusal_announces_the_rejection() -> None:
+    rows = RowsDyingOnce()
+    pipe = Pipeline(rows=rows)
+    await pipe.open()
+    [requested] = await pipe.handlers.on_write_requested(pipe.request("m1", OLDER))
+    [computed] = await pipe.embedding.on_requested(requested)
+    refused = computed.model_copy(
+        update={
+            "payload": computed.payload.model_copy(
+                update={"items": [], "rejected": [RejectedItem(item_id="m1", reason="empty")]}
+            )
+        }
+    )
+    with pytest.raises(ConnectionError):
+        await pipe.handlers.on_computed(refused)
+    [again] = await pipe.handlers.on_computed(refused)
+    assert (again.event_type, again.payload.reason) == ("memory.rejected", "embedder_empty")
+    [third] = await pipe.handlers.on_computed(refused)
+    assert third.event_id == again.event_id, "the same event each time"
+    row = await pipe.rows.get("t1", "m1")
+    assert row is not None and row["status"] == "rejected"
