@@ -1,39 +1,39 @@
-"""An embedding result replayed after the memory service died between a row update and the
-publish (the consumer marked nothing applied, so the result comes again): what the first pass
+"""A write or an embedding result replayed after the memory service died between a row write and
+the publish (the consumer marked nothing applied, so the input comes again): what the first pass
 began is finished, and the events it never staged are staged under their own ids."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
 
 from engram_events.payloads.embeddings import RejectedItem
 from tests.unit.memory.fakes import FakeRows
-from tests.unit.memory.test_handlers import Pipeline
+from tests.unit.memory.test_handlers import Pipeline, _tombstoned
 from tests.unit.memory.test_supersede_while_storing import NEWER, OLDER, superseded
 
 pytestmark = pytest.mark.unit
 
 
 class RowsDyingOnce(FakeRows):
-    """Rows whose first supersession, or first rejection once written, raises: the process
-    died right after the row update before it."""
+    """Rows that raise once, at `where`: a supersession, a rejection once written, or rows
+    opened once written; the process died right after the row write before it."""
 
-    def __init__(self) -> None:
+    def __init__(self, where: str) -> None:
         super().__init__()
-        self.died = False
+        self.where: str | None = where
 
-    def _die_once(self) -> None:
-        if not self.died:
-            self.died = True
+    def _die_once(self, here: str) -> None:
+        if self.where == here:
+            self.where = None
             raise ConnectionError("the process died here")
 
     async def supersede(
         self, tenant_id: str, memory_id: str, *, agent_id: str, by: str, held: str
     ) -> bool:
-        self._die_once()
+        self._die_once("supersede")
         return await super().supersede(tenant_id, memory_id, agent_id=agent_id, by=by, held=held)
 
     async def set_fields(
@@ -46,11 +46,18 @@ class RowsDyingOnce(FakeRows):
     ) -> None:
         await super().set_fields(tenant_id, memory_id, fields, drop_content=drop_content)
         if fields.get("status") == "rejected":
-            self._die_once()
+            self._die_once("rejection")
+
+    async def open_many(
+        self, tenant_id: str, rows: Sequence[tuple[dict[str, Any], str]]
+    ) -> list[dict[str, Any] | None]:
+        opened = await super().open_many(tenant_id, rows)
+        self._die_once("opening")
+        return opened
 
 
 async def test_a_replayed_store_still_supersedes_and_announces() -> None:
-    rows = RowsDyingOnce()
+    rows = RowsDyingOnce("supersede")
     pipe = Pipeline(rows=rows)
     await pipe.open()
     await pipe.write(pipe.request("m1", OLDER))
@@ -64,7 +71,7 @@ async def test_a_replayed_store_still_supersedes_and_announces() -> None:
 
 
 async def test_a_replayed_refusal_announces_the_rejection() -> None:
-    rows = RowsDyingOnce()
+    rows = RowsDyingOnce("rejection")
     pipe = Pipeline(rows=rows)
     await pipe.open()
     [requested] = await pipe.handlers.on_write_requested(pipe.request("m1", OLDER))
@@ -84,3 +91,23 @@ async def test_a_replayed_refusal_announces_the_rejection() -> None:
     assert third.event_id == again.event_id, "the same event each time"
     row = await pipe.rows.get("t1", "m1")
     assert row is not None and row["status"] == "rejected"
+
+
+async def test_writes_refused_or_withdrawn_at_birth_are_announced_when_replayed() -> None:
+    rows = RowsDyingOnce("opening")
+    pipe = Pipeline(rows=rows)
+    await pipe.open()
+    await pipe.handlers.on_records_tombstoned([_tombstoned("rec-gone")])
+    batch = [
+        pipe.request("blank", "   "),
+        pipe.request("orphan", "from a pruned record", derived_from=["rec-gone"]),
+    ]
+    with pytest.raises(ConnectionError):
+        await pipe.handlers.on_writes_requested(batch)
+    answers = await pipe.handlers.on_writes_requested(batch)
+    assert [[e.event_type for e in a] for a in answers] == [
+        ["memory.rejected"],
+        ["memory.withdrawn"],
+    ]
+    statuses = {m: (await pipe.rows.get("t1", m) or {}).get("status") for m in ("blank", "orphan")}
+    assert statuses == {"blank": "rejected", "orphan": "withdrawn"}

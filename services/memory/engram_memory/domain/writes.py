@@ -70,6 +70,20 @@ def still_pending(rows: dict[str, dict[str, Any]], fields: dict[str, Any]) -> bo
     )
 
 
+def settled_at_birth(
+    rows: dict[str, dict[str, Any]], fields: dict[str, Any], status: str
+) -> dict[str, Any] | None:
+    """A replay after a row was written rejected or withdrawn at birth but before its event was
+    staged (the process died mid-batch): the row as written, to announce again under the same
+    event id; None when the row is not the one this write opens."""
+    row = rows.get(fields["memory_id"])
+    if row is None or status == "pending" or row.get("status") != status:
+        return None
+    mark = "reason" if status == "rejected" else "withdrawn_reason"
+    same_content = row.get("content_sha256") == fields["content_sha256"]
+    return row if same_content and row.get(mark) == fields.get(mark) else None
+
+
 def as_duplicate(entry: Opening, duplicates: dict[str, str]) -> Opening:
     """A pending write that duplicates a live memory becomes a rejected row naming it, without
     the content (the live memory already holds it)."""

@@ -18,6 +18,7 @@ from engram_memory.domain.writes import (
     content_fields,
     dead_lettered_fields,
     row_fields,
+    settled_at_birth,
     still_pending,
 )
 from engram_memory.ports import MemoryRowStore
@@ -90,13 +91,12 @@ class Writes:
         opened = await self.rows.open_many(tenant, [(f, status) for _, f, status, _ in opening])
         opened = await self._reopened(tenant, opening, opened)
         replayed = [
-            f["memory_id"]
-            for (_, f, st, _), r in zip(opening, opened, strict=True)
-            if r is None and st == "pending"
+            f["memory_id"] for (_, f, _, _), r in zip(opening, opened, strict=True) if not r
         ]
         still = await self.rows.get_many(tenant, replayed) if replayed else {}
         for (i, fields, status, problem), row in zip(opening, opened, strict=True):
             event = causes[i]
+            row = row or settled_at_birth(still, fields, status)
             if status == "rejected" and row is not None:
                 log.info(
                     "memory rejected", extra={"memory_id": fields["memory_id"], "reason": problem}
