@@ -1,4 +1,5 @@
-"""A prune announces each selected record once, after its marker, a chunk at a time."""
+"""A prune or a deleted document announces each selected record once, after its marker, a chunk
+at a time, and again when replayed after the markers were written."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from typing import Any
 import pytest
 
 from engram_events import Envelope, new_event
-from engram_events.catalog import PRUNE_REQUESTED
+from engram_events.catalog import DOCUMENT_TOMBSTONED, PRUNE_REQUESTED
+from engram_events.payloads.documents import DocumentTombstoned
 from engram_events.payloads.prune import PruneRequested, PruneSelector
 from engram_extraction.service.tombstones import ANNOUNCE_CHUNK, Tombstoning
 from tests.unit.extraction.fakes import FakeOutbox, FakeStore
@@ -104,3 +106,47 @@ async def test_every_selected_record_is_announced_once_and_the_job_acknowledged_
 
     [other] = await handlers.prune(_prune("prj_2", wanted[:10]))
     assert other.payload.tombstoned_ids == [] and len(outbox.staged) == staged
+
+
+class DocumentTombstones(Tombstones):
+    """Every record of the store asserted by one document, `doc_1`."""
+
+    async def document_record_ids(self, tenant_id: str, document_id: str) -> list[str]:
+        heads = self.records.heads.values()
+        return [h["record_id"] for h in heads if h["tenant_id"] == tenant_id]
+
+
+class OutboxFailingOnce(FakeOutbox):
+    """An outbox whose first staging fails, after the markers were written."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.failed = False
+
+    async def stage_entries(self, docs: list[dict[str, Any]]) -> int:
+        if not self.failed:
+            self.failed = True
+            raise ConnectionError("the process died before the outbox write")
+        return await super().stage_entries(docs)
+
+
+async def test_a_document_deleted_without_a_job_is_announced_again_when_replayed() -> None:
+    store = _store()
+    for head in store.heads.values():
+        head["document_id"] = "doc_1"
+    outbox = OutboxFailingOnce()
+    handlers = Tombstoning(DocumentTombstones(store), outbox)
+    gone = DocumentTombstoned(document_id="doc_1", reason="drive_removed")
+    event = new_event(DOCUMENT_TOMBSTONED, gone, tenant_id="t1")
+    with pytest.raises(ConnectionError):
+        await handlers.document_gone(event)
+    assert store.heads["rec_0"]["status"] == "tombstoned", "the first chunk's markers were written"
+    assert await handlers.document_gone(event) == [], "no job to acknowledge"
+    announced = [e.payload.record_id for e in outbox.staged]
+    assert announced == [f"rec_{i}" for i in range(SIZE)]
+    staged = len(outbox.staged)
+    later = new_event(
+        DOCUMENT_TOMBSTONED, gone.model_copy(update={"reason": "drive_trashed"}), tenant_id="t1"
+    )
+    await handlers.document_gone(later)
+    assert len(outbox.staged) == staged, "another deletion of the same document announces nothing"

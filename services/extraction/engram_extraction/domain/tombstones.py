@@ -14,15 +14,21 @@ def deletion_reason(document_reason: str) -> Reason:
     return "drive_removed" if document_reason in DRIVE_REASONS else "document_deleted"
 
 
-def marker(reason: Reason, prune_job_id: str | None) -> dict[str, Any]:
-    """What a tombstoned head keeps besides its ids and hashes: when, why, and which job."""
-    return {"tombstoned_at": datetime.now(UTC), "reason": reason, "prune_job_id": prune_job_id}
+def marker(reason: Reason, prune_job_id: str | None, cause: str | None = None) -> dict[str, Any]:
+    """What a tombstoned head keeps besides its ids and hashes: when, why, which job and which
+    event tombstoned it."""
+    return {
+        "tombstoned_at": datetime.now(UTC),
+        "reason": reason,
+        "prune_job_id": prune_job_id,
+        "tombstoned_by": cause,
+    }
 
 
-def same_job(head: dict[str, Any], prune_job_id: str | None) -> bool:
-    """A marker this prune job left (found again when its request is replayed)."""
-    return (
-        prune_job_id is not None
-        and head.get("status") == "tombstoned"
-        and head.get("prune_job_id") == prune_job_id
-    )
+def left_by(head: dict[str, Any], prune_job_id: str | None, cause: str) -> bool:
+    """A marker this prune job or this very event left, found again when it is replayed (a
+    document deleted without a job has only its event to go by)."""
+    if head.get("status") != "tombstoned":
+        return False
+    same_job = prune_job_id is not None and head.get("prune_job_id") == prune_job_id
+    return same_job or head.get("tombstoned_by") == cause

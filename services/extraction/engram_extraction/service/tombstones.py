@@ -22,7 +22,7 @@ from engram_events.payloads.documents import DocumentTombstoned
 from engram_events.payloads.prune import PruneRequested, PruneSelector
 from engram_events.payloads.records import RecordTombstoned
 from engram_extraction.domain.selection import selection
-from engram_extraction.domain.tombstones import Reason, deletion_reason, marker, same_job
+from engram_extraction.domain.tombstones import Reason, deletion_reason, left_by, marker
 from engram_extraction.ports import Outbox, TombstoneWrites
 
 log = logging.getLogger(__name__)
@@ -55,14 +55,20 @@ class Tombstoning:
         )
 
     async def _selected(
-        self, tenant_id: str, selector: PruneSelector, now: datetime, prune_job_id: str | None
+        self,
+        tenant_id: str,
+        selector: PruneSelector,
+        now: datetime,
+        prune_job_id: str | None,
+        cause: str,
     ) -> AsyncIterator[list[dict[str, Any]]]:
         """The selected heads, a chunk at a time; candidates from ids or a query, then the one
         predicate. Ids are read a chunk at a time too, so the first records are announced
         (and enrichment and memory start) while the rest are still being read.
 
-        Heads this same job already tombstoned are selected again: a replay after a crash
-        between the markers' write and the outbox must announce them again (same event ids).
+        Heads this same job (or this same event) already tombstoned are selected again: a replay
+        after a crash between the markers' write and the outbox must announce them again (same
+        event ids).
         """
         selects = selection(tenant_id, selector, now)
         ids: list[str] | None = None
@@ -75,13 +81,13 @@ class Tombstoning:
         if ids is not None:
             for start in range(0, len(ids), ANNOUNCE_CHUNK):
                 heads = await self.store.heads_by_id(tenant_id, ids[start : start + ANNOUNCE_CHUNK])
-                yield [h for h in heads if selects(h) or same_job(h, prune_job_id)]
+                yield [h for h in heads if selects(h) or left_by(h, prune_job_id, cause)]
             return
         candidates = await self.store.selected_heads(tenant_id, selector, now)
         if prune_job_id is not None:
             candidates += await self.store.job_markers(tenant_id, prune_job_id)
         unique = {head["_id"]: head for head in candidates}.values()
-        chosen = [h for h in unique if selects(h) or same_job(h, prune_job_id)]
+        chosen = [h for h in unique if selects(h) or left_by(h, prune_job_id, cause)]
         for start in range(0, len(chosen), ANNOUNCE_CHUNK):
             yield chosen[start : start + ANNOUNCE_CHUNK]
 
@@ -99,10 +105,11 @@ class Tombstoning:
         now = (
             event.occurred_at if event.occurred_at.tzinfo else event.occurred_at.replace(tzinfo=UTC)
         )
-        mark = marker(reason, prune_job_id)
+        cause = str(event.event_id)
+        mark = marker(reason, prune_job_id, cause)
         record_ids: list[str] = []
         newly = 0
-        async for heads in self._selected(event.tenant_id, selector, now, prune_job_id):
+        async for heads in self._selected(event.tenant_id, selector, now, prune_job_id, cause):
             live = [head for head in heads if head.get("status") != "tombstoned"]
             await self.store.tombstone(event.tenant_id, live, mark)
             announced = [record_tombstoned(event, head, reason, prune_job_id) for head in heads]
