@@ -147,7 +147,8 @@ async def test_a_replayed_write_or_result_duplicates_nothing() -> None:
     [requested] = await pipe.handlers.on_write_requested(event)
     [computed] = await pipe.embedding.on_requested(requested)
     first = await pipe.handlers.on_computed(computed)
-    assert await pipe.handlers.on_write_requested(event) == []
+    [asked_again] = await pipe.handlers.on_write_requested(event)
+    assert asked_again.event_id == requested.event_id, "the same request, staged again"
     again = await pipe.handlers.on_computed(computed)
     assert _types(first) == ["memory.stored"]
     assert [e.event_id for e in again] == [e.event_id for e in first], "the same event, again"
@@ -474,11 +475,12 @@ async def test_a_retried_original_after_a_duplicate_in_one_batch_keeps_its_slot(
     pipe = Pipeline()
     await pipe.open()
     original = pipe.request("m1", "the dock closes at 14:00")
-    await pipe.write(original)
+    [requested, _] = await pipe.write(original)
     answers = await pipe.handlers.on_writes_requested(
         [pipe.request("m2", "The dock closes at 14:00"), original]
     )
-    assert _types(answers[0]) == ["memory.rejected"] and answers[1] == []
+    assert _types(answers[0]) == ["memory.rejected"]
+    assert [e.event_id for e in answers[1]] == [requested.event_id], "the original's own request"
     assert answers[0][0].payload.duplicate_of == "m1"
     live = [r["memory_id"] for r in pipe.rows.rows.values() if r["status"] == "active"]
     assert live == ["m1"]

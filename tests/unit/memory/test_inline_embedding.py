@@ -31,10 +31,12 @@ class FailingEmbedder(CountingEmbedder):
         raise RuntimeError("model unavailable")
 
 
-async def inline_pipeline(embedder: CountingEmbedder | None = None) -> Pipeline:
+async def inline_pipeline(
+    embedder: CountingEmbedder | None = None, rows: FakeRows | None = None
+) -> Pipeline:
     """The handlers' pipeline with single writes embedded inline by `embedder` (the pipeline's
     own counting embedder unless named: the one the embedding service would use)."""
-    pipe = Pipeline()
+    pipe = Pipeline(rows=rows)
     await pipe.open()
     chosen = embedder or pipe.embedder
     h = pipe.handlers
@@ -64,9 +66,11 @@ async def test_a_single_write_is_stored_in_one_pass_with_the_embedders_provenanc
 async def test_a_replayed_single_write_duplicates_nothing() -> None:
     pipe = await inline_pipeline()
     event = pipe.request("m1", "the user likes tea")
-    assert types(await pipe.handlers.on_single_write(event)) == ["memory.stored"]
+    [first] = await pipe.handlers.on_single_write(event)
+    assert first.event_type == "memory.stored"
     stored = (await pipe.rows.get("t1", "m1") or {}).get("stored_at")
-    assert await pipe.handlers.on_single_write(event) == []
+    [again] = await pipe.handlers.on_single_write(event)
+    assert again.event_id == first.event_id, "the same announcement, staged again"
     assert await pipe.store.count("memories", {"tenant_id": "t1"}) == 1
     assert (await pipe.rows.get("t1", "m1") or {}).get("stored_at") == stored
 

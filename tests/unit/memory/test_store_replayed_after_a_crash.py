@@ -12,6 +12,7 @@ import pytest
 from engram_events.payloads.embeddings import RejectedItem
 from tests.unit.memory.fakes import FakeRows
 from tests.unit.memory.test_handlers import Pipeline, _tombstoned
+from tests.unit.memory.test_inline_embedding import inline_pipeline
 from tests.unit.memory.test_supersede_while_storing import NEWER, OLDER, superseded
 
 pytestmark = pytest.mark.unit
@@ -66,6 +67,19 @@ async def test_a_replayed_store_still_supersedes_and_announces() -> None:
     with pytest.raises(ConnectionError):
         await pipe.handlers.on_computed(computed)
     replayed = await pipe.handlers.on_computed(computed)
+    assert [e.event_type for e in replayed] == ["memory.stored"]
+    await superseded(pipe)
+
+
+async def test_a_replayed_single_write_still_supersedes_and_announces() -> None:
+    rows = RowsDyingOnce("supersede")
+    pipe = await inline_pipeline(rows=rows)
+    await pipe.handlers.on_single_write(pipe.request("m1", OLDER))
+    newer = pipe.request("m2", NEWER, supersedes="m1")
+    with pytest.raises(ConnectionError):
+        await pipe.handlers.on_single_write(newer)
+    assert (await pipe.rows.get("t1", "m2") or {}).get("status") == "active", "stored, then died"
+    replayed = await pipe.handlers.on_single_write(newer)
     assert [e.event_type for e in replayed] == ["memory.stored"]
     await superseded(pipe)
 

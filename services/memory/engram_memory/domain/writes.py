@@ -59,13 +59,15 @@ def content_fields(request: MemoryWriteRequested) -> dict[str, Any]:
     }
 
 
-def still_pending(rows: dict[str, dict[str, Any]], fields: dict[str, Any]) -> bool:
-    """A replay after the row was written but before its request was staged (the database
-    went away mid-batch) must stage the same embedding request again, or it stays pending."""
+def still_to_store(rows: dict[str, dict[str, Any]], fields: dict[str, Any]) -> bool:
+    """A replay after the row was written but before its events were staged (the process died
+    mid-batch) stages the same embedding request again: for a row still pending, or it stays
+    pending for ever; for one a single write's pass already stored, so the store's after-steps
+    (supersession, retention, `memory.stored`) run once more."""
     row = rows.get(fields["memory_id"])
     return (
         row is not None
-        and row.get("status") == "pending"
+        and row.get("status") in ("pending", "active", "superseded")
         and row.get("content_sha256") == fields["content_sha256"]
     )
 

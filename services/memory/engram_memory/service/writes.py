@@ -19,7 +19,7 @@ from engram_memory.domain.writes import (
     dead_lettered_fields,
     row_fields,
     settled_at_birth,
-    still_pending,
+    still_to_store,
 )
 from engram_memory.ports import MemoryRowStore
 from engram_memory.service.dedup import Dedup
@@ -104,7 +104,7 @@ class Writes:
                 results[i] = [events.rejected(row, str(problem), event, row.get("duplicate_of"))]
             elif status == "withdrawn" and row is not None:
                 results[i] = [events.withdrawn(row, "source_tombstoned", event)]
-            elif status == "pending" and (row is not None or still_pending(still, fields)):
+            elif status == "pending" and (row is not None or still_to_store(still, fields)):
                 results[i] = [self._embedding(event)]
 
     def _embedding(self, event: Envelope[MemoryWriteRequested]) -> Envelope[Any]:
