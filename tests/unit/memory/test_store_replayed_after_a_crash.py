@@ -9,7 +9,11 @@ from typing import Any
 
 import pytest
 
+from engram_events import new_event
+from engram_events.catalog import AGENT_DELETED
 from engram_events.payloads.embeddings import RejectedItem
+from engram_events.payloads.memories import AgentDeleted
+from engram_memory.adapters.vectors import point_id
 from tests.unit.memory.fakes import FakeRows
 from tests.unit.memory.test_handlers import Pipeline, _tombstoned
 from tests.unit.memory.test_inline_embedding import inline_pipeline
@@ -19,12 +23,14 @@ pytestmark = pytest.mark.unit
 
 
 class RowsDyingOnce(FakeRows):
-    """Rows that raise once, at `where`: a supersession, a rejection once written, or rows
-    opened once written; the process died right after the row write before it."""
+    """Rows that raise once, at `where`: a supersession, a rejection once written, rows opened
+    once written, or a withdrawal once written (after `before_withdrawal` ran); the process died
+    right after the row write before it."""
 
     def __init__(self, where: str) -> None:
         super().__init__()
         self.where: str | None = where
+        self.before_withdrawal: Any = None
 
     def _die_once(self, here: str) -> None:
         if self.where == here:
@@ -48,6 +54,18 @@ class RowsDyingOnce(FakeRows):
         await super().set_fields(tenant_id, memory_id, fields, drop_content=drop_content)
         if fields.get("status") == "rejected":
             self._die_once("rejection")
+
+    async def set_fields_many(
+        self,
+        tenant_id: str,
+        changes: Sequence[tuple[str, Mapping[str, Any]]],
+        *,
+        drop_content: bool = False,
+    ) -> None:
+        if self.where == "withdrawal" and self.before_withdrawal is not None:
+            await self.before_withdrawal()
+        await super().set_fields_many(tenant_id, changes, drop_content=drop_content)
+        self._die_once("withdrawal")
 
     async def open_many(
         self, tenant_id: str, rows: Sequence[tuple[dict[str, Any], str]]
@@ -125,3 +143,43 @@ async def test_writes_refused_or_withdrawn_at_birth_are_announced_when_replayed(
     ]
     statuses = {m: (await pipe.rows.get("t1", m) or {}).get("status") for m in ("blank", "orphan")}
     assert statuses == {"blank": "rejected", "orphan": "withdrawn"}
+
+
+async def test_a_replayed_prune_removes_a_point_stored_meanwhile_and_reports_it() -> None:
+    rows = RowsDyingOnce("withdrawal")
+    pipe = Pipeline(rows=rows)
+    await pipe.open()
+    [requested] = await pipe.handlers.on_write_requested(
+        pipe.request("m1", "derived from r1", derived_from=["rec-1"])
+    )
+    [computed] = await pipe.embedding.on_requested(requested)
+
+    async def stored_between_the_point_removal_and_the_strip() -> None:
+        await pipe.handlers.on_computed(computed)
+
+    rows.before_withdrawal = stored_between_the_point_removal_and_the_strip
+    tomb = _tombstoned("rec-1")
+    with pytest.raises(ConnectionError):
+        await pipe.handlers.on_records_tombstoned([tomb])
+    assert (await pipe.rows.get("t1", "m1") or {}).get("status") == "withdrawn"
+    [answer] = await pipe.handlers.on_records_tombstoned([tomb])
+    assert not isinstance(answer, BaseException)
+    withdrawn, ack = answer
+    assert (withdrawn.event_type, withdrawn.payload.memory_id) == ("memory.withdrawn", "m1")
+    assert ack.payload.tombstoned_ids == ["m1"] and ack.payload.counts["memories"] == 1
+    assert await pipe.store.get("memories", [point_id("t1", "m1")]) == [], "no point to recall"
+
+
+async def test_a_replayed_agent_deletion_announces_every_memory_it_withdrew() -> None:
+    rows = RowsDyingOnce("withdrawal")
+    pipe = Pipeline(rows=rows)
+    await pipe.open()
+    await pipe.write(pipe.request("m1", OLDER))
+    await pipe.write(pipe.request("m2", NEWER))
+    gone = new_event(AGENT_DELETED, AgentDeleted(agent_id="a1"), tenant_id="t1")
+    with pytest.raises(ConnectionError):
+        await pipe.handlers.on_agent_deleted(gone)
+    replayed = await pipe.handlers.on_agent_deleted(gone)
+    assert sorted(e.payload.memory_id for e in replayed) == ["m1", "m2"]
+    assert {e.event_type for e in replayed} == {"memory.withdrawn"}
+    assert await pipe.store.count("memories", {"tenant_id": "t1"}) == 0

@@ -11,17 +11,43 @@ LIVE_STATUSES = ("pending", "active", "superseded", "expired")
 (kept for audit with its content until pruned or deleted)."""
 
 
-def withdrawn_fields(reason: str, at: datetime, because_of: str | None = None) -> dict[str, Any]:
-    """What a withdrawn row records about why it left."""
+def withdrawn_fields(
+    reason: str,
+    at: datetime,
+    because_of: str | None = None,
+    *,
+    cause: str | None = None,
+    was: str | None = None,
+) -> dict[str, Any]:
+    """What a withdrawn row records about why it left: the reason, the source, when, and, for an
+    event's withdrawal, that event and the status the row left (a replay of the event finds the
+    row again by them)."""
     return {
         "status": "withdrawn",
         "withdrawn_reason": reason,
         "withdrawn_because_of": because_of,
         "withdrawn_at": at,
+        "withdrawn_cause": cause,
+        "withdrawn_from": was,
     }
+
+
+def withdrawn_by_event(row: Mapping[str, Any], cause: str) -> bool:
+    """A row this very event withdrew: its replay after a crash announces it again."""
+    return row.get("status") == "withdrawn" and row.get("withdrawn_cause") == cause
+
+
+def held_a_vector(row: Mapping[str, Any]) -> bool:
+    """Whether the row had a point when it was withdrawn (or has one now)."""
+    status = row.get("withdrawn_from") if row.get("status") == "withdrawn" else row.get("status")
+    return status in ("active", "superseded")
 
 
 def stored_meanwhile(withdrawn: Iterable[Mapping[str, Any]]) -> list[str]:
     """The withdrawn memories whose vector a write in flight may have stored since their points
     were removed: those that were pending. Their points are removed once more."""
-    return [str(row["memory_id"]) for row in withdrawn if row.get("status") == "pending"]
+    return [
+        str(row["memory_id"])
+        for row in withdrawn
+        if "pending" in (row.get("status"), row.get("withdrawn_from"))
+    ]

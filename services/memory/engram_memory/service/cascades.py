@@ -10,7 +10,7 @@ from engram_events import Envelope
 from engram_events.acks import tombstone_applied
 from engram_events.catalog import MEMORY_WITHDRAWN
 from engram_memory.domain.sources import Gone, withdrawn_by
-from engram_memory.domain.withdrawal import LIVE_STATUSES
+from engram_memory.domain.withdrawal import LIVE_STATUSES, held_a_vector
 from engram_memory.ports import MemoryRowStore, RetentionRuleStore
 from engram_memory.service.withdrawal import Withdrawal, Withdrawals
 
@@ -40,8 +40,10 @@ class Cascades:
     ) -> list[Envelope[Any]]:
         """A deleted agent's memories are withdrawn (rows keep status and hashes) and its own
         retention rules go."""
-        targets = await self.rows.select(
-            {"tenant_id": tenant, "agent_id": agent_id, "status": list(LIVE_STATUSES)}
+        agent = {"tenant_id": tenant, "agent_id": agent_id}
+        targets = await self.rows.select({**agent, "status": list(LIVE_STATUSES)})
+        targets += await self.rows.select(
+            {**agent, "status": "withdrawn", "withdrawn_cause": str(cause.event_id)}
         )
         published = await self.withdrawals.in_handler(tenant, targets, "agent_deleted", cause)
         await self.rules.forget(tenant, agent_id)
@@ -82,9 +84,13 @@ class Cascades:
         return results
 
     async def _owed(self, tenant: str, inputs: list[Gone]) -> list[list[dict[str, Any]]]:
-        """The live memories each input takes, in order (a memory goes with the first)."""
+        """The live memories each input takes, in order (a memory goes with the first), and
+        those it withdrew before (a replay after a crash: announced again)."""
         sources = [g.source_id for g in inputs]
-        candidates = await self.rows.derived_via_index(tenant, sources, LIVE_STATUSES)
+        causes = {str(g.event.event_id): n for n, g in enumerate(inputs)}
+        found = await self.rows.derived_via_index(tenant, sources, (*LIVE_STATUSES, "withdrawn"))
+        candidates = [row for row in found if row["status"] in LIVE_STATUSES]
+        before = [row for row in found if row.get("withdrawn_cause") in causes]
         gone: set[str] = set()
         if self.require_all_sources and candidates:
             named = sorted({s for row in candidates for s in row.get("derived_from", [])})
@@ -103,6 +109,8 @@ class Cascades:
             ]
             taken.update(row["memory_id"] for row in targets)
             owed.append(targets)
+        for row in before:
+            owed[causes[row["withdrawn_cause"]]].append(row)
         return owed
 
 
@@ -110,7 +118,7 @@ def _acknowledged(gone: Gone, targets: list[dict[str, Any]], withdrawn: int) -> 
     """The prune job's acknowledgement of one source gone, when it came from a job."""
     if not gone.prune_job_id:
         return []
-    had_vectors = sum(1 for row in targets if row["status"] in ("active", "superseded"))
+    had_vectors = sum(1 for row in targets if held_a_vector(row))
     return [
         tombstone_applied(
             gone.event,

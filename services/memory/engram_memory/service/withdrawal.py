@@ -10,7 +10,12 @@ from typing import Any
 from engram_events import Envelope
 from engram_events.payloads.memories import WithdrawReason
 from engram_memory.domain import events
-from engram_memory.domain.withdrawal import LIVE_STATUSES, stored_meanwhile, withdrawn_fields
+from engram_memory.domain.withdrawal import (
+    LIVE_STATUSES,
+    stored_meanwhile,
+    withdrawn_by_event,
+    withdrawn_fields,
+)
 from engram_memory.ports import MemoryPoints, MemoryRowStore
 
 
@@ -53,22 +58,36 @@ class Withdrawals:
     ) -> list[list[Envelope[Any]]]:
         """Several inputs' withdrawals with one vector delete and one bulk row write; each
         input's events, in order. A pending memory's point is deleted again after its row is
-        stripped: one stored in between by a write in flight goes too (see `Storing`)."""
-        live = [
-            [row for row in w.targets if row.get("status") in LIVE_STATUSES] for w in withdrawals
+        stripped: one stored in between by a write in flight goes too (see `Storing`). Targets
+        the same input withdrew before (a replay after a crash) lose their points again and are
+        announced again; their rows are not written."""
+        taken = [
+            [
+                row
+                for row in w.targets
+                if row.get("status") in LIVE_STATUSES
+                or withdrawn_by_event(row, str(w.cause.event_id))
+            ]
+            for w in withdrawals
         ]
-        await self.vectors.remove(tenant_id, [row["memory_id"] for rows in live for row in rows])
+        await self.vectors.remove(tenant_id, [row["memory_id"] for rows in taken for row in rows])
         now = datetime.now(UTC)
         await self.rows.set_fields_many(
             tenant_id,
             [
-                (row["memory_id"], withdrawn_fields(w.reason, now, w.because_of))
-                for w, rows in zip(withdrawals, live, strict=True)
+                (
+                    row["memory_id"],
+                    withdrawn_fields(
+                        w.reason, now, w.because_of, cause=str(w.cause.event_id), was=row["status"]
+                    ),
+                )
+                for w, rows in zip(withdrawals, taken, strict=True)
                 for row in rows
+                if row["status"] in LIVE_STATUSES
             ],
             drop_content=True,
         )
-        if again := stored_meanwhile(row for rows in live for row in rows):
+        if again := stored_meanwhile(row for rows in taken for row in rows):
             await self.vectors.remove(tenant_id, again)
         return [
             [
@@ -77,5 +96,5 @@ class Withdrawals:
                 )
                 for row in rows
             ]
-            for w, rows in zip(withdrawals, live, strict=True)
+            for w, rows in zip(withdrawals, taken, strict=True)
         ]
