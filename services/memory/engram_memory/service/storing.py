@@ -96,11 +96,18 @@ class Storing:
         self, event: Envelope[EmbeddingComputed], letter: DeadLetter
     ) -> list[Envelope[Any]]:
         """Vectors the consumer gave up on storing: each memory of ours they were for that is
-        still pending ends `rejected` with the reason, instead of pending for ever."""
+        still pending ends `rejected` with the reason, instead of pending for ever (one this
+        letter already rejected, for a replay after a crash, is announced again)."""
         if event.payload.requester != REQUESTER:
             return []
+        reason = letter.item_reason()
         rows = await self.rows.get_many(event.tenant_id, named(event.payload))
         pending = [row for row in rows.values() if row["status"] == "pending"]
+        before = [
+            events.rejected(row, reason, event)
+            for row in rows.values()
+            if row["status"] == "rejected" and row.get("reason") == reason
+        ]
         log.info(
             "embedding results dead-lettered",
             extra={
@@ -109,7 +116,7 @@ class Storing:
                 "error_type": letter.error_type,
             },
         )
-        return [await self._reject(row, letter.item_reason(), event) for row in pending]
+        return before + [await self._reject(row, reason, event) for row in pending]
 
     async def _reject(
         self, row: dict[str, Any], reason: str, cause: Envelope[Any]
