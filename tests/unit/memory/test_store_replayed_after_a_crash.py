@@ -14,6 +14,7 @@ from engram_events.catalog import AGENT_DELETED
 from engram_events.payloads.embeddings import RejectedItem
 from engram_events.payloads.memories import AgentDeleted
 from engram_memory.adapters.vectors import point_id
+from engram_memory.domain.retention import RetentionPolicy
 from tests.unit.memory.fakes import FakeRows
 from tests.unit.memory.test_handlers import Pipeline, _tombstoned
 from tests.unit.memory.test_inline_embedding import inline_pipeline
@@ -183,3 +184,22 @@ async def test_a_replayed_agent_deletion_announces_every_memory_it_withdrew() ->
     assert sorted(e.payload.memory_id for e in replayed) == ["m1", "m2"]
     assert {e.event_type for e in replayed} == {"memory.withdrawn"}
     assert await pipe.store.count("memories", {"tenant_id": "t1"}) == 0
+
+
+async def test_a_replayed_store_announces_what_its_retention_evicted() -> None:
+    rows = RowsDyingOnce("withdrawal")
+    pipe = Pipeline([RetentionPolicy(type="conversation", max_count=1)], rows=rows)
+    await pipe.open()
+    await pipe.write(pipe.request("c1", "chat number one", type="conversation"))
+    [requested] = await pipe.handlers.on_write_requested(
+        pipe.request("c2", "chat number two", type="conversation")
+    )
+    [computed] = await pipe.embedding.on_requested(requested)
+    with pytest.raises(ConnectionError):
+        await pipe.handlers.on_computed(computed)
+    assert (await pipe.rows.get("t1", "c1") or {}).get("status") == "withdrawn"
+    replayed = await pipe.handlers.on_computed(computed)
+    assert [(e.event_type, e.payload.memory_id) for e in replayed] == [
+        ("memory.stored", "c2"),
+        ("memory.withdrawn", "c1"),
+    ]

@@ -83,27 +83,24 @@ class Retention:
         return await self.in_force(tenant_id, agent_id)
 
     async def enforce(
-        self, tenant_id: str, agent_id: str, memory_type: str, cause: Envelope[Any]
+        self,
+        tenant_id: str,
+        agent_id: str,
+        memory_type: str,
+        cause: Envelope[Any],
+        *,
+        replayed: bool = False,
     ) -> list[Envelope[Any]]:
         """Evict what the (agent, type) policy no longer allows; returns `memory.withdrawn`s.
-        A memory already expired but not yet swept is no member (the sweeper takes it)."""
-        own = await self.own(tenant_id, agent_id)
-        policy = policy_for([*own, *self.policies], agent_id, memory_type)
-        if policy is None:
+        A memory already expired but not yet swept is no member (the sweeper takes it). A store
+        replayed after a crash also announces again what this same cause evicted before."""
+        before = await self._evicted_before(tenant_id, agent_id, cause) if replayed else []
+        counted, targets = await self._evictions(tenant_id, agent_id, memory_type)
+        if not targets and not before:
             return []
-        selection = policy.selection(tenant_id, agent_id)
-        counted = await self.rows.count(selection)
-        if policy.max_age_seconds is None and policy.max_count is not None:
-            if counted <= policy.max_count:
-                return []
-        now = datetime.now(UTC)
-        population = [r for r in await self.rows.select(selection) if not lapsed(r, now)]
-        members = [Member(r["memory_id"], _aware(r["created_at"])) for r in population]
-        chosen = set(evictions(policy, members, now))
-        if not chosen:
-            return []
-        targets = [r for r in population if r["memory_id"] in chosen]
-        published = await self.withdrawals.in_handler(tenant_id, targets, "retention", cause)
+        published = await self.withdrawals.in_handler(
+            tenant_id, [*targets, *before], "retention", cause
+        )
         log.info(
             "retention evicted",
             extra={
@@ -115,6 +112,38 @@ class Retention:
             },
         )
         return published
+
+    async def _evictions(
+        self, tenant_id: str, agent_id: str, memory_type: str
+    ) -> tuple[int, list[dict[str, Any]]]:
+        """The population's size and the rows the policy evicts now (none without a policy)."""
+        own = await self.own(tenant_id, agent_id)
+        policy = policy_for([*own, *self.policies], agent_id, memory_type)
+        if policy is None:
+            return 0, []
+        selection = policy.selection(tenant_id, agent_id)
+        counted = await self.rows.count(selection)
+        if policy.max_age_seconds is None and policy.max_count is not None:
+            if counted <= policy.max_count:
+                return counted, []
+        now = datetime.now(UTC)
+        population = [r for r in await self.rows.select(selection) if not lapsed(r, now)]
+        members = [Member(r["memory_id"], _aware(r["created_at"])) for r in population]
+        chosen = set(evictions(policy, members, now))
+        return counted, [r for r in population if r["memory_id"] in chosen]
+
+    async def _evicted_before(
+        self, tenant_id: str, agent_id: str, cause: Envelope[Any]
+    ) -> list[dict[str, Any]]:
+        """The agent's rows this cause evicted in a pass that staged nothing."""
+        return await self.rows.select(
+            {
+                "tenant_id": tenant_id,
+                "agent_id": agent_id,
+                "status": "withdrawn",
+                "withdrawn_cause": str(cause.event_id),
+            }
+        )
 
 
 def _rule(policy: RetentionPolicy) -> dict[str, Any]:

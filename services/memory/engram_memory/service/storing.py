@@ -35,7 +35,8 @@ class Storing:
         self, computed: list[Envelope[EmbeddingComputed]]
     ) -> list[list[Envelope[Any]]]:
         """One row lookup per tenant, one upsert of the points and one bulk row update per
-        embedder, then each input's events in order (results for other requesters: none)."""
+        embedder, then each input's events in order (results for other requesters: none; an
+        event a replay announces for several rows, once)."""
         results: list[list[Envelope[Any]]] = [[] for _ in computed]
         ours = [i for i, e in enumerate(computed) if e.payload.requester == REQUESTER]
         for tenant in dict.fromkeys(computed[i].tenant_id for i in ours):
@@ -52,11 +53,11 @@ class Storing:
                     if row is not None:
                         reason = f"embedder_{refused.reason}"
                         results[i].append(await self._reject(row, reason, computed[i]))
-            stored = await self._store_many(tenant, inputs, pending, results)
-            stored += self._stored_before(inputs, rows)
-            for i, row, provenance in sorted(stored, key=lambda s: s[0]):
-                results[i].extend(await self._after_store(row, provenance, computed[i]))
-        return results
+            stored = [(*s, False) for s in await self._store_many(tenant, inputs, pending, results)]
+            stored += [(*s, True) for s in self._stored_before(inputs, rows)]
+            for i, row, provenance, replayed in sorted(stored, key=lambda s: s[0]):
+                results[i].extend(await self._after_store(row, provenance, computed[i], replayed))
+        return [list({e.event_id: e for e in result}.values()) for result in results]
 
     @staticmethod
     def _rejected_before(
@@ -210,15 +211,22 @@ class Storing:
         log.info("memories moved on while stored", extra={"memories": len(moved_on)})
 
     async def _after_store(
-        self, row: dict[str, Any], provenance: VectorProvenance, cause: Envelope[Any]
+        self,
+        row: dict[str, Any],
+        provenance: VectorProvenance,
+        cause: Envelope[Any],
+        replayed: bool = False,
     ) -> list[Envelope[Any]]:
-        """Supersede what it replaces, announce it, then apply the retention policy."""
+        """Supersede what it replaces, announce it, then apply the retention policy (replayed:
+        what the first pass evicted is announced again)."""
         published: list[Envelope[Any]] = []
         if row.get("supersedes"):
             await self._supersede(row, row["supersedes"])
         published.append(events.stored(row, provenance, cause))
         tenant, agent = row["tenant_id"], row["agent_id"]
-        published.extend(await self.retention.enforce(tenant, agent, row["type"], cause))
+        published.extend(
+            await self.retention.enforce(tenant, agent, row["type"], cause, replayed=replayed)
+        )
         log.info("memory stored", extra={"memory_id": row["memory_id"], "agent_id": agent})
         return published
 
