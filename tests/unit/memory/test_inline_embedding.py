@@ -63,6 +63,15 @@ async def test_a_single_write_is_stored_in_one_pass_with_the_embedders_provenanc
     assert list(point.vector) == pytest.approx(list(expected), abs=1e-6)
 
 
+async def test_a_retried_single_write_of_a_stored_memory_is_not_stored_again() -> None:
+    pipe = await inline_pipeline()
+    await pipe.handlers.on_single_write(pipe.request("m1", "the user likes tea"))
+    stored = (await pipe.rows.get("t1", "m1") or {}).get("stored_at")
+    retried = pipe.request("m1", "the user likes tea")
+    assert await pipe.handlers.on_single_write(retried) == [], "another event: nothing to finish"
+    assert (await pipe.rows.get("t1", "m1") or {}).get("stored_at") == stored
+
+
 async def test_a_replayed_single_write_duplicates_nothing() -> None:
     pipe = await inline_pipeline()
     event = pipe.request("m1", "the user likes tea")

@@ -34,6 +34,7 @@ def row_fields(event: Envelope[MemoryWriteRequested]) -> dict[str, Any]:
         **({"author": request.author.model_dump()} if request.author else {}),
         "content_sha256": content_sha256(request.content),
         "content_chars": len(request.content),
+        "written_by": str(event.event_id),
         "created_at": request.created_at or event.occurred_at,
         **({"expires_at": request.expires_at} if request.expires_at is not None else {}),
     }
@@ -62,14 +63,16 @@ def content_fields(request: MemoryWriteRequested) -> dict[str, Any]:
 def still_to_store(rows: dict[str, dict[str, Any]], fields: dict[str, Any]) -> bool:
     """A replay after the row was written but before its events were staged (the process died
     mid-batch) stages the same embedding request again: for a row still pending, or it stays
-    pending for ever; for one a single write's pass already stored, so the store's after-steps
-    (supersession, retention, `memory.stored`) run once more."""
+    pending for ever; for one this same event's single-write pass already stored, so the
+    store's after-steps (supersession, retention, `memory.stored`) run once more (a later
+    write of the same memory, an idempotent retry, is not stored again)."""
     row = rows.get(fields["memory_id"])
-    return (
-        row is not None
-        and row.get("status") in ("pending", "active", "superseded")
-        and row.get("content_sha256") == fields["content_sha256"]
-    )
+    if row is None or row.get("content_sha256") != fields["content_sha256"]:
+        return False
+    if row.get("status") == "pending":
+        return True
+    stored = row.get("status") in ("active", "superseded")
+    return stored and row.get("written_by") == fields["written_by"]
 
 
 def settled_at_birth(
@@ -77,9 +80,11 @@ def settled_at_birth(
 ) -> dict[str, Any] | None:
     """A replay after a row was written rejected or withdrawn at birth but before its event was
     staged (the process died mid-batch): the row as written, to announce again under the same
-    event id; None when the row is not the one this write opens."""
+    event id; None when the row is not the one this very event opened."""
     row = rows.get(fields["memory_id"])
     if row is None or status == "pending" or row.get("status") != status:
+        return None
+    if row.get("written_by") != fields["written_by"]:
         return None
     mark = "reason" if status == "rejected" else "withdrawn_reason"
     same_content = row.get("content_sha256") == fields["content_sha256"]
