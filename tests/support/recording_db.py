@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
+from bson.codec_options import CodecOptions
 from pymongo import IndexModel
 
 from engram_platform.query_shapes import (
@@ -78,6 +79,7 @@ class RecordingCollection:
     def __init__(self, db: RecordingDatabase, name: str) -> None:
         self.db = db
         self.name = name
+        self.codec_options: CodecOptions[dict[str, Any]] = CodecOptions(tz_aware=True)
 
     def _note(self, method: str, query: Mapping[str, Any] | None) -> Call:
         call = Call(self.db.label, self.name, method, dict(query or {}))

@@ -3,6 +3,7 @@
 from collections.abc import Sequence
 from typing import Any
 
+import bson
 from motor.motor_asyncio import AsyncIOMotorClient, AsyncIOMotorDatabase
 from pymongo.errors import BulkWriteError, DuplicateKeyError
 
@@ -48,3 +49,12 @@ async def insert_new(collection: Any, docs: Sequence[dict[str, Any]]) -> set[int
     except DuplicateKeyError:
         return set(range(len(docs)))
     return set()
+
+
+def as_stored(collection: Any, doc: dict[str, Any]) -> dict[str, Any]:
+    """A document just written, as a read would hand it back (through BSON with the
+    collection's codec options: datetimes to the millisecond, in the client's time zone), so
+    the writer can use it without reading it."""
+    options = collection.codec_options
+    stored: dict[str, Any] = bson.decode(bson.encode(doc, codec_options=options), options)
+    return stored

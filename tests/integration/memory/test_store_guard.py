@@ -3,6 +3,7 @@ memory withdrawn meanwhile stays withdrawn, and the store learns which rows hold
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from engram_memory.adapters.rows import MemoryRows
@@ -73,3 +74,20 @@ async def test_superseding_holds_to_the_status_it_expects(mongo_db: Any) -> None
         "mem_a": ("superseded", "mem_b"),
         "mem_w": ("withdrawn", None),
     }
+
+
+async def test_rows_opened_are_returned_as_a_read_returns_them(mongo_db: Any) -> None:
+    rows = MemoryRows(mongo_db)
+    created = datetime(2026, 12, 7, 6, 30, 1, 123456, tzinfo=UTC)
+    fields = {
+        "memory_id": "mem_r",
+        "agent_id": "agt_1",
+        "content": "c",
+        "created_at": created,
+        "metadata": {"n": 2**40, "at": "2026-12-07T06:30:01Z"},
+    }
+    [opened] = await rows.open_many(T, [(fields, "pending")])
+    assert opened is not None
+    read = (await rows.get_many(T, ["mem_r"]))["mem_r"]
+    assert opened == read, "a store in the same pass uses the row without reading it"
+    assert opened["created_at"] == created.replace(microsecond=123000)

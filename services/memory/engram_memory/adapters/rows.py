@@ -17,7 +17,7 @@ from engram_memory.domain.selection import Selection
 from engram_memory.domain.writes import CONTENT_FIELDS
 from engram_platform.held import held_ids
 from engram_platform.indexes import Indexes
-from engram_platform.mongo import insert_new
+from engram_platform.mongo import as_stored, insert_new
 
 MEMORIES = "memories"
 GONE_SOURCES = "gone_sources"
@@ -241,9 +241,9 @@ class MemoryRows:
     async def open_many(
         self, tenant_id: str, rows: Sequence[tuple[dict[str, Any], str]]
     ) -> list[dict[str, Any] | None]:
-        """Create rows (fields and status each) in one insert; None where a row with that id
-        already exists (a replay or a retried write): an insert, not an upsert, so a replay
-        never overwrites a row that has moved on."""
+        """Create rows (fields and status each) in one insert, returned as a read would return
+        them; None where a row with that id already exists (a replay or a retried write): an
+        insert, not an upsert, so a replay never overwrites a row that has moved on."""
         now = datetime.now(UTC)
         docs = [
             {
@@ -256,7 +256,9 @@ class MemoryRows:
             for fields, status in rows
         ]
         present = await insert_new(self.collection, docs)
-        return [None if n in present else doc for n, doc in enumerate(docs)]
+        return [
+            None if n in present else as_stored(self.collection, doc) for n, doc in enumerate(docs)
+        ]
 
     async def reopen_dead_lettered(
         self, tenant_id: str, rows: Sequence[tuple[dict[str, Any], str]]
@@ -286,7 +288,7 @@ class MemoryRows:
             result = await self.collection.replace_one(
                 {"_id": key, "tenant_id": tenant_id, "dead_lettered_at": {"$exists": True}}, doc
             )
-            reopened.append(doc if result.matched_count else None)
+            reopened.append(as_stored(self.collection, doc) if result.matched_count else None)
         return reopened
 
     async def mark_dead_lettered(self, tenant_id: str, fields: Mapping[str, Any]) -> dict[str, Any]:

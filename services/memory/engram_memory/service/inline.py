@@ -27,7 +27,7 @@ from engram_events.payloads.embeddings import (
 from engram_events.payloads.memories import MemoryWriteRequested
 from engram_memory.domain.events import REQUESTER
 from engram_memory.service.storing import Storing
-from engram_memory.service.writes import Writes
+from engram_memory.service.writes import OpenedRows, Writes
 
 log = logging.getLogger(__name__)
 Slot = tuple[int, int]
@@ -51,8 +51,9 @@ class InlineEmbedding:
     ) -> list[list[Envelope[Any]]]:
         """Each input's answer as if handled alone, vectors stored in the same pass."""
         ahead = self._embed_ahead(requests)
+        opened: OpenedRows = {}
         try:
-            results = await self.writes.requested(requests)
+            results = await self.writes.requested(requests, opened)
         except BaseException:
             _drop(ahead)
             raise
@@ -71,7 +72,11 @@ class InlineEmbedding:
             return results
         slots = sorted(answers)
         stored = dict(
-            zip(slots, await self.storing.computed([answers[s] for s in slots]), strict=True)
+            zip(
+                slots,
+                await self.storing.computed([answers[s] for s in slots], opened),
+                strict=True,
+            )
         )
         return [
             [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -32,17 +33,20 @@ class Storing:
         self.retention = retention
 
     async def computed(
-        self, computed: list[Envelope[EmbeddingComputed]]
+        self,
+        computed: list[Envelope[EmbeddingComputed]],
+        known: Mapping[tuple[str, str], dict[str, Any]] | None = None,
     ) -> list[list[Envelope[Any]]]:
         """One row lookup per tenant, one upsert of the points and one bulk row update per
         embedder, then each input's events in order (results for other requesters: none; an
-        event a replay announces for several rows, once)."""
+        event a replay announces for several rows, once). Rows in `known` (opened pending by
+        this same pass) are not read again."""
         results: list[list[Envelope[Any]]] = [[] for _ in computed]
         ours = [i for i, e in enumerate(computed) if e.payload.requester == REQUESTER]
         for tenant in dict.fromkeys(computed[i].tenant_id for i in ours):
             mine = [i for i in ours if computed[i].tenant_id == tenant]
             ids = [item_id for i in mine for item_id in named(computed[i].payload)]
-            rows = await self.rows.get_many(tenant, ids)
+            rows = await self._rows(tenant, ids, known or {})
             pending = {m: row for m, row in rows.items() if row["status"] == "pending"}
             inputs = [(i, computed[i]) for i in mine]
             for i, event in self._rejected_before(inputs, rows):
@@ -58,6 +62,16 @@ class Storing:
             for i, row, provenance, replayed in sorted(stored, key=lambda s: s[0]):
                 results[i].extend(await self._after_store(row, provenance, computed[i], replayed))
         return [list({e.event_id: e for e in result}.values()) for result in results]
+
+    async def _rows(
+        self, tenant: str, ids: list[str], known: Mapping[tuple[str, str], dict[str, Any]]
+    ) -> dict[str, dict[str, Any]]:
+        """The rows named, from those known where they are, the rest in one lookup."""
+        rows = {m: known[(tenant, m)] for m in ids if (tenant, m) in known}
+        missing = [m for m in ids if m not in rows]
+        if missing:
+            rows.update(await self.rows.get_many(tenant, missing))
+        return rows
 
     @staticmethod
     def _rejected_before(

@@ -26,6 +26,9 @@ from engram_memory.service.dedup import Dedup
 
 log = logging.getLogger(__name__)
 
+OpenedRows = dict[tuple[str, str], dict[str, Any]]
+"""Rows a pass opened, by tenant and memory id."""
+
 
 class Writes:
     """Each request becomes a row: rejected, withdrawn at birth, or pending its vector."""
@@ -46,14 +49,19 @@ class Writes:
         self.fingerprint = fingerprint
 
     async def requested(
-        self, requests: list[Envelope[MemoryWriteRequested]]
+        self,
+        requests: list[Envelope[MemoryWriteRequested]],
+        opened: OpenedRows | None = None,
     ) -> list[list[Envelope[Any]]]:
         """Each input's answer as if handled alone, with one row insert per tenant (and one
-        lookup of gone sources when any are named)."""
+        lookup of gone sources when any are named); the rows opened pending go into `opened`
+        when given, for a store in the same pass to use without reading them."""
         results: list[list[Envelope[Any]]] = [[] for _ in requests]
         for tenant in dict.fromkeys(e.tenant_id for e in requests):
             mine = [i for i, e in enumerate(requests) if e.tenant_id == tenant]
-            await self._open_rows(tenant, [(i, requests[i]) for i in mine], results)
+            rows = await self._open_rows(tenant, [(i, requests[i]) for i in mine], results)
+            if opened is not None:
+                opened.update({(tenant, row["memory_id"]): row for row in rows})
         return results
 
     async def dead_lettered(
@@ -81,8 +89,9 @@ class Writes:
         tenant: str,
         inputs: list[tuple[int, Envelope[MemoryWriteRequested]]],
         results: list[list[Envelope[Any]]],
-    ) -> None:
-        """Rejected, withdrawn at birth, or pending with its embedding request: one per input."""
+    ) -> list[dict[str, Any]]:
+        """Rejected, withdrawn at birth, or pending with its embedding request: one per input;
+        returns the rows this pass opened pending."""
         causes = dict(inputs)
         opening = await self._openings(tenant, inputs)
         pending = [(fields, causes[i].payload) for i, fields, st, _ in opening if st == "pending"]
@@ -106,6 +115,7 @@ class Writes:
                 results[i] = [events.withdrawn(row, "source_tombstoned", event)]
             elif status == "pending" and (row is not None or still_to_store(still, fields)):
                 results[i] = [self._embedding(event)]
+        return [row for row in opened if row is not None and row["status"] == "pending"]
 
     def _embedding(self, event: Envelope[MemoryWriteRequested]) -> Envelope[Any]:
         """The vector's request, or an imported vector made by this very embedder as its
