@@ -42,7 +42,12 @@ class MemoryRowStore(Protocol):
     ) -> None: ...
 
     async def set_pending(
-        self, tenant_id: str, memory_ids: Sequence[str], fields: Mapping[str, Any]
+        self,
+        tenant_id: str,
+        memory_ids: Sequence[str],
+        fields: Mapping[str, Any],
+        *,
+        drop_content: bool = False,
     ) -> set[str]: ...
 
     async def supersede(

@@ -91,3 +91,21 @@ async def test_rows_opened_are_returned_as_a_read_returns_them(mongo_db: Any) ->
     read = (await rows.get_many(T, ["mem_r"]))["mem_r"]
     assert opened == read, "a store in the same pass uses the row without reading it"
     assert opened["created_at"] == created.replace(microsecond=123000)
+
+
+async def test_a_rejection_drops_the_content_of_a_row_still_pending_only(mongo_db: Any) -> None:
+    rows = MemoryRows(mongo_db)
+    await rows.open_many(
+        T,
+        [
+            ({"memory_id": f"mem_{n}", "agent_id": "agt_1", "content": f"c{n}"}, "pending")
+            for n in (5, 6)
+        ],
+    )
+    await rows.set_fields(T, "mem_6", {"status": "withdrawn"})
+    refused = {"status": "rejected", "reason": "embedder_empty"}
+    done = await rows.set_pending(T, ["mem_5", "mem_6"], refused, drop_content=True)
+    assert done == {"mem_5"}
+    found = await rows.get_many(T, ["mem_5", "mem_6"])
+    assert (found["mem_5"]["status"], "content" in found["mem_5"]) == ("rejected", False)
+    assert (found["mem_6"]["status"], found["mem_6"]["content"]) == ("withdrawn", "c6")

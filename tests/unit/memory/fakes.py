@@ -85,14 +85,19 @@ class FakeRows:
         return copy.deepcopy(self.rows[f"{tenant_id}:{fields['memory_id']}"])
 
     async def set_pending(
-        self, tenant_id: str, memory_ids: Sequence[str], fields: Mapping[str, Any]
+        self,
+        tenant_id: str,
+        memory_ids: Sequence[str],
+        fields: Mapping[str, Any],
+        *,
+        drop_content: bool = False,
     ) -> set[str]:
         done = set()
         for memory_id in memory_ids:
             row = self.rows.get(f"{tenant_id}:{memory_id}", {})
             named = fields["status"] == "active" and row.get("superseded_by")
             if row.get("status") == "pending" and not named:
-                await self.set_fields(tenant_id, memory_id, fields)
+                await self.set_fields(tenant_id, memory_id, fields, drop_content=drop_content)
             if row.get("status") == fields["status"]:
                 done.add(memory_id)
         return done

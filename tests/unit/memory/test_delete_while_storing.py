@@ -11,6 +11,7 @@ import pytest
 
 from engram_events import Envelope, new_event
 from engram_events.catalog import AGENT_DELETED
+from engram_events.payloads.embeddings import RejectedItem
 from engram_events.payloads.memories import AgentDeleted
 from engram_memory.adapters.vectors import MemoryVectors, point_id
 from engram_memory.ports import MemoryRowReads
@@ -85,9 +86,14 @@ class RowsSignalling(FakeRows):
         await super().set_fields_many(tenant_id, changes, drop_content=drop_content)
 
     async def set_pending(
-        self, tenant_id: str, memory_ids: Sequence[str], fields: Mapping[str, Any]
+        self,
+        tenant_id: str,
+        memory_ids: Sequence[str],
+        fields: Mapping[str, Any],
+        *,
+        drop_content: bool = False,
     ) -> set[str]:
-        done = await super().set_pending(tenant_id, memory_ids, fields)
+        done = await super().set_pending(tenant_id, memory_ids, fields, drop_content=drop_content)
         self.updated.set()
         return done
 
@@ -144,4 +150,44 @@ async def test_an_agent_deleted_while_its_memory_is_stored_leaves_no_point() -> 
     rows.hold_withdrawals = True
     gone = new_event(AGENT_DELETED, AgentDeleted(agent_id="a1"), tenant_id="t1")
     await asyncio.gather(pipe.handlers.on_computed(computed), pipe.handlers.on_agent_deleted(gone))
+    assert await settled(pipe) == ("withdrawn", False)
+
+
+class RowsDeletedAfterRead(RowsSignalling):
+    """Rows that run `after_read` once, right after a lookup (the store's read of its rows)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.after_read: Any = None
+
+    async def get_many(
+        self, tenant_id: str, memory_ids: Sequence[str]
+    ) -> dict[str, dict[str, Any]]:
+        found = await super().get_many(tenant_id, memory_ids)
+        if self.after_read is not None:
+            hook, self.after_read = self.after_read, None
+            await hook()
+        return found
+
+
+async def test_a_delete_made_while_a_refusal_is_stored_stays_a_delete() -> None:
+    rows = RowsDeletedAfterRead()
+    pipe = Pipeline(rows=rows)
+    await pipe.open()
+    deletions = Deletions(reads(rows), pipe.vectors, StagedOnRows(rows))
+    [requested] = await pipe.handlers.on_write_requested(pipe.request("m1", "the user likes tea"))
+    [computed] = await pipe.embedding.on_requested(requested)
+    refused = computed.model_copy(
+        update={
+            "payload": computed.payload.model_copy(
+                update={"items": [], "rejected": [RejectedItem(item_id="m1", reason="empty")]}
+            )
+        }
+    )
+
+    async def delete() -> None:
+        assert await deletions.delete("t1", "a1", "m1")
+
+    rows.after_read = delete
+    assert await pipe.handlers.on_computed(refused) == []
     assert await settled(pipe) == ("withdrawn", False)

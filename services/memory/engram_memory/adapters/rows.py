@@ -189,15 +189,21 @@ class MemoryRows:
         )
 
     async def set_pending(
-        self, tenant_id: str, memory_ids: Sequence[str], fields: Mapping[str, Any]
+        self,
+        tenant_id: str,
+        memory_ids: Sequence[str],
+        fields: Mapping[str, Any],
+        *,
+        drop_content: bool = False,
     ) -> set[str]:
         """Set the same fields (a `status` among them) on the rows still pending, and return
         the ids of the rows that hold that status now (a row another delivery of the same vector
         set counts): one `_id $in` update per chunk (~0.8 ms a row here, half of
         `update_one`s), and a read of the chunk only when a row had moved on (deleted or
-        withdrawn meanwhile). A row a newer version named meanwhile never becomes `active`."""
+        withdrawn meanwhile). A row a newer version named meanwhile never becomes `active`;
+        `drop_content` as for `set_fields`."""
         ids = list(dict.fromkeys(memory_ids))
-        update = {"$set": {**fields, "updated_at": datetime.now(UTC)}}
+        update = _row_update(fields, datetime.now(UTC), drop_content)
         unless = {"superseded_by": None} if fields["status"] == "active" else {}
         done: set[str] = set()
         for start in range(0, len(ids), LOOKUP_CHUNK):

@@ -56,7 +56,7 @@ class Storing:
                     row = pending.pop(refused.item_id, None)
                     if row is not None:
                         reason = f"embedder_{refused.reason}"
-                        results[i].append(await self._reject(row, reason, computed[i]))
+                        results[i].extend(await self._reject(row, reason, computed[i]))
             stored = [(*s, False) for s in await self._store_many(tenant, inputs, pending, results)]
             stored += [(*s, True) for s in self._stored_before(inputs, rows)]
             for i, row, provenance, replayed in sorted(stored, key=lambda s: s[0]):
@@ -131,18 +131,20 @@ class Storing:
                 "error_type": letter.error_type,
             },
         )
-        return before + [await self._reject(row, reason, event) for row in pending]
+        return before + [e for row in pending for e in await self._reject(row, reason, event)]
 
     async def _reject(
         self, row: dict[str, Any], reason: str, cause: Envelope[Any]
-    ) -> Envelope[Any]:
-        await self.rows.set_fields(
-            row["tenant_id"],
-            row["memory_id"],
-            {"status": "rejected", "reason": reason},
-            drop_content=True,
-        )
-        return events.rejected(row, reason, cause)
+    ) -> list[Envelope[Any]]:
+        """A row still pending ends `rejected` (its content dropped) and is announced; one
+        deleted or withdrawn meanwhile stays as it is."""
+        tenant, memory_id = row["tenant_id"], row["memory_id"]
+        fields = {"status": "rejected", "reason": reason}
+        if memory_id not in await self.rows.set_pending(
+            tenant, [memory_id], fields, drop_content=True
+        ):
+            return []
+        return [events.rejected(row, reason, cause)]
 
     async def _store_many(
         self,
@@ -173,7 +175,7 @@ class Storing:
                 kept = await self.vectors.put_many(entries, computed_with.model_dump())
             except FingerprintMismatch:
                 for i, row, _ in group:
-                    results[i].append(await self._reject(row, "embedder_mismatch", causes[i]))
+                    results[i].extend(await self._reject(row, "embedder_mismatch", causes[i]))
                 continue
             provenance = VectorProvenance.model_validate(dict(kept))
             fields = {"provenance": provenance.model_dump(), "stored_at": datetime.now(UTC)}
