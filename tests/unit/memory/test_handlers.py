@@ -156,6 +156,19 @@ async def test_a_replayed_write_or_result_duplicates_nothing() -> None:
     assert len(pipe.rows.rows) == 1
 
 
+async def test_a_retry_of_a_pending_write_is_stored_and_announced_once() -> None:
+    pipe = Pipeline()
+    await pipe.open()
+    [first] = await pipe.handlers.on_write_requested(pipe.request("m1", "the user likes tea"))
+    [retry] = await pipe.handlers.on_write_requested(pipe.request("m1", "the user likes tea"))
+    assert retry.event_id != first.event_id, "a new write event asks again while pending"
+    [computed] = await pipe.embedding.on_requested(first)
+    [computed_again] = await pipe.embedding.on_requested(retry)
+    assert _types(await pipe.handlers.on_computed(computed)) == ["memory.stored"]
+    assert await pipe.handlers.on_computed(computed_again) == [], "the retry's answer: nothing"
+    assert await pipe.store.count("memories", {"tenant_id": "t1"}) == 1
+
+
 async def test_a_replay_of_a_still_pending_write_stages_the_same_embedding_request() -> None:
     pipe = Pipeline()
     await pipe.open()

@@ -32,6 +32,18 @@ from engram_events.payloads.memories import (
 
 REQUESTER = "memory"
 """How the memory service names itself in embedding requests (and recognises its results)."""
+EMBED = "embed"
+"""What a write's embedding request (or its carried vector's answer) derives its id with."""
+
+
+def answers_write(row: Mapping[str, Any], result: Envelope[Any]) -> bool:
+    """Whether an embedding result answers the very write event that opened the row (its
+    request's, or its own carried vector): only that result, replayed, finishes the row's store
+    again; a result for a later write of the same memory (an idempotent retry) does not."""
+    written = row.get("written_by")
+    if written is None or result.causation_id is None:
+        return False
+    return str(result.causation_id) in (written, str(derive_event_id(written, EMBED)))
 
 
 def embedding_request(event: Envelope[MemoryWriteRequested]) -> Envelope[Any]:
@@ -49,7 +61,7 @@ def embedding_request(event: Envelope[MemoryWriteRequested]) -> Envelope[Any]:
         embed,
         tenant_id=event.tenant_id,
         caused_by=event,
-        event_id=derive_event_id(event.event_id, "embed"),
+        event_id=derive_event_id(event.event_id, EMBED),
     )
 
 
@@ -70,7 +82,7 @@ def carried_vector(event: Envelope[MemoryWriteRequested]) -> Envelope[Any]:
         computed,
         tenant_id=event.tenant_id,
         caused_by=event,
-        event_id=derive_event_id(event.event_id, "embed"),
+        event_id=derive_event_id(event.event_id, EMBED),
     )
 
 

@@ -77,13 +77,18 @@ class Storing:
     def _rejected_before(
         inputs: list[tuple[int, Envelope[EmbeddingComputed]]], rows: dict[str, dict[str, Any]]
     ) -> list[tuple[int, Envelope[Any]]]:
-        """Rows an earlier delivery of this result rejected (for the embedder's reason): a
-        delivery replayed after a crash before the publish announces them again, same event id."""
+        """Rows an earlier delivery of this result rejected (for the embedder's reason, answering
+        the write that opened them): a delivery replayed after a crash before the publish
+        announces them again, same event id."""
         again = []
         for i, event in inputs:
             for item_id in named(event.payload):
                 row = rows.get(item_id)
-                if row is None or row["status"] != "rejected":
+                if (
+                    row is None
+                    or row["status"] != "rejected"
+                    or not events.answers_write(row, event)
+                ):
                     continue
                 if str(row.get("reason", "")).startswith("embedder_"):
                     again.append((i, events.rejected(row, row["reason"], event)))
@@ -93,15 +98,18 @@ class Storing:
     def _stored_before(
         inputs: list[tuple[int, Envelope[EmbeddingComputed]]], rows: dict[str, dict[str, Any]]
     ) -> list[tuple[int, dict[str, Any], VectorProvenance]]:
-        """Rows an earlier delivery of the same vectors stored: a delivery replayed after a crash
-        between the row update and the publish runs their after-store steps again (each one
-        repeats safely: the supersession matches again, the event ids repeat)."""
+        """Rows an earlier delivery of the same vectors stored (answering the write that opened
+        them): a delivery replayed after a crash between the row update and the publish runs
+        their after-store steps again (each one repeats safely: the supersession matches again,
+        the event ids repeat)."""
         again = []
         for i, event in inputs:
             fingerprint = event.payload.provenance.fingerprint
             for item in event.payload.items:
                 row = rows.get(item.item_id)
                 if row is None or row["status"] not in ("active", "superseded"):
+                    continue
+                if not events.answers_write(row, event):
                     continue
                 if (row.get("provenance") or {}).get("fingerprint") == fingerprint:
                     again.append((i, row, VectorProvenance.model_validate(row["provenance"])))
@@ -121,7 +129,9 @@ class Storing:
         before = [
             events.rejected(row, reason, event)
             for row in rows.values()
-            if row["status"] == "rejected" and row.get("reason") == reason
+            if row["status"] == "rejected"
+            and row.get("reason") == reason
+            and events.answers_write(row, event)
         ]
         log.info(
             "embedding results dead-lettered",
