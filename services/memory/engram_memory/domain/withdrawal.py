@@ -37,6 +37,16 @@ def withdrawn_by_event(row: Mapping[str, Any], cause: str) -> bool:
     return row.get("status") == "withdrawn" and row.get("withdrawn_cause") == cause
 
 
+def withdrawn_by_event_of(tenant_id: str, agent_id: str, cause: str) -> dict[str, Any]:
+    """The selection of an agent's rows one event withdrew (found again when it is replayed)."""
+    return {
+        "tenant_id": tenant_id,
+        "agent_id": agent_id,
+        "status": "withdrawn",
+        "withdrawn_cause": cause,
+    }
+
+
 def held_a_vector(row: Mapping[str, Any]) -> bool:
     """Whether the row had a point when it was withdrawn (or has one now)."""
     status = row.get("withdrawn_from") if row.get("status") == "withdrawn" else row.get("status")

@@ -10,7 +10,11 @@ from engram_events import Envelope
 from engram_events.acks import tombstone_applied
 from engram_events.catalog import MEMORY_WITHDRAWN
 from engram_memory.domain.sources import Gone, withdrawn_by
-from engram_memory.domain.withdrawal import LIVE_STATUSES, held_a_vector
+from engram_memory.domain.withdrawal import (
+    LIVE_STATUSES,
+    held_a_vector,
+    withdrawn_by_event_of,
+)
 from engram_memory.ports import MemoryRowStore, RetentionRuleStore
 from engram_memory.service.withdrawal import Withdrawal, Withdrawals
 
@@ -40,10 +44,10 @@ class Cascades:
     ) -> list[Envelope[Any]]:
         """A deleted agent's memories are withdrawn (rows keep status and hashes) and its own
         retention rules go."""
-        agent = {"tenant_id": tenant, "agent_id": agent_id}
-        targets = await self.rows.select({**agent, "status": list(LIVE_STATUSES)})
+        live = {"tenant_id": tenant, "agent_id": agent_id, "status": list(LIVE_STATUSES)}
+        targets = await self.rows.select(live)
         targets += await self.rows.select(
-            {**agent, "status": "withdrawn", "withdrawn_cause": str(cause.event_id)}
+            withdrawn_by_event_of(tenant, agent_id, str(cause.event_id))
         )
         published = await self.withdrawals.in_handler(tenant, targets, "agent_deleted", cause)
         await self.rules.forget(tenant, agent_id)

@@ -18,6 +18,7 @@ from engram_memory.domain.retention import (
     own_policies,
     policy_for,
 )
+from engram_memory.domain.withdrawal import withdrawn_by_event_of
 from engram_memory.ports import MemoryRowStore, RetentionRuleStore
 from engram_memory.service.withdrawal import Withdrawals
 
@@ -137,12 +138,7 @@ class Retention:
     ) -> list[dict[str, Any]]:
         """The agent's rows this cause evicted in a pass that staged nothing."""
         return await self.rows.select(
-            {
-                "tenant_id": tenant_id,
-                "agent_id": agent_id,
-                "status": "withdrawn",
-                "withdrawn_cause": str(cause.event_id),
-            }
+            withdrawn_by_event_of(tenant_id, agent_id, str(cause.event_id))
         )
 
 
