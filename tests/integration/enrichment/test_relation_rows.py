@@ -1,15 +1,17 @@
 """The relations collection on the real server: new rows inserted, stored ones replaced, each
 row ending as the last put wrote it; rows read in (predicate, far end) order from a keyset,
-leaving out those named; listings page the same with a frontier's hubs read alone."""
+leaving out those named; listings page the same with a frontier's hubs read alone; rows
+stored packed, and rows stored before packing, read whole."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from engram_enrichment.adapters.relations import INDEXES, RELATIONS, MongoRelationRows
+from engram_enrichment.adapters.relations import INDEXES, PACKED, RELATIONS, MongoRelationRows
 from engram_enrichment.adapters.store import ENTITIES
 from engram_enrichment.domain.relations import page
 from engram_enrichment.service.hubs import HUB, Hubs
+from engram_enrichment.service.ordered import WALKED
 from engram_enrichment.service.relations import RelationGraph
 from tests.support.relation_graph import all_pages, carrier_graph, edge_rows, nodes_of
 
@@ -132,3 +134,38 @@ async def test_listings_read_hubs_alone_on_this_server_and_page_the_same(mongo_d
         "warehouse:w0",
         "warehouse:w2",
     }
+
+
+async def test_rows_are_stored_packed_and_read_whole_old_rows_as_they_are(mongo_db: Any) -> None:
+    # a listing row keeps its walked fields plain and the rest in one value; a row stored
+    # before packing (every field plain) reads the same through each read
+    rows = MongoRelationRows(mongo_db)
+    support = [{"record_id": "rec_1", "revision": 2, "passage_ids": ["p1"], "edit": None}]
+    whole = {
+        **_row(1),
+        "object_type": "carrier",
+        "attribute": "carrier_id",
+        "value": "c1",
+        "support": support,
+        "contradiction_id": None,
+    }
+    await rows.put("tnt_a", [whole])
+    await mongo_db[RELATIONS].insert_one(
+        {**whole, "relation_id": "rel_old", "_id": "tnt_a:rel_old", "tenant_id": "tnt_a"}
+    )
+
+    stored = await mongo_db[RELATIONS].find_one({"_id": "tnt_a:rel_1"})
+    assert set(stored) == {*_row(1), "_id", "tenant_id", PACKED}
+    assert await mongo_db[RELATIONS].count_documents({"support.record_id": "rec_1"}) == 1
+
+    by_id = {r["relation_id"]: r for r in await rows.by_id("tnt_a", ["rel_1", "rel_old"])}
+    assert by_id["rel_1"] == whole and by_id["rel_old"] == {**whole, "relation_id": "rel_old"}
+    touching = await rows.touching("tnt_a", ["shipment:sh1"], "subject", None, 10)
+    assert sorted(touching, key=lambda r: r["relation_id"]) == [
+        whole,
+        {**whole, "relation_id": "rel_old"},
+    ]
+    walked = await rows.touching("tnt_a", ["carrier:c1"], "object", None, 10, WALKED)
+    assert all(set(r) == set(WALKED) for r in walked) and len(walked) == 2
+    some = await rows.in_order("tnt_a", ["carrier:c1"], "object", None, None, 10, ("support",))
+    assert [r["support"] for r in some] == [support, support]
