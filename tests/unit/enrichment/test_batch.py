@@ -220,3 +220,22 @@ async def test_a_conflict_fails_only_the_tombstones_of_that_entity() -> None:
     failed = [type(r).__name__ if isinstance(r, Exception) else "ok" for r in results]
     conflict = "ConcurrentUpdate"
     assert failed == [conflict, "ok", conflict, "ok", conflict]
+
+
+async def test_a_replay_announces_the_later_of_two_changes_to_one_fact_in_a_batch() -> None:
+    # fleet 3 (rec_a rev 1) then fleet 4 (rev 2) in one batch whose write landed: a replay
+    # announces fleet 4 under the first pass's event id, and fleet 3 (overwritten) not again
+    together = handlers(MemoryStore())
+    events = mixed()
+    first = await together.on_record_upserted_batch(events)
+    replayed = await together.on_record_upserted_batch(events)
+
+    def fleet(results: list[Any], at: int) -> list[tuple[str, Any]]:
+        return [
+            (str(e.event_id), e.payload.value)
+            for e in results[at]
+            if e.event_type == "fact.changed" and e.payload.attribute == "fleet"
+        ]
+
+    assert [v for _, v in fleet(first, 0)] == [3] and [v for _, v in fleet(first, 3)] == [4]
+    assert fleet(replayed, 0) == [] and fleet(replayed, 3) == fleet(first, 3)
