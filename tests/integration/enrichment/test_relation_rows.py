@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from engram_enrichment.adapters.relations import INDEXES, PACKED, RELATIONS, MongoRelationRows
+from engram_enrichment.adapters.packing import PACKED
+from engram_enrichment.adapters.relations import INDEXES, RELATIONS, MongoRelationRows
 from engram_enrichment.adapters.store import ENTITIES
 from engram_enrichment.domain.relations import page
 from engram_enrichment.service.hubs import HUB, Hubs

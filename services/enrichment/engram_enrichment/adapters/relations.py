@@ -3,23 +3,19 @@ tenant:relation id), indexed from both ends so a traversal either way is index-s
 
 A row keeps as plain fields only what walks filter, order and keep by (its ends, predicate,
 relation id and status); the rest (type, attribute, value, support, periods) is one BSON value
-(`packed`), read whole only for the relations a listing shows. The local server parses and
-re-serialises every nested field of a row on each write and read, and the support list was most
-of it: a packed row cost it ~0.6x the time to insert and ~0.65x to walk. Rows written before
-packing are read as they are.
+(`adapters/packing`), read whole only for the relations a listing shows: the support list was
+most of what the local server parsed per row, and a packed row cost it ~0.6x the time to insert
+and ~0.65x to walk. Rows written before packing are read as they are.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from datetime import UTC
 from typing import Any, Literal
 
-import bson
-from bson.binary import Binary
-from bson.codec_options import CodecOptions
 from pymongo import ASCENDING, IndexModel, ReplaceOne
 
+from engram_enrichment.adapters.packing import pack, unpack
 from engram_enrichment.adapters.store import ENTITIES
 from engram_platform.indexes import Indexes
 from engram_platform.mongo import insert_new
@@ -51,25 +47,13 @@ OPEN_FIELDS = frozenset(
     {"_id", "tenant_id", "relation_id", "subject_id", "predicate", "object_id", "status"}
 )
 """Stored as plain fields: what the indexes, walks and their order read."""
-PACKED = "packed"
-_UNPACK: CodecOptions[dict[str, Any]] = CodecOptions(tz_aware=True, tzinfo=UTC)
 HIDDEN = {"_id": 0, "tenant_id": 0}
 
 
-def pack_row(doc: dict[str, Any]) -> dict[str, Any]:
-    """The open fields as they are, everything else as one BSON value."""
-    rest = {k: v for k, v in doc.items() if k not in OPEN_FIELDS}
-    kept = {k: v for k, v in doc.items() if k in OPEN_FIELDS}
-    return {**kept, PACKED: Binary(bson.encode(rest))} if rest else kept
-
-
 def unpack_row(doc: dict[str, Any]) -> dict[str, Any]:
-    """A stored row as one document again (a row stored unpacked is returned as it is)."""
-    packed = doc.get(PACKED)
-    if packed is None:
-        return doc
-    rest = bson.decode(bytes(packed), codec_options=_UNPACK)
-    return {**{k: v for k, v in doc.items() if k != PACKED}, **rest}
+    """A stored row as one document again (a row stored before packing is returned as it is);
+    rows are small, so their packed value is not compressed."""
+    return unpack(doc, compressed=False)
 
 
 def _projection(fields: Sequence[str] | None) -> dict[str, int]:
@@ -102,8 +86,10 @@ class MongoRelationRows:
         if not rows:
             return
         docs = {
-            f"{tenant_id}:{row['relation_id']}": pack_row(
-                {**row, "_id": f"{tenant_id}:{row['relation_id']}", "tenant_id": tenant_id}
+            f"{tenant_id}:{row['relation_id']}": pack(
+                {**row, "_id": f"{tenant_id}:{row['relation_id']}", "tenant_id": tenant_id},
+                OPEN_FIELDS,
+                compress=False,
             )
             for row in rows
         }

@@ -11,17 +11,14 @@ measured as most of its CPU per entity change.
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-import bson
-from bson.binary import Binary
-from bson.codec_options import CodecOptions
 from pymongo import ASCENDING, IndexModel, ReplaceOne
 from pymongo.errors import DuplicateKeyError
 
+from engram_enrichment.adapters.packing import PACKED, pack, unpack
 from engram_enrichment.domain.stored import unconfirmed
 from engram_enrichment.ports import ConcurrentUpdate
 from engram_platform.indexes import Indexes
@@ -63,21 +60,16 @@ OPEN_FIELDS = frozenset(
     }
 )
 """Stored as plain fields: what queries filter on and listings show."""
-PACKED = "packed"
-_UNPACK: CodecOptions[dict[str, Any]] = CodecOptions(tz_aware=True, tzinfo=UTC)
 
 
 def pack_entity(body: dict[str, Any]) -> dict[str, Any]:
     """The open fields as they are, everything else as one compressed BSON value."""
-    rest = {k: v for k, v in body.items() if k not in OPEN_FIELDS}
-    kept = {k: v for k, v in body.items() if k in OPEN_FIELDS}
-    return {**kept, PACKED: Binary(zlib.compress(bson.encode(rest), 1))}
+    return pack(body, OPEN_FIELDS, compress=True)
 
 
 def unpack_entity(doc: dict[str, Any]) -> dict[str, Any]:
     """A stored entity as one document again."""
-    rest = bson.decode(zlib.decompress(bytes(doc[PACKED])), codec_options=_UNPACK)
-    return {**{k: v for k, v in doc.items() if k != PACKED}, **rest}
+    return unpack(doc, compressed=True)
 
 
 def _indexes() -> Indexes:
