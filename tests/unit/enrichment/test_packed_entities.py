@@ -4,7 +4,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from engram_enrichment.adapters.store import OPEN_FIELDS, PACKED, pack_entity, unpack_entity
+from engram_enrichment.adapters.packing import PACKED
+from engram_enrichment.adapters.store import OPEN_FIELDS, pack_entity, unpack_entity
 
 pytestmark = pytest.mark.unit
 
