@@ -170,3 +170,7 @@ async def test_rows_are_stored_packed_and_read_whole_old_rows_as_they_are(mongo_
     assert all(set(r) == set(WALKED) for r in walked) and len(walked) == 2
     some = await rows.in_order("tnt_a", ["carrier:c1"], "object", None, None, 10, ("support",))
     assert [r["support"] for r in some] == [support, support]
+    # the old row is packed when its relation is next written
+    await rows.put("tnt_a", [{**whole, "relation_id": "rel_old"}])
+    rewritten = await mongo_db[RELATIONS].find_one({"_id": "tnt_a:rel_old"})
+    assert set(rewritten) == {*_row(1), "_id", "tenant_id", PACKED}
