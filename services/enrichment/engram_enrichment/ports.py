@@ -123,13 +123,13 @@ class RelationRows(Protocol):
         predicate: str | None,
         start: tuple[str, str | None] | None,
         limit: int,
-        fields: Sequence[str],
+        fields: Sequence[str] | None,
         skip: Collection[str] = (),
     ) -> list[dict[str, Any]]:
         """Rows whose subject (or object) is one of the nodes, ordered by predicate then the
         other end, at most `limit`: from `start` (predicate, other end) on, or with `start`'s
         other end None, of the predicates after its predicate; none whose relation id is in
-        `skip`; only `fields` of each."""
+        `skip`; only `fields` of each when named."""
         ...
 
     async def by_id(self, tenant_id: str, relation_ids: Sequence[str]) -> list[dict[str, Any]]:

@@ -225,7 +225,7 @@ class MemoryRelationRows:
         predicate: str | None,
         start: tuple[str, str | None] | None,
         limit: int,
-        fields: Sequence[str],
+        fields: Sequence[str] | None,
         skip: Collection[str] = (),
     ) -> list[dict[str, Any]]:
         other = "object_id" if end == "subject" else "subject_id"
@@ -255,7 +255,9 @@ class MemoryRelationRows:
         self.read += len(found)
         ids = [str(row["relation_id"]) for row in found]
         self.ordered.append((tuple(node_ids), end, len(matched), ids))
-        return copy.deepcopy([{k: row[k] for k in fields if k in row} for row in found])
+        if fields:
+            found = [{k: row[k] for k in fields if k in row} for row in found]
+        return copy.deepcopy(found)
 
     async def by_id(self, tenant_id: str, relation_ids: Sequence[str]) -> list[dict[str, Any]]:
         keys = [f"{tenant_id}:{r}" for r in dict.fromkeys(relation_ids)]

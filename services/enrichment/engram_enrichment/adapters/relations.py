@@ -146,7 +146,7 @@ class MongoRelationRows:
         predicate: str | None,
         start: tuple[str, str | None] | None,
         limit: int,
-        fields: Sequence[str],
+        fields: Sequence[str] | None,
         skip: Collection[str] = (),
     ) -> list[dict[str, Any]]:
         """Rows whose subject (or object) is one of the nodes, in (predicate, other end) order

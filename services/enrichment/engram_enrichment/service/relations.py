@@ -152,8 +152,9 @@ class RelationGraph:
         return await self._in_time(tenant_id, list(found.values()), when)
 
     async def _whole(self, tenant_id: str, edges: list[Edge]) -> list[Edge]:
-        """The edges with their whole rows (those read in time already have them), by id; a
-        row deleted since it was walked keeps its walked fields and empty others."""
+        """The edges with their whole rows (those read in the page's order or in time already
+        have them), by id; a row deleted since it was walked keeps its walked fields and empty
+        others."""
         thin = [str(e.row["relation_id"]) for e in edges if "support" not in e.row]
         if not thin:
             return edges
@@ -311,9 +312,8 @@ class RelationGraph:
 
         Levels come nearest first, so the walk stops at the first level by which the page and
         one edge past it are known, and reads that level (now) only that far, in the page's
-        order; only the shown edges' far ends are checked for existence beyond those walked on
-        from, and only the shown edges' rows are read whole (both at once). A read in time reads
-        whole levels."""
+        order and whole; only the shown edges' far ends are checked for existence beyond those
+        walked on from. A read in time reads whole levels."""
         after = decode_cursor(cursor) if cursor else None
         if cursor and after is None:
             raise BadCursor(cursor)
