@@ -12,8 +12,7 @@ from engram_enrichment.adapters.relations import INDEXES, RELATIONS, MongoRelati
 from engram_enrichment.adapters.store import ENTITIES
 from engram_enrichment.domain.relations import page
 from engram_enrichment.service.hubs import HUB, Hubs
-from engram_enrichment.service.ordered import WALKED
-from engram_enrichment.service.relations import RelationGraph
+from engram_enrichment.service.relations import WALKED, RelationGraph
 from tests.support.relation_graph import all_pages, carrier_graph, edge_rows, nodes_of
 
 

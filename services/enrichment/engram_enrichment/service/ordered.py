@@ -16,9 +16,6 @@ from engram_enrichment.ports import RelationRows
 from engram_enrichment.service.hubs import Hubs
 
 Order = tuple[int, str, str, str, str]
-WALKED = ("relation_id", "subject_id", "object_id", "predicate", "status")
-"""A row's fields a walk reads: its ends and predicate to walk and order by, its status to keep
-the live ones; a read in time takes the rest from the subject's view."""
 NODE_BY_NODE = 8
 """A frontier of at most this many nodes is read one query per node and end, concurrently."""
 Walked = dict[tuple[str, str], list[str]]

@@ -8,7 +8,6 @@ exist has no edges to list or walk, either way.
 
 from __future__ import annotations
 
-import asyncio
 from collections import defaultdict
 from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass, field, replace
@@ -32,7 +31,7 @@ from engram_enrichment.domain.timeline import in_time
 from engram_enrichment.ports import RelationRows
 from engram_enrichment.service.hubs import End, Hubs
 from engram_enrichment.service.knowledge import KnowledgeBase
-from engram_enrichment.service.ordered import WALKED, Order, level_in_order
+from engram_enrichment.service.ordered import Order, level_in_order
 
 
 class NoSuchEntity(Exception):
@@ -85,6 +84,9 @@ class When:
 
 
 NOW = When()
+WALKED = ("relation_id", "subject_id", "object_id", "predicate", "status")
+"""A row's fields a walk reads: its ends and predicate to walk and order by, its status to keep
+the live ones; a read in time takes the rest from the subject's view."""
 GONE: dict[str, Any] = {"object_type": None, "attribute": None, "value": None, "support": []}
 
 
@@ -333,10 +335,7 @@ class RelationGraph:
             shown = page(walk.edges, after, limit)
             more = len(shown) == limit and len(page(walk.edges, after, limit + 1)) > limit
         unknown = sorted({e.other for e in shown} - walk.checked)
-        present, shown = await asyncio.gather(
-            self.rows.present(tenant_id, unknown), self._whole(tenant_id, shown)
-        )
-        walk.present |= present
+        walk.present |= await self.rows.present(tenant_id, unknown)
         return {
             "entity_id": entity_id,
             "relations": [edge_view(e, walk.present) for e in shown],
