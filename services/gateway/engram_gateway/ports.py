@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import datetime
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 import httpx
 
 from engram_events import Envelope
+from engram_gateway.domain.dead_letters import Letter
 from engram_gateway.domain.keys import IssuedKey
+from engram_gateway.domain.model import Agent, Caller
 from engram_gateway.domain.prune import Ack, JobKind, Progress
 from engram_gateway.domain.quotas import Usage
+from engram_gateway.domain.rate_limits import Policy
 from engram_platform.audit import AuditEntry, AuditQuery
 
 
@@ -155,3 +158,55 @@ class AuditStore(Protocol):
     async def record(self, entries: Sequence[AuditEntry]) -> None: ...
 
     async def page(self, tenant_id: str, query: AuditQuery) -> list[AuditEntry]: ...
+
+
+class Submissions(SubmissionLog, SubmissionReads, Protocol):
+    """The submission log as routes and use cases read and write it."""
+
+
+class Owners(OwningServices, OwnerReads, Protocol):
+    """The owning services' internal APIs, pooled and lean."""
+
+
+class AgentRegistry(Protocol):
+    """Who a presented key is, and a tenant's agents."""
+
+    async def authenticate(self, presented: str) -> Caller | None: ...
+
+    async def create_agent(self, tenant_id: str, name: str | None) -> Agent: ...
+
+    async def get_agent(self, tenant_id: str, agent_id: str) -> Agent | None: ...
+
+    async def list_agents(self, tenant_id: str) -> list[Agent]: ...
+
+    async def delete_agent_with(
+        self, outbox: Any, tenant_id: str, agent_id: str, events: list[Any]
+    ) -> None: ...
+
+
+class DeadLetters(Protocol):
+    """A tenant's dead letters, and their replay to the topics they came from."""
+
+    async def read(self, tenant_id: str) -> list[Letter]: ...
+
+    async def replay(self, tenant_id: str, letter_ids: set[str]) -> dict[str, str]: ...
+
+
+class TelemetryReads(Protocol):
+    """The stored metrics and traces the ops pages show (ids, counts and hashes only)."""
+
+    async def metric_points(self, window: timedelta) -> list[dict[str, Any]]: ...
+
+    async def trace(self, tenant_id: str, trace_id: str) -> list[dict[str, Any]]: ...
+
+    async def traces_naming(self, tenant_id: str, engram_id: str, limit: int = 20) -> list[str]: ...
+
+    async def recent_trace_ids(self, tenant_id: str, limit: int = 15) -> list[str]: ...
+
+    async def spans_of(self, trace_ids: list[str]) -> dict[str, list[dict[str, Any]]]: ...
+
+
+class TenantLimitReads(Protocol):
+    """A tenant's own rate-limit policies, over the defaults."""
+
+    async def overrides(self, tenant_id: str) -> Mapping[str, Policy]: ...

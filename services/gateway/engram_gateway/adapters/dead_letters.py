@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -14,6 +13,7 @@ from pymongo.errors import DuplicateKeyError
 
 from engram_events import Topics, topic_name
 from engram_events.payloads.dlq import DeadLetter
+from engram_gateway.domain.dead_letters import Letter
 
 log = logging.getLogger(__name__)
 
@@ -33,20 +33,6 @@ class Publisher(Protocol):
         key: bytes | None = None,
         headers: dict[str, str] | None = None,
     ) -> Any: ...
-
-
-@dataclass(frozen=True)
-class Letter:
-    """One dead letter and where it sits on the DLQ topic (its stable id)."""
-
-    partition: int
-    offset: int
-    letter: DeadLetter
-    replayed_at: datetime | None = None
-
-    @property
-    def letter_id(self) -> str:
-        return f"{self.partition}-{self.offset}"
 
 
 class DeadLetterBox:

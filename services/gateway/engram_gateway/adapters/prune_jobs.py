@@ -15,7 +15,7 @@ from pymongo import ASCENDING, DESCENDING, IndexModel
 from pymongo.errors import DuplicateKeyError
 
 from engram_events import Envelope
-from engram_gateway.domain.prune import Ack, JobKind, Progress
+from engram_gateway.domain.prune import SELECTOR_PREVIEW, Ack, JobKind, Progress
 from engram_platform.indexes import Indexes
 from engram_platform.outbox import Outbox
 
@@ -23,8 +23,6 @@ JOBS = "prune_jobs"
 SELECTORS = "prune_selectors"
 """A job's full selector, apart: the job row is read and rewritten on every acknowledgement
 batch and status read, and 10k record ids made it a 300 KB document each time."""
-SELECTOR_PREVIEW = 20
-"""How many ids of a list a job's status shows unless the full selector is asked for."""
 ACKS = "prune_acks"
 CACHED_JOBS = 64
 """Jobs whose folded acknowledgements a process keeps (a job's rows are folded once each)."""

@@ -6,13 +6,13 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from engram_gateway.adapters.registry import Registry
 from engram_gateway.api.dependencies import Deps
 from engram_gateway.domain.model import Caller
+from engram_gateway.ports import AgentRegistry
 from engram_platform.problems import Problem
 
 
-async def registry(deps: Deps) -> Registry:
+async def registry(deps: Deps) -> AgentRegistry:
     """The registry built in the lifespan (async: a plain function would run in a thread)."""
     return deps.registry
 
@@ -32,4 +32,4 @@ async def caller(request: Request, deps: Deps) -> Caller:
 
 
 CallerDep = Annotated[Caller, Depends(caller)]
-RegistryDep = Annotated[Registry, Depends(registry)]
+RegistryDep = Annotated[AgentRegistry, Depends(registry)]

@@ -7,13 +7,15 @@ from typing import Annotated
 
 from fastapi import Depends
 
-from engram_gateway.adapters.dead_letters import DeadLetterBox
-from engram_gateway.adapters.internal import InternalServices
-from engram_gateway.adapters.registry import Registry
-from engram_gateway.adapters.submissions import Submissions
-from engram_gateway.adapters.telemetry import TelemetryReader
-from engram_gateway.adapters.tenant_limits import TenantLimits
 from engram_gateway.config import GatewaySettings
+from engram_gateway.ports import (
+    AgentRegistry,
+    DeadLetters,
+    Owners,
+    Submissions,
+    TelemetryReads,
+    TenantLimitReads,
+)
 from engram_gateway.service.audit import AuditTrail
 from engram_gateway.service.curation import Curation
 from engram_gateway.service.intake import Intake
@@ -34,11 +36,11 @@ class GatewayDeps:
     """The gateway's clients and use cases, built once in the lifespan."""
 
     settings: GatewaySettings
-    registry: Registry
+    registry: AgentRegistry
     keys: KeyManagement
     """A tenant's key lifecycle, and each key's last use."""
     submissions: Submissions
-    owners: InternalServices
+    owners: Owners
     """The owning services' internal APIs."""
     intake: Intake
     """Accepts writes: publishes their events, then notes them as submitted."""
@@ -49,10 +51,10 @@ class GatewayDeps:
     """Checks the ids a memory write names (`derived_from`, `supersedes`)."""
     outbox: Outbox
     prune: Pruning
-    telemetry: TelemetryReader
-    dead_letters: DeadLetterBox
+    telemetry: TelemetryReads
+    dead_letters: DeadLetters
     rate_limiter: RateLimiter
-    tenant_limits: TenantLimits
+    tenant_limits: TenantLimitReads
     curation: Curation
     """A curator's fact edits, published as `fact.edit_requested`."""
     tenant_export: TenantExport

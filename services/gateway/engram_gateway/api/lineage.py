@@ -6,9 +6,9 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path
 
-from engram_gateway.adapters.internal import InternalServices
 from engram_gateway.api.auth import CallerDep
 from engram_gateway.api.dependencies import Deps
+from engram_gateway.ports import OwningServices
 from engram_platform.problems import Problem
 
 router = APIRouter(tags=["lineage"])
@@ -20,7 +20,7 @@ LineageId = Annotated[
 
 
 async def _json(
-    internal: InternalServices, service: str, method: str, path: str, tenant: str, **kw: Any
+    internal: OwningServices, service: str, method: str, path: str, tenant: str, **kw: Any
 ) -> dict[str, Any] | None:
     """An owning service's answer, None for 404; anything else is 503 naming the service."""
     response = await internal.request(service, method, path, tenant_id=tenant, **kw)
@@ -33,7 +33,7 @@ async def _json(
 
 
 async def _downstream(
-    internal: InternalServices, tenant: str, record_ids: list[str], extra: list[str]
+    internal: OwningServices, tenant: str, record_ids: list[str], extra: list[str]
 ) -> dict[str, Any]:
     """Facts resting on the records, and memories derived from any of them or their facts."""
     facts_body = await _json(
@@ -52,7 +52,7 @@ async def _downstream(
     return {"facts": facts, "memories": (memories_body or {}).get("memories", [])}
 
 
-async def _document(internal: InternalServices, tenant: str, doc_id: str) -> dict[str, Any] | None:
+async def _document(internal: OwningServices, tenant: str, doc_id: str) -> dict[str, Any] | None:
     doc = await _json(internal, "ingest", "GET", f"/internal/v1/documents/{doc_id}", tenant)
     if doc is None:
         return None
@@ -83,7 +83,7 @@ async def _document(internal: InternalServices, tenant: str, doc_id: str) -> dic
     }
 
 
-async def _record(internal: InternalServices, tenant: str, record_id: str) -> dict[str, Any] | None:
+async def _record(internal: OwningServices, tenant: str, record_id: str) -> dict[str, Any] | None:
     record = await _json(internal, "extraction", "GET", f"/internal/v1/records/{record_id}", tenant)
     if record is None:
         return None
@@ -96,7 +96,7 @@ async def _record(internal: InternalServices, tenant: str, record_id: str) -> di
     }
 
 
-async def _memory(internal: InternalServices, tenant: str, memory_id: str) -> dict[str, Any] | None:
+async def _memory(internal: OwningServices, tenant: str, memory_id: str) -> dict[str, Any] | None:
     memory = await _json(
         internal, "memory", "GET", f"/internal/v1/lineage/memories/{memory_id}", tenant
     )
@@ -111,7 +111,7 @@ async def _memory(internal: InternalServices, tenant: str, memory_id: str) -> di
     }
 
 
-async def _fact(internal: InternalServices, tenant: str, fact_id: str) -> dict[str, Any] | None:
+async def _fact(internal: OwningServices, tenant: str, fact_id: str) -> dict[str, Any] | None:
     fact = await _json(
         internal, "enrichment", "GET", f"/internal/v1/lineage/facts/{fact_id}", tenant
     )

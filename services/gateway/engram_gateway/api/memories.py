@@ -17,11 +17,11 @@ from pydantic import ValidationError
 from engram_events.ids import Id
 from engram_events.memory_filter import MemoryFilter
 from engram_events.payloads.memories import MemoryType
-from engram_gateway.adapters.registry import Registry
 from engram_gateway.api.auth import CallerDep, RegistryDep
 from engram_gateway.api.dependencies import Deps
 from engram_gateway.api.memory_proxy import AgentId, MemoryId, owned_agent, proxy
 from engram_gateway.domain.model import Caller
+from engram_gateway.ports import AgentRegistry
 from engram_platform.problems import Problem
 
 router = APIRouter(tags=["memories"])
@@ -158,7 +158,7 @@ async def count_agent_memories(
     return JSONResponse(found)
 
 
-async def _owned_agents(registry: Registry, caller: Caller) -> list[str]:
+async def _owned_agents(registry: AgentRegistry, caller: Caller) -> list[str]:
     """The caller's own agents (the registry names them, never the caller)."""
     return [a.agent_id for a in await registry.list_agents(caller.tenant_id)]
 

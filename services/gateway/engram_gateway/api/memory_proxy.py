@@ -8,9 +8,9 @@ from typing import Annotated, Any
 from fastapi import Path
 from fastapi.responses import Response
 
-from engram_gateway.adapters.registry import Registry
 from engram_gateway.api.dependencies import GatewayDeps
 from engram_gateway.domain.model import Caller
+from engram_gateway.ports import AgentRegistry
 from engram_platform.problems import Problem
 
 AgentId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
@@ -18,7 +18,7 @@ MemoryId = Annotated[str, Path(min_length=1, max_length=128, pattern=r"^[A-Za-z0
 PASSED_THROUGH = (200, 404, 409, 422)
 
 
-async def owned_agent(registry: Registry, caller: Caller, agent_id: str) -> None:
+async def owned_agent(registry: AgentRegistry, caller: Caller, agent_id: str) -> None:
     """404 unless the caller's tenant owns the agent; nothing else runs before this."""
     if await registry.get_agent(caller.tenant_id, agent_id) is None:
         raise Problem(404, detail="no such agent")

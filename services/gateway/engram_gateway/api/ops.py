@@ -11,7 +11,6 @@ from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
-from engram_gateway.adapters.dead_letters import Letter
 from engram_gateway.api.dependencies import Deps
 from engram_gateway.api.ops_session import (
     authenticate,
@@ -22,6 +21,7 @@ from engram_gateway.api.ops_session import (
     start_session,
 )
 from engram_gateway.domain import pipeline
+from engram_gateway.domain.dead_letters import Letter
 from engram_gateway.domain.model import Caller
 from engram_gateway.domain.waterfall import summary, waterfall
 from engram_platform.problems import Problem

@@ -9,9 +9,9 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from engram_events.payloads.prune import PruneSelector
-from engram_gateway.adapters.prune_jobs import SELECTOR_PREVIEW
 from engram_gateway.api.auth import CallerDep
 from engram_gateway.api.dependencies import Deps
+from engram_gateway.domain.prune import SELECTOR_PREVIEW
 from engram_platform.problems import Problem
 
 router = APIRouter(tags=["prune"])

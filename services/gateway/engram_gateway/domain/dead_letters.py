@@ -6,9 +6,26 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from engram_events.payloads.dlq import DeadLetter
+
+
+@dataclass(frozen=True)
+class Letter:
+    """One dead letter and where it sits on the DLQ topic (its stable id)."""
+
+    partition: int
+    offset: int
+    letter: DeadLetter
+    replayed_at: datetime | None = None
+
+    @property
+    def letter_id(self) -> str:
+        return f"{self.partition}-{self.offset}"
+
 
 ITEM_FIELDS = (
     ("memory_id", "memory"),

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+SELECTOR_PREVIEW = 20
+"""How many ids of a list a job's status shows unless the full selector is asked for."""
 SELECTION = "<selection>"
 """Stands for 'the owner of records has not yet acknowledged its selection'."""
 
