@@ -32,6 +32,7 @@ from engram_gateway.api.dependencies import Deps, GatewayDeps
 from engram_gateway.api.memory_proxy import AgentId, MemoryId, owned_agent
 from engram_gateway.domain.ids import derived_id
 from engram_gateway.domain.model import Caller
+from engram_gateway.service.owned import OwnedReads
 from engram_platform.problems import Problem
 
 router = APIRouter(tags=["conversations"])
@@ -126,22 +127,15 @@ async def _conversation(
 ) -> dict[str, Any]:
     """The memory service's view of the conversation, `pending` while only the gateway knows
     it, or a 404."""
-    path = f"/internal/v1/agents/{agent_id}/conversations/{conversation_id}"
-    response = await deps.owners.request("memory", "GET", path, tenant_id=caller.tenant_id)
-    if response.status_code == 200:
-        found: dict[str, Any] = response.json()
-        return found
-    if response.status_code != 404:
-        raise Problem(503, "service-unavailable", "the memory service could not answer")
-    submitted = await deps.submissions.get(caller.tenant_id, "conversation", conversation_id)
-    if submitted is None or submitted.get("agent_id") != agent_id:
-        raise Problem(404, detail="no such conversation")
-    return {
-        "conversation_id": conversation_id,
-        "agent_id": agent_id,
-        "status": "pending",
-        "settled": False,
-    }
+    return await OwnedReads(deps.owners, deps.submissions).view_or_pending(
+        caller.tenant_id,
+        service="memory",
+        path=f"/internal/v1/agents/{agent_id}/conversations/{conversation_id}",
+        kind="conversation",
+        item_id=conversation_id,
+        pending={"conversation_id": conversation_id, "agent_id": agent_id, "settled": False},
+        agent_id=agent_id,
+    )
 
 
 @router.get("/v1/agents/{agent_id}/conversations/{conversation_id}")

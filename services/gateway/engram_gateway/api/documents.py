@@ -18,7 +18,6 @@ from engram_events.payloads.prune import PruneSelector
 from engram_events.values import Text
 from engram_gateway.api.auth import CallerDep
 from engram_gateway.api.dependencies import Deps
-from engram_gateway.api.owned import owner_view_or_pending
 from engram_gateway.domain.documents import (
     DocumentRejected,
     check_content,
@@ -26,6 +25,7 @@ from engram_gateway.domain.documents import (
     document_id,
     resolve_mime,
 )
+from engram_gateway.service.owned import OwnedReads
 from engram_platform.problems import Problem
 
 router = APIRouter(prefix="/v1/documents", tags=["documents"])
@@ -164,8 +164,8 @@ async def submit_document(request: Request, deps: Deps, caller: CallerDep) -> JS
 @router.get("/{doc_id}")
 async def get_document(doc_id: DocumentId, deps: Deps, caller: CallerDep) -> JSONResponse:
     """The owner's view (ingest); `pending` while only the gateway knows the submission."""
-    return await owner_view_or_pending(
-        deps,
+    reads = OwnedReads(deps.owners, deps.submissions)
+    view = await reads.view_or_pending(
         caller.tenant_id,
         service="ingest",
         path=f"/internal/v1/documents/{doc_id}",
@@ -174,6 +174,7 @@ async def get_document(doc_id: DocumentId, deps: Deps, caller: CallerDep) -> JSO
         pending={"document_id": doc_id},
         copied=("version",),
     )
+    return JSONResponse(view)
 
 
 @router.get("/{doc_id}/passages")

@@ -22,6 +22,7 @@ from engram_gateway.api.dependencies import Deps
 from engram_gateway.api.memory_proxy import AgentId, MemoryId, owned_agent, proxy
 from engram_gateway.domain.model import Caller
 from engram_gateway.ports import AgentRegistry
+from engram_gateway.service.owned import OwnedReads
 from engram_platform.problems import Problem
 
 router = APIRouter(tags=["memories"])
@@ -114,16 +115,16 @@ async def get_memory(
 ) -> JSONResponse:
     """Status, provenance and timestamps; `pending` while only the gateway knows the write."""
     await owned_agent(registry, caller, agent_id)
-    path = f"/internal/v1/agents/{agent_id}/memories/{memory_id}"
-    response = await deps.owners.request("memory", "GET", path, tenant_id=caller.tenant_id)
-    if response.status_code == 200:
-        return JSONResponse(response.json())
-    if response.status_code != 404:
-        raise Problem(503, "service-unavailable", "the memory service could not answer")
-    submitted = await deps.submissions.get(caller.tenant_id, "memory", memory_id)
-    if submitted is None or submitted.get("agent_id") != agent_id:
-        raise Problem(404, detail="no such memory")
-    return JSONResponse({"memory_id": memory_id, "agent_id": agent_id, "status": "pending"})
+    view = await OwnedReads(deps.owners, deps.submissions).view_or_pending(
+        caller.tenant_id,
+        service="memory",
+        path=f"/internal/v1/agents/{agent_id}/memories/{memory_id}",
+        kind="memory",
+        item_id=memory_id,
+        pending={"memory_id": memory_id, "agent_id": agent_id},
+        agent_id=agent_id,
+    )
+    return JSONResponse(view)
 
 
 @router.get("/v1/agents/{agent_id}/memories")

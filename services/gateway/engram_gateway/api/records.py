@@ -21,7 +21,7 @@ from engram_events.payloads.records import ImportRow, RecordsImportRequested
 from engram_events.values import Text
 from engram_gateway.api.auth import CallerDep
 from engram_gateway.api.dependencies import Deps, GatewayDeps
-from engram_gateway.api.owned import owner_view_or_pending
+from engram_gateway.service.owned import OwnedReads
 from engram_platform.problems import Problem
 
 router = APIRouter(tags=["records"])
@@ -149,8 +149,7 @@ async def import_records(request: Request, deps: Deps, caller: CallerDep) -> JSO
 @router.get("/v1/records:import/{import_id}")
 async def get_import(import_id: ImportId, deps: Deps, caller: CallerDep) -> JSONResponse:
     """The import's outcome (extraction), or `pending` while only the gateway knows it."""
-    return await owner_view_or_pending(
-        deps,
+    view = await OwnedReads(deps.owners, deps.submissions).view_or_pending(
         caller.tenant_id,
         service="extraction",
         path=f"/internal/v1/imports/{import_id}",
@@ -158,3 +157,4 @@ async def get_import(import_id: ImportId, deps: Deps, caller: CallerDep) -> JSON
         item_id=import_id,
         pending={"import_id": import_id},
     )
+    return JSONResponse(view)
