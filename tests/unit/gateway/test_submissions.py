@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from pymongo import UpdateOne
-from pymongo.errors import DuplicateKeyError
+from pymongo.errors import BulkWriteError, DuplicateKeyError
 
 from engram_gateway.adapters.submissions import SUBMISSIONS, Submissions
 
@@ -72,6 +72,16 @@ class FakeCollection:
             raise KeyError("nModified")
         return SimpleNamespace(upserted_count=len(upserted), upserted_ids=upserted)
 
+    async def insert_many(self, docs: list[dict[str, Any]], ordered: bool) -> None:
+        self.trips += 1
+        held = [n for n, doc in enumerate(docs) if doc["_id"] in self.rows]
+        for n, doc in enumerate(docs):
+            if n not in held:
+                self.rows[doc["_id"]] = dict(doc)
+        if held:
+            errors = [{"index": n, "code": 11000} for n in held]
+            raise BulkWriteError({"writeErrors": errors})
+
     def find(self, query: Mapping[str, Any], projection: Mapping[str, Any]) -> Any:
         rows = [dict(self.rows[i]) for i in query["_id"]["$in"] if i in self.rows]
 
@@ -106,12 +116,25 @@ async def test_a_write_that_lost_the_insert_race_is_retried_once_and_recorded() 
     assert collection.rows["tnt_1:import:imp_1"]["row_count"] == 3
 
 
-async def test_a_bulk_write_that_lost_a_race_is_written_row_by_row() -> None:
-    collection = FakeCollection(races=1)
+async def test_many_new_writes_go_in_one_insert() -> None:
+    collection = FakeCollection()
     items = [(f"m{n}", {"agent_id": "a1"}) for n in range(3)]
-    await submissions(collection).record_many("tnt_1", "memory", items)
-    assert collection.trips == 4
+    assert await submissions(collection).record_many("tnt_1", "memory", items) == 3
+    assert (collection.trips, collection.bulk_sizes) == (1, [])
+    row = collection.rows["tnt_1:memory:m2"]
+    assert (row["tenant_id"], row["kind"], row["agent_id"]) == ("tnt_1", "memory", "a1")
+
+
+async def test_a_bulk_write_that_lost_a_race_is_written_row_by_row() -> None:
+    collection = FakeCollection()
+    store = submissions(collection)
+    await store.record("tnt_1", "memory", "m0")
+    collection.trips, collection.races = 0, 1
+    items = [(f"m{n}", {"agent_id": "a1"}) for n in range(3)]
+    assert await store.record_many("tnt_1", "memory", items) == 2
+    assert collection.trips == 3, "the insert, the upsert of the held id that raced, then alone"
     assert sorted(collection.rows) == [f"tnt_1:memory:m{n}" for n in range(3)]
+    assert collection.rows["tnt_1:memory:m0"]["agent_id"] == "a1"
 
 
 async def test_recording_answers_what_it_replaced_so_a_retry_is_not_counted_again() -> None:
@@ -190,3 +213,13 @@ async def test_one_id_twice_in_a_trip_read_back_is_new_once() -> None:
     )
     assert answers[0] is not None and answers[0]["released_at"] == "then"
     assert answers[1:] == [None, {"_id": "tnt_1:memory:m1", "tenant_id": "tnt_1"}]
+
+
+async def test_a_given_back_id_recorded_again_in_bulk_is_held_again() -> None:
+    collection = FakeCollection()
+    store = submissions(collection)
+    assert await store.record_many("tnt_1", "memory", [("m1", {"agent_id": "a1"})]) == 1
+    await collection.find_one_and_release("tnt_1:memory:m1")
+    assert await store.record_many("tnt_1", "memory", [("m1", {"agent_id": "a2"})]) == 0
+    row = collection.rows["tnt_1:memory:m1"]
+    assert "released_at" not in row and row["agent_id"] == "a2"

@@ -12,6 +12,7 @@ from pymongo import ReturnDocument, UpdateOne
 from pymongo.errors import BulkWriteError, DuplicateKeyError
 
 from engram_gateway.domain.group_commit import GroupCommit
+from engram_platform.mongo import insert_new
 
 SUBMISSIONS = "submissions"
 
@@ -129,24 +130,35 @@ class Submissions:
     async def record_many(
         self, tenant_id: str, kind: str, items: list[tuple[str, dict[str, Any]]]
     ) -> int:
-        """Remember many accepted writes in one trip (idempotent on their ids); how many of
-        the ids are new.
+        """Remember many accepted writes (idempotent on their ids); how many of the ids are new.
 
-        When one lost an insert race to another request, they are written one by one as
-        `record` does. The local server's answer to that bulk write lacks `nModified`, which
-        pymongo reads as a KeyError rather than a BulkWriteError.
+        A batch's ids are new but for retries, so the rows go in one unordered insert; the ids
+        already held are then updated in one bulk of upserts. (An upsert per row cost the local
+        server a transaction each: half its write time under a bulk load.) When one of those
+        lost an insert race to another request, they are written one by one as `record` does;
+        the local server's answer to that bulk write lacks `nModified`, which pymongo reads as
+        a KeyError rather than a BulkWriteError.
         """
         now = datetime.now(UTC)
+        rows = [
+            {"_id": f"{tenant_id}:{kind}:{item_id}", **fields}
+            | {"tenant_id": tenant_id, "kind": kind, "updated_at": now}
+            for item_id, fields in items
+        ]
+        held = await insert_new(self.collection, rows)
+        again = [items[index] for index in sorted(held)]
+        if not again:
+            return len(items)
         updates = [
             UpdateOne(*_upsert(tenant_id, kind, item_id, fields, now), upsert=True)
-            for item_id, fields in items
+            for item_id, fields in again
         ]
         try:
             result = await self.collection.bulk_write(updates, ordered=False)
-            return int(result.upserted_count)
+            return len(items) - len(again) + int(result.upserted_count)
         except (BulkWriteError, KeyError):
-            previous = [await self._alone(tenant_id, kind, i, f) for i, f in items]
-            return sum(p is None for p in previous)
+            previous = [await self._alone(tenant_id, kind, i, f) for i, f in again]
+            return len(items) - len(again) + sum(p is None for p in previous)
 
     async def release(self, tenant_id: str, kind: str, item_id: str) -> dict[str, Any] | None:
         """Mark an accepted write deleted, once: the row as it was when this call released it,
