@@ -160,7 +160,7 @@ class AuditStore(Protocol):
     async def page(self, tenant_id: str, query: AuditQuery) -> list[AuditEntry]: ...
 
 
-class Submissions(SubmissionLog, SubmissionReads, Protocol):
+class SubmissionStore(SubmissionLog, SubmissionReads, Protocol):
     """The submission log as routes and use cases read and write it."""
 
 

@@ -12,7 +12,7 @@ from engram_gateway.ports import (
     AgentRegistry,
     DeadLetters,
     Owners,
-    Submissions,
+    SubmissionStore,
     TelemetryReads,
     TenantLimitReads,
 )
@@ -39,7 +39,7 @@ class GatewayDeps:
     registry: AgentRegistry
     keys: KeyManagement
     """A tenant's key lifecycle, and each key's last use."""
-    submissions: Submissions
+    submissions: SubmissionStore
     owners: Owners
     """The owning services' internal APIs."""
     intake: Intake
