@@ -141,9 +141,7 @@ class Submissions:
         """
         now = datetime.now(UTC)
         rows = [
-            {"_id": f"{tenant_id}:{kind}:{item_id}", **fields}
-            | {"tenant_id": tenant_id, "kind": kind, "updated_at": now}
-            for item_id, fields in items
+            _inserted(*_upsert(tenant_id, kind, item_id, fields, now)) for item_id, fields in items
         ]
         held = await insert_new(self.collection, rows)
         again = [items[index] for index in sorted(held)]
@@ -207,3 +205,8 @@ def _upsert(
             "$unset": {"released_at": ""},
         },
     )
+
+
+def _inserted(key: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+    """The row an upsert of this key would create, to write in a plain insert."""
+    return {"_id": key["_id"], **update["$set"]}
