@@ -4,6 +4,7 @@ except the listed operational ones."""
 from __future__ import annotations
 
 import zlib
+from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -26,7 +27,7 @@ from engram_gateway.adapters.telemetry import TelemetryReader
 from engram_gateway.adapters.tenant_limits import TENANTS, TenantLimits
 from engram_gateway.adapters.usage import UsageCounters
 from engram_gateway.domain.keys import issue_key
-from engram_gateway.domain.prune import Ack
+from engram_gateway.domain.prune import Ack, PruneJob, Verification
 from engram_gateway.domain.quotas import Usage
 from engram_gateway.domain.rate_limits import Policy
 from engram_platform.indexes import merge
@@ -118,10 +119,24 @@ async def _forget() -> None:
 
 
 async def test_gateway_queries_are_indexed_and_scoped() -> None:
-    job = {"_id": f"{T}:job_1", "tenant_id": T, "job_id": "job_1", "ack_batches": ["b1"]}
+    job = PruneJob(
+        key=f"{T}:job_1",
+        tenant_id=T,
+        job_id="job_1",
+        kind="records",
+        status="running",
+        selector_preview={"record_ids": ["r1"]},
+        selector_sizes={"record_ids": 1},
+        document_id=None,
+        conversation_id=None,
+        created_at=AT,
+        updated_at=AT,
+        ack_batches=("b1",),
+    )
+    row = {k: v for k, v in asdict(job).items() if k != "key"} | {"_id": job.key}
     db = RecordingDatabase(
         {
-            JOBS: [{**job, "status": "running"}],
+            JOBS: [row],
             ACKS: [],
             SPANS_COLLECTION: [
                 {"trace_id": "tr1", "start": AT, "engram_ids": [T], "packed": NO_SPANS}
@@ -174,7 +189,7 @@ async def test_gateway_queries_are_indexed_and_scoped() -> None:
         "PruneJobs.progress": lambda: jobs.progress(T, job),
         "PruneJobs.recent": lambda: jobs.recent(T),
         "PruneJobs.running": jobs.running,
-        "PruneJobs.finish": lambda: jobs.finish(job, {"verified_empty": True}),
+        "PruneJobs.finish": lambda: jobs.finish(job, Verification(True, {}, [])),
         "Submissions.record": lambda: submissions.record(T, "memory", "m1"),
         "Submissions.record_many": lambda: submissions.record_many(T, "memory", [("m1", {})]),
         "Submissions.get": lambda: submissions.get(T, "memory", "m1"),

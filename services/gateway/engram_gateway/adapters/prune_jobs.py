@@ -6,7 +6,7 @@ import hashlib
 import zlib
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -15,7 +15,14 @@ from pymongo import ASCENDING, DESCENDING, IndexModel
 from pymongo.errors import DuplicateKeyError
 
 from engram_events import Envelope
-from engram_gateway.domain.prune import SELECTOR_PREVIEW, Ack, JobKind, Progress
+from engram_gateway.domain.prune import (
+    SELECTOR_PREVIEW,
+    Ack,
+    JobKind,
+    Progress,
+    PruneJob,
+    Verification,
+)
 from engram_platform.indexes import Indexes
 from engram_platform.outbox import Outbox
 
@@ -54,12 +61,12 @@ class PruneJobs:
         self.outbox = outbox
         self._progress: OrderedDict[str, _Folded] = OrderedDict()
 
-    async def get(self, tenant_id: str, job_id: str) -> dict[str, Any] | None:
+    async def get(self, tenant_id: str, job_id: str) -> PruneJob | None:
         """The job, only within the caller's tenant."""
-        doc: dict[str, Any] | None = await self.db[JOBS].find_one(
+        doc = await self.db[JOBS].find_one(
             {"_id": _job_key(tenant_id, job_id), "tenant_id": tenant_id}
         )
-        return doc
+        return _job(doc) if doc else None
 
     async def open(
         self,
@@ -102,9 +109,9 @@ class PruneJobs:
             scope={"tenant_id": tenant_id},
         )
 
-    async def selector(self, job: dict[str, Any]) -> dict[str, Any]:
+    async def selector(self, job: PruneJob) -> dict[str, Any]:
         """A job's full selector, kept apart from the job row."""
-        doc = await self.db[SELECTORS].find_one({"_id": job["_id"], "tenant_id": job["tenant_id"]})
+        doc = await self.db[SELECTORS].find_one({"_id": job.key, "tenant_id": job.tenant_id})
         return unpack_selector(doc["packed"]) if doc else {}
 
     async def add_acks(self, tenant_id: str, job_id: str, acks: Sequence[tuple[str, Ack]]) -> None:
@@ -131,15 +138,15 @@ class PruneJobs:
             {"$addToSet": {"ack_batches": key}, "$set": {"updated_at": now}},
         )
 
-    async def progress(self, tenant_id: str, job: dict[str, Any]) -> Progress:
+    async def progress(self, tenant_id: str, job: PruneJob) -> Progress:
         """The job's acknowledgements folded: rows are immutable, so each process folds a row
         once and reads only the rows listed on the job since its last look."""
-        key = job["_id"]
+        key = job.key
         folded = self._progress.pop(key, None) or _Folded(Progress(), set())
         self._progress[key] = folded
         while len(self._progress) > CACHED_JOBS:
             self._progress.popitem(last=False)
-        missing = [k for k in job["ack_batches"] if k not in folded.rows]
+        missing = [k for k in job.ack_batches if k not in folded.rows]
         for first in range(0, len(missing), LOAD_CHUNK):
             chunk = missing[first : first + LOAD_CHUNK]
             rows = {
@@ -163,20 +170,20 @@ class PruneJobs:
         )
         return [str(job["job_id"]) async for job in cursor]
 
-    async def running(self) -> list[dict[str, Any]]:
+    async def running(self) -> list[PruneJob]:
         """Every tenant's unfinished jobs, oldest first."""
         cursor = self.db[JOBS].find({"status": "running"}).sort("created_at", ASCENDING)
-        return [job async for job in cursor]
+        return [_job(doc) async for doc in cursor]
 
-    async def finish(self, job: dict[str, Any], verification: dict[str, Any]) -> None:
+    async def finish(self, job: PruneJob, verification: Verification) -> None:
         """Record the verification outcome; the job is over."""
         await self.db[JOBS].update_one(
-            {"_id": job["_id"], "tenant_id": job["tenant_id"]},
+            {"_id": job.key, "tenant_id": job.tenant_id},
             {
                 "$set": {
                     "status": "completed",
-                    "verified_empty": verification["verified_empty"],
-                    "verification": verification,
+                    "verified_empty": verification.verified_empty,
+                    "verification": asdict(verification),
                     "completed_at": datetime.now(UTC),
                 }
             },
@@ -202,6 +209,27 @@ def preview(selector: dict[str, Any]) -> tuple[dict[str, Any], dict[str, int]]:
 
 def _job_key(tenant_id: str, job_id: str) -> str:
     return f"{tenant_id}:{job_id}"
+
+
+def _job(doc: dict[str, Any]) -> PruneJob:
+    """A stored job row as the use cases read it."""
+    verification = doc.get("verification")
+    return PruneJob(
+        key=doc["_id"],
+        tenant_id=doc["tenant_id"],
+        job_id=doc["job_id"],
+        kind=doc["kind"],
+        status=doc["status"],
+        selector_preview=dict(doc["selector_preview"]),
+        selector_sizes=dict(doc["selector_sizes"]),
+        document_id=doc.get("document_id"),
+        conversation_id=doc.get("conversation_id"),
+        created_at=doc["created_at"],
+        updated_at=doc["updated_at"],
+        ack_batches=tuple(doc.get("ack_batches", ())),
+        verification=Verification(**verification) if verification else None,
+        completed_at=doc.get("completed_at"),
+    )
 
 
 def _ack_doc(event_id: str, ack: Ack) -> dict[str, Any]:

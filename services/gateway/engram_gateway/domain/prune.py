@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Literal
 
 SELECTOR_PREVIEW = 20
@@ -106,8 +107,38 @@ class Progress:
         return waiting
 
 
-def subject_of(job: dict[str, Any]) -> str | None:
-    """What a job waits on besides records: the deleted document, or the deleted conversation
-    (None for a records job)."""
-    subject: str | None = job["conversation_id" if job["kind"] == "conversation" else "document_id"]
-    return subject
+@dataclass(frozen=True)
+class Verification:
+    """The owning services' answer once a cascade is acknowledged: what still references a
+    tombstoned id, per service, and which services did not answer."""
+
+    verified_empty: bool
+    references: dict[str, dict[str, int]]
+    unverified: list[str]
+
+
+@dataclass(frozen=True)
+class PruneJob:
+    """A prune job as stored: its selector's preview, the acknowledgement rows listed on it,
+    and, once complete, its verification."""
+
+    key: str
+    tenant_id: str
+    job_id: str
+    kind: JobKind
+    status: Literal["running", "completed"]
+    selector_preview: dict[str, Any]
+    selector_sizes: dict[str, int]
+    document_id: str | None
+    conversation_id: str | None
+    created_at: datetime
+    updated_at: datetime
+    ack_batches: tuple[str, ...] = ()
+    verification: Verification | None = None
+    completed_at: datetime | None = None
+
+    @property
+    def subject(self) -> str | None:
+        """What the job waits on besides records: the deleted document, or the deleted
+        conversation (None for a records job)."""
+        return self.conversation_id if self.kind == "conversation" else self.document_id

@@ -9,7 +9,7 @@ from typing import Any
 
 from engram_events import Envelope
 from engram_events.payloads.tombstones import TombstoneApplied
-from engram_gateway.domain.prune import Ack, Progress, subject_of
+from engram_gateway.domain.prune import Ack, Progress, PruneJob, Verification
 from engram_gateway.ports import OwningServices, PruneJobStore
 from engram_platform.consuming import BatchResult
 from engram_platform.metrics import PipelineMetrics
@@ -91,19 +91,17 @@ class PruneCompletion:
                     results[i] = exc
         return results
 
-    async def verify(
-        self, tenant_id: str, job: dict[str, Any], progress: Progress
-    ) -> dict[str, Any]:
+    async def verify(self, tenant_id: str, job: PruneJob, progress: Progress) -> Verification:
         """Ask every owning service whether anything active still references a tombstoned id."""
-        subject = subject_of(job)
+        subject = job.subject
         ids: dict[str, list[str]] = {
             "records": sorted(progress.tombstoned["extraction"]),
             "facts": sorted(progress.tombstoned["enrichment"]),
-            "documents": [subject] if job["kind"] == "document" and subject else [],
-            "conversations": [subject] if job["kind"] == "conversation" and subject else [],
+            "documents": [subject] if job.kind == "document" and subject else [],
+            "conversations": [subject] if job.kind == "conversation" and subject else [],
         }
-        services = [s for s in VERIFIERS if s != "ingest" or job["kind"] == "document"]
-        if job["kind"] == "conversation":
+        services = [s for s in VERIFIERS if s != "ingest" or job.kind == "document"]
+        if job.kind == "conversation":
             services = ["memory"]
         answers = await asyncio.gather(
             *(
@@ -114,11 +112,11 @@ class PruneCompletion:
         remaining = {s: refs for s, refs in zip(services, answers, strict=True) if refs is not None}
         unverified = [s for s, refs in zip(services, answers, strict=True) if refs is None]
         clean = not unverified and all(n == 0 for refs in remaining.values() for n in refs.values())
-        return {"verified_empty": clean, "references": remaining, "unverified": unverified}
+        return Verification(verified_empty=clean, references=remaining, unverified=unverified)
 
     async def _references(
         self, service: str, tenant_id: str, body: dict[str, list[str]]
-    ) -> dict[str, Any] | None:
+    ) -> dict[str, int] | None:
         """One owning service's count of what still references the ids; None if it did not
         answer (the services walk the ids at once, so a large prune waits for the slowest)."""
         try:
@@ -134,32 +132,31 @@ class PruneCompletion:
             return None
         if response.status_code != 200:
             return None
-        references: dict[str, Any] = response.json().get("references", {})
+        references: dict[str, int] = response.json().get("references", {})
         return references
 
     async def finalize_once(self) -> int:
         """Complete every running job whose cascade is fully acknowledged; returns how many."""
         done = 0
         for job in await self.jobs.running():
-            tenant_id = job["tenant_id"]
-            progress = await self.jobs.progress(tenant_id, job)
-            if any(progress.pending(job["kind"], subject_of(job)).values()):
+            progress = await self.jobs.progress(job.tenant_id, job)
+            if any(progress.pending(job.kind, job.subject).values()):
                 continue
-            verification = await self.verify(tenant_id, job, progress)
-            if verification["unverified"] and not self._grace_over(job):
+            verification = await self.verify(job.tenant_id, job, progress)
+            if verification.unverified and not self._grace_over(job):
                 continue
             await self.jobs.finish(job, verification)
             self.metrics.prune_finished(
-                kind=job["kind"],
-                verified_empty=verification["verified_empty"],
-                seconds=_seconds_since(job["created_at"]),
+                kind=job.kind,
+                verified_empty=verification.verified_empty,
+                seconds=_seconds_since(job.created_at),
             )
             done += 1
         return done
 
-    def _grace_over(self, job: dict[str, Any]) -> bool:
+    def _grace_over(self, job: PruneJob) -> bool:
         """An owning service that does not answer (restarting, say) is asked again for a while."""
-        return _seconds_since(job["updated_at"]) > self.verify_grace
+        return _seconds_since(job.updated_at) > self.verify_grace
 
     async def run_finalizer(self, interval: float = 0.5, least: float = 0.1) -> None:
         """Background loop: finish jobs as their acknowledgements arrive. A stored

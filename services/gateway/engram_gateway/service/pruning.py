@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+from dataclasses import asdict
 from typing import Any
 
 from engram_events import Envelope, new_event
@@ -10,7 +11,7 @@ from engram_events.catalog import CONVERSATION_DELETED, DOCUMENT_DELETED, PRUNE_
 from engram_events.payloads.conversations import ConversationDeleted
 from engram_events.payloads.documents import DocumentDeleted
 from engram_events.payloads.prune import PruneRequested, PruneSelector
-from engram_gateway.domain.prune import JobKind, subject_of
+from engram_gateway.domain.prune import JobKind
 from engram_gateway.ports import PruneJobStore
 from engram_platform.problems import Problem
 
@@ -66,17 +67,18 @@ class Pruning:
         job = await self.jobs.get(tenant_id, job_id)
         if job is None:
             raise Problem(404, detail="no such prune job")
-        shown: dict[str, Any] = job["selector_preview"]
-        sizes: dict[str, int] = job["selector_sizes"]
+        shown = job.selector_preview
+        sizes = job.selector_sizes
         if full_selector:
             shown = await self.jobs.selector(job)
         progress = await self.jobs.progress(tenant_id, job)
-        waiting = progress.pending(job["kind"], subject_of(job))
-        need = progress.expected_counts(job["kind"], subject_of(job))
+        waiting = progress.pending(job.kind, job.subject)
+        need = progress.expected_counts(job.kind, job.subject)
+        verification = job.verification
         return {
             "prune_job_id": job_id,
-            "kind": job["kind"],
-            "status": job["status"],
+            "kind": job.kind,
+            "status": job.status,
             "selector": shown,
             "selector_sizes": sizes,
             "selector_truncated": any(len(v) < sizes[k] for k, v in shown.items() if k in sizes),
@@ -84,10 +86,10 @@ class Pruning:
             "acknowledgements": {
                 svc: {"expected": need[svc], "pending": len(waiting[svc])} for svc in sorted(need)
             },
-            "verified_empty": job.get("verified_empty"),
-            "verification": job.get("verification"),
-            "created_at": job["created_at"].isoformat(),
-            "completed_at": job["completed_at"].isoformat() if job.get("completed_at") else None,
+            "verified_empty": verification.verified_empty if verification else None,
+            "verification": asdict(verification) if verification else None,
+            "created_at": job.created_at.isoformat(),
+            "completed_at": job.completed_at.isoformat() if job.completed_at else None,
         }
 
     async def recent(self, tenant_id: str) -> list[dict[str, Any]]:
