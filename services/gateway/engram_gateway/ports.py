@@ -9,6 +9,7 @@ from typing import Any, Protocol
 import httpx
 
 from engram_events import Envelope
+from engram_gateway.domain.access import StoredKey
 from engram_gateway.domain.dead_letters import Letter
 from engram_gateway.domain.keys import IssuedKey
 from engram_gateway.domain.model import Agent, Caller
@@ -113,9 +114,9 @@ class PruneJobStore(Protocol):
 class KeyRows(Protocol):
     """A tenant's stored API keys (`adapters.keys.KeyStore`)."""
 
-    async def list(self, tenant_id: str) -> list[dict[str, Any]]: ...
+    async def list(self, tenant_id: str) -> list[StoredKey]: ...
 
-    async def get(self, tenant_id: str, key_id: str) -> dict[str, Any] | None: ...
+    async def get(self, tenant_id: str, key_id: str) -> StoredKey | None: ...
 
     async def active_admins(self, tenant_id: str) -> set[str]: ...
 

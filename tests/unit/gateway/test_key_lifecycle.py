@@ -3,6 +3,7 @@ revoked key is forgotten by this instance at once, and a key's use is written on
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -12,6 +13,7 @@ from engram_gateway.domain.access import (
     ADMIN,
     OPS,
     LastUse,
+    StoredKey,
     locks_out,
     role_of,
     roles_for,
@@ -58,13 +60,13 @@ class Keys:
     def forget_key(self, key_id: str) -> None:
         self.forgotten.append(key_id)
 
-    async def list(self, tenant_id: str) -> list[dict[str, Any]]:
+    async def list(self, tenant_id: str) -> list[StoredKey]:
         mine = [r for r in self.rows.values() if r["tenant_id"] == tenant_id]
-        return sorted(mine, key=lambda r: (r["created_at"], r["_id"]))
+        return [_stored(r) for r in sorted(mine, key=lambda r: (r["created_at"], r["_id"]))]
 
-    async def get(self, tenant_id: str, key_id: str) -> dict[str, Any] | None:
+    async def get(self, tenant_id: str, key_id: str) -> StoredKey | None:
         row = self.rows.get(key_id)
-        return dict(row) if row and row["tenant_id"] == tenant_id else None
+        return _stored(row) if row and row["tenant_id"] == tenant_id else None
 
     async def active_admins(self, tenant_id: str) -> set[str]:
         return {
@@ -93,6 +95,18 @@ class Keys:
         if self.fail_touch:
             raise ConnectionError("database down")
         self.touched.append((tenant_id, key_id, at))
+
+
+def _stored(row: dict[str, Any]) -> StoredKey:
+    return StoredKey(
+        key_id=row["_id"],
+        tenant_id=row["tenant_id"],
+        roles=tuple(row["roles"]),
+        created_at=row["created_at"],
+        name=row["name"],
+        revoked=row["revoked"],
+        revoked_at=row.get("revoked_at"),
+    )
 
 
 class Clock:
@@ -255,6 +269,6 @@ def test_last_use_forgets_its_oldest_keys_beyond_its_size() -> None:
 
 
 def test_a_view_shows_revocation_only_of_a_revoked_key() -> None:
-    row = {"_id": "k", "roles": [], "created_at": START, "revoked": False, "revoked_at": START}
-    assert view_of(row).revoked_at is None
-    assert view_of({**row, "revoked": True}).revoked_at == START
+    key = StoredKey("k", T, (), START, revoked=False, revoked_at=START)
+    assert view_of(key).revoked_at is None
+    assert view_of(replace(key, revoked=True)).revoked_at == START

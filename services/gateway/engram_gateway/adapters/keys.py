@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from engram_gateway.adapters.registry import API_KEYS
-from engram_gateway.domain.access import ADMIN
+from engram_gateway.domain.access import ADMIN, StoredKey
 
 MAX_KEYS = 1000
 """A listing's cap: keys are issued by hand, so a tenant holds few."""
@@ -19,21 +19,19 @@ class KeyStore:
     def __init__(self, db: Any) -> None:
         self.collection = db[API_KEYS]
 
-    async def list(self, tenant_id: str) -> list[dict[str, Any]]:
+    async def list(self, tenant_id: str) -> list[StoredKey]:
         """The tenant's keys, revoked ones too, oldest first."""
         cursor = (
             self.collection.find({"tenant_id": tenant_id})
             .sort([("created_at", 1), ("_id", 1)])
             .limit(MAX_KEYS)
         )
-        return [row async for row in cursor]
+        return [_key(row) async for row in cursor]
 
-    async def get(self, tenant_id: str, key_id: str) -> dict[str, Any] | None:
+    async def get(self, tenant_id: str, key_id: str) -> StoredKey | None:
         """One key, only within its tenant."""
-        row: dict[str, Any] | None = await self.collection.find_one(
-            {"_id": key_id, "tenant_id": tenant_id}
-        )
-        return row
+        row = await self.collection.find_one({"_id": key_id, "tenant_id": tenant_id})
+        return _key(row) if row else None
 
     async def active_admins(self, tenant_id: str) -> set[str]:
         """The ids of the tenant's admin keys not revoked."""
@@ -70,3 +68,17 @@ class KeyStore:
         await self.collection.update_one(
             {"_id": key_id, "tenant_id": tenant_id}, {"$set": {"last_used_at": at}}
         )
+
+
+def _key(row: dict[str, Any]) -> StoredKey:
+    """A stored key row as the lifecycle reads it (its secret's hash and salt stay behind)."""
+    return StoredKey(
+        key_id=row["_id"],
+        tenant_id=row["tenant_id"],
+        roles=tuple(row.get("roles", ())),
+        created_at=row["created_at"],
+        name=row.get("name"),
+        revoked=bool(row.get("revoked")),
+        revoked_at=row.get("revoked_at"),
+        last_used_at=row.get("last_used_at"),
+    )

@@ -4,9 +4,10 @@ would lock a tenant out, and when a key's last use is worth a database write (pu
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -92,14 +93,28 @@ class KeyView(BaseModel):
     revoked_at: datetime | None = None
 
 
-def view_of(row: Mapping[str, Any]) -> KeyView:
-    """A stored key row as its admins see it."""
+@dataclass(frozen=True)
+class StoredKey:
+    """A key as stored, without its secret: what its lifecycle reads."""
+
+    key_id: str
+    tenant_id: str
+    roles: tuple[str, ...]
+    created_at: datetime
+    name: str | None = None
+    revoked: bool = False
+    revoked_at: datetime | None = None
+    last_used_at: datetime | None = None
+
+
+def view_of(key: StoredKey) -> KeyView:
+    """A stored key as its admins see it."""
     return KeyView(
-        key_id=row["_id"],
-        prefix=f"egk_{row['_id']}",
-        name=row.get("name"),
-        role=role_of(row.get("roles", ())),
-        created_at=row["created_at"],
-        last_used_at=row.get("last_used_at"),
-        revoked_at=row.get("revoked_at") if row.get("revoked") else None,
+        key_id=key.key_id,
+        prefix=f"egk_{key.key_id}",
+        name=key.name,
+        role=role_of(key.roles),
+        created_at=key.created_at,
+        last_used_at=key.last_used_at,
+        revoked_at=key.revoked_at if key.revoked else None,
     )

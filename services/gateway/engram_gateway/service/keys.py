@@ -8,12 +8,12 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 from engram_gateway.domain.access import (
     IssuableRole,
     KeyView,
     LastUse,
+    StoredKey,
     locks_out,
     roles_for,
     view_of,
@@ -63,14 +63,14 @@ class KeyManagement:
 
     async def list(self, tenant_id: str) -> list[KeyView]:
         """Every key of the tenant, revoked ones too, oldest first."""
-        return [view_of(row) for row in await self.keys.list(tenant_id)]
+        return [view_of(key) for key in await self.keys.list(tenant_id)]
 
     async def revoke(self, tenant_id: str, key_id: str) -> KeyView:
         """Revoke a key (again: unchanged); 409 when it is the tenant's last admin key."""
-        row = await self._found(tenant_id, key_id)
-        if row.get("revoked"):
-            return view_of(row)
-        roles = tuple(row.get("roles", ()))
+        key = await self._found(tenant_id, key_id)
+        if key.revoked:
+            return view_of(key)
+        roles = key.roles
         if locks_out(roles, len(await self.keys.active_admins(tenant_id) - {key_id})):
             raise _last_admin()
         at = self.now()
@@ -91,10 +91,10 @@ class KeyManagement:
         """Issue a replacement with the same role and name, then revoke the old key at once;
         `before_revoking` (the audit entry) runs between, so when it fails the old key stays
         live and a retry rotates it again (the replacement, never shown, stays unused)."""
-        row = await self._found(tenant_id, key_id)
-        if row.get("revoked"):
+        key = await self._found(tenant_id, key_id)
+        if key.revoked:
             raise Problem(409, "key-revoked", "a revoked key cannot be rotated; create a new one")
-        issued = await self._issue(tenant_id, tuple(row.get("roles", ())), row.get("name"))
+        issued = await self._issue(tenant_id, key.roles, key.name)
         if before_revoking is not None:
             await before_revoking(issued)
         await self.keys.revoke(tenant_id, key_id, self.now())
@@ -115,11 +115,11 @@ class KeyManagement:
         issued = await self.issuer.add_key(tenant_id, roles, name=name)
         return NewKey(issued.plaintext, view_of(await self._found(tenant_id, issued.key_id)))
 
-    async def _found(self, tenant_id: str, key_id: str) -> dict[str, Any]:
-        row = await self.keys.get(tenant_id, key_id)
-        if row is None:
+    async def _found(self, tenant_id: str, key_id: str) -> StoredKey:
+        key = await self.keys.get(tenant_id, key_id)
+        if key is None:
             raise Problem(404, detail="no such key")
-        return row
+        return key
 
 
 def _last_admin() -> Problem:
