@@ -47,6 +47,7 @@ from engram_gateway.config import GatewaySettings
 from engram_gateway.domain.quotas import Usage
 from engram_gateway.service.audit import AuditTrail
 from engram_gateway.service.curation import Curation
+from engram_gateway.service.document_deletion import DocumentDeletion
 from engram_gateway.service.intake import Intake
 from engram_gateway.service.keys import KeyManagement
 from engram_gateway.service.memory_edits import MemoryEdits
@@ -145,6 +146,7 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
             key_seconds=settings.key_cache_seconds,
         )
         writes = MemoryWrites(owners, intake)
+        pruning = Pruning(jobs)
         trail = AuditTrail(AuditLog(rt.db), owners)
         install(
             app,
@@ -159,7 +161,8 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
                 memory_edits=MemoryEdits(owners, submissions, EditClaims(rt.db), writes),
                 sources=SourceCheck(owners, submissions),
                 outbox=rt.outbox,
-                prune=Pruning(jobs),
+                prune=pruning,
+                document_deletion=DocumentDeletion(owners, submissions, pruning, intake),
                 telemetry=TelemetryReader(rt.mongo[settings.telemetry_database]),
                 dead_letters=DeadLetterBox(
                     bootstrap=settings.kafka_bootstrap_servers,

@@ -18,6 +18,7 @@ from engram_gateway.ports import (
 )
 from engram_gateway.service.audit import AuditTrail
 from engram_gateway.service.curation import Curation
+from engram_gateway.service.document_deletion import DocumentDeletion
 from engram_gateway.service.intake import Intake
 from engram_gateway.service.keys import KeyManagement
 from engram_gateway.service.memory_edits import MemoryEdits
@@ -51,6 +52,8 @@ class GatewayDeps:
     """Checks the ids a memory write names (`derived_from`, `supersedes`)."""
     outbox: Outbox
     prune: Pruning
+    document_deletion: DocumentDeletion
+    """A document's prune job, once ingest or the submission log knows the document."""
     telemetry: TelemetryReads
     dead_letters: DeadLetters
     rate_limiter: RateLimiter

@@ -14,7 +14,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from engram_events import new_event
 from engram_events.catalog import DOCUMENT_SUBMITTED
 from engram_events.payloads.documents import DocumentSubmitted, Name
-from engram_events.payloads.prune import PruneSelector
 from engram_events.values import Text
 from engram_gateway.api.auth import CallerDep
 from engram_gateway.api.dependencies import Deps
@@ -205,19 +204,7 @@ async def list_passages(
 async def delete_document(doc_id: DocumentId, deps: Deps, caller: CallerDep) -> JSONResponse:
     """Tombstone a document and everything derived from it; returns the prune job to watch.
     The tenant's document quota gets it back, with its last version's bytes."""
-    response = await deps.owners.request(
-        "ingest", "GET", f"/internal/v1/documents/{doc_id}", tenant_id=caller.tenant_id
-    )
-    known = response.status_code == 200 or await deps.submissions.get(
-        caller.tenant_id, "document", doc_id
-    )
-    if not known:
-        raise Problem(404, detail="no such document")
-    if response.status_code == 200 and response.json().get("status") == "deleted":
-        raise Problem(409, "already-deleted", "the document is already deleted")
-    selector = PruneSelector(document_id=doc_id)
-    job_id = await deps.prune.start(caller.tenant_id, "document", selector)
-    await deps.intake.release(caller.tenant_id, "document", doc_id)
+    job_id = await deps.document_deletion.delete(caller.tenant_id, doc_id)
     return JSONResponse(
         {"prune_job_id": job_id, "status": "running", "status_url": f"/v1/prune-jobs/{job_id}"},
         status_code=202,
