@@ -47,11 +47,13 @@ from engram_gateway.config import GatewaySettings
 from engram_gateway.domain.quotas import Usage
 from engram_gateway.service.audit import AuditTrail
 from engram_gateway.service.curation import Curation
+from engram_gateway.service.dead_letters import DeadLetterOffice
 from engram_gateway.service.document_deletion import DocumentDeletion
 from engram_gateway.service.intake import Intake
 from engram_gateway.service.keys import KeyManagement
 from engram_gateway.service.memory_edits import MemoryEdits
 from engram_gateway.service.memory_writes import MemoryWrites
+from engram_gateway.service.ops_views import OpsViews
 from engram_gateway.service.prune_completion import PruneCompletion
 from engram_gateway.service.pruning import Pruning
 from engram_gateway.service.quotas import Quotas
@@ -147,6 +149,15 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
         )
         writes = MemoryWrites(owners, intake)
         pruning = Pruning(jobs)
+        letters = DeadLetterOffice(
+            DeadLetterBox(
+                bootstrap=settings.kafka_bootstrap_servers,
+                security=kafka_security_options(settings),
+                topic_prefix=settings.topic_prefix,
+                db=rt.db,
+                publisher=rt.broker,
+            )
+        )
         trail = AuditTrail(AuditLog(rt.db), owners)
         install(
             app,
@@ -163,13 +174,9 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
                 outbox=rt.outbox,
                 prune=pruning,
                 document_deletion=DocumentDeletion(owners, submissions, pruning, intake),
-                telemetry=TelemetryReader(rt.mongo[settings.telemetry_database]),
-                dead_letters=DeadLetterBox(
-                    bootstrap=settings.kafka_bootstrap_servers,
-                    security=kafka_security_options(settings),
-                    topic_prefix=settings.topic_prefix,
-                    db=rt.db,
-                    publisher=rt.broker,
+                dead_letters=letters,
+                ops=OpsViews(
+                    TelemetryReader(rt.mongo[settings.telemetry_database]), letters, pruning
                 ),
                 rate_limiter=RateLimiter(settings.rate_limit_defaults()),
                 tenant_limits=TenantLimits(rt.db, cache_seconds=settings.registry_cache_seconds),

@@ -10,19 +10,19 @@ from fastapi import Depends
 from engram_gateway.config import GatewaySettings
 from engram_gateway.ports import (
     AgentRegistry,
-    DeadLetters,
     Owners,
     SubmissionStore,
-    TelemetryReads,
     TenantLimitReads,
 )
 from engram_gateway.service.audit import AuditTrail
 from engram_gateway.service.curation import Curation
+from engram_gateway.service.dead_letters import DeadLetterOffice
 from engram_gateway.service.document_deletion import DocumentDeletion
 from engram_gateway.service.intake import Intake
 from engram_gateway.service.keys import KeyManagement
 from engram_gateway.service.memory_edits import MemoryEdits
 from engram_gateway.service.memory_writes import MemoryWrites
+from engram_gateway.service.ops_views import OpsViews
 from engram_gateway.service.pruning import Pruning
 from engram_gateway.service.rate_limiting import RateLimiter
 from engram_gateway.service.sources import SourceCheck
@@ -54,8 +54,10 @@ class GatewayDeps:
     prune: Pruning
     document_deletion: DocumentDeletion
     """A document's prune job, once ingest or the submission log knows the document."""
-    telemetry: TelemetryReads
-    dead_letters: DeadLetters
+    dead_letters: DeadLetterOffice
+    """A tenant's dead letters, shown without their messages and replayed once."""
+    ops: OpsViews
+    """What the ops dashboard shows: the pipeline, traces, prune jobs and dead letters."""
     rate_limiter: RateLimiter
     tenant_limits: TenantLimitReads
     curation: Curation

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -20,16 +19,15 @@ from engram_gateway.api.ops_session import (
     same_origin,
     start_session,
 )
-from engram_gateway.domain import pipeline
 from engram_gateway.domain.dead_letters import Letter
 from engram_gateway.domain.model import Caller
 from engram_gateway.domain.waterfall import summary, waterfall
+from engram_gateway.service.ops_views import TRACE_ID
 from engram_platform.problems import Problem
 
 HERE = Path(__file__).resolve().parent.parent / "ops"
 """The dashboard's templates and static assets."""
 STATIC = {"ops.css": "text/css", "ops.js": "text/javascript"}
-WINDOW = timedelta(minutes=15)
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:@/+=-]{0,255}$"
 _INPUT_VALUE = re.compile(r"input_value=.*?(?=, input_type=|\]|$)", re.DOTALL)
 
@@ -93,22 +91,17 @@ async def dashboard(
         caller = await ops_caller(request, deps)
     except Problem as exc:
         return _page(request, "login.html", exc.status, error=exc.detail)
-    reader = deps.telemetry
-    figures = pipeline.summarize(await reader.metric_points(WINDOW))
-    trace_ids = await reader.recent_trace_ids(caller.tenant_id)
-    grouped = await reader.spans_of(trace_ids)
-    traces = [summary(grouped[t]) for t in trace_ids if grouped.get(t)]
-    letters = await deps.dead_letters.read(caller.tenant_id)
+    shown = await deps.ops.overview(caller.tenant_id)
     return _page(
         request,
         "dashboard.html",
         tenant_id=caller.tenant_id,
-        picture=pipeline.picture(figures, WINDOW.total_seconds()),
-        window_minutes=int(WINDOW.total_seconds() // 60),
-        traces=traces,
-        jobs=await deps.prune.recent(caller.tenant_id),
-        letters=[_letter_view(item) for item in letters],
-        consumers=sorted({item.letter.consumer for item in letters if not item.replayed_at}),
+        picture=shown.picture,
+        window_minutes=shown.window_minutes,
+        traces=shown.traces,
+        jobs=shown.jobs,
+        letters=[_letter_view(item) for item in shown.letters],
+        consumers=shown.consumers,
         replay_result=replay,
     )
 
@@ -116,9 +109,9 @@ async def dashboard(
 @router.get("/ops/traces/{trace_id}")
 async def trace_page(request: Request, deps: Deps, caller: OpsDep, trace_id: str) -> HTMLResponse:
     """One trace as a waterfall."""
-    if not re.fullmatch(r"[0-9a-f]{32}", trace_id):
+    if not TRACE_ID.fullmatch(trace_id):
         raise Problem(404, detail="no such trace")
-    spans = await deps.telemetry.trace(caller.tenant_id, trace_id)
+    spans = await deps.ops.trace(caller.tenant_id, trace_id)
     if not spans:
         return _page(request, "lookup.html", 404, query=trace_id, traces=[])
     return _page(
@@ -138,14 +131,9 @@ async def lookup(
     id: Annotated[str, Query(min_length=1, max_length=256, pattern=ID_PATTERN)],
 ) -> Response:
     """A document, record, memory, prune-job or trace id opens its trace (or lists several)."""
-    reader = deps.telemetry
-    trace_ids = await reader.traces_naming(caller.tenant_id, id)
-    if not trace_ids and re.fullmatch(r"[0-9a-f]{32}", id):
-        trace_ids = [id] if await reader.trace(caller.tenant_id, id) else []
+    trace_ids, traces = await deps.ops.lookup(caller.tenant_id, id)
     if len(trace_ids) == 1:
         return RedirectResponse(f"/ops/traces/{trace_ids[0]}", status_code=303)
-    grouped = await reader.spans_of(trace_ids)
-    traces = [summary(grouped[t]) for t in trace_ids if grouped.get(t)]
     return _page(request, "lookup.html", 200 if traces else 404, query=id, traces=traces)
 
 
@@ -172,17 +160,13 @@ async def replay(
 ) -> Response:
     """Replay one letter, or every not-yet-replayed letter of one consumer."""
     same_origin(request)
-    box = deps.dead_letters
+    office = deps.dead_letters
     if letter_id:
-        chosen = {letter_id}
+        results = await office.replay_many(caller.tenant_id, {letter_id})
     elif consumer:
-        letters = await box.read(caller.tenant_id)
-        chosen = {
-            i.letter_id for i in letters if i.letter.consumer == consumer and not i.replayed_at
-        }
+        results = await office.replay_consumer(caller.tenant_id, consumer)
     else:
         raise Problem(422, detail="give letter_id or consumer")
-    results = await box.replay(caller.tenant_id, chosen)
     if "application/json" in request.headers.get("accept", ""):
         return JSONResponse({"results": results})
     replayed = sum(1 for r in results.values() if r == "replayed")
