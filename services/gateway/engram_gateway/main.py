@@ -51,13 +51,17 @@ from engram_gateway.service.dead_letters import DeadLetterOffice
 from engram_gateway.service.document_deletion import DocumentDeletion
 from engram_gateway.service.intake import Intake
 from engram_gateway.service.keys import KeyManagement
+from engram_gateway.service.lineage import Lineage
 from engram_gateway.service.memory_edits import MemoryEdits
 from engram_gateway.service.memory_writes import MemoryWrites
 from engram_gateway.service.ops_views import OpsViews
+from engram_gateway.service.owned import OwnedReads
+from engram_gateway.service.owner_answers import OwnerAnswers
 from engram_gateway.service.prune_completion import PruneCompletion
 from engram_gateway.service.pruning import Pruning
 from engram_gateway.service.quotas import Quotas
 from engram_gateway.service.rate_limiting import RateLimiter
+from engram_gateway.service.reindex import Reindexes
 from engram_gateway.service.sources import SourceCheck
 from engram_gateway.service.tenant_export import TenantExport
 from engram_gateway.service.tenant_import import TenantImport
@@ -165,8 +169,10 @@ def create_app(settings: GatewaySettings | None = None, *, install_global: bool 
                 settings=settings,
                 registry=registry,
                 keys=KeyManagement(KeyStore(rt.db), registry),
-                submissions=submissions,
-                owners=owners,
+                answers=OwnerAnswers(owners),
+                owned=OwnedReads(owners, submissions),
+                lineage=Lineage(owners),
+                reindexes=Reindexes(owners),
                 intake=intake,
                 memory_writes=writes,
                 memory_edits=MemoryEdits(owners, submissions, EditClaims(rt.db), writes),

@@ -26,6 +26,7 @@ from engram_gateway.domain.model import Agent, Caller
 from engram_gateway.main import MAX_JSON_BYTES, create_app
 from engram_gateway.service.intake import Intake
 from engram_gateway.service.memory_writes import MemoryWrites
+from engram_gateway.service.owner_answers import OwnerAnswers
 from engram_gateway.service.rate_limiting import RateLimiter
 from engram_platform.app import ServiceApp
 from engram_platform.dependencies import install
@@ -142,7 +143,7 @@ def gateway(lean: bool, **overrides: Any) -> tuple[ServiceApp, Sink]:
         "sources": Sources(),
         "tenant_limits": TenantLimits(),
         "rate_limiter": RateLimiter(settings.rate_limit_defaults()),
-        "owners": Owners(),
+        "answers": OwnerAnswers(cast(Any, Owners())),
         "memory_writes": MemoryWrites(
             cast(Any, Owners()), Intake(cast(Any, sink), cast(Any, Submissions()))
         ),

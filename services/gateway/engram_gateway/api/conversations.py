@@ -32,7 +32,6 @@ from engram_gateway.api.dependencies import Deps, GatewayDeps
 from engram_gateway.api.memory_proxy import AgentId, MemoryId, owned_agent
 from engram_gateway.domain.ids import derived_id
 from engram_gateway.domain.model import Caller
-from engram_gateway.service.owned import OwnedReads
 from engram_platform.problems import Problem
 
 router = APIRouter(tags=["conversations"])
@@ -127,7 +126,7 @@ async def _conversation(
 ) -> dict[str, Any]:
     """The memory service's view of the conversation, `pending` while only the gateway knows
     it, or a 404."""
-    return await OwnedReads(deps.owners, deps.submissions).view_or_pending(
+    return await deps.owned.view_or_pending(
         caller.tenant_id,
         service="memory",
         path=f"/internal/v1/agents/{agent_id}/conversations/{conversation_id}",

@@ -10,8 +10,6 @@ from fastapi import Depends
 from engram_gateway.config import GatewaySettings
 from engram_gateway.ports import (
     AgentRegistry,
-    Owners,
-    SubmissionStore,
     TenantLimitReads,
 )
 from engram_gateway.service.audit import AuditTrail
@@ -20,11 +18,15 @@ from engram_gateway.service.dead_letters import DeadLetterOffice
 from engram_gateway.service.document_deletion import DocumentDeletion
 from engram_gateway.service.intake import Intake
 from engram_gateway.service.keys import KeyManagement
+from engram_gateway.service.lineage import Lineage
 from engram_gateway.service.memory_edits import MemoryEdits
 from engram_gateway.service.memory_writes import MemoryWrites
 from engram_gateway.service.ops_views import OpsViews
+from engram_gateway.service.owned import OwnedReads
+from engram_gateway.service.owner_answers import OwnerAnswers
 from engram_gateway.service.pruning import Pruning
 from engram_gateway.service.rate_limiting import RateLimiter
+from engram_gateway.service.reindex import Reindexes
 from engram_gateway.service.sources import SourceCheck
 from engram_gateway.service.tenant_export import TenantExport
 from engram_gateway.service.tenant_import import TenantImport
@@ -40,9 +42,12 @@ class GatewayDeps:
     registry: AgentRegistry
     keys: KeyManagement
     """A tenant's key lifecycle, and each key's last use."""
-    submissions: SubmissionStore
-    owners: Owners
-    """The owning services' internal APIs."""
+    answers: OwnerAnswers
+    """An owning service's answer passed on: its body, its errors as problems, else a 503."""
+    owned: OwnedReads
+    """An item's view from its owner, or `pending` while only the submission log knows it."""
+    lineage: Lineage
+    reindexes: Reindexes
     intake: Intake
     """Accepts writes: publishes their events, then notes them as submitted."""
     memory_writes: MemoryWrites

@@ -24,7 +24,6 @@ from engram_gateway.domain.documents import (
     document_id,
     resolve_mime,
 )
-from engram_gateway.service.owned import OwnedReads
 from engram_platform.problems import Problem
 
 router = APIRouter(prefix="/v1/documents", tags=["documents"])
@@ -163,7 +162,7 @@ async def submit_document(request: Request, deps: Deps, caller: CallerDep) -> JS
 @router.get("/{doc_id}")
 async def get_document(doc_id: DocumentId, deps: Deps, caller: CallerDep) -> JSONResponse:
     """The owner's view (ingest); `pending` while only the gateway knows the submission."""
-    reads = OwnedReads(deps.owners, deps.submissions)
+    reads = deps.owned
     view = await reads.view_or_pending(
         caller.tenant_id,
         service="ingest",
@@ -186,18 +185,15 @@ async def list_passages(
 ) -> JSONResponse:
     """The current version's passages in order, each with its heading path, page and span in
     the extracted text (extraction's); `next_after` pages on. 404 when it has none (yet)."""
-    response = await deps.owners.request(
+    passages = await deps.answers.json(
         "extraction",
         "GET",
         f"/internal/v1/documents/{doc_id}/passages",
         tenant_id=caller.tenant_id,
+        passed=(200, 404),
         params={"after": after, "limit": limit},
     )
-    if response.status_code == 404:
-        raise Problem(404, detail="no passages for this document")
-    if response.status_code != 200:
-        raise Problem(503, "service-unavailable", "the extraction service could not answer")
-    return JSONResponse(response.json())
+    return JSONResponse(passages)
 
 
 @router.delete("/{doc_id}", status_code=202)

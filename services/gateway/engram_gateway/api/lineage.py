@@ -8,7 +8,6 @@ from fastapi import APIRouter, Path
 
 from engram_gateway.api.auth import CallerDep
 from engram_gateway.api.dependencies import Deps
-from engram_gateway.service.lineage import Lineage
 
 router = APIRouter(tags=["lineage"])
 LineageId = Annotated[
@@ -19,4 +18,4 @@ LineageId = Annotated[
 @router.get("/v1/lineage/{item_id:path}")
 async def lineage(item_id: LineageId, deps: Deps, caller: CallerDep) -> dict[str, Any]:
     """Follow lineage edges from one id; 404 when no owning service knows it for this tenant."""
-    return await Lineage(deps.owners).follow(caller.tenant_id, item_id)
+    return await deps.lineage.follow(caller.tenant_id, item_id)

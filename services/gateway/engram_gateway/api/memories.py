@@ -22,7 +22,6 @@ from engram_gateway.api.dependencies import Deps
 from engram_gateway.api.memory_proxy import AgentId, MemoryId, owned_agent, proxy
 from engram_gateway.domain.model import Caller
 from engram_gateway.ports import AgentRegistry
-from engram_gateway.service.owned import OwnedReads
 from engram_platform.problems import Problem
 
 router = APIRouter(tags=["memories"])
@@ -115,7 +114,7 @@ async def get_memory(
 ) -> JSONResponse:
     """Status, provenance and timestamps; `pending` while only the gateway knows the write."""
     await owned_agent(registry, caller, agent_id)
-    view = await OwnedReads(deps.owners, deps.submissions).view_or_pending(
+    view = await deps.owned.view_or_pending(
         caller.tenant_id,
         service="memory",
         path=f"/internal/v1/agents/{agent_id}/memories/{memory_id}",

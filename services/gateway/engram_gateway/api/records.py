@@ -21,7 +21,6 @@ from engram_events.payloads.records import ImportRow, RecordsImportRequested
 from engram_events.values import Text
 from engram_gateway.api.auth import CallerDep
 from engram_gateway.api.dependencies import Deps, GatewayDeps
-from engram_gateway.service.owned import OwnedReads
 from engram_platform.problems import Problem
 
 router = APIRouter(tags=["records"])
@@ -64,12 +63,11 @@ def _import_id(tenant_id: str, idempotency_key: str | None) -> str:
 
 
 async def _proxy(deps: GatewayDeps, tenant_id: str, path: str, **kwargs: Any) -> JSONResponse:
-    """Ask extraction; pass 200/404/422 through as they are, anything else is 503."""
-    response = await deps.owners.request("extraction", "GET", path, tenant_id=tenant_id, **kwargs)
-    if response.status_code in (200, 404, 422):
-        media = response.headers.get("content-type", "application/json").split(";")[0]
-        return JSONResponse(response.json(), status_code=response.status_code, media_type=media)
-    raise Problem(503, "service-unavailable", "the extraction service could not answer")
+    """Ask extraction; its 404 and 422 pass through as problems, anything else is 503."""
+    found = await deps.answers.json(
+        "extraction", "GET", path, tenant_id=tenant_id, passed=(200, 404, 422), **kwargs
+    )
+    return JSONResponse(found)
 
 
 @router.get("/v1/records/{record_id}")
@@ -149,7 +147,7 @@ async def import_records(request: Request, deps: Deps, caller: CallerDep) -> JSO
 @router.get("/v1/records:import/{import_id}")
 async def get_import(import_id: ImportId, deps: Deps, caller: CallerDep) -> JSONResponse:
     """The import's outcome (extraction), or `pending` while only the gateway knows it."""
-    view = await OwnedReads(deps.owners, deps.submissions).view_or_pending(
+    view = await deps.owned.view_or_pending(
         caller.tenant_id,
         service="extraction",
         path=f"/internal/v1/imports/{import_id}",

@@ -14,7 +14,6 @@ from engram_gateway.api.dependencies import Deps
 from engram_gateway.domain.access import OPS
 from engram_gateway.domain.model import Caller
 from engram_gateway.domain.reindex import STORES
-from engram_gateway.service.reindex import Reindexes
 from engram_platform.problems import Problem
 
 router = APIRouter(prefix="/v1/ops", tags=["ops"])
@@ -50,11 +49,11 @@ async def start_reindex(body: StartReindex, deps: Deps, caller: OperatorDep) -> 
     serves from its old one until its new one is complete and verified. 409 while one runs."""
     target = body.model_dump(exclude_none=True, exclude={"stores"})
     stores = list(dict.fromkeys(body.stores))
-    return await Reindexes(deps.owners).start(caller.tenant_id, target, stores)
+    return await deps.reindexes.start(caller.tenant_id, target, stores)
 
 
 @router.get("/reindex")
 async def reindex_progress(deps: Deps, caller: OperatorDep) -> Any:
     """The latest reindex of each store (`stores`), and over them: state, done/total, seconds,
     rate (items/s) and eta."""
-    return await Reindexes(deps.owners).progress(caller.tenant_id, STORES)
+    return await deps.reindexes.progress(caller.tenant_id, STORES)

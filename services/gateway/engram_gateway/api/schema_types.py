@@ -42,18 +42,16 @@ DEFINITION_EXAMPLE = {
 async def _extraction(
     deps: GatewayDeps, caller: Caller, method: str, path: str, **kwargs: Any
 ) -> JSONResponse:
-    """Ask extraction; pass its 200/404/409/422 through as they are, anything else is 503."""
-    response = await deps.owners.request(
+    """Ask extraction; its 404, 409 and 422 pass through as problems, anything else is 503."""
+    found = await deps.answers.json(
         "extraction",
         method,
         f"/internal/v1/schema/types{path}",
         tenant_id=caller.tenant_id,
+        passed=PASSED,
         **kwargs,
     )
-    if response.status_code in PASSED:
-        media = response.headers.get("content-type", "application/json").split(";")[0]
-        return JSONResponse(response.json(), status_code=response.status_code, media_type=media)
-    raise Problem(503, "service-unavailable", "the extraction service could not answer")
+    return JSONResponse(found)
 
 
 def _admin(caller: Caller) -> None:
