@@ -161,10 +161,6 @@ class AuditStore(Protocol):
     async def page(self, tenant_id: str, query: AuditQuery) -> list[AuditEntry]: ...
 
 
-class SubmissionStore(SubmissionLog, SubmissionReads, Protocol):
-    """The submission log as routes and use cases read and write it."""
-
-
 class Owners(OwningServices, OwnerReads, Protocol):
     """The owning services' internal APIs, pooled and lean."""
 
