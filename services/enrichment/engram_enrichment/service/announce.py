@@ -16,7 +16,7 @@ from engram_events.catalog import (
     FACT_CHANGED,
     FACT_WITHDRAWN,
 )
-from engram_events.payloads.embeddings import EmbeddingRequested, TextItem
+from engram_events.payloads.embeddings import EmbeddingRequested, Purpose, TextItem
 from engram_events.payloads.knowledge import (
     Claim,
     ContradictionOpened,
@@ -146,23 +146,9 @@ def embedding_request(
         and fact.last_change != "support_changed"
         and fid.count(":") >= 2
     ]
-    if not items:
-        return []
-    request = EmbeddingRequested(
-        request_id=f"enr_{derive_event_id(cause, f'embed:{entity.entity_id}').hex}",
-        requester=REQUESTER,
-        purpose="fact",
-        items=items[:MAX_ITEMS],
+    return _embedding_request(
+        entity, items, "fact", ("embed", "embedding.requested"), cause, caused_by
     )
-    return [
-        new_event(
-            EMBEDDING_BULK_REQUESTED,
-            request,
-            tenant_id=entity.tenant_id,
-            caused_by=caused_by,
-            event_id=derive_event_id(cause, f"embedding.requested:{entity.entity_id}"),
-        )
-    ]
 
 
 def section_item_id(section: ArticleSection) -> str:
@@ -192,12 +178,27 @@ def section_embedding_request(
             items.append(TextItem(item_id=section_item_id(section), text=text))
         except ValidationError:
             continue
+    tags = ("embed-sections", "embedding.requested.sections")
+    return _embedding_request(entity, items, "article_section", tags, cause, caused_by)
+
+
+def _embedding_request(
+    entity: Entity,
+    items: list[TextItem],
+    purpose: Purpose,
+    tags: tuple[str, str],
+    cause: str,
+    caused_by: Envelope[Any] | None,
+) -> list[Envelope[Any]]:
+    """One bulk request for these items' vectors (none for no items), its request and event ids
+    derived from the cause and `tags`, so a replayed cause asks again with the same ids."""
     if not items:
         return []
+    request_tag, event_tag = tags
     request = EmbeddingRequested(
-        request_id=f"enr_{derive_event_id(cause, f'embed-sections:{entity.entity_id}').hex}",
+        request_id=f"enr_{derive_event_id(cause, f'{request_tag}:{entity.entity_id}').hex}",
         requester=REQUESTER,
-        purpose="article_section",
+        purpose=purpose,
         items=items[:MAX_ITEMS],
     )
     return [
@@ -206,7 +207,7 @@ def section_embedding_request(
             request,
             tenant_id=entity.tenant_id,
             caused_by=caused_by,
-            event_id=derive_event_id(cause, f"embedding.requested.sections:{entity.entity_id}"),
+            event_id=derive_event_id(cause, f"{event_tag}:{entity.entity_id}"),
         )
     ]
 
