@@ -16,6 +16,7 @@ from engram_gateway.domain.model import Agent, Caller
 from engram_gateway.domain.prune import Ack, JobKind, Progress, PruneJob, Verification
 from engram_gateway.domain.quotas import Usage
 from engram_gateway.domain.rate_limits import Policy
+from engram_gateway.domain.submissions import Submission
 from engram_platform.audit import AuditEntry, AuditQuery
 
 
@@ -32,15 +33,15 @@ class SubmissionLog(Protocol):
 
     async def record(
         self, tenant_id: str, kind: str, item_id: str, **fields: Any
-    ) -> dict[str, Any] | None: ...
+    ) -> Submission | None: ...
 
     async def record_many(
         self, tenant_id: str, kind: str, items: list[tuple[str, dict[str, Any]]]
     ) -> int: ...
 
-    async def get(self, tenant_id: str, kind: str, item_id: str) -> dict[str, Any] | None: ...
+    async def get(self, tenant_id: str, kind: str, item_id: str) -> Submission | None: ...
 
-    async def release(self, tenant_id: str, kind: str, item_id: str) -> dict[str, Any] | None: ...
+    async def release(self, tenant_id: str, kind: str, item_id: str) -> Submission | None: ...
 
 
 class SubmissionReads(Protocol):
@@ -48,7 +49,7 @@ class SubmissionReads(Protocol):
 
     async def held(
         self, tenant_id: str, items: Sequence[tuple[str, str]]
-    ) -> dict[tuple[str, str], dict[str, Any]]: ...
+    ) -> dict[tuple[str, str], Submission]: ...
 
 
 class EditClaimStore(Protocol):

@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 
 from engram_gateway.adapters.submissions import Submissions
+from engram_gateway.domain.submissions import Submission
 from tests.support.services import ServiceProcess
 from tests.support.tenants import create_tenant
 
@@ -47,7 +48,7 @@ async def test_bulk_records_that_race_on_one_id_are_all_kept(mongo_db: Any) -> N
         rows = [(f"mem_{attempt}", {"agent_id": f"agt_{i}"}) for i in range(8)]
         await asyncio.gather(*(store.record_many("tnt_1", "memory", [row]) for row in rows))
         kept = await store.get("tnt_1", "memory", f"mem_{attempt}")
-        assert kept is not None and kept["agent_id"].startswith("agt_")
+        assert kept is not None and str(kept.agent_id).startswith("agt_")
 
 
 async def test_concurrent_records_go_in_trips_and_tell_new_kept_and_given_back(
@@ -64,12 +65,31 @@ async def test_concurrent_records_go_in_trips_and_tell_new_kept_and_given_back(
     again = await asyncio.gather(
         *(store.record("tnt_1", "memory", f"m{n}", agent_id="a1") for n in range(8))
     )
-    assert again[0] == {"_id": "tnt_1:memory:m0", "tenant_id": "tnt_1"}
-    assert again[1] is not None and "released_at" in again[1]
+    assert again[0] == Submission("memory", "m0")
+    assert again[1] is not None and not again[1].held
     held = again[2:6]
-    assert all(a is not None and a["_id"] == f"tnt_1:memory:m{n}" for n, a in enumerate(held, 2))
-    assert not any("released_at" in a for a in held if a is not None)
+    assert all(a is not None and a.item_id == f"m{n}" and a.held for n, a in enumerate(held, 2))
     assert again[6:] == [None, None]
     for n in range(8):
         row = await store.get("tnt_1", "memory", f"m{n}")
-        assert row is not None and row["agent_id"] == "a1" and "released_at" not in row
+        assert row is not None and row.agent_id == "a1" and row.held
+
+
+async def test_a_noted_write_reads_back_typed_whatever_its_id_holds(mongo_db: Any) -> None:
+    """Kind and id come back from the row's key even when the id holds colons; a release
+    answers the write as it was, and the row reads as given back after it."""
+    store = Submissions(mongo_db)
+    await store.record("tnt:1", "document", "doc:a:b", version="v2", size_bytes=40)
+    await store.record_many("tnt:1", "memory", [("mem:1", {"agent_id": "agt_1"})])
+    assert await store.get("tnt:1", "document", "doc:a:b") == Submission(
+        "document", "doc:a:b", version="v2", size_bytes=40
+    )
+    held = await store.held("tnt:1", [("memory", "mem:1"), ("memory", "mem:2")])
+    assert held == {("memory", "mem:1"): Submission("memory", "mem:1", agent_id="agt_1")}
+
+    released = await store.release("tnt:1", "document", "doc:a:b")
+    assert released is not None and released.held and released.size_bytes == 40
+    again = await store.get("tnt:1", "document", "doc:a:b")
+    assert again is not None and not again.held
+    assert await store.release("tnt:1", "document", "doc:a:b") is None, "given back once"
+    assert await store.get("tnt:2", "document", "doc:a:b") is None, "only within its tenant"

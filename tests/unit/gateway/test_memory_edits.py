@@ -18,6 +18,7 @@ from engram_events.payloads.memories import Author, MemoryWriteRequested
 from engram_gateway.api.memory_edits import EditMemory
 from engram_gateway.domain.edits import Change, edited, refusal, with_pending_newer
 from engram_gateway.domain.model import Caller
+from engram_gateway.domain.submissions import Submission
 from engram_gateway.service.intake import Intake
 from engram_gateway.service.memory_edits import MemoryEdits
 from engram_gateway.service.memory_writes import MemoryWrites
@@ -203,13 +204,13 @@ class Sink:
 
 
 class Log:
-    def __init__(self, noted: dict[str, dict[str, Any]] | None = None) -> None:
+    def __init__(self, noted: dict[str, Submission] | None = None) -> None:
         self.noted = noted or {}
 
     async def record(
         self, tenant_id: str, kind: str, item_id: str, **fields: Any
-    ) -> dict[str, Any] | None:
-        self.noted[item_id] = fields
+    ) -> Submission | None:
+        self.noted[item_id] = Submission(kind, item_id, agent_id=fields.get("agent_id"))
         return None
 
     async def record_many(
@@ -217,10 +218,10 @@ class Log:
     ) -> int:
         return 0
 
-    async def get(self, tenant_id: str, kind: str, item_id: str) -> dict[str, Any] | None:
+    async def get(self, tenant_id: str, kind: str, item_id: str) -> Submission | None:
         return self.noted.get(item_id)
 
-    async def release(self, tenant_id: str, kind: str, item_id: str) -> dict[str, Any] | None:
+    async def release(self, tenant_id: str, kind: str, item_id: str) -> Submission | None:
         return None
 
 
@@ -274,7 +275,9 @@ async def test_a_missing_or_foreign_memory_is_a_404_and_a_queued_one_a_409() -> 
         with pytest.raises(Problem) as missing:
             await _edit(edits, memory_id, "x")
         assert missing.value.status == 404
-    queued, _, _ = _edits(MemoryService({}), log=Log({"mem_q": {"agent_id": AGENT}}))
+    queued, _, _ = _edits(
+        MemoryService({}), log=Log({"mem_q": Submission("memory", "mem_q", agent_id=AGENT)})
+    )
     with pytest.raises(Problem) as pending:
         await _edit(queued, "mem_q", "x")
     assert pending.value.status == 409 and pending.value.extra["memory_status"] == "pending"

@@ -13,6 +13,7 @@ import pytest
 from engram_events import Envelope, new_event
 from engram_events.catalog import MEMORY_WRITE_REQUESTED
 from engram_events.payloads.memories import MemoryWriteRequested
+from engram_gateway.domain.submissions import Submission
 from engram_gateway.service.intake import Intake
 from engram_gateway.service.memory_writes import MemoryWrites, Outcome
 from engram_platform.problems import Problem
@@ -56,7 +57,7 @@ class Log:
 
     async def record(
         self, tenant_id: str, kind: str, item_id: str, **fields: Any
-    ) -> dict[str, Any] | None:
+    ) -> Submission | None:
         self.noted.append(item_id)
         return None
 
@@ -66,10 +67,10 @@ class Log:
         self.noted.extend(item_id for item_id, _ in items)
         return len(items)
 
-    async def get(self, tenant_id: str, kind: str, item_id: str) -> dict[str, Any] | None:
+    async def get(self, tenant_id: str, kind: str, item_id: str) -> Submission | None:
         return None
 
-    async def release(self, tenant_id: str, kind: str, item_id: str) -> dict[str, Any] | None:
+    async def release(self, tenant_id: str, kind: str, item_id: str) -> Submission | None:
         return None
 
 

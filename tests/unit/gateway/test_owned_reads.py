@@ -8,6 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
+from engram_gateway.domain.submissions import Submission
 from engram_gateway.service.owned import OwnedReads
 from engram_platform.problems import Problem
 
@@ -29,7 +30,7 @@ class Owner:
 class Submissions:
     """The gateway's notes of accepted writes, by (tenant, kind, id)."""
 
-    def __init__(self, notes: dict[tuple[str, str, str], dict[str, Any]]) -> None:
+    def __init__(self, notes: dict[tuple[str, str, str], Submission]) -> None:
         self.notes = notes
 
     async def record(self, tenant_id: str, kind: str, item_id: str, **fields: Any) -> Any:
@@ -38,14 +39,14 @@ class Submissions:
     async def record_many(self, tenant_id: str, kind: str, items: Any) -> Any:
         raise AssertionError("a read records nothing")
 
-    async def get(self, tenant_id: str, kind: str, item_id: str) -> dict[str, Any] | None:
+    async def get(self, tenant_id: str, kind: str, item_id: str) -> Submission | None:
         return self.notes.get((tenant_id, kind, item_id))
 
-    async def release(self, tenant_id: str, kind: str, item_id: str) -> dict[str, Any] | None:
+    async def release(self, tenant_id: str, kind: str, item_id: str) -> Submission | None:
         raise AssertionError("a read releases nothing")
 
 
-NOTE = {("t1", "memory", "mem_1"): {"agent_id": "agt_1", "version": 3}}
+NOTE = {("t1", "memory", "mem_1"): Submission("memory", "mem_1", agent_id="agt_1", version="3")}
 
 
 async def _read(owner: Owner, agent_id: str | None = "agt_1") -> dict[str, Any]:
@@ -56,7 +57,7 @@ async def _read(owner: Owner, agent_id: str | None = "agt_1") -> dict[str, Any]:
         kind="memory",
         item_id="mem_1",
         pending={"memory_id": "mem_1"},
-        copied=("version",),
+        with_version=True,
         agent_id=agent_id,
     )
 
@@ -69,7 +70,7 @@ async def test_the_owners_view_wins_once_it_has_the_item() -> None:
 
 
 async def test_an_accepted_write_the_owner_lacks_is_pending_with_the_noted_fields() -> None:
-    assert await _read(Owner(404)) == {"memory_id": "mem_1", "version": 3, "status": "pending"}
+    assert await _read(Owner(404)) == {"memory_id": "mem_1", "version": "3", "status": "pending"}
 
 
 async def test_a_write_never_accepted_or_accepted_for_another_agent_is_404() -> None:

@@ -4,6 +4,8 @@ queued; an accepted write counts once whatever its retries, and a tenant's own l
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -20,6 +22,7 @@ from engram_gateway.domain.quotas import (
     limits_for,
     parse_override,
 )
+from engram_gateway.domain.submissions import Submission
 from engram_gateway.service.intake import Intake
 from engram_gateway.service.quotas import Quotas
 from engram_platform.problems import Problem
@@ -66,14 +69,19 @@ class Log:
     """Submissions keyed by id, answering what each write replaced."""
 
     def __init__(self) -> None:
-        self.rows: dict[str, dict[str, Any]] = {}
+        self.rows: dict[str, Submission] = {}
 
     async def record(
         self, tenant_id: str, kind: str, item_id: str, **fields: Any
-    ) -> dict[str, Any] | None:
+    ) -> Submission | None:
         before = self.rows.get(item_id)
-        kept = {k: v for k, v in (before or {}).items() if k != "released_at"}
-        self.rows[item_id] = {**kept, **fields}
+        self.rows[item_id] = Submission(
+            kind,
+            item_id,
+            agent_id=fields.get("agent_id"),
+            version=fields.get("version", before.version if before else None),
+            size_bytes=fields.get("size_bytes", before.size_bytes if before else 0),
+        )
         return before
 
     async def record_many(
@@ -81,14 +89,14 @@ class Log:
     ) -> int:
         return sum([await self.record(tenant_id, kind, i, **f) is None for i, f in items])
 
-    async def get(self, tenant_id: str, kind: str, item_id: str) -> dict[str, Any] | None:
+    async def get(self, tenant_id: str, kind: str, item_id: str) -> Submission | None:
         return self.rows.get(item_id)
 
-    async def release(self, tenant_id: str, kind: str, item_id: str) -> dict[str, Any] | None:
+    async def release(self, tenant_id: str, kind: str, item_id: str) -> Submission | None:
         row = self.rows.get(item_id)
-        if row is None or "released_at" in row:
+        if row is None or not row.held:
             return None
-        self.rows[item_id] = {**row, "released_at": "now"}
+        self.rows[item_id] = replace(row, released_at=datetime(2026, 12, 7, tzinfo=UTC))
         return row
 
 
@@ -259,9 +267,13 @@ def test_what_a_write_asks_and_what_it_adds() -> None:
     assert demand_of("import", 5) == Usage()
     asked = Usage(documents=1, document_bytes=10)
     assert counted(asked, None, "v1") == asked
-    assert counted(asked, {"version": "v0"}, "v1") == Usage(document_bytes=10)
-    assert counted(asked, {"version": "v1"}, "v1") == Usage()
-    assert counted(Usage(memories=1), {}, None) == Usage()
+    assert counted(asked, Submission("document", "d1", version="v0"), "v1") == Usage(
+        document_bytes=10
+    )
+    assert counted(asked, Submission("document", "d1", version="v1"), "v1") == Usage()
+    assert counted(Usage(memories=1), Submission("memory", "m1"), None) == Usage()
+    given_back = Submission("memory", "m1", released_at=datetime(2026, 12, 7, tzinfo=UTC))
+    assert counted(Usage(memories=1), given_back, None) == Usage(memories=1)
 
 
 def test_the_first_quota_overrun_is_named() -> None:

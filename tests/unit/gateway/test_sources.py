@@ -10,6 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
+from engram_gateway.domain.submissions import Submission
 from engram_gateway.service.sources import SourceCheck
 from engram_platform.internal import KNOWN_PATH
 from engram_platform.problems import Problem
@@ -49,13 +50,13 @@ class Owners:
 class Notes:
     """Accepted writes the owners may not hold yet, by (kind, id)."""
 
-    def __init__(self, rows: dict[tuple[str, str], dict[str, Any]] | None = None) -> None:
+    def __init__(self, rows: dict[tuple[str, str], Submission] | None = None) -> None:
         self.rows = rows or {}
         self.asked: list[list[tuple[str, str]]] = []
 
     async def held(
         self, tenant_id: str, items: Sequence[tuple[str, str]]
-    ) -> dict[tuple[str, str], dict[str, Any]]:
+    ) -> dict[tuple[str, str], Submission]:
         self.asked.append(list(items))
         return {item: self.rows[item] for item in items if item in self.rows}
 
@@ -156,8 +157,8 @@ async def test_a_foreign_tenant_asks_with_its_own_tenant() -> None:
 async def test_writes_accepted_but_not_yet_stored_count_as_the_tenants() -> None:
     notes = Notes(
         {
-            ("document", "doc_just_uploaded"): {"tenant_id": "tnt_a"},
-            ("memory", "mem_pending"): {"tenant_id": "tnt_a", "agent_id": AGENT},
+            ("document", "doc_just_uploaded"): Submission("document", "doc_just_uploaded"),
+            ("memory", "mem_pending"): Submission("memory", "mem_pending", agent_id=AGENT),
         }
     )
     check, _, notes = checker(notes)

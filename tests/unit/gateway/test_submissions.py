@@ -12,6 +12,7 @@ from pymongo import UpdateOne
 from pymongo.errors import BulkWriteError, DuplicateKeyError
 
 from engram_gateway.adapters.submissions import SUBMISSIONS, Submissions
+from engram_gateway.domain.submissions import Submission
 
 pytestmark = pytest.mark.unit
 
@@ -141,7 +142,7 @@ async def test_recording_answers_what_it_replaced_so_a_retry_is_not_counted_agai
     store = submissions(FakeCollection())
     assert await store.record("tnt_1", "document", "doc_1", version="v1") is None
     previous = await store.record("tnt_1", "document", "doc_1", version="v2")
-    assert previous is not None and previous["version"] == "v1"
+    assert previous is not None and previous.version == "v1"
 
 
 async def test_recording_many_answers_how_many_ids_are_new() -> None:
@@ -170,7 +171,7 @@ async def test_writes_arriving_while_a_trip_is_on_its_way_go_together_in_the_nex
         store.record("tnt_1", "memory", "m0", agent_id="a1"),
         store.record("tnt_2", "memory", "m0", agent_id="a2"),
     )
-    assert again == [{"_id": "tnt_1:memory:m0", "tenant_id": "tnt_1"}, None]
+    assert again == [Submission("memory", "m0"), None]
     assert sorted(collection.rows) == sorted(
         [f"tnt_1:memory:m{n}" for n in range(5)] + ["tnt_2:memory:m0"]
     )
@@ -191,7 +192,7 @@ async def test_a_written_back_row_given_back_is_answered_whole_so_it_is_counted_
     answers = await asyncio.gather(
         store.record("tnt_1", "memory", "m1"), store.record("tnt_1", "memory", "m2")
     )
-    assert answers[0] is not None and answers[0]["released_at"] == "then"
+    assert answers[0] is not None and not answers[0].held
     assert answers[1] is None, "the trip's other write is told apart by reading rows back"
     assert "released_at" not in collection.rows["tnt_1:memory:m1"]
 
@@ -211,8 +212,8 @@ async def test_one_id_twice_in_a_trip_read_back_is_new_once() -> None:
         store.record("tnt_1", "memory", "m1"),
         store.record("tnt_1", "memory", "m1"),
     )
-    assert answers[0] is not None and answers[0]["released_at"] == "then"
-    assert answers[1:] == [None, {"_id": "tnt_1:memory:m1", "tenant_id": "tnt_1"}]
+    assert answers[0] is not None and not answers[0].held
+    assert answers[1:] == [None, Submission("memory", "m1")]
 
 
 async def test_a_given_back_id_recorded_again_in_bulk_is_held_again() -> None:

@@ -12,6 +12,7 @@ from pymongo import ReturnDocument, UpdateOne
 from pymongo.errors import BulkWriteError, DuplicateKeyError
 
 from engram_gateway.domain.group_commit import GroupCommit
+from engram_gateway.domain.submissions import Submission
 from engram_platform.mongo import insert_new
 
 SUBMISSIONS = "submissions"
@@ -36,18 +37,18 @@ class Submissions:
 
     def __init__(self, db: Any) -> None:
         self.collection = db[SUBMISSIONS]
-        self._together: GroupCommit[_Write, dict[str, Any] | None] = GroupCommit(self._trip)
+        self._together: GroupCommit[_Write, Submission | None] = GroupCommit(self._trip)
 
     async def record(
         self, tenant_id: str, kind: str, item_id: str, **fields: Any
-    ) -> dict[str, Any] | None:
+    ) -> Submission | None:
         """Remember an accepted write (idempotent on its id); the noted version it replaced, or
         None when the id is new (so the quotas count it once).
 
         Writes without a version (memories, conversations) that arrive while another trip is on
         its way go together in the next, one bulk write (`GroupCommit`); for those the answer
-        is None when the id is new, only the row's id and tenant when it was there (and not
-        given back), and the whole row otherwise, as for a versioned write (a document's).
+        is None when the id is new, only its kind and id when it was there (and not given
+        back), and the whole row otherwise, as for a versioned write (a document's).
         """
         if "version" in fields:
             return await self._alone(tenant_id, kind, item_id, fields)
@@ -55,7 +56,7 @@ class Submissions:
 
     async def _alone(
         self, tenant_id: str, kind: str, item_id: str, fields: dict[str, Any]
-    ) -> dict[str, Any] | None:
+    ) -> Submission | None:
         """One write, answering the whole row it replaced.
 
         Two requests for one id (the same document name uploaded twice at once) race to insert
@@ -67,7 +68,7 @@ class Submissions:
         except DuplicateKeyError:
             return await self._replace(key, update)
 
-    async def _trip(self, writes: Sequence[_Write]) -> list[dict[str, Any] | None]:
+    async def _trip(self, writes: Sequence[_Write]) -> list[Submission | None]:
         """Writes in one unordered bulk that only inserts new ids or updates rows still held;
         a write it did not take (a row given back, a lost insert race) goes alone after it.
 
@@ -91,12 +92,12 @@ class Submissions:
             untaken = {e["index"] for e in failed.details.get("writeErrors", [])}
         except KeyError:
             new, untaken = await self._read_back(writes, token)
-        answers: list[dict[str, Any] | None] = []
+        answers: list[Submission | None] = []
         for index, w in enumerate(writes):
             if index in untaken:
                 answers.append(await self._alone(w.tenant_id, w.kind, w.item_id, w.fields))
             else:
-                answers.append(None if index in new else {"_id": w.key, "tenant_id": w.tenant_id})
+                answers.append(None if index in new else Submission(w.kind, w.item_id))
         return answers
 
     async def _read_back(self, writes: Sequence[_Write], token: str) -> tuple[set[int], set[int]]:
@@ -118,14 +119,14 @@ class Submissions:
                 new.add(index)
         return new, untaken
 
-    async def _replace(self, key: dict[str, Any], update: dict[str, Any]) -> dict[str, Any] | None:
-        before: dict[str, Any] | None = await self.collection.find_one_and_update(
+    async def _replace(self, key: dict[str, Any], update: dict[str, Any]) -> Submission | None:
+        before = await self.collection.find_one_and_update(
             key,
             update,
             upsert=True,
             return_document=ReturnDocument.BEFORE,
         )
-        return before
+        return _submission(before) if before else None
 
     async def record_many(
         self, tenant_id: str, kind: str, items: list[tuple[str, dict[str, Any]]]
@@ -158,10 +159,10 @@ class Submissions:
             previous = [await self._alone(tenant_id, kind, i, f) for i, f in again]
             return len(items) - len(again) + sum(p is None for p in previous)
 
-    async def release(self, tenant_id: str, kind: str, item_id: str) -> dict[str, Any] | None:
-        """Mark an accepted write deleted, once: the row as it was when this call released it,
-        None when it is unknown or was released already."""
-        before: dict[str, Any] | None = await self.collection.find_one_and_update(
+    async def release(self, tenant_id: str, kind: str, item_id: str) -> Submission | None:
+        """Mark an accepted write deleted, once: the write as it was when this call released
+        it, None when it is unknown or was released already."""
+        before = await self.collection.find_one_and_update(
             {
                 "_id": f"{tenant_id}:{kind}:{item_id}",
                 "tenant_id": tenant_id,
@@ -170,27 +171,27 @@ class Submissions:
             {"$set": {"released_at": datetime.now(UTC)}},
             return_document=ReturnDocument.BEFORE,
         )
-        return before
+        return _submission(before) if before else None
 
-    async def get(self, tenant_id: str, kind: str, item_id: str) -> dict[str, Any] | None:
+    async def get(self, tenant_id: str, kind: str, item_id: str) -> Submission | None:
         """The accepted write, only within the caller's tenant."""
-        doc: dict[str, Any] | None = await self.collection.find_one(
+        doc = await self.collection.find_one(
             {"_id": f"{tenant_id}:{kind}:{item_id}", "tenant_id": tenant_id}
         )
-        return doc
+        return _submission(doc) if doc else None
 
     async def held(
         self, tenant_id: str, items: Sequence[tuple[str, str]]
-    ) -> dict[tuple[str, str], dict[str, Any]]:
+    ) -> dict[tuple[str, str], Submission]:
         """The accepted writes among these (kind, id) pairs, in one `_id $in` lookup."""
         keys = list(dict.fromkeys(f"{tenant_id}:{kind}:{item_id}" for kind, item_id in items))
         if not keys:
             return {}
         cursor = self.collection.find({"_id": {"$in": keys}, "tenant_id": tenant_id})
-        found: dict[tuple[str, str], dict[str, Any]] = {}
+        found: dict[tuple[str, str], Submission] = {}
         async for row in cursor:
-            kind, item_id = row["_id"][len(tenant_id) + 1 :].split(":", 1)
-            found[(kind, item_id)] = row
+            submission = _submission(row)
+            found[(submission.kind, submission.item_id)] = submission
         return found
 
 
@@ -210,3 +211,18 @@ def _upsert(
 def _inserted(key: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
     """The row an upsert of this key would create, to write in a plain insert."""
     return {"_id": key["_id"], **update["$set"]}
+
+
+def _submission(row: dict[str, Any]) -> Submission:
+    """A stored row as the use cases read it; its kind and id are in its `_id`
+    (`tenant:kind:id`, the id may hold colons)."""
+    kind, item_id = str(row["_id"])[len(row["tenant_id"]) + 1 :].split(":", 1)
+    version = row.get("version")
+    return Submission(
+        kind=kind,
+        item_id=item_id,
+        agent_id=row.get("agent_id"),
+        version=None if version is None else str(version),
+        size_bytes=int(row.get("size_bytes") or 0),
+        released_at=row.get("released_at"),
+    )

@@ -170,7 +170,7 @@ async def get_document(doc_id: DocumentId, deps: Deps, caller: CallerDep) -> JSO
         kind="document",
         item_id=doc_id,
         pending={"document_id": doc_id},
-        copied=("version",),
+        with_version=True,
     )
     return JSONResponse(view)
 

@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from engram_gateway.domain.submissions import Submission
+
 QUOTAS = ("memories", "documents", "document_bytes")
 
 
@@ -54,21 +56,21 @@ def demand_of(kind: str, count: int, size_bytes: int = 0) -> Usage:
     return Usage()
 
 
-def counted(demand: Usage, previous: Mapping[str, Any] | None, version: str | None) -> Usage:
+def counted(demand: Usage, previous: Submission | None, version: str | None) -> Usage:
     """What an accepted write adds to the usage: all of it when its id is new (or was given back
     by a deletion), a document's bytes again when its version is new, nothing for a retry of
     what was already counted."""
-    if previous is None or previous.get("released_at") is not None:
+    if previous is None or not previous.held:
         return demand
-    if version is not None and previous.get("version") != version:
+    if version is not None and previous.version != version:
         return Usage(document_bytes=demand.document_bytes)
     return Usage()
 
 
-def given_back(kind: str, released: Mapping[str, Any]) -> Usage:
+def given_back(released: Submission) -> Usage:
     """What deleting a counted write gives back: one memory, or one document with its last
     version's bytes (earlier versions' bytes stay counted)."""
-    return demand_of(kind, 1, int(released.get("size_bytes") or 0)).negated()
+    return demand_of(released.kind, 1, released.size_bytes).negated()
 
 
 def first_exceeded(limits: Usage, used: Usage, demand: Usage) -> Exceeded | None:

@@ -85,6 +85,6 @@ class Intake:
         """A deleted write gives its quota back, once (only what this gateway counted)."""
         released = await self.submissions.release(tenant_id, kind, item_id)
         if released is not None and self.quotas is not None:
-            back = given_back(kind, released)
+            back = given_back(released)
             if back.any():
                 await self.quotas.count(tenant_id, back)

@@ -160,4 +160,4 @@ class MemoryEdits:
 
     async def _submitted(self, tenant_id: str, agent_id: str, memory_id: str) -> bool:
         noted = await self.submissions.get(tenant_id, "memory", memory_id)
-        return noted is not None and noted.get("agent_id") == agent_id
+        return noted is not None and noted.agent_id == agent_id

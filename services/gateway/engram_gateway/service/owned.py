@@ -25,12 +25,12 @@ class OwnedReads:
         kind: str,
         item_id: str,
         pending: dict[str, Any],
-        copied: tuple[str, ...] = (),
+        with_version: bool = False,
         agent_id: str | None = None,
     ) -> dict[str, Any]:
-        """The owner's view; else `pending` (plus `copied` fields of the submission) when the
-        write was accepted (for `agent_id`, when named); 404 when it never was, 503 when the
-        owner fails."""
+        """The owner's view; else `pending` (with the submitted version, for a document) when
+        the write was accepted (for `agent_id`, when named); 404 when it never was, 503 when
+        the owner fails."""
         response = await self.owners.request(service, "GET", path, tenant_id=tenant_id)
         if response.status_code == 200:
             found: dict[str, Any] = response.json()
@@ -38,7 +38,7 @@ class OwnedReads:
         if response.status_code != 404:
             raise Problem(503, "service-unavailable", f"the {service} service could not answer")
         submitted = await self.submissions.get(tenant_id, kind, item_id)
-        if submitted is None or (agent_id is not None and submitted.get("agent_id") != agent_id):
+        if submitted is None or (agent_id is not None and submitted.agent_id != agent_id):
             raise Problem(404, detail=f"no such {kind}")
-        fields = {name: submitted.get(name) for name in copied}
-        return {**pending, **fields, "status": "pending"}
+        version = {"version": submitted.version} if with_version else {}
+        return {**pending, **version, "status": "pending"}

@@ -61,8 +61,8 @@ class SourceCheck:
         if lacking:
             for (_, item_id), note in (await self.submissions.held(tenant_id, lacking)).items():
                 known.add(item_id)
-                if "agent_id" in note:
-                    agents[item_id] = str(note["agent_id"])
+                if note.agent_id is not None:
+                    agents[item_id] = note.agent_id
         return Found(known, agents)
 
     async def _ask(self, owner: str, tenant_id: str, ids: list[str]) -> dict[str, Any]:
