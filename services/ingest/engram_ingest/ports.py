@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from engram_ingest.domain.documents import ExtractEntry, StoredDocument
+
 
 class DocumentWrites(Protocol):
     """Blobs, document versions and the extract log, as the consumer's use cases change them."""
@@ -19,7 +21,7 @@ class DocumentWrites(Protocol):
 
     async def extract_entry(
         self, tenant_id: str, document_id: str, version: str
-    ) -> dict[str, Any] | None: ...
+    ) -> ExtractEntry | None: ...
 
     async def reopen(self, tenant_id: str, document_id: str, version: str) -> None: ...
 
@@ -27,13 +29,13 @@ class DocumentWrites(Protocol):
         self, tenant_id: str, document_id: str, version: str, outcome: dict[str, Any]
     ) -> None: ...
 
-    async def mark_deleted(self, tenant_id: str, document_id: str) -> dict[str, Any] | None: ...
+    async def mark_deleted(self, tenant_id: str, document_id: str) -> list[str] | None: ...
 
 
 class DocumentReads(Protocol):
     """A document's status and a prune's leftovers, as the internal API reads them."""
 
-    async def document(self, tenant_id: str, document_id: str) -> dict[str, Any] | None: ...
+    async def document(self, tenant_id: str, document_id: str) -> StoredDocument | None: ...
 
     async def remaining(self, tenant_id: str, document_ids: list[str]) -> tuple[int, int]: ...
 

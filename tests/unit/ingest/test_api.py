@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import httpx
@@ -11,29 +12,32 @@ from fastapi import FastAPI
 
 from engram_ingest import api
 from engram_ingest.api import IngestDeps
+from engram_ingest.api.views import document_view
+from engram_ingest.domain.documents import ExtractEntry, StoredDocument
 from engram_platform.dependencies import install
 from engram_platform.problems import install_problem_handlers
 from tests.support.internal import accept_internal_calls, internal_headers
 
 pytestmark = pytest.mark.unit
-DOC = {
-    "name": "carriers.csv",
-    "mime": "text/csv",
-    "source": "gateway",
-    "status": "active",
-    "latest_version": "v2",
-    "extract_log": {
-        "v1": {"status": "failed", "attempts": 3, "last_error": "unreadable"},
-        "v2": {"status": "extracted", "attempts": 1, "record_count": 4, "rejected_count": 1},
+DOC = StoredDocument(
+    document_id="doc_1",
+    status="active",
+    latest_version="v2",
+    name="carriers.csv",
+    mime="text/csv",
+    source="gateway",
+    extract_log={
+        "v1": ExtractEntry("v1", "failed", attempts=3, last_error="unreadable"),
+        "v2": ExtractEntry("v2", "extracted", attempts=1, record_count=4, rejected_count=1),
     },
-}
+)
 
 
 class FakeReads:
     """The `DocumentReads` port over one document of tenant `tnt_a`."""
 
-    async def document(self, tenant_id: str, document_id: str) -> dict[str, Any] | None:
-        return dict(DOC) if (tenant_id, document_id) == ("tnt_a", "doc_1") else None
+    async def document(self, tenant_id: str, document_id: str) -> StoredDocument | None:
+        return DOC if (tenant_id, document_id) == ("tnt_a", "doc_1") else None
 
     async def remaining(self, tenant_id: str, document_ids: list[str]) -> tuple[int, int]:
         return len(document_ids), 0
@@ -60,7 +64,14 @@ async def test_a_document_shows_its_latest_version_and_every_version_it_had() ->
         ("v1", "failed"),
         ("v2", "extracted"),
     ]
+    assert body["error"] is None and body["versions"][0]["last_error"] == "unreadable"
     assert (await call("GET", "/internal/v1/documents/doc_9")).status_code == 404
+
+
+async def test_a_deleted_document_reads_deleted_and_one_without_versions_pending() -> None:
+    assert document_view(replace(DOC, status="deleted"))["status"] == "deleted"
+    fresh = document_view(StoredDocument("doc_2", "active", latest_version="v1"))
+    assert (fresh["status"], fresh["record_count"], fresh["versions"]) == ("pending", 0, [])
 
 
 async def test_prune_verification_reads_the_installed_store() -> None:

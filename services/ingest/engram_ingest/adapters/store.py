@@ -9,6 +9,7 @@ from typing import Any
 from pymongo import ASCENDING, IndexModel
 from pymongo.errors import DuplicateKeyError
 
+from engram_ingest.domain.documents import ExtractEntry, StoredDocument
 from engram_platform.held import held_ids
 from engram_platform.indexes import Indexes
 
@@ -76,12 +77,12 @@ class IngestStore:
 
     async def extract_entry(
         self, tenant_id: str, document_id: str, version: str
-    ) -> dict[str, Any] | None:
-        """The extract-log row of one version."""
-        row: dict[str, Any] | None = await self.db[EXTRACT_LOG].find_one(
+    ) -> ExtractEntry | None:
+        """The extract-log entry of one version."""
+        row = await self.db[EXTRACT_LOG].find_one(
             {"_id": f"{tenant_id}:{document_id}:{version}", "tenant_id": tenant_id}
         )
-        return row
+        return _entry(row) if row else None
 
     async def record_outcome(
         self, tenant_id: str, document_id: str, version: str, outcome: dict[str, Any]
@@ -105,24 +106,36 @@ class IngestStore:
             {"$set": {"status": "pending", "updated_at": datetime.now(UTC)}},
         )
 
-    async def document(self, tenant_id: str, document_id: str) -> dict[str, Any] | None:
-        """A document with its versions' extract-log rows."""
-        doc: dict[str, Any] | None = await self.db[DOCUMENTS].find_one(
+    async def document(self, tenant_id: str, document_id: str) -> StoredDocument | None:
+        """A document with its versions' extract-log entries, in the order they arrived."""
+        doc = await self.db[DOCUMENTS].find_one(
             {"_id": f"{tenant_id}:{document_id}", "tenant_id": tenant_id}
         )
         if doc is None:
             return None
-        ids = [f"{tenant_id}:{document_id}:{v}" for v in doc.get("versions", [])]
+        versions = [str(v) for v in doc.get("versions", [])]
+        ids = [f"{tenant_id}:{document_id}:{v}" for v in versions]
         rows = self.db[EXTRACT_LOG].find({"_id": {"$in": ids}, "tenant_id": tenant_id})
-        doc["extract_log"] = {row["version"]: row async for row in rows}
-        return doc
+        found = {str(row["version"]): _entry(row) async for row in rows}
+        return StoredDocument(
+            document_id=document_id,
+            status=str(doc.get("status", "active")),
+            latest_version=doc.get("latest_version"),
+            name=doc.get("name"),
+            mime=doc.get("mime"),
+            source=doc.get("source"),
+            extract_log={v: found[v] for v in versions if v in found},
+            created_at=doc.get("created_at"),
+            updated_at=doc.get("updated_at"),
+        )
 
     async def known(self, tenant_id: str, document_ids: Sequence[str]) -> set[str]:
         """Which of these documents the tenant has (deleted ones too: their id stays theirs)."""
         return set(await held_ids(self.db[DOCUMENTS], tenant_id, document_ids))
 
-    async def mark_deleted(self, tenant_id: str, document_id: str) -> dict[str, Any] | None:
-        """Mark the document deleted and drop blobs no live document of the tenant still uses."""
+    async def mark_deleted(self, tenant_id: str, document_id: str) -> list[str] | None:
+        """Mark the document deleted and drop blobs no live document of the tenant still uses;
+        the content hashes it referenced, oldest first (None for a document never stored)."""
         doc = await self.db[DOCUMENTS].find_one_and_update(
             {"_id": f"{tenant_id}:{document_id}", "tenant_id": tenant_id},
             {"$set": {"status": "deleted", "deleted_at": datetime.now(UTC)}},
@@ -137,7 +150,7 @@ class IngestStore:
                 await self.db[BLOBS].delete_many(
                     {"_id": f"{tenant_id}:{sha}", "tenant_id": tenant_id}
                 )
-        return dict(doc)
+        return [str(sha) for sha in doc.get("content_hashes", [])]
 
     async def add_content_hash(self, tenant_id: str, document_id: str, sha256: str) -> None:
         """Remember which blobs a document references (for dropping them on deletion)."""
@@ -168,3 +181,17 @@ class IngestStore:
                 if blob is not None and still_used is None:
                     blobs += 1
         return live, blobs
+
+
+def _entry(row: dict[str, Any]) -> ExtractEntry:
+    """A stored extract-log row as the use cases and views read it."""
+    return ExtractEntry(
+        version=str(row["version"]),
+        status=str(row.get("status", "pending")),
+        attempts=int(row.get("attempts") or 0),
+        last_error=row.get("last_error"),
+        record_count=int(row.get("record_count") or 0),
+        rejected_count=int(row.get("rejected_count") or 0),
+        created_at=row.get("created_at"),
+        updated_at=row.get("updated_at"),
+    )

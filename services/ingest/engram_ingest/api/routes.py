@@ -23,7 +23,7 @@ async def get_document(
     doc = await deps.documents.document(tenant_id, document_id)
     if doc is None:
         raise Problem(404, detail="no such document")
-    return document_view(document_id, doc)
+    return document_view(doc)
 
 
 class VerifyBody(BaseModel):

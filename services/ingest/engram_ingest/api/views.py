@@ -4,41 +4,35 @@ from __future__ import annotations
 
 from typing import Any
 
-
-def _status(doc: dict[str, Any]) -> str:
-    """The document's status as the public API reports it."""
-    if doc.get("status") == "deleted":
-        return "deleted"
-    latest = doc.get("extract_log", {}).get(doc.get("latest_version"), {})
-    return str(latest.get("status", "pending"))
+from engram_ingest.domain.documents import ExtractEntry, StoredDocument
 
 
-def document_view(document_id: str, doc: dict[str, Any]) -> dict[str, Any]:
+def document_view(doc: StoredDocument) -> dict[str, Any]:
     """Status, versions and extract log of one document."""
-    latest = doc["extract_log"].get(doc.get("latest_version"), {})
+    latest = doc.latest or ExtractEntry(version="")
     return {
-        "document_id": document_id,
-        "name": doc.get("name"),
-        "mime": doc.get("mime"),
-        "source": doc.get("source"),
-        "status": _status(doc),
-        "latest_version": doc.get("latest_version"),
-        "record_count": latest.get("record_count", 0),
-        "rejected_count": latest.get("rejected_count", 0),
-        "attempts": latest.get("attempts", 0),
-        "error": latest.get("last_error"),
+        "document_id": doc.document_id,
+        "name": doc.name,
+        "mime": doc.mime,
+        "source": doc.source,
+        "status": doc.public_status,
+        "latest_version": doc.latest_version,
+        "record_count": latest.record_count,
+        "rejected_count": latest.rejected_count,
+        "attempts": latest.attempts,
+        "error": latest.last_error,
         "versions": [
             {
-                "version": v,
-                "status": row.get("status"),
-                "attempts": row.get("attempts", 0),
-                "last_error": row.get("last_error"),
-                "record_count": row.get("record_count", 0),
-                "created_at": row.get("created_at"),
-                "updated_at": row.get("updated_at"),
+                "version": entry.version,
+                "status": entry.status,
+                "attempts": entry.attempts,
+                "last_error": entry.last_error,
+                "record_count": entry.record_count,
+                "created_at": entry.created_at,
+                "updated_at": entry.updated_at,
             }
-            for v, row in doc["extract_log"].items()
+            for entry in doc.extract_log.values()
         ],
-        "created_at": doc.get("created_at"),
-        "updated_at": doc.get("updated_at"),
+        "created_at": doc.created_at,
+        "updated_at": doc.updated_at,
     }

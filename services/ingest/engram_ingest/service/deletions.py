@@ -26,15 +26,14 @@ class Deletions:
         so the job can finish and report what it found.
         """
         deleted = event.payload
-        doc = await self.store.mark_deleted(event.tenant_id, deleted.document_id)
-        if doc is None and deleted.prune_job_id is None:
+        hashes = await self.store.mark_deleted(event.tenant_id, deleted.document_id)
+        if hashes is None and deleted.prune_job_id is None:
             return []
-        hashes = (doc or {}).get("content_hashes") or [None]
         tombstone = DocumentTombstoned(
             document_id=deleted.document_id,
             reason=deleted.reason,
             prune_job_id=deleted.prune_job_id,
-            content_sha256=hashes[-1],
+            content_sha256=hashes[-1] if hashes else None,
         )
         events: list[Envelope[Any]] = [
             new_event(
@@ -51,8 +50,8 @@ class Deletions:
                     event,
                     prune_job_id=deleted.prune_job_id,
                     service=SERVICE,
-                    counts={"documents": 1 if doc is not None else 0},
-                    tombstoned_ids=[deleted.document_id] if doc is not None else [],
+                    counts={"documents": 1 if hashes is not None else 0},
+                    tombstoned_ids=[deleted.document_id] if hashes is not None else [],
                     source_ids=[deleted.document_id],
                 )
             )

@@ -31,9 +31,9 @@ class Intake:
         await self.store.record_version(tenant, doc.document_id, doc.version, meta)
         await self.store.add_content_hash(tenant, doc.document_id, doc.content_sha256)
         entry = await self.store.extract_entry(tenant, doc.document_id, doc.version)
-        if entry and entry.get("status") == "extracted":
+        if entry and entry.status == "extracted":
             return []
-        if entry and entry.get("status") == "failed":
+        if entry and entry.status == "failed":
             await self.store.reopen(tenant, doc.document_id, doc.version)
         ingested = DocumentIngested(
             document_id=doc.document_id,
@@ -66,7 +66,7 @@ class Intake:
         meta = {"source": doc.source, "source_item_id": doc.source_item_id}
         await self.store.record_version(tenant, doc.document_id, doc.version, meta)
         entry = await self.store.extract_entry(tenant, doc.document_id, doc.version)
-        if entry and entry.get("status") == "extracted":
+        if entry and entry.status == "extracted":
             return []
         await self.store.record_outcome(
             tenant,
