@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from engram_connectors.domain.drive import ChangesPage, DriveFile
+from engram_connectors.domain.drive import ChangesPage, DriveFile, DriveItem
 from engram_connectors.domain.stability import Observation
 from engram_events import Envelope
 
@@ -41,7 +41,7 @@ class DropInboxes(Protocol):
 class SubmissionLedger(Protocol):
     """Drop-file submissions keyed by tenant, relative path and content hash."""
 
-    async def get(self, tenant_id: str, relative: str, sha256: str) -> dict[str, Any] | None: ...
+    async def status(self, tenant_id: str, relative: str, sha256: str) -> str | None: ...
 
     async def begin(
         self, tenant_id: str, relative: str, sha256: str, fields: dict[str, Any]
@@ -57,7 +57,7 @@ class DriveState(Protocol):
 
     async def save_cursor(self, tenant_id: str, connection: str, page_token: str) -> None: ...
 
-    async def item(self, tenant_id: str, file_id: str) -> dict[str, Any] | None: ...
+    async def item(self, tenant_id: str, file_id: str) -> DriveItem | None: ...
 
     async def save_item(self, tenant_id: str, file_id: str, fields: dict[str, Any]) -> None: ...
 

@@ -6,7 +6,13 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from engram_connectors.domain.drive import Change, ChangesPage, DriveFile, ItemUnavailable
+from engram_connectors.domain.drive import (
+    Change,
+    ChangesPage,
+    DriveFile,
+    DriveItem,
+    ItemUnavailable,
+)
 from engram_events import Envelope
 
 
@@ -33,9 +39,9 @@ class FakeLedger:
 
     rows: dict[tuple[str, str, str], dict[str, Any]] = field(default_factory=dict)
 
-    async def get(self, tenant_id: str, relative: str, sha256: str) -> dict[str, Any] | None:
+    async def status(self, tenant_id: str, relative: str, sha256: str) -> str | None:
         row = self.rows.get((tenant_id, relative, sha256))
-        return dict(row) if row else None
+        return str(row["status"]) if row else None
 
     async def begin(
         self, tenant_id: str, relative: str, sha256: str, fields: dict[str, Any]
@@ -61,9 +67,17 @@ class FakeDriveState:
         self.cursors[(tenant_id, connection)] = page_token
         self.history.append(page_token)
 
-    async def item(self, tenant_id: str, file_id: str) -> dict[str, Any] | None:
+    async def item(self, tenant_id: str, file_id: str) -> DriveItem | None:
         row = self.items.get((tenant_id, file_id))
-        return dict(row) if row else None
+        if row is None:
+            return None
+        return DriveItem(
+            status=row.get("status"),
+            md5=row.get("md5"),
+            drive_version=row.get("drive_version"),
+            content_sha256=row.get("content_sha256"),
+            submitted_revision=row.get("submitted_revision"),
+        )
 
     async def save_item(self, tenant_id: str, file_id: str, fields: dict[str, Any]) -> None:
         self.items.setdefault((tenant_id, file_id), {}).update(fields)

@@ -17,7 +17,7 @@ async def test_connector_queries_are_by_id_and_scoped() -> None:
     ledger = MongoSubmissionLedger(db)
     drive = MongoDriveState(db)
     exercise = {
-        "MongoSubmissionLedger.get": lambda: ledger.get(T, "a.csv", "sha"),
+        "MongoSubmissionLedger.status": lambda: ledger.status(T, "a.csv", "sha"),
         "MongoSubmissionLedger.begin": lambda: ledger.begin(T, "a.csv", "sha", {}),
         "MongoSubmissionLedger.mark": lambda: ledger.mark(T, "a.csv", "sha", "moved"),
         "MongoDriveState.cursor": lambda: drive.cursor(T, "main"),

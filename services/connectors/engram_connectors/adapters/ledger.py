@@ -7,6 +7,8 @@ from typing import Any
 
 from pymongo.errors import DuplicateKeyError
 
+from engram_connectors.domain.drive import DriveItem
+
 DROP_SUBMISSIONS = "drop_submissions"
 DRIVE_ITEMS = "drive_items"
 DRIVE_CURSORS = "drive_cursors"
@@ -22,12 +24,14 @@ class MongoSubmissionLedger:
     def _key(tenant_id: str, relative: str, sha256: str) -> str:
         return f"{tenant_id}:file_drop:{sha256}:{relative}"
 
-    async def get(self, tenant_id: str, relative: str, sha256: str) -> dict[str, Any] | None:
-        """The submission of this exact content at this path, if any."""
-        row: dict[str, Any] | None = await self.collection.find_one(
-            {"_id": self._key(tenant_id, relative, sha256), "tenant_id": tenant_id}
+    async def status(self, tenant_id: str, relative: str, sha256: str) -> str | None:
+        """Where the submission of this exact content at this path stands (`submitting`,
+        `submitted`, ...), None when there is none."""
+        row = await self.collection.find_one(
+            {"_id": self._key(tenant_id, relative, sha256), "tenant_id": tenant_id},
+            {"status": 1},
         )
-        return row
+        return str(row["status"]) if row else None
 
     async def begin(
         self, tenant_id: str, relative: str, sha256: str, fields: dict[str, Any]
@@ -85,12 +89,20 @@ class MongoDriveState:
             upsert=True,
         )
 
-    async def item(self, tenant_id: str, file_id: str) -> dict[str, Any] | None:
+    async def item(self, tenant_id: str, file_id: str) -> DriveItem | None:
         """What was last done for one Drive file."""
-        row: dict[str, Any] | None = await self.items.find_one(
+        row = await self.items.find_one(
             {"_id": f"{tenant_id}:gdrive:{file_id}", "tenant_id": tenant_id}
         )
-        return row
+        if row is None:
+            return None
+        return DriveItem(
+            status=row.get("status"),
+            md5=row.get("md5"),
+            drive_version=row.get("drive_version"),
+            content_sha256=row.get("content_sha256"),
+            submitted_revision=row.get("submitted_revision"),
+        )
 
     async def save_item(self, tenant_id: str, file_id: str, fields: dict[str, Any]) -> None:
         """Remember a Drive file's submitted revision, deletion or rejection."""

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from engram_connectors.domain.mime import GOOGLE_EXPORTS, GOOGLE_FOLDER, mime_for_drive
 
@@ -72,19 +71,31 @@ class Plan:
     export_mime: str | None = None
 
 
-def is_active(item: Mapping[str, Any] | None) -> bool:
+@dataclass(frozen=True)
+class DriveItem:
+    """What the connector last did for one Drive file: its document's state downstream
+    (`active`, `deleted` or `rejected`) and the revision and content it last submitted."""
+
+    status: str | None = None
+    md5: str | None = None
+    drive_version: str | None = None
+    content_sha256: str | None = None
+    submitted_revision: str | None = None
+
+
+def is_active(item: DriveItem | None) -> bool:
     """True when the item's last effect downstream is a live document."""
-    return item is not None and item.get("status") == "active"
+    return item is not None and item.status == "active"
 
 
-def plan(meta: DriveFile, item: Mapping[str, Any] | None, *, max_bytes: int) -> Plan:
+def plan(meta: DriveFile, item: DriveItem | None, *, max_bytes: int) -> Plan:
     """Fetch new content only: an unchanged md5 (or, for Google files, version) is skipped."""
     if meta.mime_type == GOOGLE_FOLDER:
         return Plan("ignore", "folder")
     mime = mime_for_drive(meta.mime_type, meta.name)
     if mime is None:
         return Plan("reject", "unsupported_type")
-    if is_active(item) and _same_revision(meta, item or {}):
+    if item is not None and is_active(item) and _same_revision(meta, item):
         return Plan("unchanged")
     export_mime = GOOGLE_EXPORTS.get(meta.mime_type)
     if export_mime is None and meta.size is not None and meta.size > max_bytes:
@@ -92,13 +103,13 @@ def plan(meta: DriveFile, item: Mapping[str, Any] | None, *, max_bytes: int) -> 
     return Plan("fetch", mime=mime, export_mime=export_mime)
 
 
-def _same_revision(meta: DriveFile, item: Mapping[str, Any]) -> bool:
+def _same_revision(meta: DriveFile, item: DriveItem) -> bool:
     """Content is unchanged when the checksum matches; Google files have none, so use version."""
     if meta.md5:
-        return bool(item.get("md5") == meta.md5)
-    return bool(item.get("drive_version") == meta.version)
+        return item.md5 == meta.md5
+    return item.drive_version == meta.version
 
 
-def deletion_needed(item: Mapping[str, Any] | None) -> bool:
+def deletion_needed(item: DriveItem | None) -> bool:
     """Only a live document is deleted; a repeat or never-submitted file needs nothing."""
     return is_active(item)

@@ -170,8 +170,8 @@ class FileDropWatcher:
         """Record, publish and wait for the ack, then move; a known submission is only moved."""
         tenant = folder.tenant_id
         sha = hashlib.sha256(content).hexdigest()
-        known = await self.ledger.get(tenant, safe, sha)
-        if known is None or known.get("status") == "submitting":
+        known = await self.ledger.status(tenant, safe, sha)
+        if known is None or known == "submitting":
             envelope = events.submitted(
                 tenant, SOURCE, safe, name=safe.rsplit("/", 1)[-1], mime=mime, content=content
             )

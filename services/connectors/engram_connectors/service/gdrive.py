@@ -21,6 +21,7 @@ from engram_connectors.domain.content import check_content
 from engram_connectors.domain.drive import (
     Change,
     DriveFile,
+    DriveItem,
     ItemUnavailable,
     deletion_needed,
     plan,
@@ -156,17 +157,13 @@ class DrivePoller:
         meta: DriveFile,
         mime: str,
         content: bytes,
-        item: dict[str, Any] | None,
+        item: DriveItem | None,
         report: DrivePassReport,
     ) -> None:
         """Publish a new version of the file's document, then remember it."""
         sha = hashlib.sha256(content).hexdigest()
         remembered = {"md5": meta.md5, "drive_version": meta.version, "content_sha256": sha}
-        if (
-            item is not None
-            and item.get("status") == "active"
-            and item.get("content_sha256") == sha
-        ):
+        if item is not None and item.status == "active" and item.content_sha256 == sha:
             await self.state.save_item(self.tenant_id, meta.id, remembered)
             report.unchanged += 1
             return
@@ -197,7 +194,7 @@ class DrivePoller:
     async def _delete(
         self,
         file_id: str,
-        item: dict[str, Any] | None,
+        item: DriveItem | None,
         reason: DeletionReason,
         report: DrivePassReport,
     ) -> None:
@@ -210,7 +207,7 @@ class DrivePoller:
             SOURCE,
             file_id,
             reason=reason,
-            revision=str(item.get("submitted_revision", "")),
+            revision=item.submitted_revision or "",
         )
         await self.publisher.publish(envelope)
         await self.state.save_item(
@@ -225,7 +222,7 @@ class DrivePoller:
         report.deleted += 1
 
     async def _reject(
-        self, meta: DriveFile, item: dict[str, Any] | None, reason: str, report: DrivePassReport
+        self, meta: DriveFile, item: DriveItem | None, reason: str, report: DrivePassReport
     ) -> None:
         """Remember why a revision was refused; a live earlier version stays live."""
         fields: dict[str, Any] = {"last_rejection": reason, "rejected_version": meta.version}
