@@ -162,8 +162,7 @@ async def submit_document(request: Request, deps: Deps, caller: CallerDep) -> JS
 @router.get("/{doc_id}")
 async def get_document(doc_id: DocumentId, deps: Deps, caller: CallerDep) -> JSONResponse:
     """The owner's view (ingest); `pending` while only the gateway knows the submission."""
-    reads = deps.owned
-    view = await reads.view_or_pending(
+    view = await deps.owned.view_or_pending(
         caller.tenant_id,
         service="ingest",
         path=f"/internal/v1/documents/{doc_id}",
