@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeGuard
 
 from engram_connectors.domain.mime import GOOGLE_EXPORTS, GOOGLE_FOLDER, mime_for_drive
 
@@ -83,7 +83,7 @@ class DriveItem:
     submitted_revision: str | None = None
 
 
-def is_active(item: DriveItem | None) -> bool:
+def is_active(item: DriveItem | None) -> TypeGuard[DriveItem]:
     """True when the item's last effect downstream is a live document."""
     return item is not None and item.status == "active"
 
@@ -95,7 +95,7 @@ def plan(meta: DriveFile, item: DriveItem | None, *, max_bytes: int) -> Plan:
     mime = mime_for_drive(meta.mime_type, meta.name)
     if mime is None:
         return Plan("reject", "unsupported_type")
-    if item is not None and is_active(item) and _same_revision(meta, item):
+    if is_active(item) and _same_revision(meta, item):
         return Plan("unchanged")
     export_mime = GOOGLE_EXPORTS.get(meta.mime_type)
     if export_mime is None and meta.size is not None and meta.size > max_bytes:
@@ -110,6 +110,6 @@ def _same_revision(meta: DriveFile, item: DriveItem) -> bool:
     return item.drive_version == meta.version
 
 
-def deletion_needed(item: DriveItem | None) -> bool:
+def deletion_needed(item: DriveItem | None) -> TypeGuard[DriveItem]:
     """Only a live document is deleted; a repeat or never-submitted file needs nothing."""
     return is_active(item)

@@ -24,6 +24,7 @@ from engram_connectors.domain.drive import (
     DriveItem,
     ItemUnavailable,
     deletion_needed,
+    is_active,
     plan,
 )
 from engram_connectors.domain.events import Source
@@ -163,7 +164,7 @@ class DrivePoller:
         """Publish a new version of the file's document, then remember it."""
         sha = hashlib.sha256(content).hexdigest()
         remembered = {"md5": meta.md5, "drive_version": meta.version, "content_sha256": sha}
-        if item is not None and item.status == "active" and item.content_sha256 == sha:
+        if is_active(item) and item.content_sha256 == sha:
             await self.state.save_item(self.tenant_id, meta.id, remembered)
             report.unchanged += 1
             return
@@ -201,7 +202,6 @@ class DrivePoller:
         """Publish `document.deleted` once per submitted revision; nothing for unknown files."""
         if not deletion_needed(item):
             return
-        assert item is not None
         envelope = events.deleted(
             self.tenant_id,
             SOURCE,
