@@ -71,13 +71,7 @@ class FakeDriveState:
         row = self.items.get((tenant_id, file_id))
         if row is None:
             return None
-        return DriveItem(
-            status=row.get("status"),
-            md5=row.get("md5"),
-            drive_version=row.get("drive_version"),
-            content_sha256=row.get("content_sha256"),
-            submitted_revision=row.get("submitted_revision"),
-        )
+        return DriveItem(**{name: row.get(name) for name in DriveItem.__dataclass_fields__})
 
     async def save_item(self, tenant_id: str, file_id: str, fields: dict[str, Any]) -> None:
         self.items.setdefault((tenant_id, file_id), {}).update(fields)
