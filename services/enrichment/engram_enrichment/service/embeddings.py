@@ -54,30 +54,20 @@ class ComputedVectors:
                 sections[(event.tenant_id, computed.provenance.fingerprint)].append(i)
             else:
                 facts[event.tenant_id].append(i)
-        for (tenant, fingerprint), mine in sections.items():
-            try:
-                await self.sections.store(
-                    tenant,
-                    [item for i in mine for item in events[i].payload.items],
-                    fingerprint,
-                    events[mine[0]].payload.provenance.model_dump(),
-                )
-            except Exception as exc:
-                for i in mine:
-                    results[i] = exc
-        for (tenant, fingerprint), mine in passages.items():
-            if self.passages is None:
+        for store, groups in ((self.sections, sections), (self.passages, passages)):
+            if store is None:
                 continue
-            try:
-                await self.passages.store(
-                    tenant,
-                    [item for i in mine for item in events[i].payload.items],
-                    fingerprint,
-                    events[mine[0]].payload.provenance.model_dump(),
-                )
-            except Exception as exc:
-                for i in mine:
-                    results[i] = exc
+            for (tenant, fingerprint), mine in groups.items():
+                try:
+                    await store.store(
+                        tenant,
+                        [item for i in mine for item in events[i].payload.items],
+                        fingerprint,
+                        events[mine[0]].payload.provenance.model_dump(),
+                    )
+                except Exception as exc:
+                    for i in mine:
+                        results[i] = exc
         for tenant, mine in facts.items():
             try:
                 await self._store_facts(tenant, [events[i].payload for i in mine])
