@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from engram_memory.adapters.vectors import KEYWORD_INDEXES, MemoryVectors
+from engram_memory.domain.rows import MemoryRow
 from engram_vectors import QdrantEdgeStore
 
 COLLECTION = "memories"
@@ -20,7 +21,7 @@ CHUNK = 2048
 
 async def write_collection(
     directory: Path,
-    rows: Sequence[Mapping[str, Any]],
+    rows: Sequence[MemoryRow],
     vectors: np.ndarray,
     provenance: Mapping[str, Any],
     *,

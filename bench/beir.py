@@ -55,6 +55,8 @@ from bench.memory_recall import base_env  # noqa: E402
 from engram_devstack import free_port  # noqa: E402
 from engram_embedders import BgeSmallEmbedder, Embedder, make_embedder  # noqa: E402
 from engram_embedders.local_models import LOCAL_KINDS  # noqa: E402
+from engram_events.content import content_sha256  # noqa: E402
+from engram_memory.domain.rows import MemoryRow  # noqa: E402
 from engram_vectors.lexical import ENCODERS, LEXICAL_ENCODER, document_vector, query_vector  # noqa: E402
 from tests.support.models import model_dir  # noqa: E402
 from tests.support.services import ServiceProcess  # noqa: E402
@@ -240,16 +242,18 @@ async def through_gateway(
         agent = new_agent(gateway, env)
         now = datetime.now(UTC)
         rows = [
-            {
-                "tenant_id": agent["tenant_id"],
-                "agent_id": agent["agent_id"],
-                "memory_id": doc_id,
-                "type": "fact",
-                "content": text,
-                "metadata": {},
-                "metadata_at": {},
-                "created_at": now,
-            }
+            MemoryRow(
+                tenant_id=agent["tenant_id"],
+                memory_id=doc_id,
+                agent_id=agent["agent_id"],
+                status="active",
+                type="fact",
+                content_sha256=content_sha256(text),
+                created_at=now,
+                content=text,
+                metadata={},
+                metadata_at={},
+            )
             for doc_id, text in data.docs.items()
         ]
         directory = work / "vectors"

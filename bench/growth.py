@@ -85,6 +85,7 @@ from engram_gateway.adapters.submissions import SUBMISSIONS  # noqa: E402
 from engram_memory.adapters.dedup import DedupSlots  # noqa: E402
 from engram_memory.adapters.rows import MemoryRows  # noqa: E402
 from engram_memory.domain.dedup import dedup_key  # noqa: E402
+from engram_memory.domain.rows import MemoryRow  # noqa: E402
 from engram_memory.domain.writes import row_fields  # noqa: E402
 from engram_platform.idempotency import AppliedEvents  # noqa: E402
 from engram_platform.mongo import connect_mongo, insert_new  # noqa: E402
@@ -274,7 +275,7 @@ async def preload_memories(
     applied = AppliedEvents(memory_db, "memory")
     started = time.perf_counter()
     picks = np.random.default_rng(size).integers(0, len(pool.texts), size)
-    stored: list[dict[str, Any]] = []
+    stored: list[MemoryRow] = []
     for start in range(0, size, CHUNK):
         numbers = range(start, min(start + CHUNK, size))
         opening, claims, marks = memory_chunk(tenant_id, agents, pool, picks, numbers)

@@ -62,6 +62,8 @@ from bench._recall_stages import (  # noqa: E402
 from engram_devstack import free_port  # noqa: E402
 from engram_devstack.cpus import keep_on, model_env, others  # noqa: E402
 from engram_embedders import MiniLMEmbedder  # noqa: E402
+from engram_events.content import content_sha256  # noqa: E402
+from engram_memory.adapters.rows import memory_row  # noqa: E402
 from engram_vectors import Point, QdrantClientStore, QdrantEdgeStore  # noqa: E402
 from tests.support.services import ServiceProcess  # noqa: E402
 from tests.support.tenants import create_tenant  # noqa: E402
@@ -172,6 +174,7 @@ def synthetic_points(
                 "type": "conversation",
                 "status": "active",
                 "content": texts[int(picks[i])],
+                "content_sha256": content_sha256(texts[int(picks[i])]),
                 "derived_from": [],
                 "provenance": provenance,
                 "created_at": now,
@@ -331,7 +334,7 @@ async def recall_latency(
         vectors, rows = synthetic_points(size, agents, pool, texts, size, provenance)
         result["load_rows_seconds"] = round(load_rows(env, rows), 1)
         result["load_edge_seconds"] = round(
-            await write_collection(directory, rows, vectors, provenance), 1
+            await write_collection(directory, [memory_row(r) for r in rows], vectors, provenance), 1
         )
         memory.start()
         result["gateway"] = {}

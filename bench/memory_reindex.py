@@ -31,8 +31,9 @@ from bench.embedders_vectors import sentences  # noqa: E402
 from engram_embedders import Embedder, make_embedder  # noqa: E402
 from engram_embedders.moving import ReindexDocument  # noqa: E402
 from engram_embedders.reindex import Space  # noqa: E402
+from engram_events.content import content_sha256  # noqa: E402
 from engram_memory.adapters.reindex import REINDEX, STORE, ReindexStore  # noqa: E402
-from engram_memory.adapters.rows import MEMORIES  # noqa: E402
+from engram_memory.adapters.rows import MEMORIES, memory_row  # noqa: E402
 from engram_memory.adapters.vectors import KEYWORD_INDEXES, MemoryVectors  # noqa: E402
 from engram_memory.service.moving import Embedded, MovingVectors, embed_into  # noqa: E402
 from engram_memory.service.recall import Recall  # noqa: E402
@@ -62,6 +63,7 @@ def rows(count: int) -> list[dict[str, Any]]:
             "type": "fact",
             "status": "active",
             "content": text,
+            "content_sha256": content_sha256(text),
             "created_at": now,
             "stored_at": now,
         }
@@ -107,7 +109,7 @@ async def run(count: int, source_kind: str, target_kind: str) -> dict[str, Any]:
         began = time.perf_counter()
         for start in range(0, count, 256):
             page = made[start : start + 256]
-            await embed_into(source, [(row, (), "active") for row in page])
+            await embed_into(source, [(memory_row(row), (), "active") for row in page])
         filled = time.perf_counter() - began
         moving = MovingVectors(source)
         records = ReindexDocument(db, REINDEX, STORE)

@@ -55,7 +55,9 @@ from bench.memory_recall import (  # noqa: E402
 )
 from engram_devstack import free_port  # noqa: E402
 from engram_embedders import Embedder, MiniLMEmbedder  # noqa: E402
+from engram_events.content import content_sha256  # noqa: E402
 from engram_events.memory_filter import metadata_instants  # noqa: E402
+from engram_memory.domain.rows import MemoryRow  # noqa: E402
 from engram_vectors.lexical import ENCODERS, LEXICAL_ENCODER  # noqa: E402
 from tests.fixtures.retrieval.quality import load_fixture  # noqa: E402
 from tests.support.services import ServiceProcess  # noqa: E402
@@ -124,19 +126,21 @@ def fixture_memories() -> tuple[list[Memory], list[Query]]:
     return memories, asked
 
 
-def row(memory: Memory, owner: dict[str, str]) -> dict[str, Any]:
+def row(memory: Memory, owner: dict[str, str]) -> MemoryRow:
     """The memory service's row for a memory of this corpus."""
-    return {
-        "tenant_id": owner["tenant_id"],
-        "agent_id": owner["agent_id"],
-        "memory_id": memory.memory_id,
-        "type": memory.type,
-        "content": memory.content,
-        "metadata": memory.metadata,
-        "metadata_at": metadata_instants(memory.metadata),
-        "user_id": memory.user_id,
-        "created_at": memory.created_at,
-    }
+    return MemoryRow(
+        tenant_id=owner["tenant_id"],
+        memory_id=memory.memory_id,
+        agent_id=owner["agent_id"],
+        status="active",
+        type=memory.type,
+        content_sha256=content_sha256(memory.content),
+        created_at=memory.created_at,
+        content=memory.content,
+        metadata=memory.metadata,
+        metadata_at=metadata_instants(memory.metadata),
+        user_id=memory.user_id,
+    )
 
 
 class Asker:

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 from engram_events import Envelope
 from engram_events.retention import AgentRetention
 from engram_memory.domain.listing import Order, Position
+from engram_memory.domain.rows import MemoryRow
 from engram_memory.domain.selection import Selection
 from engram_platform.audit import AuditEntry, AuditQuery
 from engram_vectors import HybridHit, Point, SparseVector
@@ -18,11 +19,9 @@ class MemoryRowStore(Protocol):
     """The memory rows as the handlers use them, keyed by tenant and memory id
     (`adapters.rows.MemoryRows`)."""
 
-    async def get(self, tenant_id: str, memory_id: str) -> dict[str, Any] | None: ...
+    async def get(self, tenant_id: str, memory_id: str) -> MemoryRow | None: ...
 
-    async def get_many(
-        self, tenant_id: str, memory_ids: Sequence[str]
-    ) -> dict[str, dict[str, Any]]: ...
+    async def get_many(self, tenant_id: str, memory_ids: Sequence[str]) -> dict[str, MemoryRow]: ...
 
     async def set_fields(
         self,
@@ -56,21 +55,17 @@ class MemoryRowStore(Protocol):
 
     async def open_many(
         self, tenant_id: str, rows: Sequence[tuple[dict[str, Any], str]]
-    ) -> list[dict[str, Any] | None]: ...
+    ) -> list[MemoryRow | None]: ...
 
-    async def mark_dead_lettered(
-        self, tenant_id: str, fields: Mapping[str, Any]
-    ) -> dict[str, Any]: ...
+    async def mark_dead_lettered(self, tenant_id: str, fields: Mapping[str, Any]) -> MemoryRow: ...
 
     async def reopen_dead_lettered(
         self, tenant_id: str, rows: Sequence[tuple[dict[str, Any], str]]
-    ) -> list[dict[str, Any] | None]: ...
+    ) -> list[MemoryRow | None]: ...
 
     async def count(self, selection: Mapping[str, Any]) -> int: ...
 
-    async def select(
-        self, selection: Mapping[str, Any], *, limit: int = 0
-    ) -> list[dict[str, Any]]: ...
+    async def select(self, selection: Mapping[str, Any], *, limit: int = 0) -> list[MemoryRow]: ...
 
     async def index_sources_many(
         self, tenant_id: str, named: Sequence[tuple[str, Sequence[str]]]
@@ -78,7 +73,7 @@ class MemoryRowStore(Protocol):
 
     async def derived_via_index(
         self, tenant_id: str, source_ids: Sequence[str], statuses: Sequence[str]
-    ) -> list[dict[str, Any]]: ...
+    ) -> list[MemoryRow]: ...
 
     async def mark_gone(self, tenant_id: str, source_ids: Sequence[str]) -> None: ...
 
@@ -92,15 +87,15 @@ class MemoryRowReads(MemoryRowStore, Protocol):
 
     async def page(
         self, selection: Selection, order: Order, after: Position | None, limit: int
-    ) -> list[dict[str, Any]]: ...
+    ) -> list[MemoryRow]: ...
 
     async def tally(self, selection: Selection) -> tuple[int, dict[str, int], dict[str, int]]: ...
 
-    async def select_by(self, selection: Selection) -> list[dict[str, Any]]: ...
+    async def select_by(self, selection: Selection) -> list[MemoryRow]: ...
 
     async def derived_from_any(
         self, tenant_id: str, source_ids: Sequence[str], statuses: Sequence[str]
-    ) -> list[dict[str, Any]]: ...
+    ) -> list[MemoryRow]: ...
 
     async def count_derived_from(
         self, tenant_id: str, sources: Mapping[str, Sequence[str]], statuses: Sequence[str]
@@ -110,11 +105,11 @@ class MemoryRowReads(MemoryRowStore, Protocol):
 class MemoryVersions(Protocol):
     """The rows a memory's history reads: by id, and the newer versions naming one."""
 
-    async def get(self, tenant_id: str, memory_id: str) -> dict[str, Any] | None: ...
+    async def get(self, tenant_id: str, memory_id: str) -> MemoryRow | None: ...
 
     async def successors(
         self, tenant_id: str, agent_id: str, memory_id: str, since: datetime
-    ) -> list[dict[str, Any]]: ...
+    ) -> list[MemoryRow]: ...
 
 
 class StagedWithdrawals(Protocol):
@@ -155,7 +150,7 @@ class AuditPages(Protocol):
 class LapsedRows(Protocol):
     """The rows the expiry sweeper walks: live ones of any tenant past `expires_at`."""
 
-    async def lapsed(self, now: datetime, limit: int) -> list[dict[str, Any]]: ...
+    async def lapsed(self, now: datetime, limit: int) -> list[MemoryRow]: ...
 
 
 class MemoryPoints(Protocol):
@@ -170,7 +165,7 @@ class MemoryPoints(Protocol):
 
     async def put_many(
         self,
-        entries: Sequence[tuple[Mapping[str, Any], Sequence[float], str]],
+        entries: Sequence[tuple[MemoryRow, Sequence[float], str]],
         provenance: Mapping[str, Any],
     ) -> Mapping[str, Any]:
         """Write the points; returns the provenance they were stored with."""
@@ -208,16 +203,20 @@ class MovablePoints(MemoryPoints, Protocol):
 
 
 class ReindexRows(Protocol):
-    """Every tenant's memory rows in `_id` order, as a reindex walks them
+    """Every tenant's live memory rows in key order, as a reindex walks them
     (`adapters.reindex.ReindexStore`)."""
 
-    async def page(self, after: str | None, limit: int) -> list[dict[str, Any]]: ...
+    def key(self, row: MemoryRow) -> str:
+        """Where a walk resumes after this row."""
+        ...
+
+    async def page(self, after: str | None, limit: int) -> list[MemoryRow]: ...
 
     async def stored_between(
         self, since: datetime, until: datetime, after: str | None, limit: int
-    ) -> list[dict[str, Any]]: ...
+    ) -> list[MemoryRow]: ...
 
-    async def by_ids(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]: ...
+    async def by_keys(self, keys: Sequence[str]) -> dict[str, MemoryRow]: ...
 
     async def count_live(self) -> int: ...
 

@@ -22,6 +22,7 @@ def _row(n: int, status: str, agent: str = "agt_1", **links: Any) -> dict[str, A
         "status": status,
         "type": "fact",
         "content": f"version {n}",
+        "content_sha256": "0" * 64,
         "metadata": {},
         "author": {"key_id": "key_1", "role": "admin"},
         "created_at": START + timedelta(seconds=n),

@@ -18,6 +18,8 @@ def _row(memory_id: str, sources: list[str], status: str = "active") -> dict[str
         "memory_id": memory_id,
         "agent_id": "agt_1",
         "status": status,
+        "type": "fact",
+        "content_sha256": "0" * 64,
         "derived_from": sources,
         "created_at": datetime.now(UTC),
     }
@@ -39,7 +41,7 @@ async def test_with_the_index_declared_nothing_is_kept_and_rows_are_found_by_the
 
     found = await rows.derived_via_index("tnt_a", ["rec_1"], LIVE)
 
-    assert sorted(r["memory_id"] for r in found) == ["m_1", "m_2"]
+    assert sorted(r.memory_id for r in found) == ["m_1", "m_2"]
     assert await rows.derived_via_index("tnt_b", ["rec_1"], LIVE) == []
     assert await mongo_db[SOURCES].count_documents({}) == 0, "no index kept by hand"
 
@@ -52,12 +54,12 @@ async def test_the_kept_source_index_answers_for_rows_written_through_it(mongo_d
 
     found = await rows.derived_via_index("tnt_a", ["rec_1"], LIVE)
 
-    assert [r["memory_id"] for r in found] == ["m_new"], (
+    assert [r.memory_id for r in found] == ["m_new"], (
         "the kept index answers: a row written around the service (never indexed) is left to "
         "the verification scan"
     )
     scanned = await rows.derived_from_any("tnt_a", ["rec_1"], LIVE)
-    assert sorted(r["memory_id"] for r in scanned) == ["m_around", "m_new"]
+    assert sorted(r.memory_id for r in scanned) == ["m_around", "m_new"]
     assert await rows.derived_via_index("tnt_b", ["rec_1"], LIVE) == [], "tenant in the key"
     assert await mongo_db[SOURCES].find_one({"_id": "tnt_a:rec_1"}) is not None
 

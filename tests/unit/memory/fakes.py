@@ -13,6 +13,8 @@ from engram_embedders import Embeddings, HashingEmbedder, Provenance
 from engram_events import Envelope
 from engram_events.payloads.dlq import DeadLetter
 from engram_events.retention import AgentRetention
+from engram_memory.adapters.rows import memory_row
+from engram_memory.domain.rows import MemoryRow
 
 
 def _matches(row: Mapping[str, Any], selection: Mapping[str, Any]) -> bool:
@@ -21,6 +23,11 @@ def _matches(row: Mapping[str, Any], selection: Mapping[str, Any]) -> bool:
         if row.get(key) not in options:
             return False
     return True
+
+
+def _read(doc: Mapping[str, Any]) -> MemoryRow:
+    """A stored row as the adapter hands it out, sharing nothing with the fake's own copy."""
+    return memory_row(copy.deepcopy(doc))
 
 
 class FakeRows:
@@ -34,44 +41,40 @@ class FakeRows:
         self.selected: list[dict[str, Any]] = []
         self.collection = self
 
-    async def get(self, tenant_id: str, memory_id: str) -> dict[str, Any] | None:
+    async def get(self, tenant_id: str, memory_id: str) -> MemoryRow | None:
         row = self.rows.get(f"{tenant_id}:{memory_id}")
-        return copy.deepcopy(row) if row and row["tenant_id"] == tenant_id else None
+        return _read(row) if row and row["tenant_id"] == tenant_id else None
 
-    async def get_many(
-        self, tenant_id: str, memory_ids: Sequence[str]
-    ) -> dict[str, dict[str, Any]]:
+    async def get_many(self, tenant_id: str, memory_ids: Sequence[str]) -> dict[str, MemoryRow]:
         found = {m: await self.get(tenant_id, m) for m in memory_ids}
         return {m: row for m, row in found.items() if row is not None}
 
-    async def open(
-        self, tenant_id: str, fields: dict[str, Any], status: str
-    ) -> dict[str, Any] | None:
+    async def open(self, tenant_id: str, fields: dict[str, Any], status: str) -> MemoryRow | None:
         key = f"{tenant_id}:{fields['memory_id']}"
         if key in self.rows:
             return None
         self.rows[key] = {**fields, "_id": key, "tenant_id": tenant_id, "status": status}
-        return copy.deepcopy(self.rows[key])
+        return _read(self.rows[key])
 
     async def open_many(
         self, tenant_id: str, rows: Sequence[tuple[dict[str, Any], str]]
-    ) -> list[dict[str, Any] | None]:
+    ) -> list[MemoryRow | None]:
         return [await self.open(tenant_id, fields, status) for fields, status in rows]
 
     async def reopen_dead_lettered(
         self, tenant_id: str, rows: Sequence[tuple[dict[str, Any], str]]
-    ) -> list[dict[str, Any] | None]:
-        reopened: list[dict[str, Any] | None] = []
+    ) -> list[MemoryRow | None]:
+        reopened: list[MemoryRow | None] = []
         for fields, status in rows:
             key = f"{tenant_id}:{fields['memory_id']}"
             if "dead_lettered_at" not in self.rows.get(key, {}):
                 reopened.append(None)
                 continue
             self.rows[key] = {**fields, "_id": key, "tenant_id": tenant_id, "status": status}
-            reopened.append(copy.deepcopy(self.rows[key]))
+            reopened.append(_read(self.rows[key]))
         return reopened
 
-    async def mark_dead_lettered(self, tenant_id: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+    async def mark_dead_lettered(self, tenant_id: str, fields: Mapping[str, Any]) -> MemoryRow:
         if await self.open(tenant_id, dict(fields), "rejected") is None:
             row = self.rows[f"{tenant_id}:{fields['memory_id']}"]
             if row["status"] == "pending":
@@ -82,7 +85,7 @@ class FakeRows:
                     {**marks, "status": "rejected"},
                     drop_content=True,
                 )
-        return copy.deepcopy(self.rows[f"{tenant_id}:{fields['memory_id']}"])
+        return _read(self.rows[f"{tenant_id}:{fields['memory_id']}"])
 
     async def set_pending(
         self,
@@ -144,16 +147,16 @@ class FakeRows:
         self.counted.append(dict(selection))
         return sum(1 for row in self.rows.values() if _matches(row, selection))
 
-    async def select(self, selection: Mapping[str, Any], *, limit: int = 0) -> list[dict[str, Any]]:
+    async def select(self, selection: Mapping[str, Any], *, limit: int = 0) -> list[MemoryRow]:
         self.selected.append(dict(selection))
-        found = [copy.deepcopy(r) for r in self.rows.values() if _matches(r, selection)]
-        return sorted(found, key=lambda r: (r["created_at"], r["memory_id"]))
+        found = [_read(r) for r in self.rows.values() if _matches(r, selection)]
+        return sorted(found, key=lambda r: (r.created_at, r.memory_id))
 
     async def derived_from_any(
         self, tenant_id: str, source_ids: Sequence[str], statuses: Sequence[str]
-    ) -> list[dict[str, Any]]:
+    ) -> list[MemoryRow]:
         return [
-            copy.deepcopy(r)
+            _read(r)
             for r in self.rows.values()
             if r["tenant_id"] == tenant_id
             and r["status"] in statuses
@@ -172,12 +175,12 @@ class FakeRows:
 
     async def derived_via_index(
         self, tenant_id: str, source_ids: Sequence[str], statuses: Sequence[str]
-    ) -> list[dict[str, Any]]:
+    ) -> list[MemoryRow]:
         named = {m for s in source_ids for m in self.sources.get((tenant_id, s), set())}
         return [
             r
             for r in await self.derived_from_any(tenant_id, source_ids, statuses)
-            if r["memory_id"] in named
+            if r.memory_id in named
         ]
 
     async def mark_gone(self, tenant_id: str, source_ids: Sequence[str]) -> None:

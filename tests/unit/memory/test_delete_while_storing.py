@@ -14,6 +14,7 @@ from engram_events.catalog import AGENT_DELETED
 from engram_events.payloads.embeddings import RejectedItem
 from engram_events.payloads.memories import AgentDeleted
 from engram_memory.adapters.vectors import MemoryVectors, point_id
+from engram_memory.domain.rows import MemoryRow
 from engram_memory.ports import MemoryRowReads
 from engram_memory.service.deletion import Deletions
 from engram_vectors.port import VectorStore
@@ -116,7 +117,7 @@ async def settled(pipe: Pipeline) -> tuple[str, bool]:
     """m1's row status, and whether its point exists."""
     row = await pipe.rows.get("t1", "m1")
     assert row is not None
-    return row["status"], bool(await pipe.store.get("memories", [point_id("t1", "m1")]))
+    return row.status, bool(await pipe.store.get("memories", [point_id("t1", "m1")]))
 
 
 async def test_a_delete_made_while_the_vector_is_put_is_not_undone() -> None:
@@ -160,9 +161,7 @@ class RowsDeletedAfterRead(RowsSignalling):
         super().__init__()
         self.after_read: Any = None
 
-    async def get_many(
-        self, tenant_id: str, memory_ids: Sequence[str]
-    ) -> dict[str, dict[str, Any]]:
+    async def get_many(self, tenant_id: str, memory_ids: Sequence[str]) -> dict[str, MemoryRow]:
         found = await super().get_many(tenant_id, memory_ids)
         if self.after_read is not None:
             hook, self.after_read = self.after_read, None

@@ -11,11 +11,13 @@ import pytest
 
 from engram_embedders import HashingEmbedder
 from engram_events import Envelope
+from engram_memory.adapters.rows import memory_row
 from engram_memory.adapters.vectors import MemoryVectors
 from engram_memory.api.views import memory_view
 from engram_memory.domain.dedup import is_duplicate_of
 from engram_memory.domain.expiry import EXPIRABLE_STATUSES, effective_status, lapsed
 from engram_memory.domain.history import version_view
+from engram_memory.domain.rows import MemoryRow
 from engram_memory.service.expiry import ExpirySweeper
 from engram_memory.service.recall import Recall
 from engram_vectors import ExactNumpyStore
@@ -60,20 +62,22 @@ def test_withdrawn_or_rejected_memories_keep_their_status_after_expiry() -> None
 
 
 def test_the_view_shows_a_lapsed_memory_as_expired_with_its_expiry() -> None:
-    view = memory_view(row("m", "active", datetime.now(UTC) - timedelta(seconds=1)))
+    view = memory_view(memory_row(row("m", "active", datetime.now(UTC) - timedelta(seconds=1))))
     assert view["status"] == "expired"
     assert "expires_at" in view
 
 
 def test_a_lapsed_version_in_a_history_reads_expired() -> None:
-    lapsed_row = row("m", "superseded", datetime.now(UTC) - timedelta(seconds=1))
+    lapsed_row = memory_row(row("m", "superseded", datetime.now(UTC) - timedelta(seconds=1)))
     assert version_view(lapsed_row)["status"] == "expired"
-    assert version_view(row("m", "superseded"))["status"] == "superseded"
+    assert version_view(memory_row(row("m", "superseded")))["status"] == "superseded"
 
 
 def test_an_expired_memory_no_longer_makes_a_write_a_duplicate() -> None:
-    assert is_duplicate_of(row("m", "active", datetime.now(UTC) + timedelta(hours=1)), None)
-    assert not is_duplicate_of(row("m", "active", datetime.now(UTC) - timedelta(seconds=1)), None)
+    live = memory_row(row("m", "active", datetime.now(UTC) + timedelta(hours=1)))
+    assert is_duplicate_of(live, None)
+    lapsed_row = memory_row(row("m", "active", datetime.now(UTC) - timedelta(seconds=1)))
+    assert not is_duplicate_of(lapsed_row, None)
 
 
 class Lapsed:
@@ -82,9 +86,9 @@ class Lapsed:
     def __init__(self, rows: Sequence[dict[str, Any]]) -> None:
         self.rows = {r["memory_id"]: dict(r) for r in rows}
 
-    async def lapsed(self, now: datetime, limit: int) -> list[dict[str, Any]]:
+    async def lapsed(self, now: datetime, limit: int) -> list[MemoryRow]:
         found = [r for r in self.rows.values() if lapsed(r, now)]
-        return sorted(found, key=lambda r: r["expires_at"])[:limit]
+        return [memory_row(r) for r in sorted(found, key=lambda r: r["expires_at"])[:limit]]
 
 
 class Points:
@@ -209,7 +213,8 @@ async def test_recall_leaves_out_a_lapsed_memory_whose_point_is_still_there() ->
     rows[1]["expires_at"] = now + timedelta(hours=1)
     embedded = await embedder.embed([str(r["content"]) for r in rows])
     await vectors.put_many(
-        [(r, v, "active") for r, v in zip(rows, embedded.vectors, strict=True)], provenance
+        [(memory_row(r), v, "active") for r, v in zip(rows, embedded.vectors, strict=True)],
+        provenance,
     )
     recall = Recall(embedder, vectors)
     for half_life in (None, 30.0):

@@ -19,6 +19,7 @@ from engram_events.payloads.records import RecordTombstoned
 from engram_events.retention import AgentRetention, RetentionRule
 from engram_memory.adapters.vectors import MemoryVectors, point_id
 from engram_memory.domain.retention import RetentionPolicy
+from engram_memory.domain.rows import MemoryRow
 from engram_memory.handlers import MemoryHandlers
 from engram_memory.service.cascades import Cascades
 from engram_memory.service.dedup import Dedup
@@ -103,7 +104,7 @@ async def test_invalid_content_is_rejected_before_any_embedding(content: str) ->
     assert _types(published) == ["memory.rejected"]
     assert pipe.embedder.calls == 0
     row = await pipe.rows.get("t1", "m1")
-    assert row is not None and row["status"] == "rejected" and "content" not in row
+    assert row is not None and row.status == "rejected" and row.content is None
 
 
 async def test_valid_content_is_embedded_once_and_stored_with_embedder_provenance() -> None:
@@ -113,8 +114,8 @@ async def test_valid_content_is_embedded_once_and_stored_with_embedder_provenanc
     assert _types(published) == ["embedding.requested", "memory.stored"]
     assert pipe.embedder.calls == 1
     row = await pipe.rows.get("t1", "m1")
-    assert row is not None and row["status"] == "active"
-    assert row["provenance"] == {
+    assert row is not None and row.status == "active"
+    assert row.provenance == {
         **pipe.embedder.provenance.model_dump(),
         "fingerprint": pipe.embedder.provenance.fingerprint,
     }
@@ -177,7 +178,7 @@ async def test_a_replay_of_a_still_pending_write_stages_the_same_embedding_reque
     [again] = await pipe.handlers.on_write_requested(event)
     assert again.event_id == requested.event_id
     row = await pipe.rows.get("t1", "m1")
-    assert row is not None and row["status"] == "pending"
+    assert row is not None and row.status == "pending"
 
 
 async def test_supersession_keeps_the_old_memory_out_of_default_recall() -> None:
@@ -186,7 +187,7 @@ async def test_supersession_keeps_the_old_memory_out_of_default_recall() -> None
     await pipe.write(pipe.request("old", "the office is in Paris"))
     await pipe.write(pipe.request("new", "the office moved to Lyon", supersedes="old"))
     old = await pipe.rows.get("t1", "old")
-    assert old is not None and old["status"] == "superseded" and old["superseded_by"] == "new"
+    assert old is not None and old.status == "superseded" and old.superseded_by == "new"
     assert await pipe.store.count("memories", {"status": "active"}) == 1
     assert await pipe.store.count("memories", {"status": "superseded"}) == 1
 
@@ -272,8 +273,8 @@ async def test_a_tombstoned_record_withdraws_derived_memories_and_acknowledges()
     assert ack.source_ids == ["rec-1"] and ack.tombstoned_ids == ["m1"]
     assert ack.counts == {"memories": 1, "vectors": 1}
     row = await pipe.rows.get("t1", "m1")
-    assert row is not None and row["status"] == "withdrawn" and "content" not in row
-    assert row["content_sha256"]
+    assert row is not None and row.status == "withdrawn" and row.content is None
+    assert row.content_sha256
     assert await pipe.store.count("memories", {"tenant_id": "t1"}) == 1
 
 
@@ -401,7 +402,7 @@ async def test_the_same_content_in_the_same_scope_is_stored_once() -> None:
     assert _types(again) == ["memory.rejected"]
     assert again[0].payload.reason == "duplicate" and again[0].payload.duplicate_of == "m1"
     row = await pipe.rows.get("t1", "m2")
-    assert row is not None and row["status"] == "rejected" and "content" not in row
+    assert row is not None and row.status == "rejected" and row.content is None
     assert await pipe.store.count("memories", {"tenant_id": "t1"}) == 1
 
 
@@ -421,7 +422,7 @@ async def test_dedup_respects_scope_opt_out_and_lets_go_once_the_holder_is_gone(
         pipe.request("m5", "likes green tea", user_id="u1", supersedes="m1")
     )
     assert _types(replacing)[-1] == "memory.stored"
-    assert (await pipe.rows.get("t1", "m1"))["status"] == "superseded"  # type: ignore[index]
+    assert getattr(await pipe.rows.get("t1", "m1"), "status", None) == "superseded"
     after = await pipe.write(pipe.request("m6", "likes green tea", user_id="u1"))
     assert after[0].payload.duplicate_of == "m5"
 
@@ -572,9 +573,7 @@ class ReadCountingRows(FakeRows):
         super().__init__()
         self.reads: list[list[str]] = []
 
-    async def get_many(
-        self, tenant_id: str, memory_ids: Sequence[str]
-    ) -> dict[str, dict[str, Any]]:
+    async def get_many(self, tenant_id: str, memory_ids: Sequence[str]) -> dict[str, MemoryRow]:
         self.reads.append(list(memory_ids))
         return await super().get_many(tenant_id, memory_ids)
 

@@ -4,7 +4,6 @@ its `supersedes`, and a chain that never leaves its agent nor loops."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import pytest
 
@@ -12,6 +11,7 @@ from engram_events import new_event
 from engram_events.catalog import MEMORY_WRITE_REQUESTED
 from engram_events.payloads.memories import Author, MemoryWriteRequested
 from engram_memory.domain.history import earliest_successor
+from engram_memory.domain.rows import MemoryRow
 from engram_memory.domain.writes import CONTENT_FIELDS, content_fields, row_fields
 from engram_memory.service.history import History
 
@@ -24,40 +24,46 @@ START = datetime(2026, 1, 1, tzinfo=UTC)
 class Versions:
     """Rows by id and the newer rows naming one in `supersedes`, as the row store answers."""
 
-    def __init__(self, *rows: dict[str, Any]) -> None:
-        self.rows = {row["memory_id"]: row for row in rows}
+    def __init__(self, *rows: MemoryRow) -> None:
+        self.rows = {row.memory_id: row for row in rows}
         self.reads = 0
 
-    async def get(self, tenant_id: str, memory_id: str) -> dict[str, Any] | None:
+    async def get(self, tenant_id: str, memory_id: str) -> MemoryRow | None:
         self.reads += 1
         return self.rows.get(memory_id) if tenant_id == T else None
 
     async def successors(
         self, tenant_id: str, agent_id: str, memory_id: str, since: datetime
-    ) -> list[dict[str, Any]]:
+    ) -> list[MemoryRow]:
         return [
             row
             for row in self.rows.values()
-            if row["agent_id"] == agent_id
-            and row.get("supersedes") == memory_id
-            and row["created_at"] >= since
+            if row.agent_id == agent_id and row.supersedes == memory_id and row.created_at >= since
         ]
 
 
-def _row(n: int, status: str = "active", agent: str = "agt_1", **links: Any) -> dict[str, Any]:
-    return {
-        "memory_id": f"mem_{n}",
-        "agent_id": agent,
-        "status": status,
-        "content": f"version {n}",
-        "metadata": {},
-        "created_at": START + timedelta(minutes=n),
-        "author": {"key_id": f"key_{n}", "role": "default"},
-        "edit_reason": f"reason {n}" if n > 1 else None,
-        "tenant_id": T,
-        "content_sha256": "ab" * 32,
-        **links,
-    }
+def _row(
+    n: int,
+    status: str = "active",
+    agent: str = "agt_1",
+    supersedes: str | None = None,
+    superseded_by: str | None = None,
+) -> MemoryRow:
+    return MemoryRow(
+        tenant_id=T,
+        memory_id=f"mem_{n}",
+        agent_id=agent,
+        status=status,
+        type="fact",
+        content_sha256="ab" * 32,
+        created_at=START + timedelta(minutes=n),
+        content=f"version {n}",
+        metadata={},
+        author={"key_id": f"key_{n}", "role": "default"},
+        edit_reason=f"reason {n}" if n > 1 else None,
+        supersedes=supersedes,
+        superseded_by=superseded_by,
+    )
 
 
 def _chain() -> Versions:
@@ -100,7 +106,7 @@ async def test_a_chain_never_leaves_its_agent_nor_loops() -> None:
 def test_of_two_rows_naming_one_version_the_earliest_is_its_successor() -> None:
     rows = [_row(5, supersedes="mem_3"), _row(4, supersedes="mem_3"), _row(2, supersedes="x")]
     found = earliest_successor(rows, "mem_3")
-    assert found is not None and found["memory_id"] == "mem_4"
+    assert found is not None and found.memory_id == "mem_4"
     assert earliest_successor(rows, "mem_9") is None
 
 

@@ -32,9 +32,13 @@ ROW = {
     "agent_id": "a1",
     "status": "active",
     "type": "fact",
+    "content_sha256": "0" * 64,
     "derived_from": ["r1"],
     "created_at": AT,
 }
+OPENED = {
+    name: value for name, value in ROW.items() if name not in ("_id", "tenant_id", "status")
+} | {"memory_id": "m3"}
 WIDE = Selection(
     T,
     ("a1", "a2"),
@@ -64,7 +68,7 @@ WALK = "a reindex moves the collection every tenant shares, so it walks every te
 TENANT_FREE = {
     ("ReindexStore.page", MEMORIES): WALK,
     ("ReindexStore.stored_between", MEMORIES): WALK,
-    ("ReindexStore.by_ids", MEMORIES): WALK + " (by `_id`, each naming its tenant)",
+    ("ReindexStore.by_keys", MEMORIES): WALK + " (by `_id`, each naming its tenant)",
     ("ReindexStore.count_live", MEMORIES): WALK,
     ("ReindexDocument.load", REINDEX): "one document for the whole store",
     ("ReindexDocument.save", REINDEX): "one document for the whole store",
@@ -114,12 +118,12 @@ async def test_memory_queries_are_indexed_and_scoped() -> None:
         "MemoryRows.supersede": lambda: rows.supersede(
             T, "m1", agent_id="a1", by="m2", held="active"
         ),
-        "MemoryRows.open_many": lambda: rows.open_many(T, [({"memory_id": "m3"}, "pending")]),
+        "MemoryRows.open_many": lambda: rows.open_many(T, [(OPENED, "pending")]),
         "MemoryRows.mark_dead_lettered": lambda: rows.mark_dead_lettered(
-            T, {"memory_id": "m1", "reason": "dead_lettered: x", "dead_lettered_at": AT}
+            T, {**OPENED, "memory_id": "m1", "reason": "dead_lettered: x", "dead_lettered_at": AT}
         ),
         "MemoryRows.reopen_dead_lettered": lambda: rows.reopen_dead_lettered(
-            T, [({"memory_id": "m1"}, "pending")]
+            T, [({**OPENED, "memory_id": "m1"}, "pending")]
         ),
         "MemoryRows.count": lambda: rows.count(policy.selection(T, "a1")),
         "MemoryRows.select": lambda: rows.select(policy.selection(T, "a1")),
@@ -157,7 +161,7 @@ async def test_memory_queries_are_indexed_and_scoped() -> None:
         "ReindexDocument.switch": lambda: document.switch(JOB),
         "ReindexStore.page": lambda: reindex.page(f"{T}:m0", 10),
         "ReindexStore.stored_between": lambda: reindex.stored_between(AT, AT, f"{T}:m0", 10),
-        "ReindexStore.by_ids": lambda: reindex.by_ids([f"{T}:m1"]),
+        "ReindexStore.by_keys": lambda: reindex.by_keys([f"{T}:m1"]),
         "ReindexStore.count_live": lambda: reindex.count_live(),
     }
     other_shapes = {

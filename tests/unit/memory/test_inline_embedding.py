@@ -13,6 +13,7 @@ from engram_embedders import Embeddings
 from engram_events.content import ContentLimits
 from engram_events.payloads.embeddings import VectorProvenance
 from engram_memory.adapters.vectors import point_id
+from engram_memory.domain.rows import MemoryRow
 from engram_memory.service.dedup import Dedup
 from engram_memory.service.inline import InlineEmbedding
 from engram_memory.service.storing import Storing
@@ -55,8 +56,8 @@ async def test_a_single_write_is_stored_in_one_pass_with_the_embedders_provenanc
     assert pipe.embedder.texts == ["the user likes tea"]
     row = await pipe.rows.get("t1", "m1")
     p = pipe.embedder.provenance
-    assert row is not None and row["status"] == "active"
-    assert row["provenance"] == {**p.model_dump(), "fingerprint": p.fingerprint}
+    assert row is not None and row.status == "active"
+    assert row.provenance == {**p.model_dump(), "fingerprint": p.fingerprint}
     assert published[0].payload.provenance.fingerprint == p.fingerprint
     [point] = await pipe.store.get("memories", [point_id("t1", "m1")])
     expected = (await pipe.embedder.inner.embed(["the user likes tea"])).vectors[0]
@@ -66,10 +67,10 @@ async def test_a_single_write_is_stored_in_one_pass_with_the_embedders_provenanc
 async def test_a_retried_single_write_of_a_stored_memory_is_not_stored_again() -> None:
     pipe = await inline_pipeline()
     await pipe.handlers.on_single_write(pipe.request("m1", "the user likes tea"))
-    stored = (await pipe.rows.get("t1", "m1") or {}).get("stored_at")
+    stored = getattr(await pipe.rows.get("t1", "m1"), "stored_at", None)
     retried = pipe.request("m1", "the user likes tea")
     assert await pipe.handlers.on_single_write(retried) == [], "another event: nothing to finish"
-    assert (await pipe.rows.get("t1", "m1") or {}).get("stored_at") == stored
+    assert getattr(await pipe.rows.get("t1", "m1"), "stored_at", None) == stored
 
 
 async def test_a_replayed_single_write_duplicates_nothing() -> None:
@@ -77,11 +78,11 @@ async def test_a_replayed_single_write_duplicates_nothing() -> None:
     event = pipe.request("m1", "the user likes tea")
     [first] = await pipe.handlers.on_single_write(event)
     assert first.event_type == "memory.stored"
-    stored = (await pipe.rows.get("t1", "m1") or {}).get("stored_at")
+    stored = getattr(await pipe.rows.get("t1", "m1"), "stored_at", None)
     [again] = await pipe.handlers.on_single_write(event)
     assert again.event_id == first.event_id, "the same announcement, staged again"
     assert await pipe.store.count("memories", {"tenant_id": "t1"}) == 1
-    assert (await pipe.rows.get("t1", "m1") or {}).get("stored_at") == stored
+    assert getattr(await pipe.rows.get("t1", "m1"), "stored_at", None) == stored
 
 
 class RowsOpenedAfterTheModelStarts(FakeRows):
@@ -94,7 +95,7 @@ class RowsOpenedAfterTheModelStarts(FakeRows):
 
     async def open_many(
         self, tenant_id: str, rows: Sequence[tuple[dict[str, Any], str]]
-    ) -> list[dict[str, Any] | None]:
+    ) -> list[MemoryRow | None]:
         await asyncio.wait_for(self.started.wait(), 2.0)
         return await super().open_many(tenant_id, rows)
 
@@ -129,7 +130,7 @@ async def test_the_model_call_runs_while_the_rows_are_opened() -> None:
     [published] = await inline.requested([pipe.request("m1", "the user likes tea")])
     assert types(published) == ["memory.stored"]
     assert pipe.embedder.calls == 1
-    assert (await pipe.rows.get("t1", "m1") or {}).get("status") == "active"
+    assert getattr(await pipe.rows.get("t1", "m1"), "status", None) == "active"
 
 
 async def test_a_write_refused_for_its_content_costs_no_model_call() -> None:
@@ -145,10 +146,10 @@ async def test_a_failed_model_call_leaves_the_write_to_the_embedding_service() -
     [requested] = await pipe.handlers.on_single_write(event)
     assert requested.event_type == "embedding.requested"
     row = await pipe.rows.get("t1", "m1")
-    assert row is not None and row["status"] == "pending"
+    assert row is not None and row.status == "pending"
     [computed] = await pipe.embedding.on_requested(requested)
     assert types(await pipe.handlers.on_computed(computed)) == ["memory.stored"]
-    assert (await pipe.rows.get("t1", "m1") or {}).get("status") == "active"
+    assert getattr(await pipe.rows.get("t1", "m1"), "status", None) == "active"
 
 
 async def test_a_carried_vector_of_this_embedder_is_stored_without_a_model_call() -> None:
@@ -182,7 +183,7 @@ async def test_a_batch_answers_each_input_as_if_handled_alone_with_one_model_cal
     ]
     assert answers[3][0].payload.duplicate_of == "ok"
     assert pipe.embedder.calls == 2
-    assert (await pipe.rows.get("t1", "old") or {}).get("status") == "superseded"
+    assert getattr(await pipe.rows.get("t1", "old"), "status", None) == "superseded"
     assert await pipe.store.count("memories", {"tenant_id": "t1", "status": "active"}) == 2
 
 

@@ -10,6 +10,7 @@ from engram_events.memory_filter import MemoryFilter
 from engram_memory.adapters.rows import selection_query
 from engram_memory.adapters.vectors import payload_filter
 from engram_memory.domain.listing import BadCursor, Position, decode_cursor, encode_cursor
+from engram_memory.domain.rows import MemoryRow
 from engram_memory.domain.selection import Selection
 from engram_vectors import Exists, Range
 
@@ -82,7 +83,7 @@ def test_search_is_literal() -> None:
 
 def test_a_cursor_round_trips_and_is_tied_to_its_order() -> None:
     at = datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=UTC)
-    row = {"created_at": at, "memory_id": "m9"}
+    row = MemoryRow("t", "m9", "a", "active", "fact", "0" * 64, at)
     cursor = encode_cursor(row, "recent")
     assert decode_cursor(cursor, "recent") == Position(at, "m9")
     with pytest.raises(BadCursor):

@@ -12,6 +12,7 @@ import pytest
 
 from engram_embedders import HashingEmbedder
 from engram_memory.adapters.vectors import MemoryVectors
+from engram_memory.domain.rows import MemoryRow
 from engram_memory.service.recall import Ranking, Recall, Scope, Search
 from engram_vectors import ExactNumpyStore, HybridHit
 from engram_vectors.ranking import Mode, Ranked
@@ -49,17 +50,19 @@ class Trespassing(MemoryVectors):
         }
 
 
-def memory(n: int, agent: str) -> dict[str, object]:
+def memory(n: int, agent: str) -> MemoryRow:
     rng = random.Random(n)
     words = " ".join(rng.sample(WORDS, 3))
-    return {
-        "tenant_id": "tnt_a",
-        "agent_id": agent,
-        "memory_id": f"mem_{n:04d}",
-        "type": "fact",
-        "content": f"{words} ref ORD-{1000 + n % 40} note {n}",
-        "created_at": datetime(2026, 1, 1, tzinfo=UTC),
-    }
+    return MemoryRow(
+        tenant_id="tnt_a",
+        memory_id=f"mem_{n:04d}",
+        agent_id=agent,
+        status="active",
+        type="fact",
+        content_sha256="0" * 64,
+        created_at=datetime(2026, 1, 1, tzinfo=UTC),
+        content=f"{words} ref ORD-{1000 + n % 40} note {n}",
+    )
 
 
 async def filled(
@@ -74,7 +77,7 @@ async def filled(
     }
     await vectors.open(embedder.provenance.dimension, embedder.provenance.fingerprint)
     rows = [memory(n, AGENTS[n % 2]) for n in range(240)]
-    embedded = await embedder.embed([str(row["content"]) for row in rows])
+    embedded = await embedder.embed([str(row.content) for row in rows])
     await vectors.put_many(
         [(row, vector, "active") for row, vector in zip(rows, embedded.vectors, strict=True)],
         provenance,

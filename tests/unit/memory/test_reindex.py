@@ -18,8 +18,10 @@ from engram_embedders.reindex import (
     may_start,
     target_collection,
 )
+from engram_memory.adapters.rows import memory_row
 from engram_memory.adapters.vectors import MemoryVectors
 from engram_memory.domain.reindex import LIVE
+from engram_memory.domain.rows import MemoryRow
 from engram_memory.service.moving import Embedded, MovingVectors
 from engram_memory.service.recall import Recall
 from engram_memory.service.reindex import MemoryReindexer
@@ -38,6 +40,7 @@ def _row(n: int, status: str = "active", tenant: str = "t1") -> dict[str, Any]:
         "memory_id": f"m{n:04d}",
         "type": "fact",
         "status": status,
+        "content_sha256": "0" * 64,
         "content": f"memory number {n} about topic{n % 7} and the colour {['red', 'blue'][n % 2]}",
         "created_at": T0,
         "stored_at": T0,
@@ -69,18 +72,22 @@ class FakeReindexStore:
             if row["status"] in LIVE and (after is None or key > after)
         ]
 
-    async def page(self, after: str | None, limit: int) -> list[dict[str, Any]]:
+    def key(self, row: MemoryRow) -> str:
+        return f"{row.tenant_id}:{row.memory_id}"
+
+    async def page(self, after: str | None, limit: int) -> list[MemoryRow]:
         found = self._live(after)[:limit]
         self.handed += [row["_id"] for row in found]
-        return found
+        return [memory_row(row) for row in found]
 
     async def stored_between(
         self, since: datetime, until: datetime, after: str | None, limit: int
-    ) -> list[dict[str, Any]]:
-        return [row for row in self._live(after) if since <= row["stored_at"] < until][:limit]
+    ) -> list[MemoryRow]:
+        found = [row for row in self._live(after) if since <= row["stored_at"] < until]
+        return [memory_row(row) for row in found[:limit]]
 
-    async def by_ids(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        return {key: dict(self.rows[key]) for key in ids if key in self.rows}
+    async def by_keys(self, keys: Sequence[str]) -> dict[str, MemoryRow]:
+        return {key: memory_row(self.rows[key]) for key in keys if key in self.rows}
 
     async def count_live(self) -> int:
         return len(self._live(None))
@@ -97,7 +104,10 @@ async def _stored(space: Embedded, rows: Sequence[dict[str, Any]]) -> None:
         return
     embedded = await space.embedder.embed([row["content"] for row in rows])
     await space.vectors.put_many(
-        [(row, v.tolist(), row["status"]) for row, v in zip(rows, embedded.vectors, strict=True)],
+        [
+            (memory_row(row), v.tolist(), row["status"])
+            for row, v in zip(rows, embedded.vectors, strict=True)
+        ],
         space.embedder.provenance.model_dump(),
     )
 
@@ -162,7 +172,7 @@ async def test_writes_during_a_move_land_in_both_spaces_each_in_its_own() -> Non
     row = _row(1)
     source_vector = (await setup.source.embedder.embed([row["content"]])).vectors[0].tolist()
     provenance = setup.source.embedder.provenance.model_dump()
-    await setup.moving.put_many([(row, source_vector, "active")], provenance)
+    await setup.moving.put_many([(memory_row(row), source_vector, "active")], provenance)
     assert await setup.source.vectors.total() == await target.vectors.total() == 1
     await setup.moving.set_status("t1", "m0001", "superseded", superseded_by="m0002")
     found = await target.vectors.points("t1", ["m0001"])
@@ -178,10 +188,10 @@ async def test_after_a_switch_foreign_writes_are_embedded_here_never_mixed() -> 
     old_vector = (await setup.source.embedder.embed([row["content"]])).vectors[0].tolist()
     old = setup.source.embedder.provenance.model_dump()
     with pytest.raises(FingerprintMismatch):
-        await MovingVectors(target).put_many([(row, old_vector, "active")], old)
+        await MovingVectors(target).put_many([(memory_row(row), old_vector, "active")], old)
     setup.moving.begin(target)
     setup.moving.switch()
-    await setup.moving.put_many([(row, old_vector, "active")], old)
+    await setup.moving.put_many([(memory_row(row), old_vector, "active")], old)
     point = (await target.vectors.points("t1", ["m0001"]))["m0001"]
     assert point.payload["provenance"]["fingerprint"] == target.fingerprint
     assert setup.moving.space()[0] is target.embedder
@@ -213,7 +223,7 @@ async def test_a_restarted_walk_resumes_after_its_cursor() -> None:
     page = await setup.records.page(None, 3)
     await setup.reindexer.copy(setup.moving.target, page)
     assert setup.records.job is not None
-    await setup.records.save(setup.records.job.advanced(page[-1]["_id"], 3))
+    await setup.records.save(setup.records.job.advanced(setup.records.key(page[-1]), 3))
     setup.records.handed.clear()
     restarted = MovingVectors(setup.source)
     reindexer = setup.reindexer_for(restarted)
@@ -276,7 +286,7 @@ async def test_a_write_begun_before_the_move_and_stored_after_its_page_is_caught
     await setup.reindexer.start("hashing", 48)
     walked = setup.records.page
 
-    async def page_then_store(after: str | None, limit: int) -> list[dict[str, Any]]:
+    async def page_then_store(after: str | None, limit: int) -> list[MemoryRow]:
         found = await walked(after, limit)
         if after is None:
             stored = {**late, "status": "active", "stored_at": datetime.now(UTC)}

@@ -15,6 +15,7 @@ from engram_events.payloads.embeddings import RejectedItem
 from engram_events.payloads.memories import AgentDeleted
 from engram_memory.adapters.vectors import point_id
 from engram_memory.domain.retention import RetentionPolicy
+from engram_memory.domain.rows import MemoryRow
 from tests.unit.memory.fakes import FakeRows
 from tests.unit.memory.test_handlers import Pipeline, _tombstoned
 from tests.unit.memory.test_inline_embedding import inline_pipeline
@@ -70,7 +71,7 @@ class RowsDyingOnce(FakeRows):
 
     async def open_many(
         self, tenant_id: str, rows: Sequence[tuple[dict[str, Any], str]]
-    ) -> list[dict[str, Any] | None]:
+    ) -> list[MemoryRow | None]:
         opened = await super().open_many(tenant_id, rows)
         self._die_once("opening")
         return opened
@@ -97,7 +98,7 @@ async def test_a_replayed_single_write_still_supersedes_and_announces() -> None:
     newer = pipe.request("m2", NEWER, supersedes="m1")
     with pytest.raises(ConnectionError):
         await pipe.handlers.on_single_write(newer)
-    assert (await pipe.rows.get("t1", "m2") or {}).get("status") == "active", "stored, then died"
+    assert getattr(await pipe.rows.get("t1", "m2"), "status", None) == "active", "stored, then died"
     replayed = await pipe.handlers.on_single_write(newer)
     assert [e.event_type for e in replayed] == ["memory.stored"]
     await superseded(pipe)
@@ -123,7 +124,7 @@ async def test_a_replayed_refusal_announces_the_rejection() -> None:
     [third] = await pipe.handlers.on_computed(refused)
     assert third.event_id == again.event_id, "the same event each time"
     row = await pipe.rows.get("t1", "m1")
-    assert row is not None and row["status"] == "rejected"
+    assert row is not None and row.status == "rejected"
 
 
 async def test_writes_refused_or_withdrawn_at_birth_are_announced_when_replayed() -> None:
@@ -142,7 +143,9 @@ async def test_writes_refused_or_withdrawn_at_birth_are_announced_when_replayed(
         ["memory.rejected"],
         ["memory.withdrawn"],
     ]
-    statuses = {m: (await pipe.rows.get("t1", m) or {}).get("status") for m in ("blank", "orphan")}
+    statuses = {
+        m: getattr(await pipe.rows.get("t1", m), "status", None) for m in ("blank", "orphan")
+    }
     assert statuses == {"blank": "rejected", "orphan": "withdrawn"}
 
 
@@ -162,7 +165,7 @@ async def test_a_replayed_prune_removes_a_point_stored_meanwhile_and_reports_it(
     tomb = _tombstoned("rec-1")
     with pytest.raises(ConnectionError):
         await pipe.handlers.on_records_tombstoned([tomb])
-    assert (await pipe.rows.get("t1", "m1") or {}).get("status") == "withdrawn"
+    assert getattr(await pipe.rows.get("t1", "m1"), "status", None) == "withdrawn"
     [answer] = await pipe.handlers.on_records_tombstoned([tomb])
     assert not isinstance(answer, BaseException)
     withdrawn, ack = answer
@@ -197,7 +200,7 @@ async def test_a_replayed_store_announces_what_its_retention_evicted() -> None:
     [computed] = await pipe.embedding.on_requested(requested)
     with pytest.raises(ConnectionError):
         await pipe.handlers.on_computed(computed)
-    assert (await pipe.rows.get("t1", "c1") or {}).get("status") == "withdrawn"
+    assert getattr(await pipe.rows.get("t1", "c1"), "status", None) == "withdrawn"
     replayed = await pipe.handlers.on_computed(computed)
     assert [(e.event_type, e.payload.memory_id) for e in replayed] == [
         ("memory.stored", "c2"),

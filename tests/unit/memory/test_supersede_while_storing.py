@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from engram_memory.adapters.vectors import point_id
+from engram_memory.domain.rows import MemoryRow
 from tests.unit.memory.fakes import FakeRows
 from tests.unit.memory.test_delete_while_storing import PointsWithHooks
 from tests.unit.memory.test_handlers import Pipeline
@@ -28,7 +29,7 @@ class RowsTouched(FakeRows):
         super().__init__()
         self.hook: Callable[[], Awaitable[Any]] | None = None
 
-    async def get(self, tenant_id: str, memory_id: str) -> dict[str, Any] | None:
+    async def get(self, tenant_id: str, memory_id: str) -> MemoryRow | None:
         row = await super().get(tenant_id, memory_id)
         await self._touched(memory_id)
         return row
@@ -50,12 +51,12 @@ async def superseded(pipe: Pipeline) -> None:
     """m1 is superseded by m2 in its row and its point; m2 is the one active memory."""
     older = await pipe.rows.get("t1", "m1")
     assert older is not None
-    assert (older["status"], older.get("superseded_by")) == ("superseded", "m2")
+    assert (older.status, older.superseded_by) == ("superseded", "m2")
     [point] = await pipe.store.get("memories", [point_id("t1", "m1")])
     assert (point.payload["status"], point.payload["superseded_by"]) == ("superseded", "m2")
     assert await pipe.store.count("memories", {"status": "active"}) == 1
     newer = await pipe.rows.get("t1", "m2")
-    assert newer is not None and newer["status"] == "active"
+    assert newer is not None and newer.status == "active"
 
 
 async def test_a_newer_version_stored_between_the_older_ones_point_and_row() -> None:

@@ -10,8 +10,9 @@ from typing import Any
 
 from pymongo import ASCENDING
 
-from engram_memory.adapters.rows import MEMORIES
+from engram_memory.adapters.rows import MEMORIES, memory_row, row_id
 from engram_memory.domain.reindex import LIVE
+from engram_memory.domain.rows import MemoryRow
 
 REINDEX = "memory_reindex"
 STORE = "memories"
@@ -24,27 +25,33 @@ class ReindexStore:
     def __init__(self, db: Any) -> None:
         self.rows = db[MEMORIES]
 
-    async def page(self, after: str | None, limit: int) -> list[dict[str, Any]]:
+    @staticmethod
+    def key(row: MemoryRow) -> str:
+        """A row's `_id`: the walk's order and cursor."""
+        return row_id(row.tenant_id, row.memory_id)
+
+    async def page(self, after: str | None, limit: int) -> list[MemoryRow]:
         query: dict[str, Any] = {"status": {"$in": list(LIVE)}}
         if after is not None:
             query["_id"] = {"$gt": after}
         cursor = self.rows.find(query).sort([("_id", ASCENDING)]).limit(limit)
-        return [row async for row in cursor]
+        return [memory_row(doc) async for doc in cursor]
 
     async def stored_between(
         self, since: datetime, until: datetime, after: str | None, limit: int
-    ) -> list[dict[str, Any]]:
+    ) -> list[MemoryRow]:
         stored = {"$gte": since, "$lt": until}
         query: dict[str, Any] = {"status": {"$in": list(LIVE)}, "stored_at": stored}
         if after is not None:
             query["_id"] = {"$gt": after}
         cursor = self.rows.find(query).sort([("_id", ASCENDING)]).limit(limit)
-        return [row async for row in cursor]
+        return [memory_row(doc) async for doc in cursor]
 
-    async def by_ids(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-        if not ids:
+    async def by_keys(self, keys: Sequence[str]) -> dict[str, MemoryRow]:
+        if not keys:
             return {}
-        return {row["_id"]: row async for row in self.rows.find({"_id": {"$in": list(ids)}})}
+        found = self.rows.find({"_id": {"$in": list(keys)}})
+        return {doc["_id"]: memory_row(doc) async for doc in found}
 
     async def count_live(self) -> int:
         count: int = await self.rows.count_documents({"status": {"$in": list(LIVE)}})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
@@ -13,6 +14,7 @@ from pymongo import ASCENDING, DESCENDING, IndexModel, UpdateOne
 from engram_events.memory_filter import MetadataCondition
 from engram_memory.domain.expiry import EXPIRABLE_STATUSES, effective_status, status_clauses
 from engram_memory.domain.listing import Order, Position
+from engram_memory.domain.rows import MemoryRow
 from engram_memory.domain.selection import Selection
 from engram_memory.domain.writes import CONTENT_FIELDS
 from engram_platform.held import held_ids
@@ -50,6 +52,17 @@ only."""
 def row_id(tenant_id: str, memory_id: str) -> str:
     """Rows are keyed by tenant first, so one tenant's ids never address another's rows."""
     return f"{tenant_id}:{memory_id}"
+
+
+ROW_FIELDS = tuple(field.name for field in dataclasses.fields(MemoryRow))
+
+
+def memory_row(doc: Mapping[str, Any]) -> MemoryRow:
+    """A stored row as the service reads it: the storage key, outbox entries and any field the
+    row type does not name stay here."""
+    values = {name: doc[name] for name in ROW_FIELDS if doc.get(name) is not None}
+    values["derived_from"] = tuple(doc.get("derived_from") or ())
+    return MemoryRow(**values)
 
 
 def mongo_filter(selection: Mapping[str, Any]) -> dict[str, Any]:
@@ -128,28 +141,26 @@ class MemoryRows:
         """Keep `memory_sources` (a server without multikey indexes, the local one) instead of
         reading the `derived_from` index (MongoDB)."""
 
-    async def get(self, tenant_id: str, memory_id: str) -> dict[str, Any] | None:
+    async def get(self, tenant_id: str, memory_id: str) -> MemoryRow | None:
         """One row of the tenant: the key starts with the tenant, and the row must say so too
         (the local server looks the `_id` up first and checks the tenant on that row)."""
-        row: dict[str, Any] | None = await self.collection.find_one(
+        doc = await self.collection.find_one(
             {"_id": row_id(tenant_id, memory_id), "tenant_id": tenant_id}
         )
-        return row
+        return None if doc is None else memory_row(doc)
 
     async def owners(self, tenant_id: str, memory_ids: Sequence[str]) -> dict[str, str]:
         """The agent of each of these memories the tenant has (any status), by memory id."""
         rows = await held_ids(self.collection, tenant_id, memory_ids, ["agent_id"])
         return {memory_id: str(row.get("agent_id", "")) for memory_id, row in rows.items()}
 
-    async def get_many(
-        self, tenant_id: str, memory_ids: Sequence[str]
-    ) -> dict[str, dict[str, Any]]:
+    async def get_many(self, tenant_id: str, memory_ids: Sequence[str]) -> dict[str, MemoryRow]:
         """Rows by id, keyed by memory id: one `_id $in` lookup, served by the `_id` index."""
         keys = [row_id(tenant_id, m) for m in dict.fromkeys(memory_ids)]
         if not keys:
             return {}
         cursor = self.collection.find({"_id": {"$in": keys}, "tenant_id": tenant_id})
-        return {row["memory_id"]: row async for row in cursor}
+        return {doc["memory_id"]: memory_row(doc) async for doc in cursor}
 
     async def set_fields(
         self,
@@ -246,7 +257,7 @@ class MemoryRows:
 
     async def open_many(
         self, tenant_id: str, rows: Sequence[tuple[dict[str, Any], str]]
-    ) -> list[dict[str, Any] | None]:
+    ) -> list[MemoryRow | None]:
         """Create rows (fields and status each) in one insert, returned as a read would return
         them; None where a row with that id already exists (a replay or a retried write): an
         insert, not an upsert, so a replay never overwrites a row that has moved on."""
@@ -263,12 +274,13 @@ class MemoryRows:
         ]
         present = await insert_new(self.collection, docs)
         return [
-            None if n in present else as_stored(self.collection, doc) for n, doc in enumerate(docs)
+            None if n in present else memory_row(as_stored(self.collection, doc))
+            for n, doc in enumerate(docs)
         ]
 
     async def reopen_dead_lettered(
         self, tenant_id: str, rows: Sequence[tuple[dict[str, Any], str]]
-    ) -> list[dict[str, Any] | None]:
+    ) -> list[MemoryRow | None]:
         """`open_many` for rows that already exist: those a dead letter left rejected are written
         whole again (the letter was replayed); None for every other row, which stays as it is."""
         keys = [row_id(tenant_id, fields["memory_id"]) for fields, _ in rows]
@@ -279,7 +291,7 @@ class MemoryRows:
         }
         marked = {doc["_id"] async for doc in self.collection.find(query, {"_id": 1})}
         now = datetime.now(UTC)
-        reopened: list[dict[str, Any] | None] = []
+        reopened: list[MemoryRow | None] = []
         for key, (fields, status) in zip(keys, rows, strict=True):
             if key not in marked:
                 reopened.append(None)
@@ -294,10 +306,11 @@ class MemoryRows:
             result = await self.collection.replace_one(
                 {"_id": key, "tenant_id": tenant_id, "dead_lettered_at": {"$exists": True}}, doc
             )
-            reopened.append(as_stored(self.collection, doc) if result.matched_count else None)
+            stored = memory_row(as_stored(self.collection, doc))
+            reopened.append(stored if result.matched_count else None)
         return reopened
 
-    async def mark_dead_lettered(self, tenant_id: str, fields: Mapping[str, Any]) -> dict[str, Any]:
+    async def mark_dead_lettered(self, tenant_id: str, fields: Mapping[str, Any]) -> MemoryRow:
         """A dead-lettered write's row ends `rejected`: created with only these fields when its
         insert never happened, or moved from `pending` (its content dropped); a row already past
         pending is left as it is. Returns the row as it now stands."""
@@ -310,8 +323,8 @@ class MemoryRows:
                 {**key, "status": "pending"},
                 _row_update({**marks, "status": "rejected"}, now, drop_content=True),
             )
-            return await self.get(tenant_id, fields["memory_id"]) or doc
-        return doc
+            return await self.get(tenant_id, fields["memory_id"]) or memory_row(doc)
+        return memory_row(doc)
 
     async def count(self, selection: Mapping[str, Any]) -> int:
         """How many rows a selection holds (the same selection `select` returns)."""
@@ -319,7 +332,7 @@ class MemoryRows:
 
     async def successors(
         self, tenant_id: str, agent_id: str, memory_id: str, since: datetime
-    ) -> list[dict[str, Any]]:
+    ) -> list[MemoryRow]:
         """The agent's rows naming this memory in `supersedes`, written since it was: the
         agent's listing index, walked from `since` on."""
         cursor = self.collection.find(
@@ -330,20 +343,20 @@ class MemoryRows:
                 "supersedes": memory_id,
             }
         ).limit(10)
-        return [row async for row in cursor]
+        return [memory_row(doc) async for doc in cursor]
 
-    async def select(self, selection: Mapping[str, Any], *, limit: int = 0) -> list[dict[str, Any]]:
+    async def select(self, selection: Mapping[str, Any], *, limit: int = 0) -> list[MemoryRow]:
         """Rows of a selection, oldest first."""
         cursor = self.collection.find(mongo_filter(selection)).sort(
             [("created_at", ASCENDING), ("memory_id", ASCENDING)]
         )
         if limit:
             cursor = cursor.limit(limit)
-        return [row async for row in cursor]
+        return [memory_row(doc) async for doc in cursor]
 
     async def page(
         self, selection: Selection, order: Order, after: Position | None, limit: int
-    ) -> list[dict[str, Any]]:
+    ) -> list[MemoryRow]:
         """Up to `limit` rows of a selection past `after`, in a stable (created_at, memory_id)
         order: a keyset page, so rows written meanwhile never shift it."""
         query = selection_query(selection)
@@ -355,7 +368,7 @@ class MemoryRows:
             .sort([("created_at", direction), ("memory_id", direction)])
             .limit(limit)
         )
-        return [row async for row in cursor]
+        return [memory_row(doc) async for doc in cursor]
 
     async def tally(self, selection: Selection) -> tuple[int, dict[str, int], dict[str, int]]:
         """How many rows a selection holds, by status and by type (the listing's own query)."""
@@ -368,19 +381,19 @@ class MemoryRows:
             by_type[str(row.get("type"))] += 1
         return sum(by_status.values()), dict(by_status), dict(by_type)
 
-    async def lapsed(self, now: datetime, limit: int) -> list[dict[str, Any]]:
+    async def lapsed(self, now: datetime, limit: int) -> list[MemoryRow]:
         """Live rows of every tenant past their expiry, soonest first: the expiry sweeper's
         batch, read through the `expires_at` index."""
         query = {"expires_at": {"$lte": now}, "status": {"$in": list(EXPIRABLE_STATUSES)}}
         cursor = self.collection.find(query).sort([("expires_at", ASCENDING)]).limit(limit)
-        return [row async for row in cursor]
+        return [memory_row(doc) async for doc in cursor]
 
-    async def select_by(self, selection: Selection) -> list[dict[str, Any]]:
+    async def select_by(self, selection: Selection) -> list[MemoryRow]:
         """Every row of a selection, oldest first (a scope clear's targets)."""
         cursor = self.collection.find(selection_query(selection)).sort(
             [("created_at", ASCENDING), ("memory_id", ASCENDING)]
         )
-        return [row async for row in cursor]
+        return [memory_row(doc) async for doc in cursor]
 
     async def index_sources(self, tenant_id: str, memory_id: str, sources: Sequence[str]) -> None:
         """Name the memory under each of its sources where the source index is kept; written
@@ -415,7 +428,7 @@ class MemoryRows:
 
     async def derived_via_index(
         self, tenant_id: str, source_ids: Sequence[str], statuses: Sequence[str]
-    ) -> list[dict[str, Any]]:
+    ) -> list[MemoryRow]:
         """`derived_from_any`: through the `derived_from` index, or where the source index is
         kept, through it (`_id` lookups)."""
         if not self.source_index:
@@ -434,14 +447,13 @@ class MemoryRows:
             rows += [
                 row
                 for row in found.values()
-                if row.get("status") in statuses
-                and wanted.intersection(row.get("derived_from", []))
+                if row.status in statuses and wanted.intersection(row.derived_from)
             ]
         return rows
 
     async def derived_from_any(
         self, tenant_id: str, source_ids: Sequence[str], statuses: Sequence[str]
-    ) -> list[dict[str, Any]]:
+    ) -> list[MemoryRow]:
         """Rows of the tenant naming any of the sources in `derived_from` (the `derived_from`
         index on MongoDB; a scan on the local server)."""
         cursor = self.collection.find(
@@ -451,7 +463,7 @@ class MemoryRows:
                 "status": {"$in": list(statuses)},
             }
         )
-        return [row async for row in cursor]
+        return [memory_row(doc) async for doc in cursor]
 
     async def count_derived_from(
         self,

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from engram_events.memory_filter import MetadataCondition
+from engram_memory.domain.rows import MemoryRow
 from engram_memory.domain.selection import Selection
 from engram_platform.give_way import give_way
 from engram_vectors import (
@@ -78,7 +79,7 @@ class MemoryVectors(ServiceCollection):
 
     async def put(
         self,
-        row: Mapping[str, Any],
+        row: MemoryRow,
         vector: Sequence[float],
         provenance: Mapping[str, Any],
         status: str,
@@ -88,7 +89,7 @@ class MemoryVectors(ServiceCollection):
 
     async def put_many(
         self,
-        entries: Sequence[tuple[Mapping[str, Any], Sequence[float], str]],
+        entries: Sequence[tuple[MemoryRow, Sequence[float], str]],
         provenance: Mapping[str, Any],
     ) -> Mapping[str, Any]:
         """Write the points of many memories embedded by one embedder, in one upsert; returns
@@ -104,10 +105,10 @@ class MemoryVectors(ServiceCollection):
             await give_way()
             points.append(
                 Point(
-                    point_id(row["tenant_id"], row["memory_id"]),
+                    point_id(row.tenant_id, row.memory_id),
                     vector,
                     _payload(row, provenance, status),
-                    sparse=self._sparse(str(row.get("content") or "")),
+                    sparse=self._sparse(row.content or ""),
                 )
             )
         if points:
@@ -176,26 +177,27 @@ class MemoryVectors(ServiceCollection):
         return await self.store.hit_payloads(self.collection, hits)
 
 
-def _payload(row: Mapping[str, Any], provenance: Mapping[str, Any], status: str) -> dict[str, Any]:
+def _payload(row: MemoryRow, provenance: Mapping[str, Any], status: str) -> dict[str, Any]:
     """What a point carries: ids, scope, status, content, metadata, provenance, supersession,
     when it was written and, if it expires, when (recall checks it on every hit)."""
     payload = {
-        "tenant_id": row["tenant_id"],
-        "agent_id": row["agent_id"],
-        "memory_id": row["memory_id"],
-        "type": row["type"],
+        "tenant_id": row.tenant_id,
+        "agent_id": row.agent_id,
+        "memory_id": row.memory_id,
+        "type": row.type,
         "status": status,
-        "content": row.get("content"),
-        "metadata": dict(row.get("metadata") or {}),
-        "metadata_at": {k: _iso(v) for k, v in (row.get("metadata_at") or {}).items()},
+        "content": row.content,
+        "metadata": dict(row.metadata or {}),
+        "metadata_at": {k: _iso(v) for k, v in (row.metadata_at or {}).items()},
         "provenance": dict(provenance),
-        "created_at": _iso(row["created_at"]),
-        "supersedes": row.get("supersedes"),
-        "superseded_by": row.get("superseded_by"),
+        "created_at": _iso(row.created_at),
+        "supersedes": row.supersedes,
+        "superseded_by": row.superseded_by,
     }
-    for name in ("user_id", "session_id"):
-        if row.get(name) is not None:
-            payload[name] = row[name]
-    if row.get("expires_at") is not None:
-        payload["expires_at"] = _iso(row["expires_at"])
+    if row.user_id is not None:
+        payload["user_id"] = row.user_id
+    if row.session_id is not None:
+        payload["session_id"] = row.session_id
+    if row.expires_at is not None:
+        payload["expires_at"] = _iso(row.expires_at)
     return payload

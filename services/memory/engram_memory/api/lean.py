@@ -75,7 +75,7 @@ async def duplicates_found(
     return _encoded(
         {
             "found": [
-                None if row is None else {"memory_id": row["memory_id"], "status": row["status"]}
+                None if row is None else {"memory_id": row.memory_id, "status": row.status}
                 for row in found
             ]
         }

@@ -59,7 +59,7 @@ async def get_memory(
 ) -> dict[str, Any]:
     """One memory of the agent, with status and provenance."""
     row = await deps.rows.get(tenant_id, memory_id)
-    if row is None or row["agent_id"] != agent_id:
+    if row is None or row.agent_id != agent_id:
         raise Problem(404, detail="no such memory")
     return _encoded(memory_view(row))
 
@@ -197,10 +197,10 @@ async def derived_memories(body: LineageBody, deps: Deps, tenant_id: TenantDep) 
     return {
         "memories": [
             {
-                "memory_id": row["memory_id"],
-                "agent_id": row["agent_id"],
-                "status": row.get("status"),
-                "derived_from": row.get("derived_from", []),
+                "memory_id": row.memory_id,
+                "agent_id": row.agent_id,
+                "status": row.status,
+                "derived_from": list(row.derived_from),
             }
             for row in rows
         ]
@@ -215,9 +215,9 @@ async def memory_sources(memory_id: MemoryPath, deps: Deps, tenant_id: TenantDep
         raise Problem(404, detail="no such memory")
     return {
         "memory_id": memory_id,
-        "agent_id": row["agent_id"],
-        "status": row.get("status"),
-        "derived_from": row.get("derived_from", []),
+        "agent_id": row.agent_id,
+        "status": row.status,
+        "derived_from": list(row.derived_from),
     }
 
 

@@ -5,20 +5,25 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from engram_memory.domain.expiry import effective_status
+from engram_memory.domain.rows import MemoryRow
 
-PUBLIC_FIELDS = (
+RECORDED_FIELDS = (
     "memory_id",
     "agent_id",
     "user_id",
     "session_id",
     "type",
     "status",
-    "content",
     "content_sha256",
-    "metadata",
     "derived_from",
     "supersedes",
+    "created_at",
+    "updated_at",
+)
+"""Shown for every memory (null where unset): every row records them when it opens."""
+HELD_FIELDS = (
+    "content",
+    "metadata",
     "superseded_by",
     "provenance",
     "reason",
@@ -26,37 +31,45 @@ PUBLIC_FIELDS = (
     "withdrawn_reason",
     "author",
     "edit_reason",
-    "created_at",
-    "updated_at",
     "stored_at",
     "withdrawn_at",
     "expires_at",
     "expired_at",
 )
+"""Shown while the row holds them: content until withdrawn, how it ended once it has."""
 
 
-def memory_view(row: dict[str, Any]) -> dict[str, Any]:
+def memory_view(row: MemoryRow) -> dict[str, Any]:
     """A row without storage details (`_id`, the tenant, pending outbox entries); a memory a
     model wrote names that model, its decision and the conversation in `provenance.extracted_by`;
     a live memory past its `expires_at` reads `expired` before the sweeper has marked it."""
-    view = {name: row.get(name) for name in PUBLIC_FIELDS if name in row}
-    if "status" in view:
-        view["status"] = effective_status(row, datetime.now(UTC))
-    if row.get("extracted_by"):
-        view["provenance"] = {**(row.get("provenance") or {}), "extracted_by": row["extracted_by"]}
+    view: dict[str, Any] = {name: getattr(row, name) for name in RECORDED_FIELDS}
+    view["derived_from"] = list(row.derived_from)
+    view["status"] = row.effective_status(datetime.now(UTC))
+    view.update(
+        {name: getattr(row, name) for name in HELD_FIELDS if getattr(row, name) is not None}
+    )
+    if row.extracted_by:
+        view["provenance"] = {**(row.provenance or {}), "extracted_by": row.extracted_by}
     return view
 
 
-def _memory_outcome(memory_id: str | None, rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def _memory_outcome(memory_id: str | None, rows: dict[str, MemoryRow]) -> dict[str, Any]:
     """What became of a memory a conversation asked for (`pending` until the row exists)."""
     if memory_id is None:
         return {}
-    row = rows.get(memory_id, {})
-    status = effective_status(row, datetime.now(UTC)) if row else "pending"
-    outcome = {"memory_id": memory_id, "memory_status": status}
-    for name in ("reason", "duplicate_of", "superseded_by", "withdrawn_reason"):
-        if row.get(name):
-            outcome[name] = row[name]
+    row = rows.get(memory_id)
+    status = row.effective_status(datetime.now(UTC)) if row else "pending"
+    outcome: dict[str, Any] = {"memory_id": memory_id, "memory_status": status}
+    if row is None:
+        return outcome
+    ended = {
+        "reason": row.reason,
+        "duplicate_of": row.duplicate_of,
+        "superseded_by": row.superseded_by,
+        "withdrawn_reason": row.withdrawn_reason,
+    }
+    outcome.update({name: value for name, value in ended.items() if value})
     return outcome
 
 
@@ -74,7 +87,7 @@ FACT_FIELDS = (
 )
 
 
-def conversation_view(record: dict[str, Any], rows: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def conversation_view(record: dict[str, Any], rows: dict[str, MemoryRow]) -> dict[str, Any]:
     """A conversation through the API: each message and each fact with what became of it (the
     memory it wrote and that memory's status, or why it wrote none), and `settled` once
     processing is over and no memory it wrote is still pending."""

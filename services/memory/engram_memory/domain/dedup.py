@@ -6,7 +6,7 @@ import hashlib
 from datetime import UTC, datetime
 
 from engram_events.content import normalized_sha256
-from engram_memory.domain.expiry import lapsed
+from engram_memory.domain.rows import MemoryRow
 
 LIVE_FOR_DEDUP = ("pending", "active")
 """A memory that still counts as saying this: written or about to be; superseded, withdrawn
@@ -19,11 +19,11 @@ def dedup_key(agent_id: str, user_id: str | None, session_id: str | None, conten
     return hashlib.sha256(seed.encode("utf-8")).hexdigest()
 
 
-def is_duplicate_of(holder: dict[str, object] | None, supersedes: str | None) -> bool:
+def is_duplicate_of(holder: MemoryRow | None, supersedes: str | None) -> bool:
     """Whether a slot's holder makes a write a duplicate: it is live (not expired), and not the
     memory the write replaces."""
-    if holder is None or holder.get("status") not in LIVE_FOR_DEDUP:
+    if holder is None or holder.status not in LIVE_FOR_DEDUP:
         return False
-    if lapsed(holder, datetime.now(UTC)):
+    if holder.lapsed(datetime.now(UTC)):
         return False
-    return holder.get("memory_id") != supersedes
+    return holder.memory_id != supersedes

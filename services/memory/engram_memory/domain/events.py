@@ -3,7 +3,6 @@ derived from their cause (replay-safe)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from engram_events import Envelope, derive_event_id, new_event
@@ -29,6 +28,7 @@ from engram_events.payloads.memories import (
     MemoryWriteRequested,
     WithdrawReason,
 )
+from engram_memory.domain.rows import MemoryRow
 
 REQUESTER = "memory"
 """How the memory service names itself in embedding requests (and recognises its results)."""
@@ -36,11 +36,11 @@ EMBED = "embed"
 """What a write's embedding request (or its carried vector's answer) derives its id with."""
 
 
-def answers_write(row: Mapping[str, Any], result: Envelope[Any]) -> bool:
+def answers_write(row: MemoryRow, result: Envelope[Any]) -> bool:
     """Whether an embedding result answers the very write event that opened the row (its
     request's, or its own carried vector): only that result, replayed, finishes the row's store
     again; a result for a later write of the same memory (an idempotent retry) does not."""
-    written = row.get("written_by")
+    written = row.written_by
     if written is None or result.causation_id is None:
         return False
     return str(result.causation_id) in (written, str(derive_event_id(written, EMBED)))
@@ -87,48 +87,46 @@ def carried_vector(event: Envelope[MemoryWriteRequested]) -> Envelope[Any]:
 
 
 def rejected(
-    row: Mapping[str, Any], reason: str, cause: Envelope[Any], duplicate_of: str | None = None
+    row: MemoryRow, reason: str, cause: Envelope[Any], duplicate_of: str | None = None
 ) -> Envelope[Any]:
     """`memory.rejected` for a row, caused by the event that decided it."""
     return new_event(
         MEMORY_REJECTED,
         MemoryRejected(
-            memory_id=row["memory_id"],
-            agent_id=row["agent_id"],
+            memory_id=row.memory_id,
+            agent_id=row.agent_id,
             reason=reason,
             duplicate_of=duplicate_of,
         ),
-        tenant_id=row["tenant_id"],
+        tenant_id=row.tenant_id,
         caused_by=cause,
-        event_id=derive_event_id(cause.event_id, f"rejected:{row['memory_id']}"),
+        event_id=derive_event_id(cause.event_id, f"rejected:{row.memory_id}"),
     )
 
 
-def stored(
-    row: Mapping[str, Any], provenance: VectorProvenance, cause: Envelope[Any]
-) -> Envelope[Any]:
+def stored(row: MemoryRow, provenance: VectorProvenance, cause: Envelope[Any]) -> Envelope[Any]:
     """`memory.stored` once the row and the point are durable."""
     return new_event(
         MEMORY_STORED,
         MemoryStored(
-            memory_id=row["memory_id"],
-            agent_id=row["agent_id"],
-            type=row["type"],
-            content_sha256=row["content_sha256"],
+            memory_id=row.memory_id,
+            agent_id=row.agent_id,
+            type=row.type,
+            content_sha256=row.content_sha256,
             provenance=provenance,
-            derived_from=row.get("derived_from") or [],
-            supersedes=row.get("supersedes"),
-            user_id=row.get("user_id"),
-            session_id=row.get("session_id"),
+            derived_from=list(row.derived_from),
+            supersedes=row.supersedes,
+            user_id=row.user_id,
+            session_id=row.session_id,
         ),
-        tenant_id=row["tenant_id"],
+        tenant_id=row.tenant_id,
         caused_by=cause,
-        event_id=derive_event_id(cause.event_id, f"stored:{row['memory_id']}"),
+        event_id=derive_event_id(cause.event_id, f"stored:{row.memory_id}"),
     )
 
 
 def withdrawn(
-    row: Mapping[str, Any],
+    row: MemoryRow,
     reason: WithdrawReason,
     cause: Envelope[Any] | None,
     *,
@@ -137,19 +135,19 @@ def withdrawn(
 ) -> Envelope[Any]:
     """`memory.withdrawn`; without a cause event the id derives from the memory and reason."""
     payload = MemoryWithdrawn(
-        memory_id=row["memory_id"],
-        agent_id=row["agent_id"],
+        memory_id=row.memory_id,
+        agent_id=row.agent_id,
         reason=reason,
-        content_sha256=row.get("content_sha256"),
+        content_sha256=row.content_sha256,
         prune_job_id=prune_job_id,
         because_of=because_of,
     )
-    seed = cause.event_id if cause else f"{row['tenant_id']}:{row['memory_id']}:{reason}"
-    event_id = derive_event_id(seed, f"withdrawn:{row['memory_id']}")
+    seed = cause.event_id if cause else f"{row.tenant_id}:{row.memory_id}:{reason}"
+    event_id = derive_event_id(seed, f"withdrawn:{row.memory_id}")
     return new_event(
         MEMORY_WITHDRAWN,
         payload,
-        tenant_id=row["tenant_id"],
+        tenant_id=row.tenant_id,
         caused_by=cause,
         event_id=event_id,
     )

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engram_platform.audit import SYSTEM_ACTOR, AuditEntry, audit_time, entry_id_for
+
+if TYPE_CHECKING:
+    from engram_memory.domain.rows import MemoryRow
 
 EXPIRABLE_STATUSES = ("pending", "active", "superseded")
 """Stored statuses that read as `expired` once `expires_at` has passed."""
@@ -28,7 +31,7 @@ def instant(value: Any) -> datetime | None:
 
 
 def lapsed(row: Mapping[str, Any], now: datetime) -> bool:
-    """Whether a row or payload is past its expiry while still stored as live."""
+    """Whether a stored document or a point's payload is past its expiry while still live."""
     if row.get("status") not in EXPIRABLE_STATUSES:
         return False
     expires = instant(row.get("expires_at"))
@@ -61,17 +64,17 @@ def expired_fields(at: datetime) -> dict[str, Any]:
     return {"status": "expired", "expired_at": at}
 
 
-def expiry_entries(rows: Sequence[Mapping[str, Any]], at: datetime) -> list[AuditEntry]:
+def expiry_entries(rows: Sequence[MemoryRow], at: datetime) -> list[AuditEntry]:
     """One audit entry per memory the sweeper expires, its id derived from the memory, so a
     sweep repeated after a crash records each memory once."""
     return [
         AuditEntry(
-            entry_id=entry_id_for(row["tenant_id"], "memory.expired", row["memory_id"]),
-            tenant_id=row["tenant_id"],
+            entry_id=entry_id_for(row.tenant_id, "memory.expired", row.memory_id),
+            tenant_id=row.tenant_id,
             at=audit_time(at),
             actor=SYSTEM_ACTOR,
             action="memory.expired",
-            target={"agent_id": row["agent_id"], "memory_id": row["memory_id"]},
+            target={"agent_id": row.agent_id, "memory_id": row.memory_id},
         )
         for row in rows
     ]

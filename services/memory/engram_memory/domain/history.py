@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from engram_memory.domain.expiry import effective_status
+from engram_memory.domain.rows import MemoryRow
 
 MAX_VERSIONS = 200
 """How many versions a history walks at most (older and newer together)."""
@@ -35,22 +35,22 @@ VERSION_FIELDS = (
 )
 
 
-def in_chain(row: dict[str, Any] | None, agent_id: str, seen: set[str]) -> bool:
+def in_chain(row: MemoryRow | None, agent_id: str, seen: set[str]) -> bool:
     """A linked row joins the chain only if it is the same agent's and not already in it."""
-    return row is not None and row.get("agent_id") == agent_id and row["memory_id"] not in seen
+    return row is not None and row.agent_id == agent_id and row.memory_id not in seen
 
 
-def earliest_successor(rows: Sequence[dict[str, Any]], older_id: str) -> dict[str, Any] | None:
+def earliest_successor(rows: Sequence[MemoryRow], older_id: str) -> MemoryRow | None:
     """The newer version of a row whose `superseded_by` is not yet set: the earliest row naming
     it in `supersedes` (two only when a write raced an edit, and the earliest is stored first)."""
-    named = [r for r in rows if r.get("supersedes") == older_id]
-    return min(named, key=lambda r: (r["created_at"], r["memory_id"]), default=None)
+    named = [r for r in rows if r.supersedes == older_id]
+    return min(named, key=lambda r: (r.created_at, r.memory_id), default=None)
 
 
-def version_view(row: dict[str, Any]) -> dict[str, Any]:
+def version_view(row: MemoryRow) -> dict[str, Any]:
     """One version through the API: who wrote it (key id and role, never the secret), when and
     why (`edit_reason`); content and metadata only while the row still holds them; `expired`
     from the moment it lapses."""
-    view = {name: row.get(name) for name in VERSION_FIELDS}
-    view["status"] = effective_status(row, datetime.now(UTC))
+    view = {name: getattr(row, name) for name in VERSION_FIELDS}
+    view["status"] = row.effective_status(datetime.now(UTC))
     return view

@@ -6,7 +6,9 @@ import base64
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
+
+from engram_memory.domain.rows import MemoryRow
 
 Order = Literal["oldest", "recent"]
 
@@ -23,9 +25,9 @@ class Position:
     memory_id: str
 
 
-def encode_cursor(row: dict[str, Any], order: Order) -> str:
+def encode_cursor(row: MemoryRow, order: Order) -> str:
     """The cursor after a row: its place in the order, and the order itself."""
-    body = {"c": row["created_at"].isoformat(), "m": row["memory_id"], "o": order}
+    body = {"c": row.created_at.isoformat(), "m": row.memory_id, "o": order}
     raw = json.dumps(body, separators=(",", ":")).encode("utf-8")
     return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 

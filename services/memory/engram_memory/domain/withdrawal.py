@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
+
+from engram_memory.domain.rows import MemoryRow
 
 LIVE_STATUSES = ("pending", "active", "superseded", "expired")
 """A memory that can still be withdrawn: written, about to be, replaced but kept, or expired
@@ -32,9 +34,9 @@ def withdrawn_fields(
     }
 
 
-def withdrawn_by_event(row: Mapping[str, Any], cause: str) -> bool:
+def withdrawn_by_event(row: MemoryRow, cause: str) -> bool:
     """A row this very event withdrew: its replay after a crash announces it again."""
-    return row.get("status") == "withdrawn" and row.get("withdrawn_cause") == cause
+    return row.status == "withdrawn" and row.withdrawn_cause == cause
 
 
 def withdrawn_by_event_of(tenant_id: str, agent_id: str, cause: str) -> dict[str, Any]:
@@ -47,17 +49,13 @@ def withdrawn_by_event_of(tenant_id: str, agent_id: str, cause: str) -> dict[str
     }
 
 
-def held_a_vector(row: Mapping[str, Any]) -> bool:
+def held_a_vector(row: MemoryRow) -> bool:
     """Whether the row had a point when it was withdrawn (or has one now)."""
-    status = row.get("withdrawn_from") if row.get("status") == "withdrawn" else row.get("status")
+    status = row.withdrawn_from if row.status == "withdrawn" else row.status
     return status in ("active", "superseded")
 
 
-def stored_meanwhile(withdrawn: Iterable[Mapping[str, Any]]) -> list[str]:
+def stored_meanwhile(withdrawn: Iterable[MemoryRow]) -> list[str]:
     """The withdrawn memories whose vector a write in flight may have stored since their points
     were removed: those that were pending. Their points are removed once more."""
-    return [
-        str(row["memory_id"])
-        for row in withdrawn
-        if "pending" in (row.get("status"), row.get("withdrawn_from"))
-    ]
+    return [row.memory_id for row in withdrawn if "pending" in (row.status, row.withdrawn_from)]

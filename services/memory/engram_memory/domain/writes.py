@@ -9,6 +9,7 @@ from engram_events.content import content_sha256
 from engram_events.memory_filter import metadata_instants
 from engram_events.payloads.dlq import DeadLetter
 from engram_events.payloads.memories import MemoryWriteRequested
+from engram_memory.domain.rows import MemoryRow
 
 CONTENT_FIELDS = ("content", "metadata", "metadata_at", "edit_reason")
 """What a withdrawn row loses: only status, ids and hashes remain (an edit's reason is a
@@ -60,35 +61,36 @@ def content_fields(request: MemoryWriteRequested) -> dict[str, Any]:
     }
 
 
-def still_to_store(rows: dict[str, dict[str, Any]], fields: dict[str, Any]) -> bool:
+def still_to_store(rows: dict[str, MemoryRow], fields: dict[str, Any]) -> bool:
     """A replay after the row was written but before its events were staged (the process died
     mid-batch) stages the same embedding request again: for a row still pending, or it stays
     pending for ever; for one this same event's single-write pass already stored, so the
     store's after-steps (supersession, retention, `memory.stored`) run once more (a later
     write of the same memory, an idempotent retry, is not stored again)."""
     row = rows.get(fields["memory_id"])
-    if row is None or row.get("content_sha256") != fields["content_sha256"]:
+    if row is None or row.content_sha256 != fields["content_sha256"]:
         return False
-    if row.get("status") == "pending":
+    if row.status == "pending":
         return True
-    stored = row.get("status") in ("active", "superseded")
-    return stored and row.get("written_by") == fields["written_by"]
+    stored = row.status in ("active", "superseded")
+    return stored and row.written_by == fields["written_by"]
 
 
 def settled_at_birth(
-    rows: dict[str, dict[str, Any]], fields: dict[str, Any], status: str
-) -> dict[str, Any] | None:
+    rows: dict[str, MemoryRow], fields: dict[str, Any], status: str
+) -> MemoryRow | None:
     """A replay after a row was written rejected or withdrawn at birth but before its event was
     staged (the process died mid-batch): the row as written, to announce again under the same
     event id; None when the row is not the one this very event opened."""
     row = rows.get(fields["memory_id"])
-    if row is None or status == "pending" or row.get("status") != status:
+    if row is None or status == "pending" or row.status != status:
         return None
-    if row.get("written_by") != fields["written_by"]:
+    if row.written_by != fields["written_by"]:
         return None
-    mark = "reason" if status == "rejected" else "withdrawn_reason"
-    same_content = row.get("content_sha256") == fields["content_sha256"]
-    return row if same_content and row.get(mark) == fields.get(mark) else None
+    mark = row.reason if status == "rejected" else row.withdrawn_reason
+    named = fields.get("reason" if status == "rejected" else "withdrawn_reason")
+    same_content = row.content_sha256 == fields["content_sha256"]
+    return row if same_content and mark == named else None
 
 
 def as_duplicate(entry: Opening, duplicates: dict[str, str]) -> Opening:

@@ -9,6 +9,7 @@ from typing import Any
 from engram_events import Envelope
 from engram_events.acks import tombstone_applied
 from engram_events.catalog import MEMORY_WITHDRAWN
+from engram_memory.domain.rows import MemoryRow
 from engram_memory.domain.sources import Gone, withdrawn_by
 from engram_memory.domain.withdrawal import (
     LIVE_STATUSES,
@@ -87,38 +88,38 @@ class Cascades:
         )
         return results
 
-    async def _owed(self, tenant: str, inputs: list[Gone]) -> list[list[dict[str, Any]]]:
+    async def _owed(self, tenant: str, inputs: list[Gone]) -> list[list[MemoryRow]]:
         """The live memories each input takes, in order (a memory goes with the first), and
         those it withdrew before (a replay after a crash: announced again)."""
         sources = [g.source_id for g in inputs]
         causes = {str(g.event.event_id): n for n, g in enumerate(inputs)}
         found = await self.rows.derived_via_index(tenant, sources, (*LIVE_STATUSES, "withdrawn"))
-        candidates = [row for row in found if row["status"] in LIVE_STATUSES]
-        before = [row for row in found if row.get("withdrawn_cause") in causes]
+        candidates = [row for row in found if row.status in LIVE_STATUSES]
+        before = [row for row in found if row.withdrawn_cause in causes]
         gone: set[str] = set()
         if self.require_all_sources and candidates:
-            named = sorted({s for row in candidates for s in row.get("derived_from", [])})
+            named = sorted({s for row in candidates for s in row.derived_from})
             gone = await self.rows.gone(tenant, named)
         await self.rows.mark_gone(tenant, sources)
         taken: set[str] = set()
-        owed: list[list[dict[str, Any]]] = []
+        owed: list[list[MemoryRow]] = []
         for source in sources:
             gone.add(source)
             counted = gone if self.require_all_sources else {source}
             targets = [
                 row
                 for row in candidates
-                if row["memory_id"] not in taken
-                and withdrawn_by(row.get("derived_from", []), counted, self.require_all_sources)
+                if row.memory_id not in taken
+                and withdrawn_by(row.derived_from, counted, self.require_all_sources)
             ]
-            taken.update(row["memory_id"] for row in targets)
+            taken.update(row.memory_id for row in targets)
             owed.append(targets)
         for row in before:
-            owed[causes[row["withdrawn_cause"]]].append(row)
+            owed[causes[str(row.withdrawn_cause)]].append(row)
         return owed
 
 
-def _acknowledged(gone: Gone, targets: list[dict[str, Any]], withdrawn: int) -> list[Envelope[Any]]:
+def _acknowledged(gone: Gone, targets: list[MemoryRow], withdrawn: int) -> list[Envelope[Any]]:
     """The prune job's acknowledgement of one source gone, when it came from a job."""
     if not gone.prune_job_id:
         return []
@@ -130,6 +131,6 @@ def _acknowledged(gone: Gone, targets: list[dict[str, Any]], withdrawn: int) -> 
             service=SERVICE,
             counts={"memories": withdrawn, "vectors": had_vectors},
             source_ids=[gone.source_id],
-            tombstoned_ids=[row["memory_id"] for row in targets],
+            tombstoned_ids=[row.memory_id for row in targets],
         )
     ]

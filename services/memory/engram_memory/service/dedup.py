@@ -9,6 +9,7 @@ from typing import Any
 
 from engram_events.payloads.memories import MemoryWriteRequested
 from engram_memory.domain.dedup import dedup_key, is_duplicate_of
+from engram_memory.domain.rows import MemoryRow
 from engram_memory.ports import DedupSlotStore, MemoryRowStore
 
 
@@ -31,15 +32,15 @@ class Dedup:
 
     async def find(
         self, tenant_id: str, agent_id: str, candidates: Sequence[Candidate]
-    ) -> list[dict[str, Any] | None]:
+    ) -> list[MemoryRow | None]:
         """For each candidate, the live memory it would duplicate (its row), or None."""
         keys = [dedup_key(agent_id, c.user_id, c.session_id, c.content) for c in candidates]
         holders = await self.slots.holders(tenant_id, keys)
         rows = await self.rows.get_many(tenant_id, list(dict.fromkeys(holders.values())))
-        found: list[dict[str, Any] | None] = []
+        found: list[MemoryRow | None] = []
         for key, candidate in zip(keys, candidates, strict=True):
             row = rows.get(holders.get(key, ""))
-            live = row is not None and row["agent_id"] == agent_id
+            live = row is not None and row.agent_id == agent_id
             found.append(row if live and is_duplicate_of(row, candidate.supersedes) else None)
         return found
 
@@ -63,27 +64,35 @@ class Dedup:
         holders, won_keys = await self.slots.claim(tenant_id, claims) if claims else ({}, set())
         won = {holders[key] for key in won_keys}
         rows = await self.rows.get_many(tenant_id, [h for h in holders.values() if h not in won])
-        for holder in holders.values():
-            rows.setdefault(holder, _in_flight(holder))
+        in_flight = {holder for holder in holders.values() if holder not in rows}
         found: dict[str, str] = {}
         for key, requests in by_key.items():
             holder = holders[key]
             for request in requests:
                 if holder == request.memory_id:
                     continue
-                if is_duplicate_of(rows.get(holder), request.supersedes):
+                if _duplicated_by(holder, request, rows, in_flight):
                     found[request.memory_id] = holder
                     continue
                 holder = await self.slots.hand_over(tenant_id, key, holder, request.memory_id)
                 if holder == request.memory_id:
-                    rows.setdefault(holder, _in_flight(holder))
+                    in_flight.add(holder)
                     continue
                 rows.update(await self.rows.get_many(tenant_id, [holder]))
-                if is_duplicate_of(rows.get(holder), request.supersedes):
+                if _duplicated_by(holder, request, rows, in_flight):
                     found[request.memory_id] = holder
         return found
 
 
-def _in_flight(memory_id: str) -> dict[str, Any]:
-    """A holder whose row this batch is about to write: live, as far as dedup is concerned."""
-    return {"memory_id": memory_id, "status": "pending"}
+def _duplicated_by(
+    holder: str,
+    request: MemoryWriteRequested,
+    rows: dict[str, MemoryRow],
+    in_flight: set[str],
+) -> bool:
+    """Whether the slot's holder makes this write a duplicate; a holder whose row this batch is
+    about to write (no row yet) is live, as far as dedup is concerned."""
+    row = rows.get(holder)
+    if row is None:
+        return holder in in_flight and holder != request.supersedes
+    return is_duplicate_of(row, request.supersedes)

@@ -47,14 +47,14 @@ class ExpirySweeper:
         for _ in range(MAX_BATCHES):
             rows = await self.rows.lapsed(at, self.batch)
             await self.audit.record(expiry_entries(rows, at))
-            for tenant_id in dict.fromkeys(row["tenant_id"] for row in rows):
-                mine = [row for row in rows if row["tenant_id"] == tenant_id]
-                await self.vectors.remove(tenant_id, [row["memory_id"] for row in mine])
+            for tenant_id in dict.fromkeys(row.tenant_id for row in rows):
+                mine = [row for row in rows if row.tenant_id == tenant_id]
+                await self.vectors.remove(tenant_id, [row.memory_id for row in mine])
                 await self.staged.withdraw(
                     tenant_id,
                     [
                         (
-                            row["memory_id"],
+                            row.memory_id,
                             expired_fields(at),
                             events.withdrawn(row, "expired", None),
                         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from engram_memory.domain.history import MAX_VERSIONS, earliest_successor, in_chain, version_view
+from engram_memory.domain.rows import MemoryRow
 from engram_memory.ports import MemoryVersions
 
 
@@ -20,34 +21,32 @@ class History:
     ) -> list[dict[str, Any]] | None:
         """The chain through this memory, oldest first; None when the agent has no such memory."""
         start = await self.rows.get(tenant_id, memory_id)
-        if start is None or start.get("agent_id") != agent_id:
+        if start is None or start.agent_id != agent_id:
             return None
         seen = {memory_id}
-        older: list[dict[str, Any]] = []
+        older: list[MemoryRow] = []
         row = start
-        while len(seen) < MAX_VERSIONS and row.get("supersedes"):
-            previous = await self.rows.get(tenant_id, row["supersedes"])
+        while len(seen) < MAX_VERSIONS and row.supersedes:
+            previous = await self.rows.get(tenant_id, row.supersedes)
             if previous is None or not in_chain(previous, agent_id, seen):
                 break
-            seen.add(previous["memory_id"])
+            seen.add(previous.memory_id)
             older.append(previous)
             row = previous
-        newer: list[dict[str, Any]] = []
+        newer: list[MemoryRow] = []
         row = start
         while len(seen) < MAX_VERSIONS:
             following = await self._newer(tenant_id, agent_id, row)
             if following is None or not in_chain(following, agent_id, seen):
                 break
-            seen.add(following["memory_id"])
+            seen.add(following.memory_id)
             newer.append(following)
             row = following
         return [version_view(r) for r in [*reversed(older), start, *newer]]
 
-    async def _newer(
-        self, tenant_id: str, agent_id: str, row: dict[str, Any]
-    ) -> dict[str, Any] | None:
+    async def _newer(self, tenant_id: str, agent_id: str, row: MemoryRow) -> MemoryRow | None:
         """The version that replaced this one: named by `superseded_by`, else still pending."""
-        if row.get("superseded_by"):
-            return await self.rows.get(tenant_id, row["superseded_by"])
-        found = await self.rows.successors(tenant_id, agent_id, row["memory_id"], row["created_at"])
-        return earliest_successor(found, row["memory_id"])
+        if row.superseded_by:
+            return await self.rows.get(tenant_id, row.superseded_by)
+        found = await self.rows.successors(tenant_id, agent_id, row.memory_id, row.created_at)
+        return earliest_successor(found, row.memory_id)

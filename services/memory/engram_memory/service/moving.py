@@ -7,11 +7,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engram_embedders import moving
+from engram_memory.domain.rows import MemoryRow
 from engram_memory.domain.selection import Selection
 from engram_memory.ports import MovablePoints
 from engram_vectors import HybridHit, SparseVector
 
-Entry = tuple[Mapping[str, Any], Sequence[float], str]
+Entry = tuple[MemoryRow, Sequence[float], str]
 
 
 Embedded = moving.Embedded[MovablePoints]
@@ -25,7 +26,7 @@ async def embed_into(space: Embedded, entries: Sequence[Entry]) -> Mapping[str, 
     provenance = space.embedder.provenance.model_dump()
     if not entries:
         return provenance
-    texts = [str(row.get("content") or "") for row, _, _ in entries]
+    texts = [row.content or "" for row, _, _ in entries]
     embedded = await space.embedder.embed(texts)
     return await space.vectors.put_many(
         [

@@ -10,6 +10,7 @@ from typing import Any
 from engram_embedders.moving import Embedded, JobRecords, Moving, Reindexer, same_vector
 from engram_embedders.reindex import Reindex, ReindexFailed
 from engram_memory.domain.reindex import LIVE
+from engram_memory.domain.rows import MemoryRow
 from engram_memory.ports import MovablePoints, ReindexRows
 from engram_memory.service.moving import embed_into
 
@@ -19,11 +20,9 @@ CATCH_UP_MARGIN = timedelta(seconds=60)
 points were put just before the target existed may have been pending when its page was read
 (later writes were put into both collections)."""
 
-Row = dict[str, Any]
 
-
-class MemoryReindexer(Reindexer[MovablePoints, Row]):
-    """The memory store's walk: every tenant's live rows in `_id` order."""
+class MemoryReindexer(Reindexer[MovablePoints, MemoryRow]):
+    """The memory store's walk: every tenant's live rows in key order."""
 
     noun = "memories"
 
@@ -42,25 +41,25 @@ class MemoryReindexer(Reindexer[MovablePoints, Row]):
     async def count_total(self) -> int:
         return await self.rows.count_live()
 
-    async def next_page(self, job: Reindex) -> tuple[list[Row], Reindex] | None:
+    async def next_page(self, job: Reindex) -> tuple[list[MemoryRow], Reindex] | None:
         page = await self.rows.page(job.cursor, self.page_size)
-        return (page, job.advanced(page[-1]["_id"], len(page))) if page else None
+        return (page, job.advanced(self.rows.key(page[-1]), len(page))) if page else None
 
-    async def copy(self, target: Embedded[MovablePoints], page: Sequence[Row]) -> None:
+    async def copy(self, target: Embedded[MovablePoints], page: Sequence[MemoryRow]) -> None:
         """Embed a page into the target, then read its rows again: one withdrawn or superseded
         while it was embedded gets its point removed or its status rewritten."""
-        await embed_into(target, [(row, (), row["status"]) for row in page])
-        again = await self.rows.by_ids([row["_id"] for row in page])
+        await embed_into(target, [(row, (), row.status) for row in page])
+        again = await self.rows.by_keys([self.rows.key(row) for row in page])
         for row in page:
-            now = again.get(row["_id"])
-            if now is None or now["status"] not in LIVE:
-                await target.vectors.remove(row["tenant_id"], [row["memory_id"]])
-            elif now["status"] != row["status"]:
+            now = again.get(self.rows.key(row))
+            if now is None or now.status not in LIVE:
+                await target.vectors.remove(row.tenant_id, [row.memory_id])
+            elif now.status != row.status:
                 await target.vectors.set_status(
-                    row["tenant_id"],
-                    row["memory_id"],
-                    now["status"],
-                    superseded_by=now.get("superseded_by"),
+                    row.tenant_id,
+                    row.memory_id,
+                    now.status,
+                    superseded_by=now.superseded_by,
                 )
 
     async def catch_up(self, target: Embedded[MovablePoints]) -> None:
@@ -71,20 +70,27 @@ class MemoryReindexer(Reindexer[MovablePoints, Row]):
         after: str | None = None
         while page := await self.rows.stored_between(since, until, after, self.page_size):
             await self.copy(target, page)
-            after = page[-1]["_id"]
+            after = self.rows.key(page[-1])
 
     async def counts(self, target: Embedded[MovablePoints]) -> tuple[object, object]:
         return await self.moving.active.vectors.total(), await target.vectors.total()
 
-    async def spot_check(self, target: Embedded[MovablePoints], sample: Sequence[Row]) -> None:
+    async def spot_check(
+        self, target: Embedded[MovablePoints], sample: Sequence[MemoryRow]
+    ) -> None:
         """Sampled memories still live have a point in the target with their content and the
         vector the target embedder gives that content now."""
-        current = await self.rows.by_ids([row["_id"] for row in sample])
-        live = [row for row in sample if current.get(row["_id"], {}).get("status") in LIVE]
+        current = await self.rows.by_keys([self.rows.key(row) for row in sample])
+        live = [row for row in sample if _live(current.get(self.rows.key(row)))]
         for row in live:
-            found = await target.vectors.points(row["tenant_id"], [row["memory_id"]])
-            point = found.get(row["memory_id"])
-            if point is None or point.payload.get("content") != row.get("content"):
-                raise ReindexFailed(f"memory {row['memory_id']} is missing from the new collection")
-            if not await same_vector(target.embedder, str(row.get("content") or ""), point.vector):
-                raise ReindexFailed(f"memory {row['memory_id']} has a vector of another space")
+            found = await target.vectors.points(row.tenant_id, [row.memory_id])
+            point = found.get(row.memory_id)
+            if point is None or point.payload.get("content") != row.content:
+                raise ReindexFailed(f"memory {row.memory_id} is missing from the new collection")
+            if not await same_vector(target.embedder, row.content or "", point.vector):
+                raise ReindexFailed(f"memory {row.memory_id} has a vector of another space")
+
+
+def _live(row: MemoryRow | None) -> bool:
+    """A row still there and live: its point must be in the new collection."""
+    return row is not None and row.status in LIVE

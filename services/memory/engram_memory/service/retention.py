@@ -9,7 +9,6 @@ from typing import Any
 
 from engram_events import Envelope
 from engram_events.retention import AgentRetention
-from engram_memory.domain.expiry import lapsed
 from engram_memory.domain.retention import (
     Member,
     RetentionPolicy,
@@ -18,6 +17,7 @@ from engram_memory.domain.retention import (
     own_policies,
     policy_for,
 )
+from engram_memory.domain.rows import MemoryRow
 from engram_memory.domain.withdrawal import withdrawn_by_event_of
 from engram_memory.ports import MemoryRowStore, RetentionRuleStore
 from engram_memory.service.withdrawal import Withdrawals
@@ -116,7 +116,7 @@ class Retention:
 
     async def _evictions(
         self, tenant_id: str, agent_id: str, memory_type: str
-    ) -> tuple[int, list[dict[str, Any]]]:
+    ) -> tuple[int, list[MemoryRow]]:
         """The population's size and the rows the policy evicts now (none without a policy)."""
         own = await self.own(tenant_id, agent_id)
         policy = policy_for([*own, *self.policies], agent_id, memory_type)
@@ -128,14 +128,14 @@ class Retention:
             if counted <= policy.max_count:
                 return counted, []
         now = datetime.now(UTC)
-        population = [r for r in await self.rows.select(selection) if not lapsed(r, now)]
-        members = [Member(r["memory_id"], _aware(r["created_at"])) for r in population]
+        population = [r for r in await self.rows.select(selection) if not r.lapsed(now)]
+        members = [Member(r.memory_id, _aware(r.created_at)) for r in population]
         chosen = set(evictions(policy, members, now))
-        return counted, [r for r in population if r["memory_id"] in chosen]
+        return counted, [r for r in population if r.memory_id in chosen]
 
     async def _evicted_before(
         self, tenant_id: str, agent_id: str, cause: Envelope[Any]
-    ) -> list[dict[str, Any]]:
+    ) -> list[MemoryRow]:
         """The agent's rows this cause evicted in a pass that staged nothing."""
         return await self.rows.select(
             withdrawn_by_event_of(tenant_id, agent_id, str(cause.event_id))

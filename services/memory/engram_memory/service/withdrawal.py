@@ -10,6 +10,7 @@ from typing import Any
 from engram_events import Envelope
 from engram_events.payloads.memories import WithdrawReason
 from engram_memory.domain import events
+from engram_memory.domain.rows import MemoryRow
 from engram_memory.domain.withdrawal import (
     LIVE_STATUSES,
     stored_meanwhile,
@@ -23,7 +24,7 @@ from engram_memory.ports import MemoryPoints, MemoryRowStore
 class Withdrawal:
     """What one input withdraws, and why."""
 
-    targets: Sequence[dict[str, Any]]
+    targets: Sequence[MemoryRow]
     reason: WithdrawReason
     cause: Envelope[Any]
     because_of: str | None = None
@@ -40,7 +41,7 @@ class Withdrawals:
     async def in_handler(
         self,
         tenant_id: str,
-        targets: Sequence[dict[str, Any]],
+        targets: Sequence[MemoryRow],
         reason: WithdrawReason,
         cause: Envelope[Any],
         *,
@@ -65,25 +66,24 @@ class Withdrawals:
             [
                 row
                 for row in w.targets
-                if row.get("status") in LIVE_STATUSES
-                or withdrawn_by_event(row, str(w.cause.event_id))
+                if row.status in LIVE_STATUSES or withdrawn_by_event(row, str(w.cause.event_id))
             ]
             for w in withdrawals
         ]
-        await self.vectors.remove(tenant_id, [row["memory_id"] for rows in taken for row in rows])
+        await self.vectors.remove(tenant_id, [row.memory_id for rows in taken for row in rows])
         now = datetime.now(UTC)
         await self.rows.set_fields_many(
             tenant_id,
             [
                 (
-                    row["memory_id"],
+                    row.memory_id,
                     withdrawn_fields(
-                        w.reason, now, w.because_of, cause=str(w.cause.event_id), was=row["status"]
+                        w.reason, now, w.because_of, cause=str(w.cause.event_id), was=row.status
                     ),
                 )
                 for w, rows in zip(withdrawals, taken, strict=True)
                 for row in rows
-                if row["status"] in LIVE_STATUSES
+                if row.status in LIVE_STATUSES
             ],
             drop_content=True,
         )

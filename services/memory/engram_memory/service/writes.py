@@ -11,6 +11,7 @@ from engram_events.content import ContentLimits, content_problem
 from engram_events.payloads.dlq import DeadLetter
 from engram_events.payloads.memories import MemoryWriteRequested
 from engram_memory.domain import events
+from engram_memory.domain.rows import MemoryRow
 from engram_memory.domain.sources import withdrawn_by
 from engram_memory.domain.writes import (
     Opening,
@@ -26,7 +27,7 @@ from engram_memory.service.dedup import Dedup
 
 log = logging.getLogger(__name__)
 
-OpenedRows = dict[tuple[str, str], dict[str, Any]]
+OpenedRows = dict[tuple[str, str], MemoryRow]
 """Rows a pass opened, by tenant and memory id."""
 
 
@@ -61,7 +62,7 @@ class Writes:
             mine = [i for i, e in enumerate(requests) if e.tenant_id == tenant]
             rows = await self._open_rows(tenant, [(i, requests[i]) for i in mine], results)
             if opened is not None:
-                opened.update({(tenant, row["memory_id"]): row for row in rows})
+                opened.update({(tenant, row.memory_id): row for row in rows})
         return results
 
     async def dead_lettered(
@@ -76,20 +77,20 @@ class Writes:
             "memory dead-lettered",
             extra={
                 "memory_id": event.payload.memory_id,
-                "status": row.get("status"),
+                "status": row.status,
                 "error_type": letter.error_type,
             },
         )
-        if row.get("status") != "rejected":
+        if row.status != "rejected":
             return []
-        return [events.rejected(row, str(row.get("reason")), event, row.get("duplicate_of"))]
+        return [events.rejected(row, str(row.reason), event, row.duplicate_of)]
 
     async def _open_rows(
         self,
         tenant: str,
         inputs: list[tuple[int, Envelope[MemoryWriteRequested]]],
         results: list[list[Envelope[Any]]],
-    ) -> list[dict[str, Any]]:
+    ) -> list[MemoryRow]:
         """Rejected, withdrawn at birth, or pending with its embedding request: one per input;
         returns the rows this pass opened pending."""
         causes = dict(inputs)
@@ -110,12 +111,12 @@ class Writes:
                 log.info(
                     "memory rejected", extra={"memory_id": fields["memory_id"], "reason": problem}
                 )
-                results[i] = [events.rejected(row, str(problem), event, row.get("duplicate_of"))]
+                results[i] = [events.rejected(row, str(problem), event, row.duplicate_of)]
             elif status == "withdrawn" and row is not None:
                 results[i] = [events.withdrawn(row, "source_tombstoned", event)]
             elif status == "pending" and (row is not None or still_to_store(still, fields)):
                 results[i] = [self._embedding(event)]
-        return [row for row in opened if row is not None and row["status"] == "pending"]
+        return [row for row in opened if row is not None and row.status == "pending"]
 
     def _embedding(self, event: Envelope[MemoryWriteRequested]) -> Envelope[Any]:
         """The vector's request, or an imported vector made by this very embedder as its
@@ -131,8 +132,8 @@ class Writes:
         return events.embedding_request(event)
 
     async def _reopened(
-        self, tenant: str, opening: list[Opening], opened: list[dict[str, Any] | None]
-    ) -> list[dict[str, Any] | None]:
+        self, tenant: str, opening: list[Opening], opened: list[MemoryRow | None]
+    ) -> list[MemoryRow | None]:
         """Rows that already existed, opened again where a dead letter had left them rejected:
         a replayed letter is the write once more, not a replay of one that was applied."""
         existing = [n for n, row in enumerate(opened) if row is None]
