@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from engram_events import Envelope
 from engram_events.retention import AgentRetention
+from engram_memory.domain.conversation_records import ConversationRecord, Extraction, FactEntry
 from engram_memory.domain.listing import Order, Position
 from engram_memory.domain.rows import MemoryRow
 from engram_memory.domain.selection import Selection
@@ -236,22 +237,34 @@ class DedupSlotStore(Protocol):
 class ConversationRecords(Protocol):
     """Conversation records (`adapters.conversations.ConversationStore`)."""
 
-    async def get(self, tenant_id: str, conversation_id: str) -> dict[str, Any] | None: ...
+    async def get(self, tenant_id: str, conversation_id: str) -> ConversationRecord | None: ...
 
     async def owners(self, tenant_id: str, conversation_ids: Sequence[str]) -> dict[str, str]: ...
 
-    async def open(self, tenant_id: str, record: Mapping[str, Any]) -> dict[str, Any]: ...
+    async def open(self, record: ConversationRecord) -> ConversationRecord: ...
 
-    async def update(
-        self, tenant_id: str, conversation_id: str, fields: Mapping[str, Any]
+    async def save_facts(
+        self,
+        tenant_id: str,
+        conversation_id: str,
+        facts: Sequence[FactEntry],
+        model_calls: int,
+        *,
+        extraction: Extraction | None = None,
+    ) -> None: ...
+
+    async def settle(
+        self, tenant_id: str, conversation_id: str, status: str, error: str | None = None
     ) -> None: ...
 
     async def count_attempt(self, tenant_id: str, conversation_id: str) -> int: ...
 
-    async def mark_failed(
-        self, tenant_id: str, record: Mapping[str, Any], reason: str
-    ) -> dict[str, Any]: ...
+    async def mark_failed(self, record: ConversationRecord, reason: str) -> ConversationRecord: ...
 
     async def mark_deleted(
-        self, tenant_id: str, agent_id: str, conversation_id: str, record: Mapping[str, Any]
+        self,
+        tenant_id: str,
+        agent_id: str,
+        conversation_id: str,
+        kept: ConversationRecord | None,
     ) -> None: ...

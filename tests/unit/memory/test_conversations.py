@@ -3,8 +3,9 @@ handler's saved progress (a retry never asks the model again for what it answere
 
 from __future__ import annotations
 
-import copy
 import json
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -14,6 +15,11 @@ from engram_events.catalog import CONVERSATION_SUBMITTED
 from engram_events.content import ContentLimits
 from engram_events.payloads.conversations import ConversationSubmitted
 from engram_memory.api.views import conversation_view
+from engram_memory.domain.conversation_records import (
+    ConversationRecord,
+    Extraction,
+    FactEntry,
+)
 from engram_memory.domain.conversations import (
     ModelOptions,
     decision_request,
@@ -57,44 +63,70 @@ CHAT = (
 
 
 class FakeConversations:
-    """ConversationStore in a dict."""
+    """ConversationStore in a dict of records."""
 
     def __init__(self) -> None:
-        self.docs: dict[str, dict[str, Any]] = {}
-        self.updates = 0
+        self.records: dict[str, ConversationRecord] = {}
 
-    async def get(self, tenant_id: str, conversation_id: str) -> dict[str, Any] | None:
-        return copy.deepcopy(self.docs.get(f"{tenant_id}:{conversation_id}"))
+    async def get(self, tenant_id: str, conversation_id: str) -> ConversationRecord | None:
+        return self.records.get(f"{tenant_id}:{conversation_id}")
 
-    async def open(self, tenant_id: str, record: dict[str, Any]) -> dict[str, Any]:
-        key = f"{tenant_id}:{record['conversation_id']}"
-        stored = self.docs.get(key, {})
-        if stored.get("dead_lettered_at") is not None and stored.get("status") == "failed":
-            del self.docs[key]
-        self.docs.setdefault(key, {**copy.deepcopy(record), "tenant_id": tenant_id})
-        return copy.deepcopy(self.docs[key])
+    async def owners(self, tenant_id: str, conversation_ids: Sequence[str]) -> dict[str, str]:
+        found = [self.records.get(f"{tenant_id}:{c}") for c in conversation_ids]
+        return {r.conversation_id: r.agent_id for r in found if r is not None}
 
-    async def mark_failed(
-        self, tenant_id: str, record: dict[str, Any], reason: str
-    ) -> dict[str, Any]:
-        key = f"{tenant_id}:{record['conversation_id']}"
-        marks = {"status": "failed", "error": reason}
-        if key not in self.docs:
-            self.docs[key] = {**copy.deepcopy(record), "tenant_id": tenant_id, **marks}
-        elif self.docs[key]["status"] not in ("failed", "deleted"):
-            self.docs[key].update(marks)
-        return copy.deepcopy(self.docs[key])
+    async def open(self, record: ConversationRecord) -> ConversationRecord:
+        key = f"{record.tenant_id}:{record.conversation_id}"
+        stored = self.records.get(key)
+        if stored is not None and stored.dead_lettered_at is not None and stored.status == "failed":
+            del self.records[key]
+        return self.records.setdefault(key, record)
 
-    async def update(self, tenant_id: str, conversation_id: str, fields: dict[str, Any]) -> None:
-        doc = self.docs[f"{tenant_id}:{conversation_id}"]
-        if doc["status"] != "deleted":
-            doc.update(copy.deepcopy(fields))
-            self.updates += 1
+    async def mark_failed(self, record: ConversationRecord, reason: str) -> ConversationRecord:
+        key = f"{record.tenant_id}:{record.conversation_id}"
+        stored = self.records.get(key)
+        if stored is None:
+            self.records[key] = replace(record, status="failed", error=reason)
+        elif stored.status not in ("failed", "deleted"):
+            self.records[key] = replace(stored, status="failed", error=reason)
+        return self.records[key]
+
+    def _set(self, tenant_id: str, conversation_id: str, **fields: Any) -> None:
+        key = f"{tenant_id}:{conversation_id}"
+        if self.records[key].status != "deleted":
+            self.records[key] = replace(self.records[key], **fields)
+
+    async def save_facts(
+        self,
+        tenant_id: str,
+        conversation_id: str,
+        facts: Sequence[FactEntry],
+        model_calls: int,
+        *,
+        extraction: Extraction | None = None,
+    ) -> None:
+        more = {} if extraction is None else {"extraction": extraction}
+        self._set(tenant_id, conversation_id, facts=tuple(facts), model_calls=model_calls, **more)
+
+    async def settle(
+        self, tenant_id: str, conversation_id: str, status: str, error: str | None = None
+    ) -> None:
+        self._set(tenant_id, conversation_id, status=status, error=error)
 
     async def count_attempt(self, tenant_id: str, conversation_id: str) -> int:
-        doc = self.docs[f"{tenant_id}:{conversation_id}"]
-        doc["attempts"] = doc.get("attempts", 0) + 1
-        return int(doc["attempts"])
+        key = f"{tenant_id}:{conversation_id}"
+        self.records[key] = replace(self.records[key], attempts=self.records[key].attempts + 1)
+        return self.records[key].attempts
+
+    async def mark_deleted(
+        self,
+        tenant_id: str,
+        agent_id: str,
+        conversation_id: str,
+        kept: ConversationRecord | None,
+    ) -> None:
+        left = kept or ConversationRecord(tenant_id, conversation_id, agent_id, "deleted")
+        self.records[f"{tenant_id}:{conversation_id}"] = replace(left, status="deleted")
 
 
 class FakeRecall:
@@ -118,7 +150,7 @@ def handlers(
 ) -> ConversationHandlers:
     return ConversationHandlers(
         ConversationIntake(
-            FakeConversations(),  # type: ignore[arg-type]
+            FakeConversations(),
             None,  # type: ignore[arg-type]
             ContentLimits(1, 200),
             recall=recall,  # type: ignore[arg-type]
@@ -129,18 +161,25 @@ def handlers(
     )
 
 
+def stored(h: ConversationHandlers) -> list[ConversationRecord]:
+    """The records the fake store holds."""
+    store = h.intake.store
+    assert isinstance(store, FakeConversations)
+    return list(store.records.values())
+
+
 def reply(data: Any, model: str = "served-model") -> Reply:
     return Reply(json.dumps(data), model)
 
 
 def test_user_and_assistant_messages_with_content_name_a_memory() -> None:
     entries = message_entries(T, submitted(*CHAT).payload)
-    assert [bool(e["memory_id"]) for e in entries] == [False, True, True, False, False, False]
+    assert [bool(e.memory_id) for e in entries] == [False, True, True, False, False, False]
     again = message_entries(T, submitted(*CHAT).payload)
-    assert [e["memory_id"] for e in entries] == [e["memory_id"] for e in again], "deterministic"
+    assert [e.memory_id for e in entries] == [e.memory_id for e in again], "deterministic"
     other = message_entries(T, submitted(*CHAT, conversation_id="conv_2").payload)
-    assert entries[1]["memory_id"] != other[1]["memory_id"]
-    assert entries[5]["content_sha256"] is None and entries[5]["chars"] == 0
+    assert entries[1].memory_id != other[1].memory_id
+    assert entries[5].content_sha256 is None and entries[5].chars == 0
 
 
 async def test_without_a_model_each_remembered_message_is_one_write_replayed_the_same() -> None:
@@ -176,11 +215,13 @@ async def test_facts_are_added_superseding_or_skipped_and_each_decision_kept() -
     [moved] = [w.payload for w in writes]
     assert moved.supersedes == "mem_old" and moved.type == "fact"
     assert moved.extracted_by is not None and moved.extracted_by.model == "served-model"
-    record = next(iter(h.intake.store.docs.values()))  # type: ignore[attr-defined]
-    assert record["status"] == "processed" and record["model_calls"] == 3
-    supersede, skip = record["facts"]
-    assert supersede["candidates"] == ["mem_old"], "a hit without content is not shown"
-    assert skip["decision"] == "skip" and skip["known_as"] == "mem_old"
+    [record] = stored(h)
+    assert record.status == "processed" and record.model_calls == 3
+    supersede, skip = [f.decision for f in record.facts or ()]
+    assert supersede is not None and supersede.candidates == ("mem_old",), (
+        "a hit without content is not shown"
+    )
+    assert skip is not None and skip.action == "skip" and skip.known_as == "mem_old"
     assert [q for q, _ in recall.queries] == ["lives in Riga", "likes tea"]
     assert recall.queries[0][1].user_id == "u1"
     decide = model.bodies[1]
@@ -213,9 +254,9 @@ async def test_a_retry_asks_only_what_was_not_answered() -> None:
 async def test_output_that_is_not_json_fails_the_conversation_with_its_reason() -> None:
     h = handlers(FakeModel(Reply("{nope", "m")), FakeRecall())
     assert await h.on_submitted(submitted(*CHAT)) == []
-    record = next(iter(h.intake.store.docs.values()))  # type: ignore[attr-defined]
-    assert record["status"] == "failed"
-    assert record["error"] == "the model's output is not valid JSON (line 1 column 2)"
+    [record] = stored(h)
+    assert record.status == "failed"
+    assert record.error == "the model's output is not valid JSON (line 1 column 2)"
     assert await h.on_submitted(submitted(*CHAT)) == [], "a failed conversation stays failed"
 
 
@@ -225,8 +266,8 @@ async def test_an_endpoint_down_on_every_attempt_is_recorded_then_dead_lettered(
         await h.on_submitted(submitted(*CHAT))
     with pytest.raises(PermanentError):
         await h.on_submitted(submitted(*CHAT))
-    record = next(iter(h.intake.store.docs.values()))  # type: ignore[attr-defined]
-    assert record["error"] == "processing failed after 2 attempts (ModelUnavailable)"
+    [record] = stored(h)
+    assert record.error == "processing failed after 2 attempts (ModelUnavailable)"
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ from engram_memory.adapters.dedup import SLOTS, DedupSlots
 from engram_memory.adapters.reindex import REINDEX, STORE, ReindexStore
 from engram_memory.adapters.retention import RETENTION, RetentionRules
 from engram_memory.adapters.rows import INDEXES, MEMORIES, MemoryRows
+from engram_memory.domain.conversation_records import ConversationRecord
 from engram_memory.domain.listing import Position
 from engram_memory.domain.retention import RetentionPolicy
 from engram_memory.domain.selection import Selection
@@ -39,6 +40,7 @@ ROW = {
 OPENED = {
     name: value for name, value in ROW.items() if name not in ("_id", "tenant_id", "status")
 } | {"memory_id": "m3"}
+CONVERSATION = ConversationRecord(T, "c1", "a1", "processed", "messages")
 WIDE = Selection(
     T,
     ("a1", "a2"),
@@ -94,7 +96,15 @@ async def test_memory_queries_are_indexed_and_scoped() -> None:
         {
             MEMORIES: [ROW],
             SLOTS: [{"_id": f"{T}:dedup:k", "memory_id": "m1"}],
-            CONVERSATIONS: [{"_id": f"{T}:c1", "tenant_id": T, "conversation_id": "c1"}],
+            CONVERSATIONS: [
+                {
+                    "_id": f"{T}:c1",
+                    "tenant_id": T,
+                    "conversation_id": "c1",
+                    "agent_id": "a1",
+                    "status": "processed",
+                }
+            ],
             RETENTION: [],
             REINDEX: [],
         }
@@ -146,13 +156,14 @@ async def test_memory_queries_are_indexed_and_scoped() -> None:
         "DedupSlots.hand_over": lambda: slots.hand_over(T, "k", "m0", "m1"),
         "ConversationStore.get": lambda: conversations.get(T, "c1"),
         "ConversationStore.owners": lambda: conversations.owners(T, ["c1", "c2"]),
-        "ConversationStore.open": lambda: conversations.open(T, {"conversation_id": "c1"}),
-        "ConversationStore.update": lambda: conversations.update(T, "c1", {"status": "x"}),
+        "ConversationStore.open": lambda: conversations.open(CONVERSATION),
+        "ConversationStore.save_facts": lambda: conversations.save_facts(T, "c1", [], 1),
+        "ConversationStore.settle": lambda: conversations.settle(T, "c1", "processed"),
         "ConversationStore.count_attempt": lambda: conversations.count_attempt(T, "c1"),
         "ConversationStore.mark_failed": lambda: conversations.mark_failed(
-            T, {"conversation_id": "c1"}, "dead_lettered: x"
+            CONVERSATION, "dead_lettered: x"
         ),
-        "ConversationStore.mark_deleted": lambda: conversations.mark_deleted(T, "a1", "c1", {}),
+        "ConversationStore.mark_deleted": lambda: conversations.mark_deleted(T, "a1", "c1", None),
         "RetentionRules.put": lambda: rules.put(T, "a1", own),
         "RetentionRules.get": lambda: rules.get(T, "a1"),
         "RetentionRules.forget": lambda: rules.forget(T, "a1"),

@@ -24,7 +24,7 @@ from engram_memory.api.bodies import (
 )
 from engram_memory.api.dependencies import Deps
 from engram_memory.api.lean import duplicates_found, recalled
-from engram_memory.api.views import conversation_memory_ids, conversation_view, memory_view
+from engram_memory.api.views import conversation_view, memory_view
 from engram_memory.domain.listing import BadCursor, decode_cursor, encode_cursor
 from engram_memory.domain.withdrawal import LIVE_STATUSES
 from engram_platform.audit import AuditPageRequest
@@ -97,9 +97,9 @@ async def get_conversation(
     """A conversation of the agent: each message and each extracted fact with the decision
     taken and the status of the memory it wrote."""
     record = await deps.conversations.get(tenant_id, conversation_id)
-    if record is None or record["agent_id"] != agent_id:
+    if record is None or record.agent_id != agent_id:
         raise Problem(404, detail="no such conversation")
-    rows = await deps.rows.get_many(tenant_id, conversation_memory_ids(record))
+    rows = await deps.rows.get_many(tenant_id, record.memory_ids())
     return _encoded(conversation_view(record, rows))
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
+from engram_memory.domain.conversation_records import ConversationRecord, FactEntry, MessageEntry
 from engram_memory.domain.rows import MemoryRow
 
 RECORDED_FIELDS = (
@@ -73,75 +75,89 @@ def _memory_outcome(memory_id: str | None, rows: dict[str, MemoryRow]) -> dict[s
     return outcome
 
 
-MESSAGE_FIELDS = ("index", "role", "name", "at", "content", "content_sha256", "chars")
 FACT_FIELDS = (
-    "index",
-    "content",
-    "content_sha256",
-    "decision",
     "supersedes",
     "known_as",
     "candidates",
     "model",
     "output_sha256",
 )
+"""A decided fact's fields beside its decision (each shown when set)."""
 
 
-def conversation_view(record: dict[str, Any], rows: dict[str, MemoryRow]) -> dict[str, Any]:
+def _message_view(
+    message: MessageEntry, record: ConversationRecord, rows: dict[str, MemoryRow]
+) -> dict[str, Any]:
+    """A message and what became of it; a deleted conversation's messages show no content."""
+    shown: dict[str, Any] = {
+        "index": message.index,
+        "role": message.role,
+        "name": message.name,
+        "at": message.at,
+        "content": message.content,
+        "content_sha256": message.content_sha256,
+        "chars": message.chars,
+    }
+    if record.status == "deleted":
+        del shown["content"]
+    if message.memory_id and record.mode != "model":
+        shown.update(outcome="memory", **_memory_outcome(message.memory_id, rows))
+    elif message.role in ("system", "tool"):
+        shown["outcome"] = "kept"
+    elif record.mode == "model":
+        shown["outcome"] = "read_by_model"
+    else:
+        shown["outcome"] = "no_content"
+    return shown
+
+
+def _fact_view(fact: FactEntry, rows: dict[str, MemoryRow]) -> dict[str, Any]:
+    """A fact, its decision and what became of the memory it wrote (fields shown when set)."""
+    shown: dict[str, Any] = {"index": fact.index}
+    if fact.content is not None:
+        shown["content"] = fact.content
+    shown["content_sha256"] = fact.content_sha256
+    if fact.decision is None:
+        return shown
+    decided = fact.decision
+    shown["decision"] = decided.action
+    for name in FACT_FIELDS:
+        value = getattr(decided, name)
+        if value is not None:
+            shown[name] = list(value) if name == "candidates" else value
+    if fact.written:
+        shown.update(_memory_outcome(fact.memory_id, rows))
+    return shown
+
+
+def conversation_view(record: ConversationRecord, rows: dict[str, MemoryRow]) -> dict[str, Any]:
     """A conversation through the API: each message and each fact with what became of it (the
     memory it wrote and that memory's status, or why it wrote none), and `settled` once
     processing is over and no memory it wrote is still pending."""
-    messages = []
-    for m in record.get("messages") or []:
-        shown = {k: m.get(k) for k in MESSAGE_FIELDS if k in m}
-        if m.get("memory_id") and record.get("mode") != "model":
-            shown.update(outcome="memory", **_memory_outcome(m["memory_id"], rows))
-        elif m.get("role") in ("system", "tool"):
-            shown["outcome"] = "kept"
-        elif record.get("mode") == "model":
-            shown["outcome"] = "read_by_model"
-        else:
-            shown["outcome"] = "no_content"
-        messages.append(shown)
-    facts = []
-    for f in record.get("facts") or []:
-        shown = {k: f.get(k) for k in FACT_FIELDS if k in f and f.get(k) is not None}
-        if f.get("decision") in ("add", "supersede"):
-            shown.update(_memory_outcome(f["memory_id"], rows))
-        facts.append(shown)
+    messages = [_message_view(m, record, rows) for m in record.messages]
+    facts = [_fact_view(f, rows) for f in record.facts or ()]
     written = [x["memory_status"] for x in [*messages, *facts] if "memory_status" in x]
     by_status: dict[str, int] = {}
     for status in written:
         by_status[str(status)] = by_status.get(str(status), 0) + 1
-    status = record.get("status")
+    status = record.status
     return {
-        "conversation_id": record["conversation_id"],
-        "agent_id": record["agent_id"],
-        "user_id": record.get("user_id"),
-        "session_id": record.get("session_id"),
-        "metadata": record.get("metadata") or {},
-        "mode": record.get("mode"),
+        "conversation_id": record.conversation_id,
+        "agent_id": record.agent_id,
+        "user_id": record.user_id,
+        "session_id": record.session_id,
+        "metadata": dict(record.metadata or {}),
+        "mode": record.mode,
         "status": status,
-        "error": record.get("error"),
+        "error": record.error,
         "settled": status in ("failed", "deleted")
         or (status == "processed" and not by_status.get("pending")),
         "memories": by_status,
-        "model_calls": record.get("model_calls", 0),
-        "extraction": record.get("extraction"),
+        "model_calls": record.model_calls,
+        "extraction": None if record.extraction is None else asdict(record.extraction),
         "messages": messages,
-        "facts": facts if record.get("mode") == "model" else None,
-        "created_at": record.get("created_at"),
-        "updated_at": record.get("updated_at"),
-        "deleted_at": record.get("deleted_at"),
+        "facts": facts if record.mode == "model" else None,
+        "created_at": record.created_at,
+        "updated_at": record.updated_at,
+        "deleted_at": record.deleted_at,
     }
-
-
-def conversation_memory_ids(record: dict[str, Any]) -> list[str]:
-    """Every memory a conversation asked for (messages without a model, else the facts kept)."""
-    if record.get("mode") == "model":
-        return [
-            f["memory_id"]
-            for f in record.get("facts") or []
-            if f.get("decision") in ("add", "supersede")
-        ]
-    return [m["memory_id"] for m in record.get("messages") or [] if m.get("memory_id")]

@@ -3,15 +3,13 @@ stages the same memory and event ids however often it is processed."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from engram_events import Envelope, derive_event_id, new_event
 from engram_events.catalog import MEMORY_WRITE_REQUESTED
 from engram_events.payloads.memories import ExtractedBy, MemoryWriteRequested
+from engram_memory.domain.conversation_records import ConversationRecord
 from engram_memory.domain.conversations import FACT_TYPE, MESSAGE_TYPE
-
-TEXT_FIELDS = ("content",)
 
 
 def _seed(tenant_id: str, conversation_id: str) -> str:
@@ -21,7 +19,7 @@ def _seed(tenant_id: str, conversation_id: str) -> str:
 
 
 def _write(
-    record: dict[str, Any],
+    record: ConversationRecord,
     memory_id: str,
     content: str,
     type_: str,
@@ -31,17 +29,17 @@ def _write(
     extracted_by: ExtractedBy | None = None,
 ) -> Envelope[Any]:
     """One memory write request derived from a conversation."""
-    tenant_id, conversation_id = record["tenant_id"], record["conversation_id"]
+    tenant_id, conversation_id = record.tenant_id, record.conversation_id
     payload = MemoryWriteRequested(
         memory_id=memory_id,
-        agent_id=record["agent_id"],
+        agent_id=record.agent_id,
         content=content,
         type=type_,
-        metadata={**record.get("metadata", {}), **metadata, "conversation_id": conversation_id},
+        metadata={**(record.metadata or {}), **metadata, "conversation_id": conversation_id},
         derived_from=[conversation_id],
         supersedes=supersedes,
-        user_id=record.get("user_id"),
-        session_id=record.get("session_id"),
+        user_id=record.user_id,
+        session_id=record.session_id,
         extracted_by=extracted_by,
     )
     return new_event(
@@ -52,52 +50,42 @@ def _write(
     )
 
 
-def message_writes(record: dict[str, Any]) -> list[Envelope[Any]]:
+def message_writes(record: ConversationRecord) -> list[Envelope[Any]]:
     """Without a model: one write per user or assistant message with content."""
     return [
         _write(
             record,
-            m["memory_id"],
-            m["content"],
+            m.memory_id,
+            m.content or "",
             MESSAGE_TYPE,
-            {"role": m["role"], "message_index": m["index"]},
+            {"role": m.role, "message_index": m.index},
         )
-        for m in record["messages"]
-        if m.get("memory_id")
+        for m in record.messages
+        if m.memory_id
     ]
 
 
-def fact_writes(record: dict[str, Any]) -> list[Envelope[Any]]:
+def fact_writes(record: ConversationRecord) -> list[Envelope[Any]]:
     """With a model: one write per fact decided `add` or `supersede`; `skip` writes nothing."""
     writes = []
-    for fact in record.get("facts") or []:
-        decision = fact.get("decision")
-        if decision not in ("add", "supersede"):
+    for fact in record.facts or ():
+        decided = fact.decision
+        if decided is None or decided.action == "skip":
             continue
         writes.append(
             _write(
                 record,
-                fact["memory_id"],
-                fact["content"],
+                fact.memory_id,
+                fact.content or "",
                 FACT_TYPE,
-                {"fact_index": fact["index"], "decision": decision},
-                supersedes=fact.get("supersedes"),
+                {"fact_index": fact.index, "decision": decided.action},
+                supersedes=decided.supersedes,
                 extracted_by=ExtractedBy(
-                    model=fact["model"],
-                    conversation_id=record["conversation_id"],
-                    decision=decision,
-                    output_sha256=fact["output_sha256"],
+                    model=decided.model,
+                    conversation_id=record.conversation_id,
+                    decision=decided.action,
+                    output_sha256=decided.output_sha256,
                 ),
             )
         )
     return writes
-
-
-def without_texts(record: dict[str, Any]) -> dict[str, Any]:
-    """The parts of a record a deletion keeps: ids, roles, hashes, decisions."""
-    kept: dict[str, Any] = {}
-    for name in ("messages", "facts"):
-        items: Sequence[dict[str, Any]] = record.get(name) or []
-        kept[name] = [{k: v for k, v in i.items() if k not in TEXT_FIELDS} for i in items]
-    kept["metadata"] = {}
-    return kept

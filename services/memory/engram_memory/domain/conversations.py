@@ -13,17 +13,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from engram_events.content import content_sha256
 from engram_events.payloads.conversations import ConversationSubmitted
+from engram_memory.domain.conversation_records import Action, FactEntry, MessageEntry
 from engram_platform.chat import ModelFailed, Reply, json_output, json_schema_format
 
 MESSAGE_TYPE = "conversation"
 FACT_TYPE = "fact"
 REMEMBERED_ROLES = ("user", "assistant")
-Action = Literal["add", "supersede", "skip"]
 EXTRACT_INSTRUCTIONS = (
     "You read a conversation between a user and an assistant and list the facts worth "
     "remembering about the user, their world and their preferences: each fact one short, "
@@ -89,7 +90,7 @@ def derived_id(prefix: str, tenant_id: str, agent_id: str, conversation_id: str,
     return f"{prefix}_{hashlib.sha256(seed).hexdigest()[:32]}"
 
 
-def message_entries(tenant_id: str, conversation: ConversationSubmitted) -> list[dict[str, Any]]:
+def message_entries(tenant_id: str, conversation: ConversationSubmitted) -> list[MessageEntry]:
     """The conversation's messages as its record keeps them; a user or assistant message with
     content names the memory it becomes (whether the model or the messages themselves are
     remembered, the record keeps every message)."""
@@ -97,53 +98,51 @@ def message_entries(tenant_id: str, conversation: ConversationSubmitted) -> list
     for index, message in enumerate(conversation.messages):
         content = message.content or ""
         remembered = message.role in REMEMBERED_ROLES and bool(content.strip())
+        memory_id = derived_id(
+            "mem",
+            tenant_id,
+            conversation.agent_id,
+            conversation.conversation_id,
+            f"message:{index}",
+        )
         entries.append(
-            {
-                "index": index,
-                "role": message.role,
-                "name": message.name,
-                "at": message.at,
-                "content": message.content,
-                "content_sha256": content_sha256(content) if message.content is not None else None,
-                "chars": len(content),
-                "memory_id": derived_id(
-                    "mem",
-                    tenant_id,
-                    conversation.agent_id,
-                    conversation.conversation_id,
-                    f"message:{index}",
-                )
-                if remembered
-                else None,
-            }
+            MessageEntry(
+                index=index,
+                role=message.role,
+                chars=len(content),
+                content_sha256=content_sha256(content) if message.content is not None else None,
+                content=message.content,
+                name=message.name,
+                at=message.at,
+                memory_id=memory_id if remembered else None,
+            )
         )
     return entries
 
 
 def fact_entries(
     tenant_id: str, agent_id: str, conversation_id: str, facts: list[str]
-) -> list[dict[str, Any]]:
+) -> list[FactEntry]:
     """The facts a model proposed, as the record keeps them until each is decided."""
     return [
-        {
-            "index": index,
-            "content": fact,
-            "content_sha256": content_sha256(fact),
-            "memory_id": derived_id("mem", tenant_id, agent_id, conversation_id, f"fact:{index}"),
-            "decision": None,
-        }
+        FactEntry(
+            index=index,
+            content_sha256=content_sha256(fact),
+            memory_id=derived_id("mem", tenant_id, agent_id, conversation_id, f"fact:{index}"),
+            content=fact,
+        )
         for index, fact in enumerate(facts)
     ]
 
 
-def transcript(messages: list[dict[str, Any]]) -> str:
+def transcript(messages: Sequence[MessageEntry]) -> str:
     """The conversation as the model reads it: one `role (name): content` block per message."""
     lines = []
     for message in messages:
-        if message.get("content") is None:
+        if message.content is None:
             continue
-        who = message["role"] + (f" ({message['name']})" if message.get("name") else "")
-        lines.append(f"{who}: {message['content']}")
+        who = message.role + (f" ({message.name})" if message.name else "")
+        lines.append(f"{who}: {message.content}")
     return "\n\n".join(lines)
 
 
@@ -161,7 +160,7 @@ def _body(options: ModelOptions, instructions: str, text: str, schema: Any) -> d
     return body
 
 
-def extraction_request(messages: list[dict[str, Any]], options: ModelOptions) -> dict[str, Any]:
+def extraction_request(messages: Sequence[MessageEntry], options: ModelOptions) -> dict[str, Any]:
     """The request for the facts a conversation states."""
     form = json_schema_format("engram_conversation_facts", FACTS_SCHEMA)
     return _body(options, EXTRACT_INSTRUCTIONS, transcript(messages), form)

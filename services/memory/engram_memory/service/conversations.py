@@ -10,6 +10,7 @@ hashes, never text.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import Any
 
@@ -18,7 +19,13 @@ from engram_events.content import ContentLimits
 from engram_events.memory_filter import MemoryFilter
 from engram_events.payloads.conversations import ConversationDeleted, ConversationSubmitted
 from engram_events.payloads.dlq import DeadLetter
-from engram_memory.domain.conversation_writes import fact_writes, message_writes, without_texts
+from engram_memory.domain.conversation_records import (
+    ConversationRecord,
+    Extraction,
+    FactDecision,
+    FactEntry,
+)
+from engram_memory.domain.conversation_writes import fact_writes, message_writes
 from engram_memory.domain.conversations import (
     ModelOptions,
     decision_request,
@@ -73,31 +80,26 @@ class ConversationIntake:
         conversation = event.payload
         tenant_id = event.tenant_id
         record = await self.store.open(
-            tenant_id,
-            {
-                "conversation_id": conversation.conversation_id,
-                "agent_id": conversation.agent_id,
-                "user_id": conversation.user_id,
-                "session_id": conversation.session_id,
-                "metadata": conversation.metadata,
-                "idempotency_key": conversation.idempotency_key,
-                "mode": self.mode,
-                "status": "processing" if self.model else "processed",
-                "messages": message_entries(tenant_id, conversation),
-                "facts": None,
-                "model_calls": 0,
-            },
+            ConversationRecord(
+                tenant_id=tenant_id,
+                conversation_id=conversation.conversation_id,
+                agent_id=conversation.agent_id,
+                status="processing" if self.model else "processed",
+                mode=self.mode,
+                messages=tuple(message_entries(tenant_id, conversation)),
+                user_id=conversation.user_id,
+                session_id=conversation.session_id,
+                idempotency_key=conversation.idempotency_key,
+                metadata=conversation.metadata,
+            )
         )
         ids = {"conversation_id": conversation.conversation_id, "agent_id": conversation.agent_id}
-        if record.get("agent_id") != conversation.agent_id or record["status"] in (
-            "deleted",
-            "failed",
-        ):
-            log.info("conversation not processed", extra={**ids, "status": record["status"]})
+        if record.agent_id != conversation.agent_id or record.status in ("deleted", "failed"):
+            log.info("conversation not processed", extra={**ids, "status": record.status})
             return []
-        if record.get("mode") == "model":
+        if record.mode == "model":
             record = await self._with_model(record)
-            if record["status"] == "failed":
+            if record.status == "failed":
                 return []
             writes = fact_writes(record)
         else:
@@ -106,10 +108,10 @@ class ConversationIntake:
             "conversation processed",
             extra={
                 **ids,
-                "messages": len(record["messages"]),
-                "facts": len(record.get("facts") or []),
+                "messages": len(record.messages),
+                "facts": len(record.facts or ()),
                 "writes": len(writes),
-                "model_calls": record.get("model_calls", 0),
+                "model_calls": record.model_calls,
             },
         )
         return writes
@@ -122,19 +124,17 @@ class ConversationIntake:
         metadata that may be what the database refused."""
         conversation = event.payload
         record = await self.store.mark_failed(
-            event.tenant_id,
-            {
-                "conversation_id": conversation.conversation_id,
-                "agent_id": conversation.agent_id,
-                "user_id": conversation.user_id,
-                "session_id": conversation.session_id,
-                "idempotency_key": conversation.idempotency_key,
-                "mode": self.mode,
-                "messages": [],
-                "facts": None,
-                "model_calls": 0,
-                "dead_lettered_at": letter.failed_at,
-            },
+            ConversationRecord(
+                tenant_id=event.tenant_id,
+                conversation_id=conversation.conversation_id,
+                agent_id=conversation.agent_id,
+                status="failed",
+                mode=self.mode,
+                user_id=conversation.user_id,
+                session_id=conversation.session_id,
+                idempotency_key=conversation.idempotency_key,
+                dead_lettered_at=letter.failed_at,
+            ),
             letter.item_reason(),
         )
         log.info(
@@ -142,17 +142,17 @@ class ConversationIntake:
             extra={
                 "conversation_id": conversation.conversation_id,
                 "agent_id": conversation.agent_id,
-                "status": record.get("status"),
+                "status": record.status,
                 "error_type": letter.error_type,
             },
         )
         return []
 
-    async def _with_model(self, record: dict[str, Any]) -> dict[str, Any]:
+    async def _with_model(self, record: ConversationRecord) -> ConversationRecord:
         """The model's work, saved step by step; a reply that is not the promised JSON fails
         the conversation with its reason, anything else is retried and, on the last attempt,
         recorded as the failure before the input is dead-lettered."""
-        tenant_id, conversation_id = record["tenant_id"], record["conversation_id"]
+        tenant_id, conversation_id = record.tenant_id, record.conversation_id
         try:
             return await self._extract_and_decide(record)
         except ModelFailed as failed:
@@ -162,96 +162,88 @@ class ConversationIntake:
             if attempts < self.max_attempts:
                 raise
             reason = f"processing failed after {attempts} attempts ({type(exc).__name__})"
-            await self.store.update(
-                tenant_id, conversation_id, {"status": "failed", "error": reason}
-            )
+            await self.store.settle(tenant_id, conversation_id, "failed", reason)
             raise PermanentError(reason) from exc
         log.info(
             "conversation failed",
-            extra={"conversation_id": conversation_id, "agent_id": record["agent_id"]},
+            extra={"conversation_id": conversation_id, "agent_id": record.agent_id},
         )
-        await self.store.update(tenant_id, conversation_id, {"status": "failed", "error": reason})
-        return {**record, "status": "failed", "error": reason}
+        await self.store.settle(tenant_id, conversation_id, "failed", reason)
+        return dataclasses.replace(record, status="failed", error=reason)
 
-    async def _extract_and_decide(self, record: dict[str, Any]) -> dict[str, Any]:
+    async def _extract_and_decide(self, record: ConversationRecord) -> ConversationRecord:
         """Facts first (one call), then a decision per fact against the memories most like it
         (one call each; none when the agent holds nothing like it)."""
         assert self.model is not None and self.options is not None
-        tenant_id, conversation_id = record["tenant_id"], record["conversation_id"]
-        calls = int(record.get("model_calls", 0))
-        if record.get("facts") is None:
-            reply = await self.model.complete(extraction_request(record["messages"], self.options))
+        tenant_id, conversation_id = record.tenant_id, record.conversation_id
+        calls = record.model_calls
+        if record.facts is None:
+            reply = await self.model.complete(extraction_request(record.messages, self.options))
             calls += 1
             self._replied(record, "facts", reply.model, reply.output_sha256)
             proposed = read_facts(reply, self.limits.max_chars)
-            facts = fact_entries(tenant_id, record["agent_id"], conversation_id, proposed)
-            extraction = {"model": reply.model, "output_sha256": reply.output_sha256}
-            record = {**record, "facts": facts, "extraction": extraction, "model_calls": calls}
-            await self.store.update(
-                tenant_id,
-                conversation_id,
-                {"facts": facts, "extraction": extraction, "model_calls": calls},
+            extraction = Extraction(reply.model, reply.output_sha256)
+            record = dataclasses.replace(
+                record,
+                facts=tuple(fact_entries(tenant_id, record.agent_id, conversation_id, proposed)),
+                extraction=extraction,
+                model_calls=calls,
             )
-        facts = [dict(f) for f in record["facts"]]
-        for fact in facts:
-            if fact.get("decision") is not None:
+            await self.store.save_facts(
+                tenant_id, conversation_id, record.facts or (), calls, extraction=extraction
+            )
+        facts = list(record.facts or ())
+        for n, fact in enumerate(facts):
+            if fact.decision is not None:
                 continue
-            fact.update(await self._decide(record, fact))
-            calls += 1 if fact["asked"] else 0
-            await self.store.update(
-                tenant_id, conversation_id, {"facts": facts, "model_calls": calls}
-            )
-        record = {**record, "facts": facts, "model_calls": calls, "status": "processed"}
-        await self.store.update(tenant_id, conversation_id, {"status": "processed"})
-        return record
+            decided = await self._decide(record, fact)
+            facts[n] = dataclasses.replace(fact, decision=decided)
+            calls += 1 if decided.asked else 0
+            await self.store.save_facts(tenant_id, conversation_id, facts, calls)
+        await self.store.settle(tenant_id, conversation_id, "processed")
+        return dataclasses.replace(
+            record, facts=tuple(facts), model_calls=calls, status="processed"
+        )
 
-    async def _decide(self, record: dict[str, Any], fact: dict[str, Any]) -> dict[str, Any]:
+    async def _decide(self, record: ConversationRecord, fact: FactEntry) -> FactDecision:
         """One fact's decision, with what it was based on (the memories shown, the model the
         endpoint reported, a hash of its output)."""
         assert self.model is not None and self.options is not None and self.recall is not None
+        assert record.extraction is not None, "facts are saved with the call that proposed them"
         found = await self.recall.recall(
-            record["tenant_id"],
-            record["agent_id"],
-            fact["content"],
+            record.tenant_id,
+            record.agent_id,
+            fact.content or "",
             self.options.candidates,
             min_score=-1.0,
-            filter=MemoryFilter(user_id=record.get("user_id")),
+            filter=MemoryFilter(user_id=record.user_id),
         )
         candidates = [hit for hit in found.results if hit.get("content")]
-        extraction = record["extraction"]
         if not candidates:
-            return {
-                "decision": "add",
-                "asked": False,
-                "candidates": [],
-                "model": extraction["model"],
-                "output_sha256": extraction["output_sha256"],
-            }
+            extraction = record.extraction
+            return FactDecision("add", False, (), extraction.model, extraction.output_sha256)
         reply = await self.model.complete(
-            decision_request(fact["content"], candidates, self.options)
+            decision_request(fact.content or "", candidates, self.options)
         )
         self._replied(record, "decision", reply.model, reply.output_sha256)
         decision = read_decision(reply, {c["memory_id"] for c in candidates})
-        chosen: dict[str, Any] = {
-            "decision": decision.action,
-            "asked": True,
-            "candidates": [c["memory_id"] for c in candidates],
-            "model": reply.model,
-            "output_sha256": reply.output_sha256,
-        }
-        if decision.action == "supersede":
-            chosen["supersedes"] = decision.memory_id
-        elif decision.action == "skip":
-            chosen["known_as"] = decision.memory_id
-        return chosen
+        return FactDecision(
+            decision.action,
+            True,
+            tuple(c["memory_id"] for c in candidates),
+            reply.model,
+            reply.output_sha256,
+            supersedes=decision.memory_id if decision.action == "supersede" else None,
+            known_as=decision.memory_id if decision.action == "skip" else None,
+        )
 
     @staticmethod
-    def _replied(record: dict[str, Any], step: str, model: str, output_sha256: str) -> None:
+    def _replied(record: ConversationRecord, step: str, model: str, output_sha256: str) -> None:
         log.info(
             "model replied",
             extra={
-                "conversation_id": record["conversation_id"],
-                "agent_id": record["agent_id"],
+                "conversation_id": record.conversation_id,
+                "agent_id": record.agent_id,
                 "step": step,
                 "model": model,
                 "output_sha256": output_sha256,
@@ -263,9 +255,12 @@ class ConversationIntake:
         the tombstone path; the prune job hears of it."""
         gone = event.payload
         tenant_id = event.tenant_id
-        record = await self.store.get(tenant_id, gone.conversation_id) or {}
+        record = await self.store.get(tenant_id, gone.conversation_id)
         await self.store.mark_deleted(
-            tenant_id, gone.agent_id, gone.conversation_id, without_texts(record)
+            tenant_id,
+            gone.agent_id,
+            gone.conversation_id,
+            None if record is None else record.without_texts(),
         )
         [published] = await self.cascades.sources_gone(
             [Gone(event, gone.conversation_id, gone.prune_job_id, "conversations")]
