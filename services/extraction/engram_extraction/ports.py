@@ -9,9 +9,11 @@ from typing import Any, Protocol
 
 from engram_events import Envelope
 from engram_events.payloads.prune import PruneSelector
+from engram_extraction.domain.heads import RecordHead
 from engram_extraction.domain.records import Rejection, Source
 from engram_extraction.domain.revisions import Change, Entry
 from engram_extraction.domain.schema import SchemaRegistry
+from engram_extraction.domain.tombstones import Marker
 from engram_extraction.domain.types import TypeVersion
 
 
@@ -37,12 +39,10 @@ class RecordWrites(Protocol):
         self, tenant_id: str, source: Source, cause: str, rejected: list[Rejection], at: datetime
     ) -> None: ...
 
-    async def heads_by_id(
-        self, tenant_id: str, record_ids: Sequence[str]
-    ) -> list[dict[str, Any]]: ...
+    async def heads_by_id(self, tenant_id: str, record_ids: Sequence[str]) -> list[RecordHead]: ...
 
     async def replace_with_markers(
-        self, tenant_id: str, heads: list[dict[str, Any]], marker: dict[str, Any]
+        self, tenant_id: str, heads: list[RecordHead], marker: Marker
     ) -> None: ...
 
     async def count_attempt(self, tenant_id: str, key: str) -> int: ...
@@ -76,21 +76,17 @@ class RecordReads(Protocol):
 class TombstoneWrites(Protocol):
     """Selecting record heads and replacing them with markers, for prunes and deletions."""
 
-    async def heads_by_id(
-        self, tenant_id: str, record_ids: Sequence[str]
-    ) -> list[dict[str, Any]]: ...
+    async def heads_by_id(self, tenant_id: str, record_ids: Sequence[str]) -> list[RecordHead]: ...
 
     async def selected_heads(
         self, tenant_id: str, selector: PruneSelector, now: datetime
-    ) -> list[dict[str, Any]]: ...
+    ) -> list[RecordHead]: ...
 
-    async def job_markers(self, tenant_id: str, prune_job_id: str) -> list[dict[str, Any]]: ...
+    async def job_markers(self, tenant_id: str, prune_job_id: str) -> list[RecordHead]: ...
 
     async def document_record_ids(self, tenant_id: str, document_id: str) -> list[str]: ...
 
-    async def tombstone(
-        self, tenant_id: str, heads: list[dict[str, Any]], marker: dict[str, Any]
-    ) -> None: ...
+    async def tombstone(self, tenant_id: str, heads: list[RecordHead], marker: Marker) -> None: ...
 
 
 class PassageWrites(Protocol):

@@ -8,8 +8,10 @@ from typing import Any
 import pytest
 
 from engram_events.payloads.prune import PruneSelector
+from engram_extraction.adapters.mapping import record_head
 from engram_extraction.adapters.store import RECORDS, RecordStore
 from engram_extraction.adapters.tombstones import TombstoneStore
+from engram_extraction.domain.tombstones import Marker
 
 pytestmark = pytest.mark.integration
 TENANT = "t_store"
@@ -36,9 +38,9 @@ async def test_a_head_gone_before_marking_is_written_as_a_whole_marker(mongo_db:
     kept, gone = head("r1", T0), head("r2", T0)
     await mongo_db[RECORDS].insert_many([kept, gone])
     await mongo_db[RECORDS].delete_one({"_id": gone["_id"]})
-    marker = {"tombstoned_at": T0, "reason": "pruned", "prune_job_id": "job_1"}
+    marker = Marker(T0, "prune", "job_1")
 
-    await store.replace_with_markers(TENANT, [kept, gone], marker)
+    await store.replace_with_markers(TENANT, [record_head(kept), record_head(gone)], marker)
 
     docs = {d["record_id"]: d async for d in mongo_db[RECORDS].find({"tenant_id": TENANT})}
     assert set(docs) == {"r1", "r2"}
@@ -82,7 +84,7 @@ async def test_a_selection_by_age_finds_live_heads_and_a_job_finds_its_own_marke
     await mongo_db[RECORDS].insert_many([head("r1", old), head("r2", new), marked, other])
 
     selected = await tombstones.selected_heads(TENANT, PruneSelector(older_than_days=30), T0)
-    assert [h["record_id"] for h in selected] == ["r1"]
+    assert [h.record_id for h in selected] == ["r1"]
     markers = await tombstones.job_markers(TENANT, "job_1")
-    assert [h["record_id"] for h in markers] == ["r3"]
+    assert [h.record_id for h in markers] == ["r3"]
     assert await tombstones.job_markers(TENANT, "job_2") == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 from collections.abc import Sequence
 from datetime import datetime
@@ -11,8 +12,11 @@ from typing import Any
 from engram_events import Envelope, new_event
 from engram_events.catalog import DOCUMENT_INGESTED
 from engram_events.payloads.documents import DocumentIngested
+from engram_extraction.adapters.mapping import record_head
+from engram_extraction.domain.heads import RecordHead
 from engram_extraction.domain.records import Rejection, Source
 from engram_extraction.domain.revisions import Change, Entry
+from engram_extraction.domain.tombstones import Marker
 from engram_extraction.domain.types import TypeVersion
 
 CANARY = "canary-7f3e-secret-content"
@@ -57,6 +61,7 @@ class FakeStore:
         for change in [*created, *revised]:
             draft = change.draft
             self.heads[draft.record_id] = {
+                "tenant_id": tenant_id,
                 "record_id": draft.record_id,
                 "entity_id": draft.entity_id,
                 "document_id": source.document_id,
@@ -72,15 +77,17 @@ class FakeStore:
     ) -> None:
         self.rejected.extend(rejected)
 
-    async def heads_by_id(self, tenant_id: str, record_ids: Sequence[str]) -> list[dict[str, Any]]:
-        return [dict(self.heads[rid]) for rid in record_ids if rid in self.heads]
+    async def heads_by_id(self, tenant_id: str, record_ids: Sequence[str]) -> list[RecordHead]:
+        return [record_head(self.heads[rid]) for rid in record_ids if rid in self.heads]
 
     async def replace_with_markers(
-        self, tenant_id: str, heads: list[dict[str, Any]], marker: dict[str, Any]
+        self, tenant_id: str, heads: list[RecordHead], marker: Marker
     ) -> None:
         for head in heads:
-            kept = {k: v for k, v in head.items() if k != "attributes"}
-            self.heads[head["record_id"]] = {**kept, "status": "tombstoned", **marker}
+            stored = self.heads[head.record_id]
+            kept = {k: v for k, v in stored.items() if k != "attributes"}
+            marks = dataclasses.asdict(marker)
+            self.heads[head.record_id] = {**kept, "status": "tombstoned", **marks}
 
     async def count_attempt(self, tenant_id: str, key: str) -> int:
         self.attempts[key] = self.attempts.get(key, 0) + 1

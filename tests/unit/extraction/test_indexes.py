@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from engram_events.payloads.prune import PruneSelector
+from engram_extraction.adapters.mapping import record_head
 from engram_extraction.adapters.passages import INDEXES as PASSAGE_INDEXES
 from engram_extraction.adapters.passages import PASSAGE_HEADS, PassageStore
 from engram_extraction.adapters.store import INDEXES, RECORDS, RecordStore
@@ -16,6 +17,7 @@ from engram_extraction.adapters.types import TypeStore
 from engram_extraction.domain.records import Draft, Rejection, Source
 from engram_extraction.domain.revisions import Change, Entry
 from engram_extraction.domain.schema import RecordSchema
+from engram_extraction.domain.tombstones import Marker
 from engram_extraction.domain.types import TypeVersion
 from engram_platform.indexes import merge
 from tests.support.recording_db import RecordingDatabase, judge, public_methods
@@ -28,6 +30,8 @@ HEAD = {
     "_id": f"{T}:r1",
     "tenant_id": T,
     "record_id": "r1",
+    "status": "active",
+    "content_sha256": "0" * 64,
     "revision": 2,
     "source_item": "doc_1",
     "updated_at": AT,
@@ -55,7 +59,7 @@ async def test_extraction_queries_are_indexed_and_scoped() -> None:
     tombstones = TombstoneStore(store)
     types = TypeStore(db)
     first = TypeVersion("order", 1, RecordSchema(name="order"), AT)
-    marker = {"tombstoned_at": AT, "prune_job_id": "job_1"}
+    marker = Marker(AT, "prune", "job_1")
     entries = {"r1": Entry(1, "f", "c")}
     change = Change(DRAFT, 2, Entry(1, "f", "c"))
     exercise = {
@@ -76,12 +80,14 @@ async def test_extraction_queries_are_indexed_and_scoped() -> None:
         ),
         "RecordStore.heads_by_id": lambda: store.heads_by_id(T, ["r1"]),
         "RecordStore.live_among": lambda: store.live_among(T, ["r1"]),
-        "RecordStore.replace_with_markers": lambda: store.replace_with_markers(T, [HEAD], marker),
+        "RecordStore.replace_with_markers": lambda: store.replace_with_markers(
+            T, [record_head(HEAD)], marker
+        ),
         "TombstoneStore.heads_by_id": lambda: tombstones.heads_by_id(T, ["r1"]),
         "TombstoneStore.selected_heads": lambda: tombstones.selected_heads(T, SELECTORS[0], AT),
         "TombstoneStore.job_markers": lambda: tombstones.job_markers(T, "job_1"),
         "TombstoneStore.document_record_ids": lambda: tombstones.document_record_ids(T, "doc_1"),
-        "TombstoneStore.tombstone": lambda: tombstones.tombstone(T, [HEAD], marker),
+        "TombstoneStore.tombstone": lambda: tombstones.tombstone(T, [record_head(HEAD)], marker),
         "PassageStore.write_passages": lambda: passages.write_passages(T, "doc_1", "v1", [row], AT),
         "PassageStore.current_passages": lambda: passages.current_passages(T, "doc_1", -1, 10),
         "PassageStore.current_passages after": lambda: passages.current_passages(T, "doc_1", 4, 10),

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from engram_events.payloads.prune import PruneSelector
+from engram_extraction.domain.heads import RecordHead
 from engram_extraction.domain.selection import mongo_filter, selection
 
 pytestmark = pytest.mark.unit
@@ -15,16 +16,17 @@ pytestmark = pytest.mark.unit
 NOW = datetime(2026, 12, 2, tzinfo=UTC)
 
 
-def _head(record_id: str, **fields: Any) -> dict[str, Any]:
-    return {
-        "record_id": record_id,
+def _head(record_id: str, **fields: Any) -> RecordHead:
+    given: dict[str, Any] = {
         "tenant_id": "t1",
+        "record_id": record_id,
         "status": "active",
+        "content_sha256": "0" * 64,
         "record_type": "shipment",
         "document_id": "doc-1",
         "updated_at": NOW - timedelta(days=1),
-        **fields,
     }
+    return RecordHead(**{**given, **fields})
 
 
 HEADS = [
@@ -46,7 +48,7 @@ HEADS = [
         (PruneSelector(older_than_days=0, record_type="carrier"), ["r-carrier"]),
         (PruneSelector(document_id="doc-1", status="rejected"), ["r-rejected"]),
         (
-            PruneSelector(record_ids=[h["record_id"] for h in HEADS]),
+            PruneSelector(record_ids=[h.record_id for h in HEADS]),
             ["r-old", "r-new", "r-carrier", "r-rejected", "r-undated"],
         ),
     ],
@@ -55,7 +57,7 @@ def test_the_predicate_selects_the_tenants_live_heads_the_selector_names(
     selector: PruneSelector, expected: list[str]
 ) -> None:
     selects = selection("t1", selector, NOW)
-    assert [h["record_id"] for h in HEADS if selects(h)] == expected
+    assert [h.record_id for h in HEADS if selects(h)] == expected
 
 
 def test_the_store_query_never_selects_tombstoned_records_or_another_tenant() -> None:

@@ -13,6 +13,8 @@ from engram_events import Envelope, new_event
 from engram_events.catalog import DOCUMENT_TOMBSTONED, PRUNE_REQUESTED
 from engram_events.payloads.documents import DocumentTombstoned
 from engram_events.payloads.prune import PruneRequested, PruneSelector
+from engram_extraction.domain.heads import RecordHead
+from engram_extraction.domain.tombstones import Marker
 from engram_extraction.service.tombstones import ANNOUNCE_CHUNK, Tombstoning
 from tests.unit.extraction.fakes import FakeOutbox, FakeStore
 
@@ -26,23 +28,21 @@ class Tombstones:
     def __init__(self, records: FakeStore) -> None:
         self.records = records
 
-    async def heads_by_id(self, tenant_id: str, record_ids: Sequence[str]) -> list[dict[str, Any]]:
+    async def heads_by_id(self, tenant_id: str, record_ids: Sequence[str]) -> list[RecordHead]:
         return await self.records.heads_by_id(tenant_id, record_ids)
 
     async def selected_heads(
         self, tenant_id: str, selector: PruneSelector, now: datetime
-    ) -> list[dict[str, Any]]:
+    ) -> list[RecordHead]:
         raise AssertionError("a prune by record ids reads heads by id, never by a query")
 
-    async def job_markers(self, tenant_id: str, prune_job_id: str) -> list[dict[str, Any]]:
+    async def job_markers(self, tenant_id: str, prune_job_id: str) -> list[RecordHead]:
         raise AssertionError("a prune by record ids finds its own markers by id")
 
     async def document_record_ids(self, tenant_id: str, document_id: str) -> list[str]:
         raise AssertionError("a prune by record ids never reads a document's manifest")
 
-    async def tombstone(
-        self, tenant_id: str, heads: list[dict[str, Any]], marker: dict[str, Any]
-    ) -> None:
+    async def tombstone(self, tenant_id: str, heads: list[RecordHead], marker: Marker) -> None:
         await self.records.replace_with_markers(tenant_id, heads, marker)
 
 

@@ -7,7 +7,9 @@ cost the database most of a second per write).
 
 from __future__ import annotations
 
+import dataclasses
 import zlib
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -15,8 +17,12 @@ import bson
 
 from engram_events.ids import Scalar
 from engram_events.values import value_problem
+from engram_extraction.domain.heads import RecordHead
 from engram_extraction.domain.records import Draft, Rejection, Source
 from engram_extraction.domain.revisions import Change, Entry
+from engram_extraction.domain.tombstones import Marker
+
+HEAD_FIELDS = tuple(field.name for field in dataclasses.fields(RecordHead))
 
 
 def pairs(attributes: dict[str, Scalar]) -> list[dict[str, Scalar]]:
@@ -125,20 +131,25 @@ def rejected_doc(
     }
 
 
-def marker_doc(tenant_id: str, head: dict[str, Any], marker: dict[str, Any]) -> dict[str, Any]:
+def record_head(doc: Mapping[str, Any]) -> RecordHead:
+    """A stored head as tombstoning reads it (its attributes stay in the document)."""
+    return RecordHead(**{name: doc[name] for name in HEAD_FIELDS if doc.get(name) is not None})
+
+
+def marker_doc(tenant_id: str, head: RecordHead, marker: Marker) -> dict[str, Any]:
     """A head as a tombstone marker: ids, last revision and hash kept, content dropped."""
     return {
-        "_id": head["_id"],
+        "_id": f"{tenant_id}:{head.record_id}",
         "tenant_id": tenant_id,
-        "record_id": head["record_id"],
-        "record_type": head.get("record_type"),
-        "entity_id": head.get("entity_id"),
-        "source_item": head.get("source_item"),
-        "document_id": head.get("document_id"),
+        "record_id": head.record_id,
+        "record_type": head.record_type,
+        "entity_id": head.entity_id,
+        "source_item": head.source_item,
+        "document_id": head.document_id,
         "status": "tombstoned",
-        "revision": head.get("revision", 1),
-        "content_sha256": head.get("content_sha256"),
-        "lineage": head.get("lineage"),
-        "updated_at": head.get("updated_at"),
-        **marker,
+        "revision": head.revision,
+        "content_sha256": head.content_sha256,
+        "lineage": head.lineage,
+        "updated_at": head.updated_at,
+        **dataclasses.asdict(marker),
     }

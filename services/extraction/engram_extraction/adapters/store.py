@@ -10,6 +10,7 @@ declared (tenant, filter, updated_at, _id) indexes.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -20,13 +21,16 @@ from engram_extraction.adapters.mapping import (
     head_doc,
     marker_doc,
     pack_manifest,
+    record_head,
     rejected_doc,
     revision_doc,
     unpack_manifest,
     unpairs,
 )
+from engram_extraction.domain.heads import RecordHead
 from engram_extraction.domain.records import Rejection, Source
 from engram_extraction.domain.revisions import Change, Entry
+from engram_extraction.domain.tombstones import Marker
 from engram_platform.held import held_ids
 from engram_platform.indexes import Indexes
 from engram_platform.mongo import insert_new
@@ -214,22 +218,24 @@ class RecordStore:
         )
         return [_readable(doc) async for doc in cursor]
 
-    async def heads_by_id(self, tenant_id: str, record_ids: Sequence[str]) -> list[dict[str, Any]]:
+    async def heads_by_id(self, tenant_id: str, record_ids: Sequence[str]) -> list[RecordHead]:
         """Heads looked up by `_id` (one `$in` per chunk), in the given order; missing skipped."""
         wanted = [f"{tenant_id}:{rid}" for rid in dict.fromkeys(record_ids)]
-        found: dict[str, dict[str, Any]] = {}
+        found: dict[str, RecordHead] = {}
         for chunk in _chunks(wanted, self.batch):
             query = {"_id": {"$in": list(chunk)}, "tenant_id": tenant_id}
-            found.update({doc["_id"]: doc async for doc in self.db[RECORDS].find(query)})
+            found.update(
+                {doc["_id"]: record_head(doc) async for doc in self.db[RECORDS].find(query)}
+            )
         return [found[key] for key in wanted if key in found]
 
     async def live_among(self, tenant_id: str, record_ids: Sequence[str]) -> int:
         """How many of these records are still live (not tombstoned)."""
         heads = await self.heads_by_id(tenant_id, record_ids)
-        return sum(1 for head in heads if head.get("status") != "tombstoned")
+        return sum(1 for head in heads if not head.tombstoned)
 
     async def replace_with_markers(
-        self, tenant_id: str, heads: list[dict[str, Any]], marker: dict[str, Any]
+        self, tenant_id: str, heads: list[RecordHead], marker: Marker
     ) -> None:
         """Heads become tombstone markers: ids, last revision and hash kept, content dropped."""
         markers = [marker_doc(tenant_id, head, marker) for head in heads]
@@ -241,7 +247,10 @@ class RecordStore:
             ids = [m["_id"] for m in chunk]
             result = await self.db[RECORDS].update_many(
                 {"_id": {"$in": ids}, "tenant_id": tenant_id},
-                {"$set": {"status": "tombstoned", **marker}, "$unset": {"attributes": ""}},
+                {
+                    "$set": {"status": "tombstoned", **dataclasses.asdict(marker)},
+                    "$unset": {"attributes": ""},
+                },
             )
             if result.matched_count == len(ids):
                 continue

@@ -7,8 +7,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from engram_events.payloads.prune import PruneSelector
-
-TOMBSTONED = "tombstoned"
+from engram_extraction.domain.heads import TOMBSTONED, RecordHead
 
 
 def mongo_filter(tenant_id: str, selector: PruneSelector, now: datetime) -> dict[str, Any]:
@@ -27,7 +26,7 @@ def mongo_filter(tenant_id: str, selector: PruneSelector, now: datetime) -> dict
 
 def selection(
     tenant_id: str, selector: PruneSelector, now: datetime
-) -> Callable[[dict[str, Any]], bool]:
+) -> Callable[[RecordHead], bool]:
     """The same selection as `mongo_filter`, as a predicate on one record head; the id set and
     the cut-off are built once (rebuilt per head, a 10k-id prune spent seconds making sets)."""
     ids = frozenset(selector.record_ids) if selector.record_ids else None
@@ -37,23 +36,23 @@ def selection(
         else None
     )
 
-    def selects(head: dict[str, Any]) -> bool:
-        if head.get("tenant_id") != tenant_id or head.get("status") == TOMBSTONED:
+    def selects(head: RecordHead) -> bool:
+        if head.tenant_id != tenant_id or head.tombstoned:
             return False
-        if ids is not None and head.get("record_id") not in ids:
+        if ids is not None and head.record_id not in ids:
             return False
         if cutoff is not None:
-            updated = head.get("updated_at")
+            updated = head.updated_at
             if updated is None:
                 return False
             if updated.tzinfo is None:
                 updated = updated.replace(tzinfo=UTC)
             if updated >= cutoff:
                 return False
-        if selector.record_type is not None and head.get("record_type") != selector.record_type:
+        if selector.record_type is not None and head.record_type != selector.record_type:
             return False
-        if selector.document_id is not None and head.get("document_id") != selector.document_id:
+        if selector.document_id is not None and head.document_id != selector.document_id:
             return False
-        return selector.status is None or head.get("status") == selector.status
+        return selector.status is None or head.status == selector.status
 
     return selects

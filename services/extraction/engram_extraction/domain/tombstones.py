@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Literal
+
+from engram_extraction.domain.heads import RecordHead
 
 Reason = Literal["prune", "document_deleted", "drive_removed", "absent_from_version"]
 DRIVE_REASONS = frozenset({"drive_trashed", "drive_removed", "permission_lost"})
@@ -14,21 +17,26 @@ def deletion_reason(document_reason: str) -> Reason:
     return "drive_removed" if document_reason in DRIVE_REASONS else "document_deleted"
 
 
-def marker(reason: Reason, prune_job_id: str | None, cause: str | None = None) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class Marker:
     """What a tombstoned head keeps besides its ids and hashes: when, why, which job and which
     event tombstoned it."""
-    return {
-        "tombstoned_at": datetime.now(UTC),
-        "reason": reason,
-        "prune_job_id": prune_job_id,
-        "tombstoned_by": cause,
-    }
+
+    tombstoned_at: datetime
+    reason: Reason
+    prune_job_id: str | None = None
+    tombstoned_by: str | None = None
 
 
-def left_by(head: dict[str, Any], prune_job_id: str | None, cause: str) -> bool:
+def marker(reason: Reason, prune_job_id: str | None, cause: str | None = None) -> Marker:
+    """The marker a tombstoning leaves now."""
+    return Marker(datetime.now(UTC), reason, prune_job_id, cause)
+
+
+def left_by(head: RecordHead, prune_job_id: str | None, cause: str) -> bool:
     """A marker this prune job or this very event left, found again when it is replayed (a
     document deleted without a job has only its event to go by)."""
-    if head.get("status") != "tombstoned":
+    if not head.tombstoned:
         return False
-    same_job = prune_job_id is not None and head.get("prune_job_id") == prune_job_id
-    return same_job or head.get("tombstoned_by") == cause
+    same_job = prune_job_id is not None and head.prune_job_id == prune_job_id
+    return same_job or head.tombstoned_by == cause

@@ -72,7 +72,7 @@ class RecordWriter:
         if not record_ids:
             return []
         heads = await self.store.heads_by_id(event.tenant_id, record_ids)
-        live = [head for head in heads if head.get("status") != "tombstoned"]
+        live = [head for head in heads if not head.tombstoned]
         await self.store.replace_with_markers(
             event.tenant_id, live, marker("absent_from_version", None)
         )

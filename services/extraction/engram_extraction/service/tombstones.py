@@ -21,6 +21,7 @@ from engram_events.catalog import RECORD_TOMBSTONED
 from engram_events.payloads.documents import DocumentTombstoned
 from engram_events.payloads.prune import PruneRequested, PruneSelector
 from engram_events.payloads.records import RecordTombstoned
+from engram_extraction.domain.heads import RecordHead
 from engram_extraction.domain.selection import selection
 from engram_extraction.domain.tombstones import Reason, deletion_reason, left_by, marker
 from engram_extraction.ports import Outbox, TombstoneWrites
@@ -61,7 +62,7 @@ class Tombstoning:
         now: datetime,
         prune_job_id: str | None,
         cause: str,
-    ) -> AsyncIterator[list[dict[str, Any]]]:
+    ) -> AsyncIterator[list[RecordHead]]:
         """The selected heads, a chunk at a time; candidates from ids or a query, then the one
         predicate. Ids are read a chunk at a time too, so the first records are announced
         (and enrichment and memory start) while the rest are still being read.
@@ -86,7 +87,7 @@ class Tombstoning:
         candidates = await self.store.selected_heads(tenant_id, selector, now)
         if prune_job_id is not None:
             candidates += await self.store.job_markers(tenant_id, prune_job_id)
-        unique = {head["_id"]: head for head in candidates}.values()
+        unique = {head.record_id: head for head in candidates}.values()
         chosen = [h for h in unique if selects(h) or left_by(h, prune_job_id, cause)]
         for start in range(0, len(chosen), ANNOUNCE_CHUNK):
             yield chosen[start : start + ANNOUNCE_CHUNK]
@@ -110,13 +111,13 @@ class Tombstoning:
         record_ids: list[str] = []
         newly = 0
         async for heads in self._selected(event.tenant_id, selector, now, prune_job_id, cause):
-            live = [head for head in heads if head.get("status") != "tombstoned"]
+            live = [head for head in heads if not head.tombstoned]
             await self.store.tombstone(event.tenant_id, live, mark)
             announced = [record_tombstoned(event, head, reason, prune_job_id) for head in heads]
             await self.outbox.stage_entries(
                 kafka_tombstones(self.outbox, heads) + self.outbox.entries(announced)
             )
-            record_ids += [head["record_id"] for head in heads]
+            record_ids += [head.record_id for head in heads]
             newly += len(live)
         log.info(
             "records tombstoned",
@@ -141,36 +142,36 @@ class Tombstoning:
         ]
 
 
-def kafka_tombstones(outbox: Outbox, heads: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def kafka_tombstones(outbox: Outbox, heads: list[RecordHead]) -> list[dict[str, Any]]:
     """A null-valued entry per record for the compacted topic, with a per-revision id."""
     return [
         outbox.tombstone_entry(
             Topics.RECORDS,
-            head["record_id"],
-            str(derive_event_id(head["record_id"], f"kafka-tombstone:{head.get('revision', 1)}")),
+            head.record_id,
+            str(derive_event_id(head.record_id, f"kafka-tombstone:{head.revision}")),
         )
         for head in heads
     ]
 
 
 def record_tombstoned(
-    event: Envelope[Any], head: dict[str, Any], reason: Reason, prune_job_id: str | None
+    event: Envelope[Any], head: RecordHead, reason: Reason, prune_job_id: str | None
 ) -> Envelope[Any]:
     """The typed tombstone: ids and the hash of what was removed, never the content."""
-    revision = int(head.get("revision", 1))
+    revision = head.revision
     payload = RecordTombstoned(
-        record_id=head["record_id"],
-        entity_id=head.get("entity_id"),
+        record_id=head.record_id,
+        entity_id=head.entity_id,
         reason=reason,
         prune_job_id=prune_job_id,
-        content_sha256=head["content_sha256"],
+        content_sha256=head.content_sha256,
         last_revision=revision,
-        document_id=head.get("document_id"),
+        document_id=head.document_id,
     )
     return new_event(
         RECORD_TOMBSTONED,
         payload,
         tenant_id=event.tenant_id,
         caused_by=event,
-        event_id=derive_event_id(head["record_id"], f"tombstoned:{revision}"),
+        event_id=derive_event_id(head.record_id, f"tombstoned:{revision}"),
     )
