@@ -46,6 +46,7 @@ from engram_enrichment.adapters.vectors import (  # noqa: E402
     SCOPE,
     KnowledgeVectors,
 )
+from engram_enrichment.domain.passage_rows import PassageRow  # noqa: E402
 from engram_enrichment.domain.passages import embedded_sha256, passage_text  # noqa: E402
 from engram_enrichment.domain.sections import text_sha256  # noqa: E402
 from engram_enrichment.service.knowledge import KnowledgeBase  # noqa: E402
@@ -54,6 +55,7 @@ from engram_enrichment.service.search import (  # noqa: E402
     PassageWindows,
     candidate_pool,
 )
+from engram_events.payloads.passages import PassageUpserted  # noqa: E402
 from engram_vectors import Point, QdrantEdgeStore  # noqa: E402
 from engram_vectors.lexical import query_vector  # noqa: E402
 from engram_vectors.ranking import FusionSettings, floor_ranked, rank  # noqa: E402
@@ -103,27 +105,23 @@ async def fill(
         batch = []
         for n, (heading, text) in enumerate(chunk, start):
             embedded = passage_text([heading], text)
-            batch.append(
-                (
-                    {
-                        "passage_id": f"psg_{n}",
-                        "document_id": f"doc_{n // 300}",
-                        "version": "v1",
-                        "name": f"manual-{n // 300}.md",
-                        "heading_path": [heading],
-                        "page": 1 + n % 300 // 10,
-                        "page_end": 1 + n % 300 // 10,
-                        "start": 0,
-                        "end": len(text),
-                        "text": text,
-                        "text_sha256": text_sha256(text),
-                        "embedded_sha256": embedded_sha256(embedded),
-                    },
-                    embedded,
-                )
+            passage = PassageUpserted(
+                passage_id=f"psg_{n}",
+                document_id=f"doc_{n // 300}",
+                version="v1",
+                name=f"manual-{n // 300}.md",
+                ordinal=n % 300,
+                heading_path=[heading],
+                page=1 + n % 300 // 10,
+                page_end=1 + n % 300 // 10,
+                start=0,
+                end=len(text),
+                text=text,
+                text_sha256=text_sha256(text),
             )
+            batch.append((PassageRow(TENANT, passage, embedded_sha256(embedded)), embedded))
         computed = await embedder.embed([text for _, text in batch])
-        await rows.put(TENANT, [row for row, _ in batch])
+        await rows.put([row for row, _ in batch])
         await vectors.put_passages(
             TENANT,
             [(row, text, v) for (row, text), v in zip(batch, computed.vectors, strict=True)],

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any, Literal, Protocol
 
 from engram_enrichment.domain.model import ArticleSection
+from engram_enrichment.domain.passage_rows import PassageRow
 from engram_events import Envelope
 from engram_vectors import HybridHit, Point, SparseVector
 
@@ -164,13 +165,11 @@ class Summariser(Protocol):
 class PassageRows(Protocol):
     """The passages enrichment indexes, as `passage.upserted` carried them."""
 
-    async def put(self, tenant_id: str, rows: Sequence[dict[str, Any]]) -> None:
+    async def put(self, rows: Sequence[PassageRow]) -> None:
         """Upsert the passages' rows."""
         ...
 
-    async def get_many(
-        self, tenant_id: str, passage_ids: Sequence[str]
-    ) -> dict[str, dict[str, Any]]:
+    async def get_many(self, tenant_id: str, passage_ids: Sequence[str]) -> dict[str, PassageRow]:
         """The stored rows of those passages that exist, by passage id."""
         ...
 
@@ -184,7 +183,7 @@ class PassageRows(Protocol):
 
     async def with_embedded_text(
         self, tenant_id: str, document_id: str, digests: Sequence[str]
-    ) -> list[dict[str, Any]]:
+    ) -> list[PassageRow]:
         """The document's rows whose embedded text has one of these digests (`embedded_sha256`),
         any version: passages whose vectors a new version's may copy."""
         ...
@@ -234,7 +233,7 @@ class KnowledgeIndex(Protocol):
     async def put_passages(
         self,
         tenant_id: str,
-        passages: Sequence[tuple[dict[str, Any], str, Sequence[float]]],
+        passages: Sequence[tuple[PassageRow, str, Sequence[float]]],
         fingerprint: str,
         provenance: dict[str, Any] | None = None,
     ) -> None:
@@ -310,11 +309,11 @@ class KnowledgeWalk(Protocol):
         """Entity documents (unpacked) written within a window, after a key."""
         ...
 
-    async def passages(self, after: str | None, limit: int) -> list[dict[str, Any]]:
+    async def passages(self, after: str | None, limit: int) -> list[PassageRow]:
         """Passage rows after a key."""
         ...
 
-    async def passages_by_keys(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+    async def passages_by_keys(self, keys: Sequence[str]) -> dict[str, PassageRow]:
         """Passage rows by `_id`."""
         ...
 

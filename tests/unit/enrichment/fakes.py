@@ -6,6 +6,7 @@ import copy
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any, Literal
 
+from engram_enrichment.domain.passage_rows import PassageRow
 from engram_enrichment.domain.stored import unconfirmed
 from engram_enrichment.ports import ConcurrentUpdate
 from engram_events import Envelope
@@ -109,19 +110,17 @@ class MemoryPassageRows:
     """The passage rows, in memory, by tenant and passage id."""
 
     def __init__(self) -> None:
-        self.rows: dict[str, dict[str, Any]] = {}
+        self.rows: dict[str, PassageRow] = {}
         self.reads: list[list[str]] = []
 
-    async def put(self, tenant_id: str, rows: Sequence[dict[str, Any]]) -> None:
+    async def put(self, rows: Sequence[PassageRow]) -> None:
         for row in rows:
-            self.rows[f"{tenant_id}:{row['passage_id']}"] = dict(row)
+            self.rows[f"{row.tenant_id}:{row.passage_id}"] = row
 
-    async def get_many(
-        self, tenant_id: str, passage_ids: Sequence[str]
-    ) -> dict[str, dict[str, Any]]:
+    async def get_many(self, tenant_id: str, passage_ids: Sequence[str]) -> dict[str, PassageRow]:
         self.reads.append(list(passage_ids))
         found = (self.rows.get(f"{tenant_id}:{pid}") for pid in passage_ids)
-        return {str(row["passage_id"]): row for row in found if row is not None}
+        return {row.passage_id: row for row in found if row is not None}
 
     async def remove(self, tenant_id: str, passage_ids: Sequence[str]) -> None:
         for pid in passage_ids:
@@ -130,19 +129,19 @@ class MemoryPassageRows:
     async def count_of_documents(self, tenant_id: str, document_ids: Sequence[str]) -> int:
         return sum(
             1
-            for key, row in self.rows.items()
-            if key.startswith(f"{tenant_id}:") and row["document_id"] in document_ids
+            for row in self.rows.values()
+            if row.tenant_id == tenant_id and row.passage.document_id in document_ids
         )
 
     async def with_embedded_text(
         self, tenant_id: str, document_id: str, digests: Sequence[str]
-    ) -> list[dict[str, Any]]:
+    ) -> list[PassageRow]:
         return [
             row
-            for key, row in self.rows.items()
-            if key.startswith(f"{tenant_id}:")
-            and row["document_id"] == document_id
-            and row.get("embedded_sha256") in digests
+            for row in self.rows.values()
+            if row.tenant_id == tenant_id
+            and row.passage.document_id == document_id
+            and row.embedded_sha256 in digests
         ]
 
 

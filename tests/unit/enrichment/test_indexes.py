@@ -10,7 +10,7 @@ import pytest
 from engram_embedders.moving import ReindexDocument
 from engram_embedders.reindex import Reindex, Space
 from engram_enrichment.adapters.passages import INDEXES as PASSAGE_INDEXES
-from engram_enrichment.adapters.passages import PASSAGES, MongoPassageRows
+from engram_enrichment.adapters.passages import PASSAGES, MongoPassageRows, passage_doc
 from engram_enrichment.adapters.reindex import REINDEX, STORE, KnowledgeWalkStore
 from engram_enrichment.adapters.relations import INDEXES as RELATION_INDEXES
 from engram_enrichment.adapters.relations import RELATIONS, MongoRelationRows
@@ -21,7 +21,9 @@ from engram_enrichment.adapters.store import (
     MongoEntityStore,
     pack_entity,
 )
+from engram_enrichment.domain.passage_rows import PassageRow
 from engram_enrichment.ports import ConcurrentUpdate
+from engram_events.payloads.passages import PassageUpserted
 from engram_platform.indexes import merge
 from tests.support.recording_db import RecordingDatabase, judge, public_methods
 
@@ -29,6 +31,17 @@ pytestmark = pytest.mark.unit
 
 T = "ten_a"
 AT = datetime(2026, 12, 5, tzinfo=UTC)
+PASSAGE_UPSERTED = PassageUpserted(
+    passage_id="psg_1",
+    document_id="doc_1",
+    version="v1",
+    name="manual.md",
+    ordinal=0,
+    start=0,
+    end=4,
+    text="text",
+    text_sha256="0" * 64,
+)
 
 
 async def save_versioned(store: MongoEntityStore, doc: dict[str, Any]) -> None:
@@ -81,10 +94,11 @@ async def test_enrichment_queries_are_indexed_and_scoped() -> None:
 
 
 async def test_passage_rows_are_read_by_id_within_the_tenant() -> None:
-    db = RecordingDatabase({PASSAGES: [{"passage_id": "psg_1", "tenant_id": T}]})
+    stored = PassageRow(T, PASSAGE_UPSERTED, "0" * 64)
+    db = RecordingDatabase({PASSAGES: [passage_doc(stored)]})
     rows = MongoPassageRows(db)
     exercise = {
-        "MongoPassageRows.put": lambda: rows.put(T, [{"passage_id": "psg_1"}]),
+        "MongoPassageRows.put": lambda: rows.put([stored]),
         "MongoPassageRows.get_many": lambda: rows.get_many(T, ["psg_1", "psg_2"]),
         "MongoPassageRows.remove": lambda: rows.remove(T, ["psg_1"]),
         "MongoPassageRows.count_of_documents": lambda: rows.count_of_documents(T, ["doc_1"]),
@@ -146,7 +160,7 @@ async def test_a_knowledge_reindex_walks_every_tenant_by_id() -> None:
     db = RecordingDatabase(
         {
             ENTITIES: [entity],
-            PASSAGES: [{"_id": f"{T}:psg_1", "passage_id": "psg_1", "tenant_id": T}],
+            PASSAGES: [passage_doc(PassageRow(T, PASSAGE_UPSERTED, "0" * 64))],
             REINDEX: [],
         }
     )

@@ -5,6 +5,7 @@ their vectors (a prune job acknowledged and verified)."""
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from typing import Any, Literal
 
 import httpx
@@ -105,7 +106,9 @@ async def test_a_replayed_passage_writes_one_row_and_one_point() -> None:
 async def test_a_vector_for_text_the_passage_no_longer_holds_is_not_stored() -> None:
     h = await harness()
     published = await h.passage(RETURNS, embed=False)
-    h.passages.rows["tnt_a:psg_0"]["text_sha256"] = "f" * 64
+    held = h.passages.rows["tnt_a:psg_0"]
+    changed = held.passage.model_copy(update={"text_sha256": "f" * 64})
+    h.passages.rows["tnt_a:psg_0"] = replace(held, passage=changed)
     await h.embed(published)
     found = await h.search.search("tnt_a", "return", 10, min_score=-1.0, kinds=["passage"])
     assert found.results == []

@@ -17,6 +17,7 @@ from engram_embedders.reindex import Reindex, Space
 from engram_enrichment.adapters.vectors import KnowledgeVectors
 from engram_enrichment.api import reindex as reindex_api
 from engram_enrichment.api.dependencies import EnrichmentDeps
+from engram_enrichment.domain.passage_rows import PassageRow
 from engram_enrichment.domain.reindex import Item, by_group, changed_under
 from engram_enrichment.domain.schema import Schema
 from engram_enrichment.handlers import EnrichmentHandlers
@@ -75,9 +76,8 @@ class FakeWalk:
     def _entities(self) -> dict[str, dict[str, Any]]:
         return dict(sorted(self.h.knowledge.store.entities.items()))  # type: ignore[attr-defined]
 
-    def _passages(self) -> dict[str, dict[str, Any]]:
-        rows = self.h.passages.rows
-        return {k: {**row, "tenant_id": k.split(":", 1)[0]} for k, row in sorted(rows.items())}
+    def _passages(self) -> dict[str, PassageRow]:
+        return dict(sorted(self.h.passages.rows.items()))
 
     async def entities(self, after: str | None, limit: int) -> list[dict[str, Any]]:
         found = [doc for k, doc in self._entities().items() if after is None or k > after][:limit]
@@ -92,10 +92,10 @@ class FakeWalk:
     ) -> list[dict[str, Any]]:
         return []
 
-    async def passages(self, after: str | None, limit: int) -> list[dict[str, Any]]:
+    async def passages(self, after: str | None, limit: int) -> list[PassageRow]:
         return [row for k, row in self._passages().items() if after is None or k > after][:limit]
 
-    async def passages_by_keys(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+    async def passages_by_keys(self, keys: Sequence[str]) -> dict[str, PassageRow]:
         return {k: row for k, row in self._passages().items() if k in keys}
 
 

@@ -3,11 +3,13 @@ cites, and what a computed vector is checked against before it is stored."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pymongo import ASCENDING, IndexModel, ReplaceOne
 
+from engram_enrichment.domain.passage_rows import PassageRow
+from engram_events.payloads.passages import PassageUpserted
 from engram_platform.indexes import Indexes
 
 PASSAGES = "passages"
@@ -18,31 +20,48 @@ INDEXES: Indexes = {
 document's rows of the same embedded text; everything else is by `_id`."""
 
 
+def passage_row(doc: Mapping[str, Any]) -> PassageRow:
+    """A stored passage as the service reads it (the key stays here)."""
+    fields = {name: doc[name] for name in PassageUpserted.model_fields if name in doc}
+    return PassageRow(
+        tenant_id=doc["tenant_id"],
+        passage=PassageUpserted.model_validate(fields),
+        embedded_sha256=doc["embedded_sha256"],
+    )
+
+
+def passage_doc(row: PassageRow) -> dict[str, Any]:
+    """A passage as stored: the passage's fields, its digest, keyed by tenant and passage id."""
+    key = f"{row.tenant_id}:{row.passage_id}"
+    passage = row.passage.model_dump()
+    return {
+        **passage,
+        "embedded_sha256": row.embedded_sha256,
+        "_id": key,
+        "tenant_id": row.tenant_id,
+    }
+
+
 class MongoPassageRows:
     """Rows are replaced by `_id`, so a replayed `passage.upserted` writes the same row."""
 
     def __init__(self, db: Any) -> None:
         self.db = db
 
-    async def put(self, tenant_id: str, rows: Sequence[dict[str, Any]]) -> None:
+    async def put(self, rows: Sequence[PassageRow]) -> None:
         """Upsert the passages' rows in one unordered bulk write."""
         if not rows:
             return
+        docs = [passage_doc(row) for row in rows]
         await self.db[PASSAGES].bulk_write(
             [
-                ReplaceOne(
-                    {"_id": f"{tenant_id}:{row['passage_id']}", "tenant_id": tenant_id},
-                    {**row, "_id": f"{tenant_id}:{row['passage_id']}", "tenant_id": tenant_id},
-                    upsert=True,
-                )
-                for row in rows
+                ReplaceOne({"_id": doc["_id"], "tenant_id": doc["tenant_id"]}, doc, upsert=True)
+                for doc in docs
             ],
             ordered=False,
         )
 
-    async def get_many(
-        self, tenant_id: str, passage_ids: Sequence[str]
-    ) -> dict[str, dict[str, Any]]:
+    async def get_many(self, tenant_id: str, passage_ids: Sequence[str]) -> dict[str, PassageRow]:
         """The stored rows of those passages that exist, by passage id, in one query."""
         if not passage_ids:
             return {}
@@ -52,7 +71,7 @@ class MongoPassageRows:
             .find({"_id": {"$in": ids}, "tenant_id": tenant_id})
             .to_list(None)
         )
-        return {str(row["passage_id"]): row for row in rows}
+        return {str(doc["passage_id"]): passage_row(doc) for doc in rows}
 
     async def remove(self, tenant_id: str, passage_ids: Sequence[str]) -> None:
         """Delete the passages' rows; unknown ids are ignored."""
@@ -69,7 +88,7 @@ class MongoPassageRows:
 
     async def with_embedded_text(
         self, tenant_id: str, document_id: str, digests: Sequence[str]
-    ) -> list[dict[str, Any]]:
+    ) -> list[PassageRow]:
         """The document's rows with one of these embedded-text digests, in one query."""
         if not digests:
             return []
@@ -78,4 +97,4 @@ class MongoPassageRows:
             "document_id": document_id,
             "embedded_sha256": {"$in": sorted(set(digests))},
         }
-        return list(await self.db[PASSAGES].find(query).to_list(None))
+        return [passage_row(doc) for doc in await self.db[PASSAGES].find(query).to_list(None)]

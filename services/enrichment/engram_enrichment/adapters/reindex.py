@@ -10,8 +10,9 @@ from typing import Any
 
 from pymongo import ASCENDING
 
-from engram_enrichment.adapters.passages import PASSAGES
+from engram_enrichment.adapters.passages import PASSAGES, passage_row
 from engram_enrichment.adapters.store import ENTITIES, unpack_entity
+from engram_enrichment.domain.passage_rows import PassageRow
 
 REINDEX = "knowledge_reindex"
 STORE = "knowledge"
@@ -45,12 +46,13 @@ class KnowledgeWalkStore:
         cursor = self.entities_.find(query).sort([("_id", ASCENDING)]).limit(limit)
         return [unpack_entity(doc) async for doc in cursor]
 
-    async def passages(self, after: str | None, limit: int) -> list[dict[str, Any]]:
+    async def passages(self, after: str | None, limit: int) -> list[PassageRow]:
         query: dict[str, Any] = {} if after is None else {"_id": {"$gt": after}}
         cursor = self.passages_.find(query).sort([("_id", ASCENDING)]).limit(limit)
-        return [row async for row in cursor]
+        return [passage_row(doc) async for doc in cursor]
 
-    async def passages_by_keys(self, keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+    async def passages_by_keys(self, keys: Sequence[str]) -> dict[str, PassageRow]:
         if not keys:
             return {}
-        return {row["_id"]: row async for row in self.passages_.find({"_id": {"$in": list(keys)}})}
+        found = self.passages_.find({"_id": {"$in": list(keys)}})
+        return {doc["_id"]: passage_row(doc) async for doc in found}

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from engram_enrichment.domain.model import ArticleSection
+from engram_enrichment.domain.passage_rows import PassageRow
 from engram_enrichment.domain.reindex import item_of
 from engram_enrichment.ports import ARTICLE_SECTION, FACT, KINDS, PASSAGE, TEXT, StoredPassage
 from engram_vectors import (
@@ -189,7 +190,7 @@ class KnowledgeVectors(ServiceCollection):
     async def put_passages(
         self,
         tenant_id: str,
-        passages: Sequence[tuple[dict[str, Any], str, Sequence[float]]],
+        passages: Sequence[tuple[PassageRow, str, Sequence[float]]],
         fingerprint: str,
         provenance: dict[str, Any] | None = None,
     ) -> None:
@@ -199,15 +200,15 @@ class KnowledgeVectors(ServiceCollection):
         points = [
             self._point(
                 tenant_id,
-                str(row["passage_id"]),
+                row.passage_id,
                 vector,
                 {
                     "tenant_id": tenant_id,
                     "kind": PASSAGE,
-                    "passage_id": row["passage_id"],
-                    "document_id": row["document_id"],
-                    "text_sha256": row["text_sha256"],
-                    "embedded_sha256": row.get("embedded_sha256"),
+                    "passage_id": row.passage_id,
+                    "document_id": row.passage.document_id,
+                    "text_sha256": row.passage.text_sha256,
+                    "embedded_sha256": row.embedded_sha256,
                     "provenance": provenance,
                 },
                 text,

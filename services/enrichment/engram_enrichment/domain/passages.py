@@ -8,6 +8,7 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from engram_enrichment.domain.passage_rows import PassageRow
 from engram_enrichment.ports import PASSAGE
 
 PATH_SEPARATOR = " > "
@@ -53,12 +54,13 @@ def parse_passage_item(item_id: str) -> tuple[str, str]:
     return passage_id, digest
 
 
-def passage_result(row: dict[str, Any]) -> dict[str, Any]:
+def passage_result(row: PassageRow) -> dict[str, Any]:
     """A passage hit with its citation: document, version, name, heading path, page and span."""
+    passage = row.passage
     return {
         "kind": PASSAGE,
-        "passage_id": row["passage_id"],
-        **{key: row.get(key) for key in CITED},
-        "span": {"start": row["start"], "end": row["end"]},
-        "text_sha256": row["text_sha256"],
+        "passage_id": passage.passage_id,
+        **{key: getattr(passage, key) for key in CITED},
+        "span": {"start": passage.start, "end": passage.end},
+        "text_sha256": passage.text_sha256,
     }

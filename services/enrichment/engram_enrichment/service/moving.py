@@ -8,6 +8,7 @@ from typing import Any
 
 from engram_embedders import moving
 from engram_enrichment.domain.model import ArticleSection
+from engram_enrichment.domain.passage_rows import PassageRow
 from engram_enrichment.ports import (
     ARTICLE_SECTION,
     FACT,
@@ -106,7 +107,7 @@ class MovingKnowledge(moving.Moving[MovableKnowledge]):
     async def put_passages(
         self,
         tenant_id: str,
-        passages: Sequence[tuple[dict[str, Any], str, Sequence[float]]],
+        passages: Sequence[tuple[PassageRow, str, Sequence[float]]],
         fingerprint: str,
         provenance: dict[str, Any] | None = None,
     ) -> None:

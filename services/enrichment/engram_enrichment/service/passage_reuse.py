@@ -44,7 +44,7 @@ async def donated(
         versions = {p.version for p in passages}
         wanted = [digests[p.passage_id] for p in passages]
         candidates = await rows.with_embedded_text(tenant_id, document_id, wanted)
-        donors = [str(r["passage_id"]) for r in candidates if r.get("version") not in versions]
+        donors = [r.passage_id for r in candidates if r.passage.version not in versions]
         if not donors:
             continue
         points = await vectors.passage_points(tenant_id, donors)

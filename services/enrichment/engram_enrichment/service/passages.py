@@ -9,10 +9,12 @@ from __future__ import annotations
 import logging
 from collections import Counter, defaultdict
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from opentelemetry import metrics
 
+from engram_enrichment.domain.passage_rows import PassageRow
 from engram_enrichment.domain.passages import (
     embedded_sha256,
     parse_passage_item,
@@ -60,7 +62,7 @@ class PassageIndexing:
         reused = requested = 0
         for tenant, mine in by_tenant.items():
             try:
-                await self.rows.put(tenant, [kept(events[i].payload, digests) for i in mine])
+                await self.rows.put([kept(events[i], digests) for i in mine])
                 copied = await self._reuse(tenant, [events[i] for i in mine], digests)
             except Exception as exc:
                 for i in mine:
@@ -132,7 +134,7 @@ class PassageIndexing:
         current = [
             (before[pid], vector)
             for pid, digest, vector in wanted
-            if pid in before and digest and before[pid]["text_sha256"].startswith(digest)
+            if pid in before and digest and before[pid].passage.text_sha256.startswith(digest)
         ]
         try:
             await self.vectors.put_passages(
@@ -144,7 +146,7 @@ class PassageIndexing:
         except FingerprintMismatch:
             log.warning("embedder mismatch", extra={"tenant_id": tenant_id, "count": len(current)})
             return []
-        ids = [str(row["passage_id"]) for row, _ in current]
+        ids = [row.passage_id for row, _ in current]
         after = await self.rows.get_many(tenant_id, ids)
         stale = [pid for pid in ids if pid not in after]
         await self.vectors.remove(tenant_id, stale)
@@ -192,18 +194,17 @@ def embedded_digest(passage: PassageUpserted) -> str:
     return embedded_sha256(passage_text(passage.heading_path, passage.text))
 
 
-def kept(passage: PassageUpserted, digests: dict[str, str]) -> dict[str, Any]:
+def kept(event: Envelope[PassageUpserted], digests: dict[str, str]) -> PassageRow:
     """The row of a passage: as announced, with the digest a later version looks it up by."""
-    return {**passage.model_dump(), "embedded_sha256": digests[passage.passage_id]}
+    passage = event.payload
+    return PassageRow(event.tenant_id, passage, digests[passage.passage_id])
 
 
-def point_of(
-    row: dict[str, Any], vector: Sequence[float]
-) -> tuple[dict[str, Any], str, Sequence[float]]:
+def point_of(row: PassageRow, vector: Sequence[float]) -> tuple[PassageRow, str, Sequence[float]]:
     """A passage's point: its row, named by the digest of the text embedded, that text, the
     vector."""
-    text = passage_text(row.get("heading_path") or [], row["text"])
-    return {**row, "embedded_sha256": embedded_sha256(text)}, text, vector
+    text = passage_text(row.passage.heading_path, row.passage.text)
+    return replace(row, embedded_sha256=embedded_sha256(text)), text, vector
 
 
 def embedding_request(event: Envelope[PassageUpserted]) -> Envelope[Any]:

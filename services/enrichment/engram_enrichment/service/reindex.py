@@ -11,6 +11,7 @@ from typing import Any
 
 from engram_embedders.moving import Embedded, JobRecords, Reindexer, same_vector
 from engram_embedders.reindex import Reindex, ReindexFailed
+from engram_enrichment.domain.passage_rows import PassageRow
 from engram_enrichment.domain.passages import passage_text
 from engram_enrichment.domain.reindex import (
     ENTITIES,
@@ -66,11 +67,15 @@ def entity_items(doc: dict[str, Any]) -> list[Item]:
     return facts + sections
 
 
-def passage_item(row: dict[str, Any]) -> Item:
+def passage_key(row: PassageRow) -> str:
+    """A stored passage's `_id`: its tenant, then its own id."""
+    return f"{row.tenant_id}:{row.passage_id}"
+
+
+def passage_item(row: PassageRow) -> Item:
     """A passage, with the text its vector is of (heading path and passage)."""
-    text = passage_text(row.get("heading_path") or [], row["text"])
-    key = key_of(row, "passage_id")
-    return Item(key, row["tenant_id"], PASSAGE, str(row["passage_id"]), (row, text, ()))
+    text = passage_text(row.passage.heading_path, row.passage.text)
+    return Item(passage_key(row), row.tenant_id, PASSAGE, row.passage_id, (row, text, ()))
 
 
 class KnowledgeReindexer(Reindexer[MovableKnowledge, Item]):
@@ -107,7 +112,7 @@ class KnowledgeReindexer(Reindexer[MovableKnowledge, Item]):
         if not rows:
             return None
         items = await self._held([passage_item(row) for row in rows])
-        return items, job.advanced(key_of(rows[-1], "passage_id"), len(items))
+        return items, job.advanced(passage_key(rows[-1]), len(items))
 
     async def copy(self, target: Embedded[MovableKnowledge], page: Sequence[Item]) -> None:
         """Embed a page into the target, then read its documents again: an item gone meanwhile

@@ -12,6 +12,7 @@ from typing import Any
 
 from engram_embedders import Embedder
 from engram_enrichment.domain.model import Entity, Fact
+from engram_enrichment.domain.passage_rows import PassageRow
 from engram_enrichment.domain.passages import passage_result
 from engram_enrichment.domain.sections import render_section, text_sha256
 from engram_enrichment.ports import (
@@ -138,9 +139,9 @@ class PassageWindows:
         self.window = max(1, window)
         self.read_until = 0
         self.reads = 0
-        self.rows: dict[str, dict[str, Any]] = {}
+        self.rows: dict[str, PassageRow] = {}
 
-    async def row(self, position: int) -> dict[str, Any] | None:
+    async def row(self, position: int) -> PassageRow | None:
         """The stored row of the passage hit at `position`, reading its window on first need."""
         while position >= self.read_until:
             await self._read_next()
@@ -277,7 +278,7 @@ class KnowledgeSearch:
         live), reading each entity once per search."""
         if hit.payload.get("kind") == PASSAGE:
             row = await passages.row(position)
-            if row is None or row.get("text_sha256") != hit.payload.get("text_sha256"):
+            if row is None or row.passage.text_sha256 != hit.payload.get("text_sha256"):
                 return None
             return passage_result(row)
         entity_id = str(hit.payload.get("entity_id", ""))
