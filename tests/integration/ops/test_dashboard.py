@@ -45,6 +45,10 @@ async def test_ops_needs_a_key_with_the_ops_role_and_shows_no_data_without_it(
         assert "httponly" in cookie and "samesite=strict" in cookie and "path=/ops" in cookie
         page = await client.get("/ops")
         assert page.status_code == 200 and "Pipeline" in page.text and "Dead letters" in page.text
+        for unknown in ("0" * 32, "not-a-trace-<b>"):
+            missing = await client.get(f"/ops/traces/{unknown}")
+            assert missing.status_code == 404 and 'id="not-found"' in missing.text, unknown
+            assert "<b>" not in missing.text, "the id is shown escaped"
         css = await client.get("/ops/static/ops.css")
         assert css.status_code == 200 and "http" not in css.text
         await client.post("/ops/logout")
