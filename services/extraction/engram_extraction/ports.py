@@ -55,7 +55,7 @@ class RecordWrites(Protocol):
 class RecordReads(Protocol):
     """Records, imports and a prune's leftovers, as the internal API reads them."""
 
-    async def record(self, tenant_id: str, record_id: str) -> dict[str, Any] | None: ...
+    async def record(self, tenant_id: str, record_id: str) -> RecordHead | None: ...
 
     async def list_records(
         self,
@@ -64,7 +64,7 @@ class RecordReads(Protocol):
         filters: dict[str, str],
         after: tuple[datetime, str] | None,
         limit: int,
-    ) -> list[dict[str, Any]]: ...
+    ) -> list[RecordHead]: ...
 
     async def import_status(self, tenant_id: str, import_id: str) -> dict[str, Any] | None: ...
 

@@ -66,12 +66,14 @@ async def test_the_listing_pages_in_update_order_without_skipping_equal_times(
         page = await store.list_records(TENANT, filters={}, after=after, limit=2)
         if not page:
             break
-        pages.append([h["record_id"] for h in page])
-        after = (page[-1]["updated_at"], page[-1]["record_id"])
+        pages.append([h.record_id for h in page])
+        last = page[-1]
+        assert last.updated_at is not None
+        after = (last.updated_at, last.record_id)
 
     assert pages == [["r1", "r3"], ["r2", "r4"]]
     typed = await store.list_records(TENANT, filters={"record_type": "item"}, after=None, limit=10)
-    assert [h["record_id"] for h in typed] == ["r1", "r3", "r2", "r4"]
+    assert [h.record_id for h in typed] == ["r1", "r3", "r2", "r4"]
 
 
 async def test_a_selection_by_age_finds_live_heads_and_a_job_finds_its_own_markers(

@@ -12,7 +12,7 @@ from typing import Any
 from engram_events import Envelope, new_event
 from engram_events.catalog import DOCUMENT_INGESTED
 from engram_events.payloads.documents import DocumentIngested
-from engram_extraction.adapters.mapping import record_head
+from engram_extraction.adapters.mapping import pairs, record_head
 from engram_extraction.domain.heads import RecordHead
 from engram_extraction.domain.records import Rejection, Source
 from engram_extraction.domain.revisions import Change, Entry
@@ -68,7 +68,7 @@ class FakeStore:
                 "status": "active",
                 "revision": change.revision,
                 "content_sha256": draft.content_sha256,
-                "attributes": dict(draft.attributes),
+                "attributes": pairs(draft.attributes),
                 "lineage": {"locator": draft.locator, "model": source.model},
             }
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -12,6 +13,7 @@ from fastapi import FastAPI
 
 from engram_extraction import api
 from engram_extraction.api import ExtractionDeps
+from engram_extraction.domain.heads import RecordHead
 from engram_extraction.domain.schema import SchemaRegistry
 from engram_extraction.service.types import RecordTypes
 from engram_platform.dependencies import install
@@ -23,8 +25,9 @@ pytestmark = pytest.mark.unit
 AT = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 
 
-def head(record_id: str, **fields: Any) -> dict[str, Any]:
-    return {
+def head(record_id: str, **fields: Any) -> RecordHead:
+    given: dict[str, Any] = {
+        "tenant_id": "tnt_a",
         "record_id": record_id,
         "record_type": "carrier",
         "entity_id": f"carrier:{record_id}",
@@ -34,20 +37,20 @@ def head(record_id: str, **fields: Any) -> dict[str, Any]:
         "content_sha256": "ab" * 32,
         "lineage": {"document_id": "doc_1", "locator": "row:2"},
         "updated_at": AT,
-        **fields,
     }
+    return RecordHead(**{**given, **fields})
 
 
 class FakeReads:
     """The `RecordReads` port over a dict of heads, for one tenant."""
 
-    def __init__(self, heads: list[dict[str, Any]]) -> None:
-        self.heads = {h["record_id"]: h for h in heads}
+    def __init__(self, heads: list[RecordHead]) -> None:
+        self.heads = {h.record_id: h for h in heads}
         self.asked: list[dict[str, Any]] = []
 
-    async def record(self, tenant_id: str, record_id: str) -> dict[str, Any] | None:
+    async def record(self, tenant_id: str, record_id: str) -> RecordHead | None:
         found = self.heads.get(record_id) if tenant_id == "tnt_a" else None
-        return {**found, "revisions": []} if found else None
+        return replace(found, revisions=()) if found else None
 
     async def list_records(
         self,
@@ -56,18 +59,19 @@ class FakeReads:
         filters: dict[str, str],
         after: tuple[datetime, str] | None,
         limit: int,
-    ) -> list[dict[str, Any]]:
+    ) -> list[RecordHead]:
         self.asked.append({"filters": filters, "after": after, "limit": limit})
-        ordered = sorted(self.heads.values(), key=lambda h: h["record_id"])
+        ordered = sorted(self.heads.values(), key=lambda h: h.record_id)
         if after is not None:
-            ordered = [h for h in ordered if h["record_id"] > after[1]]
+            ordered = [h for h in ordered if h.record_id > after[1]]
         return ordered[:limit]
 
     async def import_status(self, tenant_id: str, import_id: str) -> dict[str, Any] | None:
         return {"import_id": import_id, "status": "completed"} if import_id == "imp_1" else None
 
     async def live_among(self, tenant_id: str, record_ids: Sequence[str]) -> int:
-        return sum(1 for rid in record_ids if self.heads.get(rid, {}).get("status") == "active")
+        found = [self.heads.get(rid) for rid in record_ids]
+        return sum(1 for h in found if h is not None and h.status == "active")
 
     async def known(self, tenant_id: str, record_ids: Sequence[str]) -> set[str]:
         return {r for r in record_ids if r in self.heads} if tenant_id == "tnt_a" else set()

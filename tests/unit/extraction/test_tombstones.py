@@ -70,7 +70,7 @@ def _store() -> FakeStore:
             "status": "active",
             "revision": 1,
             "content_sha256": "0" * 64,
-            "attributes": {"name": f"carrier {i}"},
+            "attributes": [{"k": "name", "v": f"carrier {i}"}],
         }
     store.heads["rec_other_tenant"] = {**store.heads["rec_0"], "tenant_id": "t2"}
     return store

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import zlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -17,12 +17,16 @@ import bson
 
 from engram_events.ids import Scalar
 from engram_events.values import value_problem
-from engram_extraction.domain.heads import RecordHead
+from engram_extraction.domain.heads import RecordHead, RecordRevision
 from engram_extraction.domain.records import Draft, Rejection, Source
 from engram_extraction.domain.revisions import Change, Entry
 from engram_extraction.domain.tombstones import Marker
 
-HEAD_FIELDS = tuple(field.name for field in dataclasses.fields(RecordHead))
+HEAD_FIELDS = tuple(
+    field.name
+    for field in dataclasses.fields(RecordHead)
+    if field.name not in ("attributes", "revisions")
+)
 
 
 def pairs(attributes: dict[str, Scalar]) -> list[dict[str, Scalar]]:
@@ -131,9 +135,24 @@ def rejected_doc(
     }
 
 
-def record_head(doc: Mapping[str, Any]) -> RecordHead:
-    """A stored head as tombstoning reads it (its attributes stay in the document)."""
-    return RecordHead(**{name: doc[name] for name in HEAD_FIELDS if doc.get(name) is not None})
+def record_head(
+    doc: Mapping[str, Any], revisions: Sequence[Mapping[str, Any]] | None = None
+) -> RecordHead:
+    """A stored head as the service reads it: attributes by name (a marker has none) and, when
+    given, its history rows."""
+    fields = {name: doc[name] for name in HEAD_FIELDS if doc.get(name) is not None}
+    fields["attributes"] = unpairs(doc.get("attributes") or [])
+    if revisions is not None:
+        fields["revisions"] = tuple(
+            RecordRevision(
+                revision=r["revision"],
+                content_sha256=r["content_sha256"],
+                observed_at=r.get("observed_at"),
+                lineage=r.get("lineage"),
+            )
+            for r in revisions
+        )
+    return RecordHead(**fields)
 
 
 def marker_doc(tenant_id: str, head: RecordHead, marker: Marker) -> dict[str, Any]:

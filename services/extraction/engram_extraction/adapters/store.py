@@ -25,7 +25,6 @@ from engram_extraction.adapters.mapping import (
     rejected_doc,
     revision_doc,
     unpack_manifest,
-    unpairs,
 )
 from engram_extraction.domain.heads import RecordHead
 from engram_extraction.domain.records import Rejection, Source
@@ -62,11 +61,6 @@ INDEXES: Indexes = {
 """Listings filtered by type, document or entity, the unfiltered listing and a prune by age (its
 other conditions checked on those heads), and the heads a prune job already tombstoned.
 Everything else is read by `_id`."""
-
-
-def _readable(head: dict[str, Any]) -> dict[str, Any]:
-    """A head as readers see it: attributes by name (a marker has none)."""
-    return {**head, "attributes": unpairs(head.get("attributes", []))}
 
 
 def _chunks(items: Sequence[Any], size: int) -> list[Sequence[Any]]:
@@ -173,7 +167,7 @@ class RecordStore:
         """Which of these records the tenant has (tombstoned ones too: their id stays theirs)."""
         return set(await held_ids(self.db[RECORDS], tenant_id, record_ids))
 
-    async def record(self, tenant_id: str, record_id: str) -> dict[str, Any] | None:
+    async def record(self, tenant_id: str, record_id: str) -> RecordHead | None:
         """A record head (attributes by name) with its revision history (hashes, timestamps,
         lineage)."""
         head: dict[str, Any] | None = await self.db[RECORDS].find_one(
@@ -190,8 +184,7 @@ class RecordStore:
                 for n in range(first, int(head["revision"]) + 1)
             )
         )
-        head["revisions"] = [r for r in found if r]
-        return _readable(head)
+        return record_head(head, [r for r in found if r])
 
     async def list_records(
         self,
@@ -200,7 +193,7 @@ class RecordStore:
         filters: dict[str, str],
         after: tuple[datetime, str] | None,
         limit: int,
-    ) -> list[dict[str, Any]]:
+    ) -> list[RecordHead]:
         """Heads (attributes by name) in (updated_at, _id) order after the cursor; equal
         timestamps are never skipped."""
         query: dict[str, Any] = {"tenant_id": tenant_id, **filters}
@@ -216,7 +209,7 @@ class RecordStore:
             .sort([("updated_at", ASCENDING), ("_id", ASCENDING)])
             .limit(limit)
         )
-        return [_readable(doc) async for doc in cursor]
+        return [record_head(doc) async for doc in cursor]
 
     async def heads_by_id(self, tenant_id: str, record_ids: Sequence[str]) -> list[RecordHead]:
         """Heads looked up by `_id` (one `$in` per chunk), in the given order; missing skipped."""

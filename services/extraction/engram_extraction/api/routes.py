@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from engram_extraction.api.dependencies import Deps
 from engram_extraction.api.views import record_view
 from engram_extraction.domain.cursor import BadCursor, decode_cursor, encode_cursor
+from engram_extraction.domain.heads import RecordHead
 from engram_platform.internal import KNOWN_PATH, KnownIds, TenantDep
 from engram_platform.problems import Problem
 
@@ -20,6 +21,12 @@ IdPath = Annotated[
 IdFilter = Annotated[
     str | None, Query(min_length=1, max_length=256, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:@/+=-]*$")
 ]
+
+
+def _cursor_after(head: RecordHead) -> str:
+    """The listing's cursor past a head; every stored head (markers too) keeps `updated_at`."""
+    assert head.updated_at is not None, "a listed head is ordered by its updated_at"
+    return encode_cursor(head.updated_at, head.record_id)
 
 
 @router.get("/records/{record_id}")
@@ -59,9 +66,7 @@ async def list_records(
         tenant_id, filters=filters, after=after, limit=limit + 1
     )
     page = heads[:limit]
-    next_cursor = (
-        encode_cursor(page[-1]["updated_at"], page[-1]["record_id"]) if len(heads) > limit else None
-    )
+    next_cursor = _cursor_after(page[-1]) if len(heads) > limit else None
     return {"records": [record_view(h) for h in page], "next_cursor": next_cursor}
 
 
@@ -80,10 +85,8 @@ async def export_records(
         raise Problem(422, "invalid-cursor", str(exc)) from None
     heads = await deps.records.list_records(tenant_id, filters={}, after=after, limit=limit + 1)
     page = heads[:limit]
-    next_cursor = (
-        encode_cursor(page[-1]["updated_at"], page[-1]["record_id"]) if len(heads) > limit else None
-    )
-    records = [{**record_view(h), "source_item": h.get("source_item")} for h in page]
+    next_cursor = _cursor_after(page[-1]) if len(heads) > limit else None
+    records = [{**record_view(h), "source_item": h.source_item} for h in page]
     return {"records": records, "next_cursor": next_cursor}
 
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from engram_extraction.domain.heads import RecordHead
 
-def _lineage(stored: dict[str, Any] | None) -> dict[str, Any]:
+
+def _lineage(stored: Mapping[str, Any] | None) -> dict[str, Any]:
     """Where a record came from; `model` (the id the endpoint reported) only for LLM rows, and
     `passage_ids` only for rows read from passages, `edit` only for a curator's (source `human`),
     `type_definition` (whose definition of the type, which version) only for a declared type."""
@@ -27,27 +30,27 @@ def _lineage(stored: dict[str, Any] | None) -> dict[str, Any]:
     return lineage
 
 
-def record_view(head: dict[str, Any]) -> dict[str, Any]:
+def record_view(head: RecordHead) -> dict[str, Any]:
     """A record as the API shows it: current content, lineage and (when read) its history."""
-    view = {
-        "record_id": head["record_id"],
-        "record_type": head["record_type"],
-        "entity_id": head["entity_id"],
-        "status": head.get("status", "active"),
-        "revision": head["revision"],
-        "attributes": head["attributes"],
-        "content_sha256": head["content_sha256"],
-        "lineage": _lineage(head.get("lineage")),
-        "updated_at": head.get("updated_at"),
+    view: dict[str, Any] = {
+        "record_id": head.record_id,
+        "record_type": head.record_type,
+        "entity_id": head.entity_id,
+        "status": head.status,
+        "revision": head.revision,
+        "attributes": dict(head.attributes),
+        "content_sha256": head.content_sha256,
+        "lineage": _lineage(head.lineage),
+        "updated_at": head.updated_at,
     }
-    if "revisions" in head:
+    if head.revisions is not None:
         view["revisions"] = [
             {
-                "revision": r["revision"],
-                "content_sha256": r["content_sha256"],
-                "observed_at": r.get("observed_at"),
-                "lineage": _lineage(r.get("lineage")),
+                "revision": r.revision,
+                "content_sha256": r.content_sha256,
+                "observed_at": r.observed_at,
+                "lineage": _lineage(r.lineage),
             }
-            for r in head["revisions"]
+            for r in head.revisions
         ]
     return view

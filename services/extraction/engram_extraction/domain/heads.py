@@ -1,10 +1,11 @@
-"""A record's head as tombstoning reads it: ids, where it came from, status, revision and hash
-and, once it is a marker, why and by whom; mapped from storage in `adapters/mapping.py`."""
+"""A record's head as the service reads it: ids, where it came from, status, revision, hash and
+attributes (by name) and, once it is a marker, why and by whom; with its history when read for
+the API. Mapped from storage in `adapters/mapping.py`."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -12,9 +13,19 @@ TOMBSTONED = "tombstoned"
 
 
 @dataclass(frozen=True, slots=True)
+class RecordRevision:
+    """One revision in a record's history: hashes, when and where from, never the content."""
+
+    revision: int
+    content_sha256: str
+    observed_at: datetime | None = None
+    lineage: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class RecordHead:
-    """One record's current head (its attributes stay in storage: tombstoning never reads
-    them)."""
+    """One record's current head; a marker has no attributes; `revisions` is its history when
+    it was read with it."""
 
     tenant_id: str
     record_id: str
@@ -31,6 +42,8 @@ class RecordHead:
     reason: str | None = None
     prune_job_id: str | None = None
     tombstoned_by: str | None = None
+    attributes: Mapping[str, Any] = field(default_factory=dict)
+    revisions: tuple[RecordRevision, ...] | None = None
 
     @property
     def tombstoned(self) -> bool:
