@@ -42,8 +42,10 @@ directory gets StoreUnavailable): scaling them out needs QDRANT_URL (a Qdrant se
 
 
 def patient_client(platform: Platform, key: str) -> EngramClient:
-    """A client that keeps retrying (what is safe to retry) while services restart."""
-    retry = RetryPolicy(max_attempts=120, base_delay=0.2, max_delay=1.0)
+    """A client that keeps retrying (what is safe to retry) while services restart: about two
+    and a half minutes of attempts, since a restarted gateway serves only once its consumer has
+    rejoined its group, which waited ~20 s for the killed member on a loaded machine."""
+    retry = RetryPolicy(max_attempts=300, base_delay=0.2, max_delay=1.0)
     return EngramClient(platform.url, key, timeout=30.0, retry=retry)
 
 
